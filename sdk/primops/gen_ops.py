@@ -1,0 +1,655 @@
+#!/usr/bin/env python3
+"""Generates the ABI op header, the runtime's metadata tables and docs/ops.md from sdk/primops/ops.yaml.
+
+    gen_ops.py            write the generated files
+    gen_ops.py --check    exit 1 if a generated file is stale or was edited by hand (used by a test)
+
+Every generated file starts with a line naming this script and the sha256 of the rest of the file, so a hand
+edit is detected even before the table changes.
+"""
+import argparse
+import hashlib
+import os
+import re
+import sys
+
+try:
+    import yaml
+except ImportError:  # pragma: no cover - setup installs it
+    sys.exit("gen_ops.py: PyYAML is missing; run tools/setup.sh (or pip install pyyaml)")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TABLE = os.path.join(ROOT, "sdk", "primops", "ops.yaml")
+OUT_HEADER = os.path.join(ROOT, "sdk", "include", "primkit", "primkit_ops.h")
+OUT_TABLE = os.path.join(ROOT, "sdk", "primops", "generated", "op_table.inc")
+OUT_DOCS = os.path.join(ROOT, "docs", "ops.md")
+
+MAX_RANK = 8
+CATEGORIES = {
+    "unary", "binary", "compare", "ternary", "reduction", "scan", "view", "shape", "conversion", "creation",
+    "rng", "linalg", "indexing", "sort", "fft", "activation", "normalization", "pooling", "padding",
+    "resampling", "attention", "loss", "misc", "memory",
+}
+SHAPE_RULES = ["elementwise", "reduce", "scan", "same_as_input", "custom"]
+ALIAS = ["new", "view", "inplace"]
+ATTR_TYPES = ["i64", "f64", "bool", "dtype", "ints", "enum"]
+TIERS = ["primitive", "composite"]
+
+
+class TableError(Exception):
+    pass
+
+
+def fail(op, msg):
+    raise TableError("ops.yaml: op %s: %s" % (op.get("name", op.get("id", "?")), msg))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Loading and validation
+# ---------------------------------------------------------------------------------------------------------
+
+
+def load_table(path=TABLE):
+    with open(path, encoding="utf-8") as f:
+        table = yaml.safe_load(f)
+    dtypes = table["dtypes"]
+    dnames = [d["name"] for d in dtypes]
+    for i, d in enumerate(dtypes):
+        if d["id"] != i:
+            raise TableError("ops.yaml: dtype %s: ids must be dense and in order" % d["name"])
+    groups = table["dtype_groups"]
+    for g, members in groups.items():
+        for m in members:
+            if m not in dnames:
+                raise TableError("ops.yaml: dtype group %s: unknown dtype %s" % (g, m))
+    enums = table.get("enums", {})
+    ops = table["ops"]
+    seen_ids, seen_names = {}, {}
+    for op in ops:
+        normalize_op(op, dnames, groups, enums)
+        if op["id"] in seen_ids:
+            fail(op, "id %d already used by %s" % (op["id"], seen_ids[op["id"]]))
+        if op["name"] in seen_names:
+            fail(op, "duplicate name")
+        seen_ids[op["id"]] = op["name"]
+        seen_names[op["name"]] = op
+    by_name = seen_names
+    for op in ops:
+        if op["tier"] == "composite":
+            op["decomp_program"] = parse_decomposition(op, by_name)
+    ops.sort(key=lambda o: o["id"])
+    return table, by_name
+
+
+def resolve_dtypes(op, spec, dnames, groups):
+    if isinstance(spec, str):
+        if spec in groups:
+            return list(groups[spec])
+        if spec in dnames:
+            return [spec]
+        fail(op, "unknown dtype or group %r" % spec)
+    out = []
+    for s in spec:
+        for d in resolve_dtypes(op, s, dnames, groups):
+            if d not in out:
+                out.append(d)
+    return out
+
+
+def normalize_op(op, dnames, groups, enums):
+    for key in ("id", "name", "category"):
+        if key not in op:
+            fail(op, "missing field %s" % key)
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", op["name"]):
+        fail(op, "name must be snake_case")
+    op.setdefault("tier", "primitive")
+    if op["tier"] not in TIERS:
+        fail(op, "tier must be one of %s" % TIERS)
+    if op["tier"] == "primitive" and not (1 <= op["id"] < 1000):
+        fail(op, "primitive ids are 1..999")
+    if op["tier"] == "composite" and op["id"] < 1000:
+        fail(op, "composite ids are >= 1000")
+    if op["category"] not in CATEGORIES:
+        fail(op, "unknown category %s" % op["category"])
+    cat = op["category"]
+    default_inputs = {
+        "unary": [{"name": "a", "type": "T"}],
+        "binary": [{"name": "a", "type": "T"}, {"name": "b", "type": "T"}],
+        "compare": [{"name": "a", "type": "T"}, {"name": "b", "type": "T"}],
+        "ternary": [{"name": "a", "type": "T"}, {"name": "b", "type": "T"}, {"name": "c", "type": "T"}],
+    }
+    if "inputs" not in op:
+        if cat not in default_inputs:
+            fail(op, "inputs required for category %s" % cat)
+        op["inputs"] = default_inputs[cat]
+    if "outputs" not in op:
+        op["outputs"] = [{"name": "out", "type": "bool" if cat == "compare" else "T"}]
+    op.setdefault("attrs", [])
+    op.setdefault("shape", "elementwise" if cat in default_inputs else None)
+    if op["shape"] not in SHAPE_RULES:
+        fail(op, "shape must be one of %s" % SHAPE_RULES)
+    op.setdefault("alias", "new")
+    if op["alias"] not in ALIAS:
+        fail(op, "alias must be one of %s" % ALIAS)
+    op.setdefault("since", "1.0")
+    op.setdefault("doc", "")
+    if "contract" not in op:
+        fail(op, "missing contract")
+    op["contract"] = normalize_contract(op, op["contract"])
+    types = op.get("types") or {}
+    op["type_vars"] = []
+    for var, spec in types.items():
+        if not re.fullmatch(r"[A-Z][A-Z0-9]*", var):
+            fail(op, "type variable %s must be upper case" % var)
+        op["type_vars"].append((var, resolve_dtypes(op, spec, dnames, groups)))
+    var_names = [v for v, _ in op["type_vars"]]
+    for i, operand in enumerate(op["inputs"]):
+        t = operand.get("type")
+        if t not in var_names and t not in dnames:
+            fail(op, "input %s: type %r is neither a type variable nor a dtype" % (operand.get("name"), t))
+        if operand.get("variadic") and i != len(op["inputs"]) - 1:
+            fail(op, "only the last input may be variadic")
+        operand.setdefault("variadic", False)
+        operand.setdefault("optional", False)
+    attr_names = [a["name"] for a in op["attrs"]]
+    for a in op["attrs"]:
+        if a.get("type") not in ATTR_TYPES:
+            fail(op, "attr %s: type must be one of %s" % (a.get("name"), ATTR_TYPES))
+        if a["type"] == "enum":
+            if a.get("choices") not in enums:
+                fail(op, "attr %s: choices must name an enum" % a["name"])
+            if "default" in a and a["default"] not in enums[a["choices"]]["values"]:
+                fail(op, "attr %s: default %r is not a choice" % (a["name"], a["default"]))
+        if "dim_of" in a:
+            if a["dim_of"] not in [x["name"] for x in op["inputs"]]:
+                fail(op, "attr %s: dim_of names no input" % a["name"])
+            if a["type"] not in ("i64", "ints"):
+                fail(op, "attr %s: dim_of needs i64 or ints" % a["name"])
+    if len(set(attr_names)) != len(attr_names):
+        fail(op, "duplicate attribute names")
+    for o in op["outputs"]:
+        t = o.get("type", "")
+        if t in var_names or t in dnames:
+            continue
+        m = re.fullmatch(r"(attr|real_of|complex_of):(\w+)", t)
+        if not m:
+            fail(op, "output %s: bad type rule %r" % (o.get("name"), t))
+        kind, arg = m.groups()
+        if kind == "attr":
+            if arg not in attr_names or next(a for a in op["attrs"] if a["name"] == arg)["type"] != "dtype":
+                fail(op, "output %s: attr:%s must name a dtype attribute" % (o["name"], arg))
+        elif arg not in var_names:
+            fail(op, "output %s: %s names no type variable" % (o["name"], t))
+    if op["tier"] == "composite" and not op.get("decomposition"):
+        fail(op, "composite ops need a decomposition")
+    if op["tier"] == "primitive" and op.get("decomposition"):
+        fail(op, "primitive ops have no decomposition")
+
+
+def normalize_contract(op, c):
+    if c in ("exact", "correctly_rounded", "reduction"):
+        return {"kind": c, "ulp": 0.0, "quality": 0.0, "half": 0.0}
+    if isinstance(c, dict) and "ulp" in c:
+        ulp = float(c["ulp"])
+        return {"kind": "ulp", "ulp": ulp, "quality": float(c.get("quality", ulp)), "half": float(c.get("half", 1.0))}
+    if isinstance(c, dict) and "bound" in c:
+        return {"kind": "bound", "ulp": float(c["bound"]), "quality": float(c["bound"]), "half": float(c.get("half", c["bound"]))}
+    fail(op, "bad contract %r" % (c,))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Decompositions: `name = op(args..., attr=expr, ...)` lines and a final `return a, b`.
+# The runtime (sdk/primops/decomposition.cpp) parses the same text; here it is checked so that a typo fails
+# generation instead of a conformance run.
+# ---------------------------------------------------------------------------------------------------------
+
+DECOMP_FUNCS = {"shape", "rank", "dtype", "numel", "size", "iota", "remove", "insert", "concat", "at", "min",
+                "max", "float", "int", "slice_list", "reverse", "prod", "permute_inverse", "repeat"}
+TOKEN = re.compile(r"\s*(?:(\d+\.\d*(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|\d+)|([A-Za-z_][A-Za-z0-9_]*)|(\S))")
+
+
+def tokenize(text, op):
+    pos, toks = 0, []
+    text = text.rstrip()
+    while pos < len(text):
+        m = TOKEN.match(text, pos)
+        if not m:
+            break
+        pos = m.end()
+        if m.group(1) is not None:
+            toks.append(("num", m.group(1)))
+        elif m.group(2) is not None:
+            toks.append(("id", m.group(2)))
+        elif m.group(3) is not None:
+            toks.append(("op", m.group(3)))
+    return toks
+
+
+def parse_decomposition(op, by_name):
+    lines = [ln.strip() for ln in op["decomposition"].strip().splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    if not lines or not lines[-1].startswith("return "):
+        fail(op, "decomposition must end with `return ...`")
+    env = {x["name"] for x in op["inputs"]}
+    attrs = {a["name"] for a in op["attrs"]}
+    program = []
+
+    def check_call(toks, i, target):
+        # toks[i] is an id followed by '('
+        name = toks[i][1]
+        if name in DECOMP_FUNCS and not (name in by_name):
+            return None
+        if name not in by_name:
+            fail(op, "decomposition line `%s`: unknown op %s" % (target, name))
+        callee = by_name[name]
+        if callee["tier"] != "primitive":
+            fail(op, "decomposition uses composite %s; decompose into primitives only" % name)
+        return callee
+
+    for ln in lines[:-1]:
+        m = re.fullmatch(r"([a-z_][a-z0-9_]*(?:\s*,\s*[a-z_][a-z0-9_]*)*)\s*=\s*(.+)", ln)
+        if not m:
+            fail(op, "decomposition line not `name = op(...)`: %s" % ln)
+        targets = [t.strip() for t in m.group(1).split(",")]
+        toks = tokenize(m.group(2), op)
+        depth = 0
+        for i, (kind, val) in enumerate(toks):
+            if kind == "op" and val == "(":
+                depth += 1
+            elif kind == "op" and val == ")":
+                depth -= 1
+            elif kind == "id" and i + 1 < len(toks) and toks[i + 1] == ("op", "("):
+                callee = check_call(toks, i, ln)
+                if callee is not None:
+                    # keyword names must be attributes of the callee
+                    j, d = i + 2, 1
+                    while j < len(toks) and d > 0:
+                        if toks[j] == ("op", "("):
+                            d += 1
+                        elif toks[j] == ("op", ")"):
+                            d -= 1
+                        elif d == 1 and toks[j][0] == "id" and j + 1 < len(toks) and toks[j + 1] == ("op", "=") :
+                            if toks[j][1] not in [a["name"] for a in callee["attrs"]]:
+                                fail(op, "decomposition: %s has no attribute %s" % (callee["name"], toks[j][1]))
+                        j += 1
+            elif kind == "id" and (i + 1 >= len(toks) or toks[i + 1] != ("op", "(")):
+                if i + 1 < len(toks) and toks[i + 1] == ("op", "="):
+                    continue  # keyword
+                if val not in env and val not in attrs and val not in ("true", "false"):
+                    fail(op, "decomposition: `%s` uses %s before it is defined" % (ln, val))
+        if depth != 0:
+            fail(op, "decomposition: unbalanced parentheses in %s" % ln)
+        env.update(targets)
+        program.append(ln)
+    rets = [r.strip() for r in lines[-1][len("return "):].split(",")]
+    for r in rets:
+        if r not in env:
+            fail(op, "decomposition returns undefined %s" % r)
+    if len(rets) != len(op["outputs"]):
+        fail(op, "decomposition returns %d values, op has %d outputs" % (len(rets), len(op["outputs"])))
+    return program
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Emitters
+# ---------------------------------------------------------------------------------------------------------
+
+
+def c_ident(name):
+    return name.upper()
+
+
+def stamp(body, comment_open, comment_close=""):
+    digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
+    first = "%s GENERATED by sdk/primops/gen_ops.py from sdk/primops/ops.yaml — do not edit. sha256:%s%s\n" % (
+        comment_open, digest, comment_close)
+    return first + body
+
+
+def attr_c_fields(a):
+    n = a["name"]
+    t = a["type"]
+    if t == "i64":
+        return ["int64_t %s;" % n]
+    if t == "f64":
+        return ["double %s;" % n]
+    if t in ("bool", "dtype", "enum"):
+        return ["int32_t %s;" % n]
+    if t == "ints":
+        return ["int32_t num_%s;" % n, "int64_t %s[PK_MAX_RANK];" % n]
+    raise AssertionError(t)
+
+
+def attr_default_c(a, enums):
+    t = a["type"]
+    d = a.get("default")
+    if t == "ints":
+        if d:
+            return ["%d" % len(d), "{%s}" % ", ".join(str(int(x)) for x in d)]
+        return ["0", "{0}"]
+    if d is None:
+        return ["0"]
+    if t == "enum":
+        return ["PK_%s_%s" % (c_ident(a["choices"]), c_ident(d))]
+    if t == "bool":
+        return ["1" if d else "0"]
+    if t == "dtype":
+        return ["PK_DTYPE_%s" % c_ident(d)]
+    if t == "f64":
+        return [repr(float(d))]
+    return [str(int(d))]
+
+
+def emit_header(table):
+    dtypes = table["dtypes"]
+    ops = table["ops"]
+    enums = table.get("enums", {})
+    L = []
+    w = L.append
+    w("/*")
+    w(" * primkit_ops.h — op ids, dtype ids and attribute structs of the PrimKit op table (ABI %s)." % table["version"])
+    w(" * Include primkit/primkit.h, not this file. Ids are stable forever; new ops and attribute fields are only")
+    w(" * appended. Every attribute struct starts with struct_size and has a PK_ATTRS_<OP>_INIT initializer that")
+    w(" * sets it and the defaults of the op table.")
+    w(" */")
+    w("#ifndef PRIMKIT_OPS_H")
+    w("#define PRIMKIT_OPS_H")
+    w("")
+    w("#ifndef PRIMKIT_H")
+    w('#error "include primkit/primkit.h instead of primkit_ops.h"')
+    w("#endif")
+    w("")
+    w("/* Dtype ids: dense, used in capability masks (1u << id) and dtype attributes. */")
+    w("enum {")
+    for d in dtypes:
+        w("  PK_DTYPE_%s = %d, /* %s */" % (c_ident(d["name"]), d["id"], d["doc"]))
+    w("  PK_DTYPE_COUNT = %d" % len(dtypes))
+    w("};")
+    w("")
+    w("/* The DLPack-compatible pk_dtype of each dtype id. */")
+    for d in dtypes:
+        w("#define PK_DTYPE_%s_DESC {PK_DTYPE_CODE_%s, %d, 1}" % (c_ident(d["name"]), d["code"], d["bits"]))
+    w("")
+    for ename, e in enums.items():
+        w("/* %s */" % e["doc"])
+        w("enum {")
+        for i, v in enumerate(e["values"]):
+            w("  PK_%s_%s = %d%s" % (c_ident(ename), c_ident(v), i, "," if i + 1 < len(e["values"]) else ""))
+        w("};")
+        w("")
+    w("/* Op ids. 1..999 primitive tier, 1000.. composite tier. */")
+    w("enum {")
+    w("  PK_OP_NONE = 0,")
+    for op in ops:
+        w("  PK_OP_%s = %d, /* %s, %s */" % (c_ident(op["name"]), op["id"], op["tier"], op["category"]))
+    w("  PK_OP_ID_LIMIT = %d /* one past the largest id */" % (ops[-1]["id"] + 1))
+    w("};")
+    w("#define PK_OP_COUNT %d" % len(ops))
+    w("")
+    w("/* Attribute structs: launches of an op with attributes pass a pointer to its struct. */")
+    for op in ops:
+        if not op["attrs"]:
+            continue
+        sname = "pk_attrs_%s" % op["name"]
+        w("typedef struct %s {" % sname)
+        w("  uint32_t struct_size;")
+        for a in op["attrs"]:
+            for f in attr_c_fields(a):
+                w("  %s" % f)
+        w("} %s;" % sname)
+        inits = ["(uint32_t)sizeof(%s)" % sname]
+        for a in op["attrs"]:
+            inits += attr_default_c(a, enums)
+        w("#define PK_ATTRS_%s_INIT {%s}" % (c_ident(op["name"]), ", ".join(inits)))
+    w("")
+    w("#endif /* PRIMKIT_OPS_H */")
+    body = "\n".join(L) + "\n"
+    return stamp(body, "/*", " */")
+
+
+def cstr(s):
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def dtype_mask(names, dtypes):
+    idx = {d["name"]: d["id"] for d in dtypes}
+    m = 0
+    for n in names:
+        m |= 1 << idx[n]
+    return m
+
+
+def emit_table(table):
+    dtypes = table["dtypes"]
+    idx = {d["name"]: d["id"] for d in dtypes}
+    ops = table["ops"]
+    enums = table.get("enums", {})
+    enum_names = list(enums.keys())
+    L = []
+    w = L.append
+    w("// Op metadata for sdk/primops/op_table.cpp: one OpInfo per row of ops.yaml, in id order.")
+    w("// clang-format off")
+    for op in ops:
+        if op["shape"] == "custom":
+            w("bool shape_%s(const OpInfo &, const TensorType *, uint32_t, const void *, TensorType *, Diag &);" % op["name"])
+    for op in ops:
+        n = op["name"]
+        var_names = [v for v, _ in op["type_vars"]]
+        w("static const TypeVarInfo k_types_%s[] = {%s};" % (
+            n, ", ".join("{%s, 0x%xu}" % (cstr(v), dtype_mask(ds, dtypes)) for v, ds in op["type_vars"]) or "{nullptr, 0u}"))
+        ins = []
+        for operand in op["inputs"]:
+            t = operand["type"]
+            if t in var_names:
+                tv, fixed = var_names.index(t), -1
+            else:
+                tv, fixed = -1, idx[t]
+            ins.append("{%s, %d, %d, %s, %s}" % (cstr(operand["name"]), tv, fixed,
+                                                 "true" if operand["variadic"] else "false",
+                                                 "true" if operand["optional"] else "false"))
+        w("static const OperandInfo k_inputs_%s[] = {%s};" % (n, ", ".join(ins) or "{nullptr, -1, -1, false, false}"))
+        outs = []
+        for o in op["outputs"]:
+            t = o["type"]
+            if t in var_names:
+                rule, arg = "DtypeRule::type_var", var_names.index(t)
+            elif t in idx:
+                rule, arg = "DtypeRule::fixed", idx[t]
+            else:
+                kind, a = t.split(":")
+                if kind == "attr":
+                    rule, arg = "DtypeRule::attr", [x["name"] for x in op["attrs"]].index(a)
+                elif kind == "real_of":
+                    rule, arg = "DtypeRule::real_of", var_names.index(a)
+                else:
+                    rule, arg = "DtypeRule::complex_of", var_names.index(a)
+            outs.append("{%s, %s, %d}" % (cstr(o["name"]), rule, arg))
+        w("static const OutputInfo k_outputs_%s[] = {%s};" % (n, ", ".join(outs)))
+        attrs = []
+        sname = "pk_attrs_%s" % n
+        in_names = [x["name"] for x in op["inputs"]]
+        for a in op["attrs"]:
+            t = a["type"]
+            off = "offsetof(%s, %s)" % (sname, a["name"])
+            cnt = "offsetof(%s, num_%s)" % (sname, a["name"]) if t == "ints" else "0"
+            has_min = "min" in a
+            has_max = "max" in a
+            enum_id = enum_names.index(a["choices"]) if t == "enum" else -1
+            enum_count = len(enums[a["choices"]]["values"]) if t == "enum" else 0
+            dim_of = in_names.index(a["dim_of"]) if "dim_of" in a else -1
+            default = a.get("default")
+            if t == "enum" and default is not None:
+                default = enums[a["choices"]]["values"].index(default)
+            elif t == "dtype" and default is not None:
+                default = idx[default]
+            elif t == "bool" and default is not None:
+                default = 1 if default else 0
+            dnum = 0.0 if (default is None or t == "ints") else float(default)
+            attrs.append("{%s, AttrType::%s, %s, %s, %s, %r, %s, %r, %d, %d, %d, %s, %r}" % (
+                cstr(a["name"]), "boolean" if t == "bool" else ("enumeration" if t == "enum" else t), off, cnt,
+                "true" if has_min else "false", float(a.get("min", 0)), "true" if has_max else "false",
+                float(a.get("max", 0)), dim_of, enum_id, enum_count,
+                "true" if default is not None else "false", dnum))
+        if attrs:
+            w("static const AttrInfo k_attrs_%s[] = {%s};" % (n, ", ".join(attrs)))
+    w("")
+    w("static const OpInfo k_op_table[] = {")
+    for op in ops:
+        n = op["name"]
+        c = op["contract"]
+        dims = ""
+        w("  {%d, %s, Tier::%s, %s, %d, k_types_%s, %d, k_inputs_%s, %d, k_outputs_%s, %d, %s, %s, "
+          "ShapeRule::%s, Alias::%s, {Contract::%s, %r, %r, %r}, %s, %s, %s, %s}," % (
+              op["id"], cstr(n), op["tier"], cstr(op["category"]), len(op["type_vars"]), n,
+              len(op["inputs"]), n, len(op["outputs"]), n, len(op["attrs"]),
+              ("k_attrs_%s" % n) if op["attrs"] else "nullptr",
+              ("sizeof(pk_attrs_%s)" % n) if op["attrs"] else "0",
+              op["shape"], op["alias"], "correctly_rounded" if c["kind"] == "correctly_rounded" else c["kind"],
+              c["ulp"], c["quality"], c["half"],
+              cstr(op["decomposition"].strip()) if op["tier"] == "composite" else "nullptr",
+              cstr(op["since"]), cstr(op["doc"]),
+              ("&shape_%s" % n) if op["shape"] == "custom" else "nullptr"))
+        del dims
+    w("};")
+    w("")
+    w("static const char *const k_enum_values[][%d] = {" % max([len(e["values"]) for e in enums.values()] + [1]))
+    for e in enums.values():
+        w("  {%s}," % ", ".join(cstr(v) for v in e["values"]))
+    w("};")
+    w("static const char *const k_enum_names[] = {%s};" % ", ".join(cstr(e) for e in enum_names))
+    w("static constexpr uint32_t k_enum_count = %d;" % len(enum_names))
+    w("")
+    w("static const DtypeInfo k_dtype_table[] = {")
+    for d in dtypes:
+        w("  {%d, %s, {PK_DTYPE_CODE_%s, %d, 1}, %s}," % (d["id"], cstr(d["name"]), d["code"], d["bits"], cstr(d["doc"])))
+    w("};")
+    w("// clang-format on")
+    body = "\n".join(L) + "\n"
+    return stamp(body, "//")
+
+
+def contract_text(c):
+    if c["kind"] == "exact":
+        return "exact"
+    if c["kind"] == "correctly_rounded":
+        return "correctly rounded"
+    if c["kind"] == "reduction":
+        return "reduction bound"
+    if c["kind"] == "bound":
+        return "≤ %g ULP (bound)" % c["ulp"]
+    return "≤ %g ULP (quality %g, half %g)" % (c["ulp"], c["quality"], c["half"])
+
+
+def dtype_text(ds, groups):
+    for g, members in groups.items():
+        if list(members) == list(ds):
+            return g
+    return ", ".join(ds)
+
+
+def emit_docs(table):
+    ops = table["ops"]
+    groups = table["dtype_groups"]
+    L = []
+    w = L.append
+    prim = [o for o in ops if o["tier"] == "primitive"]
+    comp = [o for o in ops if o["tier"] == "composite"]
+    w("# PrimKit op reference")
+    w("")
+    w("ABI %s — %d ops: %d primitive (every conformant backend implements them), %d composite (optional; each"
+      % (table["version"], len(ops), len(prim), len(comp)))
+    w("has a normative decomposition into primitives). Generated from `sdk/primops/ops.yaml`; the schema is in")
+    w("[op-table.md](op-table.md). No implicit broadcasting or type promotion: use `broadcast_in_dim` and")
+    w("`convert_element_type`.")
+    w("")
+    w("## Dtypes")
+    w("")
+    w("| id | name | storage | meaning |")
+    w("|---:|---|---|---|")
+    for d in table["dtypes"]:
+        w("| %d | `%s` | %d bits | %s |" % (d["id"], d["name"], d["bits"], d["doc"]))
+    w("")
+    w("Dtype groups: " + "; ".join("`%s` = %s" % (g, ", ".join(m)) for g, m in groups.items()) + ".")
+    w("")
+    for tier_name, tier_ops in (("Primitive tier", prim), ("Composite tier", comp)):
+        w("## %s" % tier_name)
+        w("")
+        cats = []
+        for o in tier_ops:
+            if o["category"] not in cats:
+                cats.append(o["category"])
+        for cat in cats:
+            w("### %s" % cat)
+            w("")
+            w("| id | op | inputs | outputs | attributes | shape | alias | contract | since | semantics |")
+            w("|---:|---|---|---|---|---|---|---|---|---|")
+            for o in [x for x in tier_ops if x["category"] == cat]:
+                tv = {v: ds for v, ds in o["type_vars"]}
+                ins = ", ".join("%s%s: %s" % (x["name"], "…" if x["variadic"] else "", x["type"]) for x in o["inputs"])
+                outs = ", ".join("%s: %s" % (x["name"], x["type"]) for x in o["outputs"])
+                types = "; ".join("%s ∈ %s" % (v, dtype_text(ds, groups)) for v, ds in tv.items())
+                attrs = ", ".join(
+                    "%s: %s%s" % (a["name"], a["type"] if a["type"] != "enum" else a["choices"],
+                                  (" = %s" % a["default"]) if "default" in a else "") for a in o["attrs"]) or "—"
+                w("| %d | `%s` | %s%s | %s | %s | %s | %s | %s | %s | %s |" % (
+                    o["id"], o["name"], ins or "—", (" (%s)" % types) if types else "", outs, attrs, o["shape"],
+                    o["alias"], contract_text(o["contract"]), o["since"], o["doc"].replace("|", "\\|")))
+            w("")
+    w("## Decompositions of the composite tier")
+    w("")
+    for o in comp:
+        w("### `%s`" % o["name"])
+        w("")
+        w("```")
+        w(o["decomposition"].strip())
+        w("```")
+        w("")
+    body = "\n".join(L)
+    return stamp(body.rstrip("\n") + "\n", "<!--", " -->")
+
+
+def outputs(table):
+    return {OUT_HEADER: emit_header(table), OUT_TABLE: emit_table(table), OUT_DOCS: emit_docs(table)}
+
+
+def verify_stamp(path, text):
+    first, _, body = text.partition("\n")
+    m = re.search(r"sha256:([0-9a-f]{64})", first)
+    return bool(m) and hashlib.sha256(body.encode("utf-8")).hexdigest() == m.group(1)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="fail if generated files are stale or hand-edited")
+    args = ap.parse_args()
+    try:
+        table, _ = load_table()
+    except TableError as e:
+        sys.exit(str(e))
+    bad = []
+    for path, text in outputs(table).items():
+        rel = os.path.relpath(path, ROOT)
+        if args.check:
+            try:
+                with open(path, encoding="utf-8") as f:
+                    current = f.read()
+            except FileNotFoundError:
+                bad.append("%s: missing" % rel)
+                continue
+            if not verify_stamp(path, current):
+                bad.append("%s: edited by hand (its sha256 stamp does not match its content)" % rel)
+            elif current != text:
+                bad.append("%s: stale (ops.yaml or gen_ops.py changed; run tools/regen)" % rel)
+        else:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+    if bad:
+        print("gen_ops.py --check failed:\n  " + "\n  ".join(bad), file=sys.stderr)
+        return 1
+    if not args.check:
+        print("gen_ops.py: %d ops written" % len(table["ops"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

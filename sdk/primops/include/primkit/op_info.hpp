@@ -1,0 +1,199 @@
+// op_info.hpp — the op table as C++ data (generated from sdk/primops/ops.yaml) and the metadata library built
+// on it: dtype facts, shape inference, launch validation and decomposition of composite ops. Shared by the
+// runtime, the backends and the conformance suite so that none of them re-derives an op's rules.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "primkit/primkit.h"
+
+namespace pk::meta {
+
+enum class Tier : uint8_t { primitive, composite };
+enum class ShapeRule : uint8_t { elementwise, reduce, scan, same_as_input, custom };
+enum class Alias : uint8_t { new_, view, inplace };
+enum class DtypeRule : uint8_t { type_var, fixed, attr, real_of, complex_of };
+enum class AttrType : uint8_t { i64, f64, boolean, dtype, ints, enumeration };
+enum class Contract : uint8_t { exact, correctly_rounded, ulp, reduction, bound };
+
+struct TypeVarInfo {
+  const char *name;
+  uint32_t dtype_mask;  // bit (1u << PK_DTYPE_*) per admitted dtype
+};
+
+struct OperandInfo {
+  const char *name;
+  int32_t type_var;     // index into OpInfo::type_vars, or -1
+  int32_t fixed_dtype;  // PK_DTYPE_* when type_var == -1
+  bool variadic;        // the last input may repeat (>= 1 tensors)
+  bool optional;
+};
+
+struct OutputInfo {
+  const char *name;
+  DtypeRule rule;
+  int32_t arg;  // type var index, fixed dtype id or attribute index, by rule
+};
+
+struct AttrInfo {
+  const char *name;
+  AttrType type;
+  size_t offset;        // of the value (or the list) in the attribute struct
+  size_t count_offset;  // of num_<name> for lists
+  bool has_min;
+  double min;
+  bool has_max;
+  double max;
+  int32_t dim_of;      // input index whose axes the value(s) name, or -1
+  int32_t enum_id;     // index of the enum for enumeration attributes, or -1
+  int32_t enum_count;  // number of choices
+  bool has_default;
+  double default_value;
+};
+
+struct ContractInfo {
+  Contract kind;
+  double ulp;      // FAIL limit (ulp) or bound factor
+  double quality;  // QUALITY_WARNING limit
+  double half;     // limit for 16- and 8-bit floats
+};
+
+// A tensor's type as shape inference sees it.
+struct TensorType {
+  int32_t dtype;  // PK_DTYPE_*
+  int32_t ndim;
+  int64_t shape[PK_MAX_RANK];
+};
+
+// Where a validation or inference failure lands: the status, the argument (inputs first, then outputs; -1 if
+// none) and a message that names the op, the argument and the reason. Fixed-size: no allocation on the launch
+// path.
+struct Diag {
+  pk_status status = PK_OK;
+  int32_t arg_index = -1;
+  char message[PK_MESSAGE_CAPACITY] = {0};
+  // printf-style; returns false so that `return d.fail(...)` reads naturally.
+  bool fail(pk_status s, int32_t arg, const char *fmt, ...)
+#if defined(__GNUC__)
+      __attribute__((format(printf, 4, 5)))
+#endif
+      ;
+};
+
+struct OpInfo;
+// Shape function of an op with `shape: custom`: checks the inputs' shapes against each other and the
+// attributes (already range-checked), and writes the outputs' ndim and shape (dtypes are set by the caller).
+// Named shape_<op> in sdk/primops/shape_rules.cpp.
+using ShapeFn = bool (*)(const OpInfo &op, const TensorType *inputs, uint32_t num_inputs, const void *attrs,
+                         TensorType *outputs, Diag &diag);
+
+struct OpInfo {
+  uint32_t id;
+  const char *name;
+  Tier tier;
+  const char *category;
+  uint32_t num_type_vars;
+  const TypeVarInfo *type_vars;
+  uint32_t num_inputs;  // declared inputs; a variadic last input stands for 1..n tensors
+  const OperandInfo *inputs;
+  uint32_t num_outputs;
+  const OutputInfo *outputs;
+  uint32_t num_attrs;
+  const AttrInfo *attrs;
+  size_t attrs_size;  // sizeof(pk_attrs_<name>) of this build, 0 if the op has no attributes
+  ShapeRule shape;
+  Alias alias;
+  ContractInfo contract;
+  const char *decomposition;  // composite tier: the normative program; nullptr for primitives
+  const char *since;
+  const char *doc;
+  ShapeFn shape_fn;  // custom shape rules only
+
+  bool variadic() const { return num_inputs > 0 && inputs[num_inputs - 1].variadic; }
+};
+
+struct DtypeInfo {
+  int32_t id;
+  const char *name;
+  pk_dtype desc;
+  const char *doc;
+};
+
+// --- lookup -------------------------------------------------------------------------------------------------
+// All lookups are O(1) or O(log n), allocation-free and thread-safe (the tables are immutable).
+const OpInfo *find_op(uint32_t id);           // nullptr if unknown
+const OpInfo *find_op(std::string_view name);  // nullptr if unknown
+const OpInfo *ops_begin();
+const OpInfo *ops_end();
+uint32_t op_count();
+const char *op_name(uint32_t id);  // "op#<id>" style fallback is not provided: returns "unknown" if unknown
+
+const DtypeInfo &dtype_info(int32_t id);  // id in [0, PK_DTYPE_COUNT)
+int32_t dtype_id(pk_dtype d);              // -1 if the descriptor is no PrimKit dtype
+int32_t dtype_id(std::string_view name);   // -1 if unknown
+pk_dtype dtype_desc(int32_t id);
+const char *dtype_name(int32_t id);  // "?" if out of range
+size_t dtype_size(int32_t id);       // bytes per element
+bool is_float(int32_t id);           // f16, bf16, f32, f64, fp8
+bool is_complex(int32_t id);
+bool is_integer(int32_t id);  // u8..i64 (not bool)
+bool is_signed(int32_t id);
+int32_t real_of(int32_t id);     // c64 -> f32, c128 -> f64, others unchanged
+int32_t complex_of(int32_t id);  // f32 -> c64, f64 -> c128, -1 otherwise
+
+const char *enum_value_name(int32_t enum_id, int32_t value);  // "?" if out of range
+const char *enum_name(int32_t enum_id);
+
+// --- validation and inference (validate.cpp) -------------------------------------------------------------
+// None of these allocate; all are thread-safe. On failure they fill `diag` (status, argument index, message
+// "op: argument (name): reason") and return false.
+
+constexpr size_t kMaxAttrsSize = 1024;  // every attribute struct fits (a static_assert in op_table.cpp checks)
+
+int64_t numel(const TensorType &t);
+// Converts a descriptor to a TensorType, checking struct_size, ndim, extents >= 0 and a known dtype with one lane.
+bool tensor_type(const pk_tensor &t, TensorType &out, const OpInfo *op, int32_t arg_index, Diag &diag);
+// The bytes [lo, hi) relative to `data` that the view touches (lo == hi for empty tensors).
+void byte_extent(const pk_tensor &t, uint64_t &lo, uint64_t &hi);
+// Copies the caller's attribute struct into `out` (kMaxAttrsSize bytes) at this build's size, filling fields
+// an older caller did not know with the table's defaults, and rejecting a newer caller's non-zero extra fields.
+// attrs may be NULL only for ops without attributes, or when every attribute has a default.
+bool normalize_attrs(const OpInfo &op, const void *attrs, void *out, Diag &diag);
+// Checks normalized attributes: ranges, enum values, dtype ids, list lengths, dim_of axes of the inputs.
+bool check_attrs(const OpInfo &op, const void *attrs, const TensorType *inputs, uint32_t num_inputs, Diag &diag);
+// Checks arity, dtypes against the type variables, ranks and the shape rule, and computes every output's dtype
+// and shape. `attrs` must be normalized. outputs has op.num_outputs entries.
+bool infer_outputs(const OpInfo &op, const TensorType *inputs, uint32_t num_inputs, const void *attrs,
+                   TensorType *outputs, Diag &diag);
+// Everything the runtime checks before a backend sees a launch: descriptors, attributes (normalized into
+// attrs_out, kMaxAttrsSize bytes), inferred output types equal to the given outputs, every view inside its
+// storage_bytes, outputs not read-only, outputs without zero strides or self-overlap, outputs not overlapping
+// inputs (unless alias == inplace for output 0 and input 0 exactly) or each other.
+bool validate_launch(const OpInfo &op, const pk_tensor *inputs, uint32_t num_inputs, const pk_tensor *outputs,
+                     uint32_t num_outputs, const void *attrs, void *attrs_out, Diag &diag);
+
+// --- decompositions (decomposition.cpp) -------------------------------------------------------------------
+
+struct DecomposedNode {
+  uint32_t op_id;
+  std::vector<uint8_t> attrs;   // the callee's normalized attribute struct (empty if it has none)
+  std::vector<int32_t> inputs;  // value indices
+  std::vector<int32_t> outputs;
+};
+
+struct Decomposition {
+  std::vector<TensorType> values;  // values[0..num_inputs) are the composite's inputs
+  std::vector<DecomposedNode> nodes;  // topological order, primitives only
+  std::vector<int32_t> outputs;       // one value index per composite output
+};
+
+// Expands a composite op for concrete input types into primitive nodes (the row's decomposition program),
+// validating every node as a launch would. The parsed program is cached per op; thread-safe.
+bool decompose(const OpInfo &op, const TensorType *inputs, uint32_t num_inputs, const void *attrs,
+               Decomposition &out, Diag &diag);
+
+}  // namespace pk::meta

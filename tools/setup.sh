@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs everything PrimKit needs on a fresh Debian 12 machine. Idempotent: skips what is present.
+# LLVM is pinned to 19: Debian's default (14) emits invalid PTX for sm_90 and crashes next to PoCL's LLVM.
+set -euo pipefail
+
+APT_PACKAGES=(
+  build-essential cmake ninja-build pkg-config git
+  clang-format
+  libgtest-dev libgmock-dev libbenchmark-dev
+  llvm-19-dev libzstd-dev
+  libdnnl-dev
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
+)
+PY_PACKAGES=(pyyaml numpy ml_dtypes)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing apt packages: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The python3 first on PATH is the one the build and tests use (tools/primkit-python picks the same).
+PY=${PRIMKIT_PYTHON:-python3}
+if ! "$PY" -c 'import yaml, numpy, ml_dtypes' 2>/dev/null; then
+  echo "setup: installing python packages into $("$PY" -c 'import sys; print(sys.executable)'): ${PY_PACKAGES[*]}"
+  "$PY" -m pip install -q "${PY_PACKAGES[@]}" || "$PY" -m pip install -q --break-system-packages "${PY_PACKAGES[@]}"
+fi
+echo "setup: ok"
