@@ -61,6 +61,12 @@ extern "C" {
 #else
 #define PK_EXPORT __attribute__((visibility("default")))
 #endif
+/* Functions of libprimkit (the host side). */
+#if defined(_WIN32) && !defined(PK_BUILDING_RUNTIME)
+#define PK_API __declspec(dllimport)
+#else
+#define PK_API PK_EXPORT
+#endif
 
 /* ------------------------------------------------------------------------------------------------------------
  * Status codes
@@ -397,6 +403,9 @@ typedef struct pk_backend_api {
 #define PK_BACKEND_ENTRY_SYMBOL "pk_backend_entry"
 typedef pk_status (*pk_backend_entry_fn)(const pk_host_services *host, uint32_t *chosen_version,
                                          const pk_backend_api **out_api, char *message, size_t message_capacity);
+/* The prototype a plugin defines (exported with default visibility). */
+PK_EXPORT pk_status pk_backend_entry(const pk_host_services *host, uint32_t *chosen_version,
+                                     const pk_backend_api **out_api, char *message, size_t message_capacity);
 
 /* ------------------------------------------------------------------------------------------------------------
  * HOST SIDE: libprimkit, the runtime a framework links.
@@ -412,11 +421,11 @@ typedef struct pk_graph_s *pk_graph_t;       /* a graph under construction */
 typedef struct pk_executable_s *pk_executable_t; /* a graph compiled for one device */
 
 /* Returns the calling thread's last error from any pk_ function. `out` must have struct_size set. */
-pk_status pk_get_last_error(pk_error_info *out);
+PK_API pk_status pk_get_last_error(pk_error_info *out);
 /* Short static name of a status code, e.g. "PK_ERROR_INVALID_ARGUMENT". Never NULL. */
-const char *pk_status_name(pk_status status);
+PK_API const char *pk_status_name(pk_status status);
 /* The ABI version this libprimkit speaks (PK_ABI_VERSION of its build). */
-uint32_t pk_runtime_abi_version(void);
+PK_API uint32_t pk_runtime_abi_version(void);
 
 /* --- runtime and discovery --- */
 
@@ -436,70 +445,70 @@ typedef struct pk_runtime_options {
  * $PRIMKIT_PLUGIN_PATH and the install's plugin folder (files named libprimkit_backend_*.so). A plugin that
  * fails to load does not fail the runtime: it is listed by pk_runtime_load_errors. options may be NULL.
  * Threading: the runtime may be used from several threads; loading and creation are serialized internally. */
-pk_status pk_runtime_create(const pk_runtime_options *options, pk_runtime_t *out);
+PK_API pk_status pk_runtime_create(const pk_runtime_options *options, pk_runtime_t *out);
 /* Destroys every stream, event, buffer, executable and backend of the runtime, then the runtime. */
-void pk_runtime_destroy(pk_runtime_t runtime);
+PK_API void pk_runtime_destroy(pk_runtime_t runtime);
 /* Loads one plugin by path. On failure (no entry symbol, ABI mismatch, open failure) nothing is kept and the
  * error names the file and the reason. *out may be NULL. */
-pk_status pk_runtime_load_plugin(pk_runtime_t runtime, const char *path, pk_backend_t *out);
+PK_API pk_status pk_runtime_load_plugin(pk_runtime_t runtime, const char *path, pk_backend_t *out);
 /* Messages of plugins discovery could not load, '\n'-separated (empty string if none). Valid until the next
  * load call. */
-const char *pk_runtime_load_errors(pk_runtime_t runtime);
-pk_status pk_runtime_backend_count(pk_runtime_t runtime, uint32_t *out);
-pk_status pk_runtime_backend(pk_runtime_t runtime, uint32_t index, pk_backend_t *out);
+PK_API const char *pk_runtime_load_errors(pk_runtime_t runtime);
+PK_API pk_status pk_runtime_backend_count(pk_runtime_t runtime, uint32_t *out);
+PK_API pk_status pk_runtime_backend(pk_runtime_t runtime, uint32_t index, pk_backend_t *out);
 /* Finds a loaded backend by its info name; PK_ERROR_NOT_FOUND otherwise. */
-pk_status pk_runtime_find_backend(pk_runtime_t runtime, const char *name, pk_backend_t *out);
+PK_API pk_status pk_runtime_find_backend(pk_runtime_t runtime, const char *name, pk_backend_t *out);
 
 /* --- backends and devices --- */
 
-pk_status pk_backend_get_info(pk_backend_t backend, pk_backend_info *out);
+PK_API pk_status pk_backend_get_info(pk_backend_t backend, pk_backend_info *out);
 /* The ABI version negotiated with this plugin. */
-uint32_t pk_backend_abi_version(pk_backend_t backend);
+PK_API uint32_t pk_backend_abi_version(pk_backend_t backend);
 /* Path the plugin was loaded from (static for the backend's life). */
-const char *pk_backend_path(pk_backend_t backend);
-pk_status pk_backend_device_count(pk_backend_t backend, uint32_t *out);
-pk_status pk_backend_device(pk_backend_t backend, uint32_t index, pk_device_t *out);
-pk_status pk_device_get_props(pk_device_t device, pk_device_props *out);
-pk_backend_t pk_device_backend(pk_device_t device);
+PK_API const char *pk_backend_path(pk_backend_t backend);
+PK_API pk_status pk_backend_device_count(pk_backend_t backend, uint32_t *out);
+PK_API pk_status pk_backend_device(pk_backend_t backend, uint32_t index, pk_device_t *out);
+PK_API pk_status pk_device_get_props(pk_device_t device, pk_device_props *out);
+PK_API pk_backend_t pk_device_backend(pk_device_t device);
 /* The capability query for one op, as the backend answers it (query->device_index is ignored). */
-pk_status pk_device_query_op(pk_device_t device, const pk_op_query *query, pk_op_support *out);
+PK_API pk_status pk_device_query_op(pk_device_t device, const pk_op_query *query, pk_op_support *out);
 
 /* --- memory --- */
 
 /* Allocates device memory. Host-visible devices (the CPU) may return cached memory: contents are undefined. */
-pk_status pk_buffer_create(pk_device_t device, uint64_t bytes, pk_buffer_t *out);
+PK_API pk_status pk_buffer_create(pk_device_t device, uint64_t bytes, pk_buffer_t *out);
 /* Frees a buffer after all work queued on it has finished. NULL is ignored. */
-void pk_buffer_destroy(pk_buffer_t buffer);
-uint64_t pk_buffer_size(pk_buffer_t buffer);
+PK_API void pk_buffer_destroy(pk_buffer_t buffer);
+PK_API uint64_t pk_buffer_size(pk_buffer_t buffer);
 /* The pointer tensors on this buffer carry in `data`. */
-void *pk_buffer_data(pk_buffer_t buffer);
-pk_device_t pk_buffer_device(pk_buffer_t buffer);
+PK_API void *pk_buffer_data(pk_buffer_t buffer);
+PK_API pk_device_t pk_buffer_device(pk_buffer_t buffer);
 /* Fills *out with a view of the buffer: data, storage_bytes, device and dtype set; shape and strides point to
  * caller-owned arrays that must outlive every use of the descriptor. strides may be NULL (row-major). */
-pk_status pk_buffer_tensor(pk_buffer_t buffer, pk_dtype dtype, int32_t ndim, const int64_t *shape,
+PK_API pk_status pk_buffer_tensor(pk_buffer_t buffer, pk_dtype dtype, int32_t ndim, const int64_t *shape,
                            const int64_t *strides, uint64_t byte_offset, pk_tensor *out);
 /* Enqueued copies (see the backend slots for the rules). Offsets and sizes are checked against the buffer. */
-pk_status pk_copy_host_to_buffer(pk_stream_t stream, pk_buffer_t dst, uint64_t dst_offset, const void *src,
+PK_API pk_status pk_copy_host_to_buffer(pk_stream_t stream, pk_buffer_t dst, uint64_t dst_offset, const void *src,
                                  uint64_t bytes);
-pk_status pk_copy_buffer_to_host(pk_stream_t stream, void *dst, pk_buffer_t src, uint64_t src_offset,
+PK_API pk_status pk_copy_buffer_to_host(pk_stream_t stream, void *dst, pk_buffer_t src, uint64_t src_offset,
                                  uint64_t bytes);
-pk_status pk_copy_buffer_to_buffer(pk_stream_t stream, pk_buffer_t dst, uint64_t dst_offset, pk_buffer_t src,
+PK_API pk_status pk_copy_buffer_to_buffer(pk_stream_t stream, pk_buffer_t dst, uint64_t dst_offset, pk_buffer_t src,
                                    uint64_t src_offset, uint64_t bytes);
 
 /* --- streams and events --- */
 
-pk_status pk_stream_create(pk_device_t device, pk_stream_t *out);
+PK_API pk_status pk_stream_create(pk_device_t device, pk_stream_t *out);
 /* Waits for the stream's work, then destroys it. NULL is ignored. */
-void pk_stream_destroy(pk_stream_t stream);
+PK_API void pk_stream_destroy(pk_stream_t stream);
 /* Blocks until all enqueued work is done; returns the sticky error of failed asynchronous work. */
-pk_status pk_stream_synchronize(pk_stream_t stream);
-pk_status pk_stream_query(pk_stream_t stream);
-pk_status pk_event_create(pk_device_t device, pk_event_t *out);
-void pk_event_destroy(pk_event_t event);
-pk_status pk_event_record(pk_event_t event, pk_stream_t stream);
-pk_status pk_stream_wait_event(pk_stream_t stream, pk_event_t event);
-pk_status pk_event_synchronize(pk_event_t event);
-pk_status pk_event_query(pk_event_t event);
+PK_API pk_status pk_stream_synchronize(pk_stream_t stream);
+PK_API pk_status pk_stream_query(pk_stream_t stream);
+PK_API pk_status pk_event_create(pk_device_t device, pk_event_t *out);
+PK_API void pk_event_destroy(pk_event_t event);
+PK_API pk_status pk_event_record(pk_event_t event, pk_stream_t stream);
+PK_API pk_status pk_stream_wait_event(pk_stream_t stream, pk_event_t event);
+PK_API pk_status pk_event_synchronize(pk_event_t event);
+PK_API pk_status pk_event_query(pk_event_t event);
 
 /* --- single ops --- */
 
@@ -509,39 +518,39 @@ pk_status pk_event_query(pk_event_t event);
  * op, see pk_runtime_fallback_report) unless the runtime is strict. `attrs` must point to the op's attribute
  * struct with struct_size set, or be NULL for ops without attributes. Nothing is written on failure.
  * Threading: ordered with other work on `stream`. The launch path performs no heap allocation. */
-pk_status pk_launch(pk_stream_t stream, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
+PK_API pk_status pk_launch(pk_stream_t stream, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
                     const pk_tensor *outputs, uint32_t num_outputs, const void *attrs);
 /* Computes the shapes and dtypes of an op's outputs from its inputs and attributes (the op's shape and dtype
  * rules). `out_shapes` holds num_outputs * PK_MAX_RANK entries. Validates like pk_launch. */
-pk_status pk_infer_outputs(uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs, const void *attrs,
+PK_API pk_status pk_infer_outputs(uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs, const void *attrs,
                            uint32_t num_outputs, pk_dtype *out_dtypes, int32_t *out_ndims, int64_t *out_shapes);
 
 /* One line per op that fell back: "op backend->fallback launches=N bytes_copied=B". Valid until the next call
  * on this runtime. */
-const char *pk_runtime_fallback_report(pk_runtime_t runtime);
+PK_API const char *pk_runtime_fallback_report(pk_runtime_t runtime);
 /* Fallback counters of one op (0 if it never fell back). */
-pk_status pk_runtime_fallback_count(pk_runtime_t runtime, uint32_t op_id, uint64_t *launches,
+PK_API pk_status pk_runtime_fallback_count(pk_runtime_t runtime, uint32_t op_id, uint64_t *launches,
                                     uint64_t *bytes_copied);
-void pk_runtime_reset_fallback_counters(pk_runtime_t runtime);
+PK_API void pk_runtime_reset_fallback_counters(pk_runtime_t runtime);
 
 /* --- graphs --- */
 
 /* A graph is built once, compiled for a device, then run many times. Values are numbered densely from 0 in
  * creation order. Threading: a graph under construction is used by one thread at a time; an executable may be
  * run from several threads on different streams. */
-pk_status pk_graph_create(pk_graph_t *out);
-void pk_graph_destroy(pk_graph_t graph);
+PK_API pk_status pk_graph_create(pk_graph_t *out);
+PK_API void pk_graph_destroy(pk_graph_t graph);
 /* Declares a graph input of the given dtype and shape; *out_value receives its value id. */
-pk_status pk_graph_add_input(pk_graph_t graph, pk_dtype dtype, int32_t ndim, const int64_t *shape,
+PK_API pk_status pk_graph_add_input(pk_graph_t graph, pk_dtype dtype, int32_t ndim, const int64_t *shape,
                              uint32_t *out_value);
 /* Adds a node. Its output dtypes and shapes come from the op's rules; the node is validated as pk_launch
  * would validate it. `attrs` is copied. out_values receives num_outputs value ids (the op's output count). */
-pk_status pk_graph_add_node(pk_graph_t graph, uint32_t op_id, const uint32_t *inputs, uint32_t num_inputs,
+PK_API pk_status pk_graph_add_node(pk_graph_t graph, uint32_t op_id, const uint32_t *inputs, uint32_t num_inputs,
                             const void *attrs, uint32_t *out_values, uint32_t num_outputs);
 /* Marks a value as a graph output (in call order). */
-pk_status pk_graph_mark_output(pk_graph_t graph, uint32_t value);
+PK_API pk_status pk_graph_mark_output(pk_graph_t graph, uint32_t value);
 /* Dtype and shape of a value (shape: PK_MAX_RANK entries). */
-pk_status pk_graph_value_info(pk_graph_t graph, uint32_t value, pk_dtype *dtype, int32_t *ndim,
+PK_API pk_status pk_graph_value_info(pk_graph_t graph, uint32_t value, pk_dtype *dtype, int32_t *ndim,
                               int64_t *shape);
 
 typedef struct pk_compile_options {
@@ -552,15 +561,15 @@ typedef struct pk_compile_options {
 /* Compiles a graph for a device: composite ops without a native kernel are decomposed, fusable regions
  * (elementwise chains, a chain with a trailing reduction) are offered to the backend's fusion hook, and the
  * rest runs op by op (with fallback as for pk_launch). The graph may be destroyed afterwards. */
-pk_status pk_graph_compile(pk_graph_t graph, pk_device_t device, const pk_compile_options *options,
+PK_API pk_status pk_graph_compile(pk_graph_t graph, pk_device_t device, const pk_compile_options *options,
                            pk_executable_t *out);
-void pk_executable_destroy(pk_executable_t exec);
+PK_API void pk_executable_destroy(pk_executable_t exec);
 /* Runs the executable: inputs and outputs in declaration order, on the executable's device, shapes and dtypes
  * as declared. Intermediates come from the runtime's caching allocator. */
-pk_status pk_executable_run(pk_executable_t exec, pk_stream_t stream, const pk_tensor *inputs,
+PK_API pk_status pk_executable_run(pk_executable_t exec, pk_stream_t stream, const pk_tensor *inputs,
                             uint32_t num_inputs, const pk_tensor *outputs, uint32_t num_outputs);
 /* Counts of what compilation produced: fused kernels, nodes they cover, and nodes run one by one. */
-pk_status pk_executable_stats(pk_executable_t exec, uint32_t *fused_kernels, uint32_t *fused_nodes,
+PK_API pk_status pk_executable_stats(pk_executable_t exec, uint32_t *fused_kernels, uint32_t *fused_nodes,
                               uint32_t *single_nodes);
 
 #ifdef __cplusplus

@@ -1,0 +1,405 @@
+// dispatch.cpp — single-op launches: validation against the op table, dispatch to the stream's backend,
+// decomposition of composites the backend lacks, and fallback to the CPU backend with copies.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "runtime_internal.hpp"
+
+using namespace pk::rt;
+using pk::meta::Diag;
+using pk::meta::OpInfo;
+
+namespace pk::rt {
+namespace {
+
+uint32_t parse_version(const char *since) {
+  unsigned major = 0, minor = 0;
+  if (since == nullptr || std::sscanf(since, "%u.%u", &major, &minor) != 2) return PK_ABI_VERSION;
+  return PK_MAKE_VERSION(major, minor);
+}
+
+// A plugin built for an older minor may not know ops added later: the runtime never sends it one.
+bool backend_knows_op(const Backend &b, const OpInfo &op) {
+  return b.abi_version >= PK_ABI_VERSION || parse_version(op.since) <= b.abi_version;
+}
+
+const char *arg_name(const OpInfo &op, uint32_t num_inputs, uint32_t index) {
+  if (index < num_inputs) {
+    uint32_t k = index < op.num_inputs ? index : op.num_inputs - 1;  // variadic tail repeats the last input
+    return op.num_inputs ? op.inputs[k].name : "?";
+  }
+  uint32_t k = index - num_inputs;
+  return k < op.num_outputs ? op.outputs[k].name : "?";
+}
+
+pk_status check_devices(const Device &dev, const OpInfo &op, const pk_tensor *inputs, uint32_t num_inputs,
+                        const pk_tensor *outputs, uint32_t num_outputs) {
+  for (uint32_t i = 0; i < num_inputs + num_outputs; ++i) {
+    const pk_tensor &t = i < num_inputs ? inputs[i] : outputs[i - num_inputs];
+    if (t.device_type != dev.props.device_type || t.device_id != static_cast<int32_t>(dev.index)) {
+      bool in = i < num_inputs;
+      return set_error(PK_ERROR_INVALID_ARGUMENT, op.id, static_cast<int32_t>(i), 0,
+                       "%s: %s %u (%s): tensor is on device (%d, %d) but the stream runs on '%s' device %u "
+                       "(%d, %u)",
+                       op.name, in ? "input" : "output", in ? i : i - num_inputs, arg_name(op, num_inputs, i),
+                       t.device_type, t.device_id, dev.backend->info.name, dev.index, dev.props.device_type,
+                       dev.index);
+    }
+  }
+  return PK_OK;
+}
+
+std::string signature(const OpInfo &op, const pk_tensor *inputs, uint32_t num_inputs) {
+  std::string s = op.name;
+  s += '(';
+  for (uint32_t i = 0; i < num_inputs; ++i) {
+    if (i) s += ", ";
+    s += pk::meta::dtype_name(pk::meta::dtype_id(inputs[i].dtype));
+  }
+  return s + ')';
+}
+
+// A host staging block from the fallback device's cache, returned on scope exit.
+struct Staging {
+  Device *device = nullptr;
+  void *data = nullptr;
+  uint64_t capacity = 0;
+  Staging() = default;
+  Staging(const Staging &) = delete;
+  Staging &operator=(const Staging &) = delete;
+  ~Staging() {
+    if (data) device->allocator->release(data, capacity);
+  }
+};
+
+pk_status run_on_fallback(Runtime &rt, Backend &fb, const OpInfo &op, const pk_tensor *inputs,
+                          uint32_t num_inputs, const pk_tensor *outputs, uint32_t num_outputs, const void *attrs) {
+  std::lock_guard<std::mutex> lock(rt.fallback_mu);
+  if (rt.fallback_stream == nullptr) {
+    if (pk_status st = create_stream(*fb.devices[0], &rt.fallback_stream)) return st;
+  }
+  pk_status st = fb.api.op_launch ? fb.api.op_launch(rt.fallback_stream->stream, op.id, inputs, num_inputs,
+                                                     outputs, num_outputs, attrs)
+                                  : PK_UNIMPLEMENTED;
+  if (st == PK_OK && fb.api.stream_synchronize) st = fb.api.stream_synchronize(rt.fallback_stream->stream);
+  if (st == PK_UNIMPLEMENTED) return st;
+  return st == PK_OK ? PK_OK : forward_backend_error(fb, st, op.id, "fallback launch failed");
+}
+
+}  // namespace
+
+pk_status launch_validated(pk_stream_s *stream, const OpInfo &op, const pk_tensor *inputs, uint32_t num_inputs,
+                           const pk_tensor *outputs, uint32_t num_outputs, const void *attrs);
+
+// Runs a composite op as its decomposition into primitives on the same stream.
+pk_status launch_decomposed(pk_stream_s *stream, const OpInfo &op, const pk_tensor *inputs, uint32_t num_inputs,
+                            const pk_tensor *outputs, uint32_t num_outputs, const void *attrs) {
+  using pk::meta::TensorType;
+  Diag diag;
+  std::vector<TensorType> types(num_inputs);
+  for (uint32_t i = 0; i < num_inputs; ++i) pk::meta::tensor_type(inputs[i], types[i], &op, i, diag);
+  pk::meta::Decomposition dec;
+  if (!pk::meta::decompose(op, types.data(), num_inputs, attrs, dec, diag)) return set_error_from_diag(diag, op.id);
+  Device &dev = *stream->device;
+  // Descriptors for every value: inputs and outputs are the caller's; intermediates are contiguous temporaries.
+  struct Temp {
+    void *data = nullptr;
+    uint64_t capacity = 0;
+  };
+  std::vector<pk_tensor> desc(dec.values.size());
+  std::vector<std::vector<int64_t>> shapes(dec.values.size());
+  std::vector<Temp> temps(dec.values.size());
+  std::vector<bool> bound(dec.values.size(), false);
+  for (uint32_t i = 0; i < num_inputs; ++i) {
+    desc[i] = inputs[i];
+    bound[i] = true;
+  }
+  for (uint32_t k = 0; k < num_outputs && k < dec.outputs.size(); ++k) {
+    int32_t v = dec.outputs[k];
+    if (bound[v]) {
+      return set_error(PK_ERROR_INTERNAL, op.id, -1, 0,
+                       "%s: its decomposition returns an input or one value twice; cannot write output %u", op.name,
+                       k);
+    }
+    desc[v] = outputs[k];
+    bound[v] = true;
+  }
+  pk_status st = PK_OK;
+  for (size_t v = 0; v < dec.values.size() && st == PK_OK; ++v) {
+    if (bound[v]) continue;
+    const TensorType &t = dec.values[v];
+    shapes[v].assign(t.shape, t.shape + t.ndim);
+    uint64_t bytes = static_cast<uint64_t>(pk::meta::numel(t)) * pk::meta::dtype_size(t.dtype);
+    st = dev.allocator->allocate(bytes ? bytes : 1, &temps[v].data, &temps[v].capacity);
+    pk_tensor &d = desc[v];
+    PK_STRUCT_INIT(d);
+    d.data = temps[v].data;
+    d.storage_bytes = bytes;
+    d.device_type = dev.props.device_type;
+    d.device_id = static_cast<int32_t>(dev.index);
+    d.dtype = pk::meta::dtype_desc(t.dtype);
+    d.ndim = t.ndim;
+    d.shape = shapes[v].data();
+    if (dev.host_visible()) d.flags |= PK_TENSOR_FLAG_HOST_VISIBLE;
+  }
+  std::vector<pk_tensor> ins, outs;
+  for (const auto &node : dec.nodes) {
+    if (st != PK_OK) break;
+    const OpInfo *callee = pk::meta::find_op(node.op_id);
+    ins.clear();
+    outs.clear();
+    for (int32_t v : node.inputs) ins.push_back(desc[v]);
+    for (int32_t v : node.outputs) outs.push_back(desc[v]);
+    st = launch_validated(stream, *callee, ins.data(), static_cast<uint32_t>(ins.size()), outs.data(),
+                          static_cast<uint32_t>(outs.size()), node.attrs.empty() ? nullptr : node.attrs.data());
+  }
+  // Temporaries go back to the cache; on an asynchronous device only after the work using them is done.
+  if (dev.async() && dev.backend->api.stream_synchronize) {
+    pk_status sync = dev.backend->api.stream_synchronize(stream->stream);
+    if (st == PK_OK && sync != PK_OK) st = forward_backend_error(*dev.backend, sync, op.id, "stream failed");
+  }
+  for (auto &t : temps) {
+    if (t.data) dev.allocator->release(t.data, t.capacity);
+  }
+  return st;
+}
+
+pk_status launch_fallback(pk_stream_s *stream, const OpInfo &op, const pk_tensor *inputs, uint32_t num_inputs,
+                          const pk_tensor *outputs, uint32_t num_outputs, const void *attrs) {
+  Device &dev = *stream->device;
+  Backend &b = *dev.backend;
+  Runtime &rt = *b.runtime;
+  if (rt.strict()) {
+    return set_error(PK_ERROR_FALLBACK_FORBIDDEN, op.id, -1, 0,
+                     "%s: backend '%s' does not support %s and the runtime is strict (fallback to '%s' forbidden)",
+                     op.name, b.info.name, signature(op, inputs, num_inputs).c_str(), rt.fallback_name.c_str());
+  }
+  Backend *fb = rt.fallback_backend();
+  if (fb == nullptr || fb == &b) {
+    return set_error(PK_UNIMPLEMENTED, op.id, -1, 0, "%s: backend '%s' does not support %s%s", op.name,
+                     b.info.name, signature(op, inputs, num_inputs).c_str(),
+                     fb == nullptr ? " and no fallback backend is loaded" : "");
+  }
+  Device &fdev = *fb->devices[0];
+  if (!fdev.host_visible()) {
+    return set_error(PK_ERROR_INTERNAL, op.id, -1, 0, "%s: fallback backend '%s' has no host-visible device",
+                     op.name, fb->info.name);
+  }
+  uint32_t n = num_inputs + num_outputs;
+  std::vector<pk_tensor> local(n);
+  std::vector<Staging> staging(n);
+  std::vector<uint64_t> lo(n), hi(n);
+  uint64_t copied = 0;
+  pk_status st = PK_OK;
+  if (dev.host_visible()) {
+    // Unified memory: the fallback reads and writes the same bytes once the device's queued work is done.
+    if (b.api.stream_synchronize && (st = b.api.stream_synchronize(stream->stream)) != PK_OK) {
+      return forward_backend_error(b, st, op.id, "stream failed before fallback");
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      local[i] = i < num_inputs ? inputs[i] : outputs[i - num_inputs];
+      local[i].device_type = fdev.props.device_type;
+      local[i].device_id = 0;
+    }
+  } else {
+    if (!b.api.copy_device_to_host || !b.api.copy_host_to_device || !b.api.stream_synchronize) {
+      return set_error(PK_UNIMPLEMENTED, op.id, -1, 0,
+                       "%s: backend '%s' does not support %s and cannot copy to the host for fallback", op.name,
+                       b.info.name, signature(op, inputs, num_inputs).c_str());
+    }
+    // Outputs are copied down too: a strided output must keep the bytes between its elements.
+    for (uint32_t i = 0; i < n && st == PK_OK; ++i) {
+      const pk_tensor &t = i < num_inputs ? inputs[i] : outputs[i - num_inputs];
+      pk::meta::byte_extent(t, lo[i], hi[i]);
+      uint64_t bytes = hi[i] - lo[i];
+      staging[i].device = &fdev;
+      st = fdev.allocator->allocate(bytes ? bytes : 1, &staging[i].data, &staging[i].capacity);
+      if (st == PK_OK && bytes) {
+        st = b.api.copy_device_to_host(stream->stream, staging[i].data, t.data, lo[i], bytes);
+        if (st != PK_OK) st = forward_backend_error(b, st, op.id, "copy to host for fallback failed");
+        copied += bytes;
+      }
+      local[i] = t;
+      local[i].data = staging[i].data;
+      local[i].byte_offset = t.byte_offset - lo[i];
+      local[i].storage_bytes = bytes;
+      local[i].device_type = fdev.props.device_type;
+      local[i].device_id = 0;
+      local[i].flags |= PK_TENSOR_FLAG_HOST_VISIBLE;
+    }
+    if (st == PK_OK && (st = b.api.stream_synchronize(stream->stream)) != PK_OK) {
+      st = forward_backend_error(b, st, op.id, "stream failed before fallback");
+    }
+    if (st != PK_OK) return st;
+  }
+  st = run_on_fallback(rt, *fb, op, local.data(), num_inputs, local.data() + num_inputs, num_outputs, attrs);
+  if (st == PK_UNIMPLEMENTED) {
+    return set_error(PK_UNIMPLEMENTED, op.id, -1, 0, "%s: neither backend '%s' nor the fallback '%s' supports %s",
+                     op.name, b.info.name, fb->info.name, signature(op, inputs, num_inputs).c_str());
+  }
+  if (st != PK_OK) return st;
+  if (!dev.host_visible()) {
+    for (uint32_t k = 0; k < num_outputs && st == PK_OK; ++k) {
+      uint32_t i = num_inputs + k;
+      uint64_t bytes = hi[i] - lo[i];
+      if (bytes == 0) continue;
+      st = b.api.copy_host_to_device(stream->stream, outputs[k].data, lo[i], staging[i].data, bytes);
+      if (st != PK_OK) st = forward_backend_error(b, st, op.id, "copy back after fallback failed");
+      copied += bytes;
+    }
+    // The staging blocks must outlive the copies.
+    if (pk_status sync = b.api.stream_synchronize(stream->stream); sync != PK_OK && st == PK_OK) {
+      st = forward_backend_error(b, sync, op.id, "stream failed after fallback");
+    }
+  }
+  if (st == PK_OK) {
+    rt.fallback[op.id].launches.fetch_add(1, std::memory_order_relaxed);
+    rt.fallback[op.id].bytes_copied.fetch_add(copied, std::memory_order_relaxed);
+  }
+  return st;
+}
+
+// Dispatch of a launch that already passed validation (attrs normalized).
+pk_status launch_validated(pk_stream_s *stream, const OpInfo &op, const pk_tensor *inputs, uint32_t num_inputs,
+                           const pk_tensor *outputs, uint32_t num_outputs, const void *attrs) {
+  Backend &b = *stream->device->backend;
+  pk_status st = PK_UNIMPLEMENTED;
+  if (b.api.op_launch != nullptr && backend_knows_op(b, op)) {
+    st = b.api.op_launch(stream->stream, op.id, inputs, num_inputs, outputs, num_outputs, attrs);
+  }
+  if (st == PK_OK) return PK_OK;
+  if (st != PK_UNIMPLEMENTED) return forward_backend_error(b, st, op.id, "launch failed");
+  if (op.tier == pk::meta::Tier::composite) {
+    return launch_decomposed(stream, op, inputs, num_inputs, outputs, num_outputs, attrs);
+  }
+  return launch_fallback(stream, op, inputs, num_inputs, outputs, num_outputs, attrs);
+}
+
+pk_status validate_and_launch(pk_stream_s *stream, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
+                              const pk_tensor *outputs, uint32_t num_outputs, const void *attrs) {
+  if (stream == nullptr) {
+    return set_error(PK_ERROR_INVALID_ARGUMENT, op_id, -1, 0, "%s: stream is NULL", pk::meta::op_name(op_id));
+  }
+  const OpInfo *op = pk::meta::find_op(op_id);
+  if (op == nullptr) {
+    return set_error(PK_ERROR_INVALID_ARGUMENT, op_id, -1, 0,
+                     "pk_launch: unknown op id %u (this runtime knows ABI %u.%u ops)", op_id, PK_ABI_VERSION_MAJOR,
+                     PK_ABI_VERSION_MINOR);
+  }
+  alignas(16) unsigned char normalized[pk::meta::kMaxAttrsSize];
+  Diag diag;
+  if (!pk::meta::validate_launch(*op, inputs, num_inputs, outputs, num_outputs, attrs, normalized, diag)) {
+    return set_error_from_diag(diag, op_id);
+  }
+  if (pk_status st = check_devices(*stream->device, *op, inputs, num_inputs, outputs, num_outputs)) return st;
+  return launch_validated(stream, *op, inputs, num_inputs, outputs, num_outputs, op->num_attrs ? normalized : nullptr);
+}
+
+}  // namespace pk::rt
+
+extern "C" {
+
+pk_status pk_launch(pk_stream_t stream, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
+                    const pk_tensor *outputs, uint32_t num_outputs, const void *attrs) {
+  return validate_and_launch(stream, op_id, inputs, num_inputs, outputs, num_outputs, attrs);
+}
+
+pk_status pk_infer_outputs(uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs, const void *attrs,
+                           uint32_t num_outputs, pk_dtype *out_dtypes, int32_t *out_ndims, int64_t *out_shapes) {
+  const OpInfo *op = pk::meta::find_op(op_id);
+  if (op == nullptr) return set_error(PK_ERROR_INVALID_ARGUMENT, op_id, -1, 0, "pk_infer_outputs: unknown op id %u", op_id);
+  if (num_outputs != op->num_outputs || !out_dtypes || !out_ndims || !out_shapes) {
+    return set_error(PK_ERROR_INVALID_ARGUMENT, op_id, -1, 0,
+                     "%s: pk_infer_outputs needs %u outputs and non-NULL result arrays", op->name, op->num_outputs);
+  }
+  if (num_inputs > 0 && inputs == nullptr) {
+    return set_error(PK_ERROR_INVALID_ARGUMENT, op_id, -1, 0, "%s: inputs is NULL", op->name);
+  }
+  Diag diag;
+  pk::meta::TensorType types[64];
+  if (num_inputs > 64) return set_error(PK_ERROR_INVALID_ARGUMENT, op_id, -1, 0, "%s: more than 64 inputs", op->name);
+  for (uint32_t i = 0; i < num_inputs; ++i) {
+    if (!pk::meta::tensor_type(inputs[i], types[i], op, static_cast<int32_t>(i), diag)) return set_error_from_diag(diag, op_id);
+  }
+  alignas(16) unsigned char normalized[pk::meta::kMaxAttrsSize];
+  pk::meta::TensorType outs[8];
+  if (!pk::meta::normalize_attrs(*op, attrs, normalized, diag) ||
+      !pk::meta::check_attrs(*op, normalized, types, num_inputs, diag) ||
+      !pk::meta::infer_outputs(*op, types, num_inputs, normalized, outs, diag)) {
+    return set_error_from_diag(diag, op_id);
+  }
+  for (uint32_t k = 0; k < num_outputs; ++k) {
+    out_dtypes[k] = pk::meta::dtype_desc(outs[k].dtype);
+    out_ndims[k] = outs[k].ndim;
+    for (int d = 0; d < PK_MAX_RANK; ++d) out_shapes[k * PK_MAX_RANK + d] = d < outs[k].ndim ? outs[k].shape[d] : 0;
+  }
+  return PK_OK;
+}
+
+pk_status pk_device_query_op(pk_device_t device, const pk_op_query *query, pk_op_support *out) {
+  if (device == nullptr || query == nullptr || out == nullptr) {
+    return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0, "pk_device_query_op: NULL argument");
+  }
+  if (query->struct_size < offsetof(pk_op_query, attrs) || out->struct_size < sizeof(pk_op_support)) {
+    return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0,
+                     "pk_device_query_op: struct_size of query or result too small");
+  }
+  const OpInfo *op = pk::meta::find_op(query->op_id);
+  if (op == nullptr) {
+    return set_error(PK_ERROR_INVALID_ARGUMENT, query->op_id, -1, 0, "pk_device_query_op: unknown op id %u",
+                     query->op_id);
+  }
+  Backend &b = *device->backend;
+  pk_op_query q;
+  PK_STRUCT_INIT(q);
+  std::memcpy(&q, query, std::min<size_t>(query->struct_size, sizeof(q)));
+  q.struct_size = sizeof(q);
+  q.device_index = device->index;
+  uint32_t size = out->struct_size;
+  std::memset(out, 0, size);
+  out->struct_size = size;
+  if (b.api.op_query == nullptr || !backend_knows_op(b, *op)) {
+    out->supported = 0;
+    std::snprintf(out->reason, sizeof(out->reason), "%s", b.api.op_query ? "op is newer than the plugin's ABI" : "backend has no capability query");
+    return PK_OK;
+  }
+  pk_status st = b.api.op_query(b.context, &q, out);
+  out->reason[sizeof(out->reason) - 1] = '\0';
+  if (st != PK_OK) return forward_backend_error(b, st, op->id, "op_query failed");
+  return PK_OK;
+}
+
+const char *pk_runtime_fallback_report(pk_runtime_t rt) {
+  if (rt == nullptr) return "";
+  std::lock_guard<std::mutex> lock(rt->mu);
+  rt->report.clear();
+  for (const OpInfo *op = pk::meta::ops_begin(); op != pk::meta::ops_end(); ++op) {
+    uint64_t n = rt->fallback[op->id].launches.load();
+    if (n == 0) continue;
+    char line[256];
+    std::snprintf(line, sizeof(line), "%s launches=%llu bytes_copied=%llu fallback=%s\n", op->name,
+                  static_cast<unsigned long long>(n),
+                  static_cast<unsigned long long>(rt->fallback[op->id].bytes_copied.load()), rt->fallback_name.c_str());
+    rt->report += line;
+  }
+  return rt->report.c_str();
+}
+
+pk_status pk_runtime_fallback_count(pk_runtime_t rt, uint32_t op_id, uint64_t *launches, uint64_t *bytes_copied) {
+  if (rt == nullptr) return set_error(PK_ERROR_INVALID_ARGUMENT, op_id, -1, 0, "pk_runtime_fallback_count: runtime is NULL");
+  if (op_id >= PK_OP_ID_LIMIT) return set_error(PK_ERROR_INVALID_ARGUMENT, op_id, -1, 0, "unknown op id %u", op_id);
+  if (launches) *launches = rt->fallback[op_id].launches.load();
+  if (bytes_copied) *bytes_copied = rt->fallback[op_id].bytes_copied.load();
+  return PK_OK;
+}
+
+void pk_runtime_reset_fallback_counters(pk_runtime_t rt) {
+  if (rt == nullptr) return;
+  for (uint32_t i = 0; i < PK_OP_ID_LIMIT; ++i) {
+    rt->fallback[i].launches = 0;
+    rt->fallback[i].bytes_copied = 0;
+  }
+}
+
+}  // extern "C"

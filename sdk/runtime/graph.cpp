@@ -1,0 +1,550 @@
+// graph.cpp — graphs of ops: construction with shape inference, compilation for a device (composites the
+// backend lacks are decomposed, fusable runs are offered to the backend's fusion hook), and execution.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "runtime_internal.hpp"
+
+using namespace pk::rt;
+using pk::meta::Diag;
+using pk::meta::OpInfo;
+using pk::meta::TensorType;
+
+namespace pk::rt {
+pk_status validate_and_launch(pk_stream_s *stream, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
+                              const pk_tensor *outputs, uint32_t num_outputs, const void *attrs);
+}
+
+namespace {
+
+struct GraphNode {
+  uint32_t op_id = PK_OP_NONE;
+  std::vector<uint8_t> attrs;  // normalized attribute struct, empty if the op has none
+  std::vector<uint32_t> inputs;
+  std::vector<uint32_t> outputs;
+};
+
+bool same_type(const TensorType &a, const TensorType &b) {
+  if (a.dtype != b.dtype || a.ndim != b.ndim) return false;
+  for (int i = 0; i < a.ndim; ++i)
+    if (a.shape[i] != b.shape[i]) return false;
+  return true;
+}
+
+std::string shape_text(const TensorType &t) {
+  std::string s = pk::meta::dtype_name(t.dtype);
+  s += '[';
+  for (int i = 0; i < t.ndim; ++i) s += (i ? "," : "") + std::to_string(t.shape[i]);
+  return s + ']';
+}
+
+// Ops a fusion region may contain: elementwise maps (one output, same shape as the inputs).
+bool is_elementwise(const OpInfo &op) {
+  return op.tier == pk::meta::Tier::primitive && op.num_outputs == 1 && op.alias == pk::meta::Alias::new_ &&
+         (op.shape == pk::meta::ShapeRule::elementwise ||
+          (op.shape == pk::meta::ShapeRule::same_as_input && std::strcmp(op.category, "conversion") == 0));
+}
+
+bool is_trailing_reduction(const OpInfo &op) {
+  return op.tier == pk::meta::Tier::primitive && op.shape == pk::meta::ShapeRule::reduce && op.num_outputs == 1;
+}
+
+}  // namespace
+
+struct pk_graph_s {
+  std::vector<TensorType> values;
+  std::vector<uint32_t> inputs;
+  std::vector<uint32_t> outputs;
+  std::vector<GraphNode> nodes;
+};
+
+struct pk_executable_s {
+  struct Step {
+    bool fused = false;
+    GraphNode node;                 // single op (fused == false)
+    pk_be_kernel *kernel = nullptr;  // fused kernel
+    std::vector<uint32_t> args;      // fused kernel arguments, in pk_fusion_claim order
+  };
+  Device *device = nullptr;
+  std::vector<TensorType> values;
+  std::vector<uint32_t> inputs;
+  std::vector<uint32_t> outputs;
+  std::vector<Step> steps;
+  uint32_t fused_kernels = 0, fused_nodes = 0, single_nodes = 0;
+  ~pk_executable_s() {
+    Backend &b = *device->backend;
+    for (auto &s : steps) {
+      if (s.kernel && b.api.kernel_destroy) b.api.kernel_destroy(b.context, s.kernel);
+    }
+  }
+};
+
+namespace {
+
+// Offers one contiguous run of nodes [begin, end) to the backend and appends the resulting steps.
+void offer_region(pk_executable_s &exe, const std::vector<GraphNode> &nodes, size_t begin, size_t end,
+                  const std::vector<int> &last_use, const std::vector<bool> &is_graph_output) {
+  Backend &b = *exe.device->backend;
+  size_t n = end - begin;
+  // Subgraph values: external inputs (ascending value id), then node outputs in node order.
+  std::vector<uint32_t> ids;
+  std::vector<bool> produced(exe.values.size(), false);
+  for (size_t i = begin; i < end; ++i) {
+    for (uint32_t v : nodes[i].inputs)
+      if (!produced[v] && std::find(ids.begin(), ids.end(), v) == ids.end()) ids.push_back(v);
+    for (uint32_t v : nodes[i].outputs) produced[v] = true;
+  }
+  std::sort(ids.begin(), ids.end());
+  size_t num_external = ids.size();
+  for (size_t i = begin; i < end; ++i)
+    for (uint32_t v : nodes[i].outputs) ids.push_back(v);
+  auto local = [&](uint32_t v) { return static_cast<uint32_t>(std::find(ids.begin(), ids.end(), v) - ids.begin()); };
+  std::vector<pk_graph_value> values(ids.size());
+  for (size_t k = 0; k < ids.size(); ++k) {
+    const TensorType &t = exe.values[ids[k]];
+    pk_graph_value &gv = values[k];
+    PK_STRUCT_INIT(gv);
+    gv.dtype = pk::meta::dtype_desc(t.dtype);
+    gv.ndim = t.ndim;
+    std::copy(t.shape, t.shape + t.ndim, gv.shape);
+    gv.is_input = k < num_external;
+    gv.is_output = k >= num_external && (is_graph_output[ids[k]] || last_use[ids[k]] >= static_cast<int>(end));
+  }
+  std::vector<std::vector<uint32_t>> ins(n), outs(n);
+  std::vector<pk_graph_node> gnodes(n);
+  for (size_t i = 0; i < n; ++i) {
+    const GraphNode &g = nodes[begin + i];
+    for (uint32_t v : g.inputs) ins[i].push_back(local(v));
+    for (uint32_t v : g.outputs) outs[i].push_back(local(v));
+    pk_graph_node &gn = gnodes[i];
+    PK_STRUCT_INIT(gn);
+    gn.op_id = g.op_id;
+    gn.attrs = g.attrs.empty() ? nullptr : g.attrs.data();
+    gn.num_inputs = static_cast<uint32_t>(ins[i].size());
+    gn.inputs = ins[i].data();
+    gn.num_outputs = static_cast<uint32_t>(outs[i].size());
+    gn.outputs = outs[i].data();
+  }
+  pk_subgraph sg;
+  PK_STRUCT_INIT(sg);
+  sg.num_values = static_cast<uint32_t>(values.size());
+  sg.values = values.data();
+  sg.num_nodes = static_cast<uint32_t>(n);
+  sg.nodes = gnodes.data();
+  std::vector<uint8_t> claimed(n, 0);
+  pk_fusion_claim claim;
+  PK_STRUCT_INIT(claim);
+  claim.num_nodes = static_cast<uint32_t>(n);
+  claim.claimed = claimed.data();
+  pk_be_kernel *kernel = nullptr;
+  pk_status st = b.api.fusion_offer(b.context, exe.device->index, &sg, &claim, &kernel);
+  size_t num_claimed = static_cast<size_t>(std::count_if(claimed.begin(), claimed.end(), [](uint8_t c) { return c != 0; }));
+  // deps[i][j]: node j (of the run) depends on node i, transitively.
+  std::vector<std::vector<bool>> reach(n, std::vector<bool>(n, false));
+  for (size_t j = 0; j < n; ++j) {
+    for (uint32_t v : nodes[begin + j].inputs) {
+      for (size_t i = 0; i < j; ++i) {
+        const auto &o = nodes[begin + i].outputs;
+        if (std::find(o.begin(), o.end(), v) != o.end()) {
+          reach[i][j] = true;
+          for (size_t h = 0; h < i; ++h)
+            if (reach[h][i]) reach[h][j] = true;
+        }
+      }
+    }
+  }
+  bool convex = true;
+  for (size_t u = 0; u < n && convex; ++u) {
+    if (claimed[u]) continue;
+    bool after_claim = false, before_claim = false;
+    for (size_t c = 0; c < n; ++c) {
+      if (!claimed[c]) continue;
+      after_claim = after_claim || reach[c][u];
+      before_claim = before_claim || reach[u][c];
+    }
+    convex = !(after_claim && before_claim);
+  }
+  if (st != PK_OK || kernel == nullptr || num_claimed == 0 || !convex) {
+    // Declining (or a claim the runtime cannot schedule) leaves the run to single launches.
+    if (kernel && b.api.kernel_destroy) b.api.kernel_destroy(b.context, kernel);
+    for (size_t i = begin; i < end; ++i) {
+      pk_executable_s::Step s;
+      s.node = nodes[i];
+      exe.steps.push_back(std::move(s));
+      ++exe.single_nodes;
+    }
+    return;
+  }
+  // Kernel arguments: values claimed nodes read but do not produce, then values they produce that are read
+  // outside the claim or leave the run (both ascending in the subgraph's value order).
+  std::vector<bool> by_claim(ids.size(), false), read_by_claim(ids.size(), false), read_outside(ids.size(), false);
+  for (size_t i = 0; i < n; ++i) {
+    for (uint32_t lv : ins[i]) (claimed[i] ? read_by_claim : read_outside)[lv] = true;
+    if (claimed[i])
+      for (uint32_t lv : outs[i]) by_claim[lv] = true;
+  }
+  pk_executable_s::Step fused;
+  fused.fused = true;
+  fused.kernel = kernel;
+  for (size_t k = 0; k < ids.size(); ++k)
+    if (read_by_claim[k] && !by_claim[k]) fused.args.push_back(ids[k]);
+  for (size_t k = 0; k < ids.size(); ++k)
+    if (by_claim[k] && (read_outside[k] || values[k].is_output)) fused.args.push_back(ids[k]);
+  // Order: unclaimed nodes the claim depends on, the fused kernel, then the remaining unclaimed nodes.
+  std::vector<bool> before(n, false);
+  for (size_t u = 0; u < n; ++u) {
+    if (claimed[u]) continue;
+    for (size_t c = 0; c < n; ++c) before[u] = before[u] || (claimed[c] && reach[u][c]);
+  }
+  for (size_t u = 0; u < n; ++u) {
+    if (!claimed[u] && before[u]) {
+      pk_executable_s::Step s;
+      s.node = nodes[begin + u];
+      exe.steps.push_back(std::move(s));
+      ++exe.single_nodes;
+    }
+  }
+  exe.steps.push_back(std::move(fused));
+  ++exe.fused_kernels;
+  exe.fused_nodes += static_cast<uint32_t>(num_claimed);
+  for (size_t u = 0; u < n; ++u) {
+    if (!claimed[u] && !before[u]) {
+      pk_executable_s::Step s;
+      s.node = nodes[begin + u];
+      exe.steps.push_back(std::move(s));
+      ++exe.single_nodes;
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+pk_status pk_graph_create(pk_graph_t *out) {
+  if (out == nullptr) return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0, "pk_graph_create: out is NULL");
+  *out = std::make_unique<pk_graph_s>().release();
+  return PK_OK;
+}
+
+void pk_graph_destroy(pk_graph_t g) { std::unique_ptr<pk_graph_s> owned(g); }
+
+pk_status pk_graph_add_input(pk_graph_t g, pk_dtype dtype, int32_t ndim, const int64_t *shape, uint32_t *out_value) {
+  if (g == nullptr || out_value == nullptr) {
+    return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0, "pk_graph_add_input: NULL graph or out_value");
+  }
+  TensorType t{};
+  t.dtype = pk::meta::dtype_id(dtype);
+  if (t.dtype < 0) {
+    return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0,
+                     "pk_graph_add_input: dtype {code %u, bits %u, lanes %u} is no PrimKit dtype", dtype.code,
+                     dtype.bits, dtype.lanes);
+  }
+  if (ndim < 0 || ndim > PK_MAX_RANK || (ndim > 0 && shape == nullptr)) {
+    return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0,
+                     "pk_graph_add_input: rank %d needs 0..%d and a shape array", ndim, PK_MAX_RANK);
+  }
+  t.ndim = ndim;
+  for (int i = 0; i < ndim; ++i) {
+    if (shape[i] < 0) {
+      return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0, "pk_graph_add_input: extent %d is %lld < 0", i,
+                       static_cast<long long>(shape[i]));
+    }
+    t.shape[i] = shape[i];
+  }
+  *out_value = static_cast<uint32_t>(g->values.size());
+  g->values.push_back(t);
+  g->inputs.push_back(*out_value);
+  return PK_OK;
+}
+
+pk_status pk_graph_add_node(pk_graph_t g, uint32_t op_id, const uint32_t *inputs, uint32_t num_inputs,
+                            const void *attrs, uint32_t *out_values, uint32_t num_outputs) {
+  if (g == nullptr) return set_error(PK_ERROR_INVALID_ARGUMENT, op_id, -1, 0, "pk_graph_add_node: graph is NULL");
+  const OpInfo *op = pk::meta::find_op(op_id);
+  if (op == nullptr) return set_error(PK_ERROR_INVALID_ARGUMENT, op_id, -1, 0, "pk_graph_add_node: unknown op id %u", op_id);
+  if (num_outputs != op->num_outputs || (num_outputs > 0 && out_values == nullptr)) {
+    return set_error(PK_ERROR_INVALID_ARGUMENT, op_id, -1, 0, "%s: pk_graph_add_node needs %u output slots, got %u",
+                     op->name, op->num_outputs, num_outputs);
+  }
+  if (num_inputs > 0 && inputs == nullptr) return set_error(PK_ERROR_INVALID_ARGUMENT, op_id, -1, 0, "%s: inputs is NULL", op->name);
+  std::vector<TensorType> types(num_inputs);
+  for (uint32_t i = 0; i < num_inputs; ++i) {
+    if (inputs[i] >= g->values.size()) {
+      return set_error(PK_ERROR_INVALID_ARGUMENT, op_id, static_cast<int32_t>(i), 0,
+                       "%s: input %u names value %u, but the graph has %zu values", op->name, i, inputs[i],
+                       g->values.size());
+    }
+    types[i] = g->values[inputs[i]];
+  }
+  Diag diag;
+  GraphNode node;
+  node.op_id = op_id;
+  alignas(16) unsigned char normalized[pk::meta::kMaxAttrsSize];
+  TensorType outs[8];
+  if (!pk::meta::normalize_attrs(*op, attrs, normalized, diag) ||
+      !pk::meta::check_attrs(*op, normalized, types.data(), num_inputs, diag) ||
+      !pk::meta::infer_outputs(*op, types.data(), num_inputs, normalized, outs, diag)) {
+    return set_error_from_diag(diag, op_id);
+  }
+  if (op->num_attrs) node.attrs.assign(normalized, normalized + op->attrs_size);
+  node.inputs.assign(inputs, inputs + num_inputs);
+  for (uint32_t k = 0; k < num_outputs; ++k) {
+    out_values[k] = static_cast<uint32_t>(g->values.size());
+    node.outputs.push_back(out_values[k]);
+    g->values.push_back(outs[k]);
+  }
+  g->nodes.push_back(std::move(node));
+  return PK_OK;
+}
+
+pk_status pk_graph_mark_output(pk_graph_t g, uint32_t value) {
+  if (g == nullptr) return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0, "pk_graph_mark_output: graph is NULL");
+  if (value >= g->values.size()) {
+    return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0, "pk_graph_mark_output: no value %u (graph has %zu)",
+                     value, g->values.size());
+  }
+  if (std::find(g->inputs.begin(), g->inputs.end(), value) != g->inputs.end()) {
+    return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0,
+                     "pk_graph_mark_output: value %u is a graph input; outputs must be computed", value);
+  }
+  if (std::find(g->outputs.begin(), g->outputs.end(), value) != g->outputs.end()) {
+    return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0, "pk_graph_mark_output: value %u is already an output", value);
+  }
+  g->outputs.push_back(value);
+  return PK_OK;
+}
+
+pk_status pk_graph_value_info(pk_graph_t g, uint32_t value, pk_dtype *dtype, int32_t *ndim, int64_t *shape) {
+  if (g == nullptr || value >= g->values.size()) {
+    return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0, "pk_graph_value_info: no such graph or value");
+  }
+  const TensorType &t = g->values[value];
+  if (dtype) *dtype = pk::meta::dtype_desc(t.dtype);
+  if (ndim) *ndim = t.ndim;
+  if (shape)
+    for (int i = 0; i < PK_MAX_RANK; ++i) shape[i] = i < t.ndim ? t.shape[i] : 0;
+  return PK_OK;
+}
+
+pk_status pk_graph_compile(pk_graph_t g, pk_device_t device, const pk_compile_options *options, pk_executable_t *out) {
+  if (g == nullptr || device == nullptr || out == nullptr) {
+    return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0, "pk_graph_compile: NULL graph, device or out");
+  }
+  *out = nullptr;
+  if (g->outputs.empty()) {
+    return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0, "pk_graph_compile: the graph has no outputs");
+  }
+  bool fusion = !(options && options->struct_size >= sizeof(pk_compile_options) && options->disable_fusion);
+  Backend &b = *device->backend;
+  auto exe = std::make_unique<pk_executable_s>();
+  exe->device = device;
+  exe->values = g->values;
+  exe->inputs = g->inputs;
+  exe->outputs = g->outputs;
+  // 1. Composites the backend does not run natively become their primitives.
+  std::vector<GraphNode> nodes;
+  for (const GraphNode &node : g->nodes) {
+    const OpInfo &op = *pk::meta::find_op(node.op_id);
+    if (op.tier != pk::meta::Tier::composite) {
+      nodes.push_back(node);
+      continue;
+    }
+    bool native = false;
+    if (b.api.op_query) {
+      std::vector<pk_tensor> qin(node.inputs.size()), qout(node.outputs.size());
+      auto fill = [&](pk_tensor &t, uint32_t v) {
+        PK_STRUCT_INIT(t);
+        const TensorType &tt = exe->values[v];
+        t.dtype = pk::meta::dtype_desc(tt.dtype);
+        t.ndim = tt.ndim;
+        t.shape = exe->values[v].shape;
+        t.device_type = device->props.device_type;
+        t.device_id = static_cast<int32_t>(device->index);
+      };
+      for (size_t i = 0; i < qin.size(); ++i) fill(qin[i], node.inputs[i]);
+      for (size_t i = 0; i < qout.size(); ++i) fill(qout[i], node.outputs[i]);
+      pk_op_query q;
+      PK_STRUCT_INIT(q);
+      q.op_id = node.op_id;
+      q.device_index = device->index;
+      q.num_inputs = static_cast<uint32_t>(qin.size());
+      q.inputs = qin.data();
+      q.num_outputs = static_cast<uint32_t>(qout.size());
+      q.outputs = qout.data();
+      q.attrs = node.attrs.empty() ? nullptr : node.attrs.data();
+      pk_op_support sup;
+      PK_STRUCT_INIT(sup);
+      native = b.api.op_query(b.context, &q, &sup) == PK_OK && sup.supported;
+    }
+    if (native) {
+      nodes.push_back(node);
+      continue;
+    }
+    std::vector<TensorType> types;
+    for (uint32_t v : node.inputs) types.push_back(exe->values[v]);
+    pk::meta::Decomposition dec;
+    Diag diag;
+    if (!pk::meta::decompose(op, types.data(), static_cast<uint32_t>(types.size()),
+                             node.attrs.empty() ? nullptr : node.attrs.data(), dec, diag)) {
+      return set_error_from_diag(diag, op.id);
+    }
+    // Map the decomposition's values into the executable's.
+    std::vector<uint32_t> map(dec.values.size(), UINT32_MAX);
+    for (size_t i = 0; i < node.inputs.size(); ++i) map[i] = node.inputs[i];
+    for (size_t k = 0; k < dec.outputs.size(); ++k) map[dec.outputs[k]] = node.outputs[k];
+    for (size_t v = 0; v < dec.values.size(); ++v) {
+      if (map[v] == UINT32_MAX) {
+        map[v] = static_cast<uint32_t>(exe->values.size());
+        exe->values.push_back(dec.values[v]);
+      }
+    }
+    for (const auto &dn : dec.nodes) {
+      GraphNode gn;
+      gn.op_id = dn.op_id;
+      gn.attrs = dn.attrs;
+      for (int32_t v : dn.inputs) gn.inputs.push_back(map[v]);
+      for (int32_t v : dn.outputs) gn.outputs.push_back(map[v]);
+      nodes.push_back(std::move(gn));
+    }
+  }
+  // 2. Liveness: the last node that reads each value.
+  std::vector<int> last_use(exe->values.size(), -1);
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (uint32_t v : nodes[i].inputs) last_use[v] = static_cast<int>(i);
+  std::vector<bool> is_output(exe->values.size(), false);
+  for (uint32_t v : exe->outputs) is_output[v] = true;
+  // 3. Fusable runs: consecutive elementwise nodes of one output shape, optionally closed by a reduction of
+  // the run's last value. Consecutive in topological order, so every run is convex.
+  bool can_fuse = fusion && b.api.fusion_offer && b.api.kernel_launch;
+  size_t i = 0;
+  while (i < nodes.size()) {
+    const OpInfo &op = *pk::meta::find_op(nodes[i].op_id);
+    if (!can_fuse || !is_elementwise(op)) {
+      pk_executable_s::Step s;
+      s.node = nodes[i++];
+      exe->steps.push_back(std::move(s));
+      ++exe->single_nodes;
+      continue;
+    }
+    size_t j = i + 1;
+    const TensorType &shape0 = exe->values[nodes[i].outputs[0]];
+    while (j < nodes.size()) {
+      const OpInfo &next = *pk::meta::find_op(nodes[j].op_id);
+      const TensorType &t = exe->values[nodes[j].outputs[0]];
+      if (!is_elementwise(next) || t.ndim != shape0.ndim || !std::equal(t.shape, t.shape + t.ndim, shape0.shape)) break;
+      ++j;
+    }
+    if (j < nodes.size() && is_trailing_reduction(*pk::meta::find_op(nodes[j].op_id)) &&
+        nodes[j].inputs[0] == nodes[j - 1].outputs[0]) {
+      ++j;
+    }
+    if (j - i >= 2) {
+      offer_region(*exe, nodes, i, j, last_use, is_output);
+    } else {
+      pk_executable_s::Step s;
+      s.node = nodes[i];
+      exe->steps.push_back(std::move(s));
+      ++exe->single_nodes;
+    }
+    i = j;
+  }
+  *out = exe.release();
+  return PK_OK;
+}
+
+void pk_executable_destroy(pk_executable_t exe) { std::unique_ptr<pk_executable_s> owned(exe); }
+
+pk_status pk_executable_stats(pk_executable_t exe, uint32_t *fused_kernels, uint32_t *fused_nodes, uint32_t *single_nodes) {
+  if (exe == nullptr) return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0, "pk_executable_stats: NULL executable");
+  if (fused_kernels) *fused_kernels = exe->fused_kernels;
+  if (fused_nodes) *fused_nodes = exe->fused_nodes;
+  if (single_nodes) *single_nodes = exe->single_nodes;
+  return PK_OK;
+}
+
+pk_status pk_executable_run(pk_executable_t exe, pk_stream_t stream, const pk_tensor *inputs, uint32_t num_inputs,
+                            const pk_tensor *outputs, uint32_t num_outputs) {
+  if (exe == nullptr || stream == nullptr) {
+    return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0, "pk_executable_run: NULL executable or stream");
+  }
+  if (stream->device != exe->device) {
+    return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0,
+                     "pk_executable_run: the stream is on another device than the executable was compiled for");
+  }
+  if (num_inputs != exe->inputs.size() || num_outputs != exe->outputs.size() || (num_inputs && !inputs) ||
+      (num_outputs && !outputs)) {
+    return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0,
+                     "pk_executable_run: the graph takes %zu inputs and %zu outputs, got %u and %u", exe->inputs.size(),
+                     exe->outputs.size(), num_inputs, num_outputs);
+  }
+  Device &dev = *exe->device;
+  std::vector<pk_tensor> desc(exe->values.size());
+  std::vector<bool> bound(exe->values.size(), false);
+  Diag diag;
+  for (uint32_t k = 0; k < num_inputs + num_outputs; ++k) {
+    bool in = k < num_inputs;
+    const pk_tensor &t = in ? inputs[k] : outputs[k - num_inputs];
+    uint32_t v = in ? exe->inputs[k] : exe->outputs[k - num_inputs];
+    TensorType tt;
+    if (!pk::meta::tensor_type(t, tt, nullptr, static_cast<int32_t>(k), diag)) return set_error_from_diag(diag, PK_OP_NONE);
+    if (!same_type(tt, exe->values[v])) {
+      return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, static_cast<int32_t>(k), 0,
+                       "pk_executable_run: %s %u is %s but the graph declares %s", in ? "input" : "output",
+                       in ? k : k - num_inputs, shape_text(tt).c_str(), shape_text(exe->values[v]).c_str());
+    }
+    desc[v] = t;
+    bound[v] = true;
+  }
+  struct Temp {
+    void *data = nullptr;
+    uint64_t capacity = 0;
+  };
+  std::vector<Temp> temps(exe->values.size());
+  pk_status st = PK_OK;
+  for (size_t v = 0; v < exe->values.size() && st == PK_OK; ++v) {
+    if (bound[v]) continue;
+    const TensorType &t = exe->values[v];
+    uint64_t bytes = static_cast<uint64_t>(pk::meta::numel(t)) * pk::meta::dtype_size(t.dtype);
+    st = dev.allocator->allocate(bytes ? bytes : 1, &temps[v].data, &temps[v].capacity);
+    pk_tensor &d = desc[v];
+    PK_STRUCT_INIT(d);
+    d.data = temps[v].data;
+    d.storage_bytes = bytes;
+    d.device_type = dev.props.device_type;
+    d.device_id = static_cast<int32_t>(dev.index);
+    d.dtype = pk::meta::dtype_desc(t.dtype);
+    d.ndim = t.ndim;
+    d.shape = exe->values[v].shape;
+    if (dev.host_visible()) d.flags |= PK_TENSOR_FLAG_HOST_VISIBLE;
+  }
+  std::vector<pk_tensor> ins, outs;
+  Backend &b = *dev.backend;
+  for (const auto &step : exe->steps) {
+    if (st != PK_OK) break;
+    if (step.fused) {
+      ins.clear();
+      for (uint32_t v : step.args) ins.push_back(desc[v]);
+      st = b.api.kernel_launch(stream->stream, step.kernel, ins.data(), static_cast<uint32_t>(ins.size()));
+      if (st != PK_OK) st = forward_backend_error(b, st, PK_OP_NONE, "fused kernel launch failed");
+      continue;
+    }
+    ins.clear();
+    outs.clear();
+    for (uint32_t v : step.node.inputs) ins.push_back(desc[v]);
+    for (uint32_t v : step.node.outputs) outs.push_back(desc[v]);
+    st = validate_and_launch(stream, step.node.op_id, ins.data(), static_cast<uint32_t>(ins.size()), outs.data(),
+                             static_cast<uint32_t>(outs.size()), step.node.attrs.empty() ? nullptr : step.node.attrs.data());
+  }
+  if (dev.async() && b.api.stream_synchronize) {
+    pk_status sync = b.api.stream_synchronize(stream->stream);
+    if (st == PK_OK && sync != PK_OK) st = forward_backend_error(b, sync, PK_OP_NONE, "stream failed");
+  }
+  for (auto &t : temps)
+    if (t.data) dev.allocator->release(t.data, t.capacity);
+  return st;
+}
+
+}  // extern "C"

@@ -1,0 +1,217 @@
+// plugin_loader.cpp — discovery, dlopen, ABI negotiation and the checks that keep a broken plugin's failure
+// contained to a clear error.
+#include <dirent.h>
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "runtime_internal.hpp"
+
+namespace pk::rt {
+namespace {
+
+void host_log(int32_t level, const char *message) {
+  static const char *const names[] = {"error", "warning", "info", "debug"};
+  if (level < 0 || level > 3) level = 3;
+  // Debug and info stay quiet unless asked for: a library must not chatter on stderr.
+  const char *verbose = std::getenv("PRIMKIT_LOG");
+  int max_level = verbose ? std::atoi(verbose) : 1;
+  if (level <= max_level) std::fprintf(stderr, "primkit [%s] %s\n", names[level], message ? message : "");
+}
+
+const pk_host_services k_host_services = {sizeof(pk_host_services), PK_ABI_VERSION, host_log};
+
+// The slots every plugin must fill; everything after them may be NULL.
+constexpr size_t k_required_api_bytes = offsetof(pk_backend_api, get_last_error) + sizeof(void *);
+
+bool is_plugin_file(const char *name) {
+  size_t n = std::strlen(name);
+  static const char prefix[] = "libprimkit_backend_";
+  return n > sizeof(prefix) + 2 && std::strncmp(name, prefix, sizeof(prefix) - 1) == 0 &&
+         std::strcmp(name + n - 3, ".so") == 0;
+}
+
+bool valid_backend_name(const char *name, size_t capacity) {
+  size_t n = strnlen(name, capacity);
+  if (n == 0 || n == capacity) return false;
+  for (size_t i = 0; i < n; ++i) {
+    char c = name[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) return false;
+  }
+  return true;
+}
+
+std::string install_plugin_dir() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void *>(&pk_runtime_create), &info) == 0 || info.dli_fname == nullptr) return {};
+  std::string lib = info.dli_fname;
+  size_t slash = lib.rfind('/');
+  std::string dir = slash == std::string::npos ? std::string(".") : lib.substr(0, slash);
+  return dir + "/primkit";
+}
+
+}  // namespace
+
+
+pk_status load_plugin(Runtime &rt, const std::string &path, Backend **out) {
+  void *lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    const char *why = dlerror();
+    return set_error(PK_ERROR_PLUGIN, PK_OP_NONE, -1, 0, "cannot load plugin %s: %s", path.c_str(),
+                     why ? why : "dlopen failed");
+  }
+  auto backend = std::make_unique<pk_backend_s>();
+  backend->runtime = &rt;
+  backend->library = lib;
+  backend->path = path;
+  dlerror();
+  auto entry = reinterpret_cast<pk_backend_entry_fn>(dlsym(lib, PK_BACKEND_ENTRY_SYMBOL));
+  if (entry == nullptr) {
+    return set_error(PK_ERROR_PLUGIN, PK_OP_NONE, -1, 0,
+                     "plugin %s is not a PrimKit backend: it does not export the entry symbol %s", path.c_str(),
+                     PK_BACKEND_ENTRY_SYMBOL);
+  }
+  uint32_t chosen = 0;
+  const pk_backend_api *table = nullptr;
+  char message[PK_MESSAGE_CAPACITY] = {0};
+  pk_status st = entry(&k_host_services, &chosen, &table, message, sizeof(message));
+  message[sizeof(message) - 1] = '\0';
+  if (st != PK_OK) {
+    return set_error(st == PK_ERROR_ABI_MISMATCH ? PK_ERROR_ABI_MISMATCH : PK_ERROR_PLUGIN, PK_OP_NONE, -1, 0,
+                     "plugin %s refused ABI %u.%u (%s): %s", path.c_str(), PK_ABI_VERSION_MAJOR,
+                     PK_ABI_VERSION_MINOR, pk_status_name(st), message[0] ? message : "no reason given");
+  }
+  if (PK_VERSION_MAJOR(chosen) != PK_ABI_VERSION_MAJOR || chosen > PK_ABI_VERSION) {
+    return set_error(PK_ERROR_ABI_MISMATCH, PK_OP_NONE, -1, 0,
+                     "plugin %s chose ABI %u.%u, but this runtime speaks %u.%u (same major, minor <= %u)",
+                     path.c_str(), PK_VERSION_MAJOR(chosen), PK_VERSION_MINOR(chosen), PK_ABI_VERSION_MAJOR,
+                     PK_ABI_VERSION_MINOR, PK_ABI_VERSION_MINOR);
+  }
+  if (table == nullptr || table->struct_size < k_required_api_bytes) {
+    return set_error(PK_ERROR_PLUGIN, PK_OP_NONE, -1, 0,
+                     "plugin %s returned %s function table (struct_size %u, at least %zu needed)", path.c_str(),
+                     table ? "a truncated" : "no", table ? table->struct_size : 0u, k_required_api_bytes);
+  }
+  // Copy the plugin's table into this build's layout: slots an older minor does not have stay NULL.
+  std::memcpy(&backend->api, table, std::min<size_t>(table->struct_size, sizeof(pk_backend_api)));
+  backend->api.struct_size = sizeof(pk_backend_api);
+  backend->abi_version = chosen;
+  const pk_backend_api &api = backend->api;
+  if (api.open == nullptr || api.close == nullptr || api.get_info == nullptr || api.get_last_error == nullptr) {
+    return set_error(PK_ERROR_PLUGIN, PK_OP_NONE, -1, 0,
+                     "plugin %s leaves a required slot NULL (open, close, get_info and get_last_error are "
+                     "required)",
+                     path.c_str());
+  }
+  st = api.open(&k_host_services, &backend->context);
+  if (st != PK_OK || backend->context == nullptr) {
+    backend->info.struct_size = sizeof(backend->info);
+    std::snprintf(backend->info.name, sizeof(backend->info.name), "%s", path.c_str());
+    backend->context = nullptr;
+    return forward_backend_error(*backend, st == PK_OK ? PK_ERROR_PLUGIN : st, PK_OP_NONE, "failed to open");
+  }
+  backend->info.struct_size = sizeof(backend->info);
+  st = api.get_info(backend->context, &backend->info);
+  if (st != PK_OK) return forward_backend_error(*backend, st, PK_OP_NONE, "get_info failed");
+  if (!valid_backend_name(backend->info.name, sizeof(backend->info.name))) {
+    return set_error(PK_ERROR_PLUGIN, PK_OP_NONE, -1, 0,
+                     "plugin %s reports an invalid backend name (need 1-63 chars of [a-z0-9_-])", path.c_str());
+  }
+  backend->info.vendor[sizeof(backend->info.vendor) - 1] = '\0';
+  for (const auto &other : rt.backends) {
+    if (std::strcmp(other->info.name, backend->info.name) == 0) {
+      return set_error(PK_ERROR_PLUGIN, PK_OP_NONE, -1, 0,
+                       "plugin %s: a backend named '%s' is already loaded from %s", path.c_str(),
+                       backend->info.name, other->path.c_str());
+    }
+  }
+  uint32_t count = 0;
+  if (api.device_count != nullptr) {
+    st = api.device_count(backend->context, &count);
+    if (st != PK_OK) return forward_backend_error(*backend, st, PK_OP_NONE, "device_count failed");
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    auto dev = std::make_unique<pk_device_s>();
+    dev->backend = backend.get();
+    dev->index = i;
+    dev->props.struct_size = sizeof(dev->props);
+    if (api.device_get_props == nullptr) {
+      return set_error(PK_ERROR_PLUGIN, PK_OP_NONE, -1, 0,
+                       "plugin %s reports %u devices but leaves device_get_props NULL", path.c_str(), count);
+    }
+    st = api.device_get_props(backend->context, i, &dev->props);
+    if (st != PK_OK) return forward_backend_error(*backend, st, PK_OP_NONE, "device_get_props failed");
+    dev->props.name[sizeof(dev->props.name) - 1] = '\0';
+    dev->props.device_id = static_cast<int32_t>(i);
+    if (dev->props.alignment == 0) dev->props.alignment = 64;
+    dev->allocator = std::make_unique<CachingAllocator>(*dev);
+    backend->devices.push_back(std::move(dev));
+  }
+  *out = backend.get();
+  rt.backends.push_back(std::move(backend));
+  return PK_OK;
+}
+
+void discover_plugins(Runtime &rt, const char *extra_path) {
+  std::vector<std::string> dirs;
+  auto split = [&](const char *list) {
+    if (list == nullptr) return;
+    std::string s = list;
+    size_t start = 0;
+    while (start <= s.size()) {
+      size_t end = s.find(':', start);
+      if (end == std::string::npos) end = s.size();
+      if (end > start) dirs.push_back(s.substr(start, end - start));
+      start = end + 1;
+    }
+  };
+  split(extra_path);
+  split(std::getenv("PRIMKIT_PLUGIN_PATH"));
+  std::string installed = install_plugin_dir();
+  if (!installed.empty()) dirs.push_back(installed);
+  std::vector<std::string> seen_files;
+  for (const auto &dir : dirs) {
+    DIR *d = opendir(dir.c_str());
+    if (d == nullptr) continue;
+    std::vector<std::string> names;
+    while (dirent *e = readdir(d)) {
+      if (is_plugin_file(e->d_name)) names.push_back(e->d_name);
+    }
+    closedir(d);
+    std::sort(names.begin(), names.end());  // deterministic load order
+    for (const auto &name : names) {
+      std::string path = dir + "/" + name;
+      char real[4096];
+      std::string key = realpath(path.c_str(), real) ? std::string(real) : path;
+      if (std::find(seen_files.begin(), seen_files.end(), key) != seen_files.end()) continue;
+      seen_files.push_back(key);
+      // The same backend found again in a later folder is shadowed by the first one, like PATH.
+      bool shadowed = false;
+      std::string stem = name.substr(std::strlen("libprimkit_backend_"));
+      stem = stem.substr(0, stem.size() - 3);
+      for (const auto &b : rt.backends) shadowed = shadowed || stem == b->info.name;
+      if (shadowed) continue;
+      Backend *loaded = nullptr;
+      if (load_plugin(rt, path, &loaded) != PK_OK) {
+        pk_error_info e;
+        e.struct_size = sizeof(e);
+        pk_get_last_error(&e);
+        rt.load_errors += e.message;
+        rt.load_errors += '\n';
+      }
+    }
+  }
+  clear_error();
+}
+
+}  // namespace pk::rt
+
+pk_backend_s::~pk_backend_s() {
+  devices.clear();
+  if (context != nullptr && api.close != nullptr) api.close(context);
+  if (library != nullptr) dlclose(library);
+}

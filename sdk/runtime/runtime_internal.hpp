@@ -1,0 +1,135 @@
+// runtime_internal.hpp — the objects behind libprimkit's opaque handles. Internal to sdk/runtime.
+#pragma once
+
+#include <atomic>
+#include <cstdarg>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "primkit/op_info.hpp"
+#include "primkit/primkit.h"
+
+struct pk_runtime_s;
+struct pk_backend_s;
+struct pk_device_s;
+struct pk_stream_s;
+
+namespace pk::rt {
+using Runtime = pk_runtime_s;
+using Backend = pk_backend_s;
+using Device = pk_device_s;
+
+// --- errors --------------------------------------------------------------------------------------------------
+
+// Sets the calling thread's last error and returns `status`, so `return set_error(...)` reads naturally.
+pk_status set_error(pk_status status, uint32_t op_id, int32_t arg_index, int32_t vendor_code, const char *fmt,
+                    ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+pk_status set_error_from_diag(const pk::meta::Diag &diag, uint32_t op_id);
+// Copies a backend's error (from its get_last_error slot) into the thread's last error, prefixed with the
+// backend's name, after a slot returned `status`.
+pk_status forward_backend_error(const Backend &backend, pk_status status, uint32_t op_id, const char *what);
+void clear_error();
+
+// --- caching allocator -----------------------------------------------------------------------------------------
+
+// Keeps freed device allocations in size classes so that steady-state allocation neither calls the backend
+// nor touches fresh pages (a first touch costs ~15 µs per 4 KiB page). Thread-safe.
+class CachingAllocator {
+ public:
+  explicit CachingAllocator(Device &device) : device_(device) {}
+  ~CachingAllocator();
+  CachingAllocator(const CachingAllocator &) = delete;
+  CachingAllocator &operator=(const CachingAllocator &) = delete;
+  // Returns a block of at least `bytes`; *capacity receives its real size.
+  pk_status allocate(uint64_t bytes, void **out, uint64_t *capacity);
+  void release(void *ptr, uint64_t capacity);
+  // Frees every cached block through the backend.
+  void trim();
+  static uint64_t size_class(uint64_t bytes);
+
+ private:
+  Device &device_;
+  std::mutex mu_;
+  std::multimap<uint64_t, void *> free_;  // capacity -> block
+  uint64_t cached_bytes_ = 0;
+};
+
+// --- plugin objects --------------------------------------------------------------------------------------------
+}  // namespace pk::rt
+
+struct pk_device_s {
+  pk::rt::Backend *backend = nullptr;
+  uint32_t index = 0;
+  pk_device_props props{};
+  std::unique_ptr<pk::rt::CachingAllocator> allocator;
+  std::mutex streams_mu;
+  std::vector<pk_stream_s *> streams;  // live streams, synchronized before memory is reused across streams
+  bool host_visible() const { return (props.features & PK_DEVICE_FEATURE_UNIFIED_MEMORY) != 0; }
+  bool async() const { return (props.features & PK_DEVICE_FEATURE_ASYNC) != 0; }
+};
+
+struct pk_backend_s {
+  pk::rt::Runtime *runtime = nullptr;
+  void *library = nullptr;  // dlopen handle
+  std::string path;
+  pk_backend_api api{};     // this build's full table: slots the plugin's table lacks are NULL
+  uint32_t abi_version = 0;
+  pk_be_context *context = nullptr;
+  pk_backend_info info{};
+  std::vector<std::unique_ptr<pk_device_s>> devices;
+  ~pk_backend_s();
+};
+
+namespace pk::rt {
+struct FallbackCounter {
+  std::atomic<uint64_t> launches{0};
+  std::atomic<uint64_t> bytes_copied{0};
+};
+
+}  // namespace pk::rt
+
+struct pk_runtime_s {
+  uint32_t flags = 0;
+  std::string fallback_name = "cpu";
+  std::mutex mu;  // guards backends, load_errors, report
+  std::vector<std::unique_ptr<pk_backend_s>> backends;
+  std::string load_errors;
+  std::string report;
+  std::unique_ptr<pk::rt::FallbackCounter[]> fallback;  // PK_OP_ID_LIMIT entries
+  bool strict() const { return (flags & PK_RUNTIME_STRICT) != 0; }
+  pk_backend_s *fallback_backend();  // the loaded backend named fallback_name, or nullptr
+  // Streams the runtime creates on the fallback backend's device 0 for fallback launches, one per thread.
+  std::mutex fallback_mu;
+  pk_stream_s *fallback_stream = nullptr;
+};
+
+// The remaining opaque handles of primkit.h.
+struct pk_stream_s {
+  pk::rt::Device *device = nullptr;
+  pk_be_stream *stream = nullptr;
+};
+struct pk_event_s {
+  pk::rt::Device *device = nullptr;
+  pk_be_event *event = nullptr;
+};
+struct pk_buffer_s {
+  pk::rt::Device *device = nullptr;
+  void *data = nullptr;
+  uint64_t bytes = 0;     // what the caller asked for (bounds checks use this)
+  uint64_t capacity = 0;  // what the allocator handed out
+};
+
+namespace pk::rt {
+pk_status load_plugin(Runtime &rt, const std::string &path, Backend **out);
+void discover_plugins(Runtime &rt, const char *extra_path);
+pk_status create_stream(Device &device, pk_stream_s **out);
+void destroy_stream(pk_stream_s *stream);
+}  // namespace pk::rt
