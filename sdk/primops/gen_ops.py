@@ -23,6 +23,7 @@ TABLE = os.path.join(ROOT, "sdk", "primops", "ops.yaml")
 OUT_HEADER = os.path.join(ROOT, "sdk", "include", "primkit", "primkit_ops.h")
 OUT_TABLE = os.path.join(ROOT, "sdk", "primops", "generated", "op_table.inc")
 OUT_DOCS = os.path.join(ROOT, "docs", "ops.md")
+OUT_LAYOUT = os.path.join(ROOT, "sdk", "primops", "generated", "attrs_layout.inc")
 
 MAX_RANK = 8
 CATEGORIES = {
@@ -607,8 +608,25 @@ def emit_docs(table):
     return stamp(body.rstrip("\n") + "\n", "<!--", " -->")
 
 
+def emit_layout(table):
+    """X-macro list of every attribute struct field, for the ABI layout freeze test (tests/abi)."""
+    L = ["// Every attribute struct and field of primkit_ops.h: PK_LAYOUT_STRUCT(type) then PK_LAYOUT_FIELD(type, field)."]
+    for op in table["ops"]:
+        if not op["attrs"]:
+            continue
+        sname = "pk_attrs_%s" % op["name"]
+        L.append("PK_LAYOUT_STRUCT(%s)" % sname)
+        L.append("PK_LAYOUT_FIELD(%s, struct_size)" % sname)
+        for a in op["attrs"]:
+            if a["type"] == "ints":
+                L.append("PK_LAYOUT_FIELD(%s, num_%s)" % (sname, a["name"]))
+            L.append("PK_LAYOUT_FIELD(%s, %s)" % (sname, a["name"]))
+    return stamp("\n".join(L) + "\n", "//")
+
+
 def outputs(table):
-    return {OUT_HEADER: emit_header(table), OUT_TABLE: emit_table(table), OUT_DOCS: emit_docs(table)}
+    return {OUT_HEADER: emit_header(table), OUT_TABLE: emit_table(table), OUT_DOCS: emit_docs(table),
+            OUT_LAYOUT: emit_layout(table)}
 
 
 def verify_stamp(path, text):

@@ -219,7 +219,9 @@ typedef struct pk_device_props {
  * ---------------------------------------------------------------------------------------------------------- */
 
 /* What the caller wants to launch: an op with concrete dtypes, ranks and (optionally) shapes and strides.
- * Backends must answer from dtypes and ranks alone when `inputs[i].shape` is NULL (a coverage query). */
+ * When `shape` is NULL in every tensor the query is a COVERAGE query: answer whether the op runs for these
+ * dtypes at the shapes the op admits in general (ndim is then only a hint). With shapes, answer for exactly
+ * that launch. */
 typedef struct pk_op_query {
   uint32_t struct_size;
   uint32_t op_id;

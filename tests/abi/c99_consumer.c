@@ -1,0 +1,15 @@
+/* c99_consumer.c — primkit.h must compile as strict C99 with every warning an error. This file uses the
+ * macros and every initializer so that a C-only construct error shows up here, not in a vendor's build. */
+#include "primkit/primkit.h"
+
+int pk_c99_consumer_check(void);
+int pk_c99_consumer_check(void) {
+  pk_tensor t;
+  pk_attrs_sum sum = PK_ATTRS_SUM_INIT;
+  pk_dtype f32 = PK_DTYPE_F32_DESC;
+  pk_backend_entry_fn entry = 0;
+  PK_STRUCT_INIT(t);
+  t.dtype = f32;
+  (void)entry;
+  return (int)(t.struct_size + sum.struct_size + PK_VERSION_MAJOR(PK_ABI_VERSION));
+}

@@ -1,0 +1,340 @@
+/* sim_backend.c — a small simulated accelerator written in plain C99 against primkit.h, used by the runtime
+ * tests. Its "device memory" is host memory the runtime may not touch directly (no unified memory), so every
+ * fallback goes through copies. It runs add and mul for f32 only, claims chains of those two in the fusion
+ * hook, and fails on purpose for sub (a device error with a vendor code) and div (a status outside the ABI). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "primkit/primkit.h"
+
+struct pk_be_context {
+  int open;
+};
+struct pk_be_stream {
+  int failed;
+};
+struct pk_be_event {
+  int recorded;
+};
+#define SIM_MAX_NODES 16
+struct pk_be_kernel {
+  uint32_t num_nodes;
+  uint32_t op[SIM_MAX_NODES];
+  /* operands: index into the argument list (< num_args) or num_args + k for the output of node k */
+  uint32_t a[SIM_MAX_NODES], b[SIM_MAX_NODES];
+  uint32_t num_inputs, num_outputs;
+  uint32_t out_node[SIM_MAX_NODES]; /* which node produces kernel output j */
+};
+
+static struct pk_be_context g_context;
+static pk_error_info g_error; /* single-threaded tests; a real backend keeps this per thread */
+
+
+static pk_status fail(pk_status st, uint32_t op, int32_t vendor, const char *msg) {
+  g_error.struct_size = sizeof(g_error);
+  g_error.status = st;
+  g_error.op_id = op;
+  g_error.arg_index = -1;
+  g_error.vendor_code = vendor;
+  snprintf(g_error.message, sizeof(g_error.message), "%s", msg);
+  return st;
+}
+
+static pk_status sim_open(const pk_host_services *host, pk_be_context **out) {
+  (void)host;
+  g_context.open = 1;
+  *out = &g_context;
+  return PK_OK;
+}
+static void sim_close(pk_be_context *ctx) { ctx->open = 0; }
+static pk_status sim_get_info(pk_be_context *ctx, pk_backend_info *out) {
+  (void)ctx;
+  snprintf(out->name, sizeof(out->name), "%s", "sim");
+  snprintf(out->vendor, sizeof(out->vendor), "%s", "PrimKit tests");
+  out->version_major = 0;
+  out->version_minor = 1;
+  out->version_patch = 0;
+  out->abi_version = PK_ABI_VERSION;
+  return PK_OK;
+}
+static pk_status sim_get_last_error(pk_be_context *ctx, pk_error_info *out) {
+  (void)ctx;
+  memcpy(out->message, g_error.message, sizeof(out->message));
+  out->status = g_error.status;
+  out->vendor_code = g_error.vendor_code;
+  out->op_id = g_error.op_id;
+  out->arg_index = g_error.arg_index;
+  return PK_OK;
+}
+static pk_status sim_device_count(pk_be_context *ctx, uint32_t *out) {
+  (void)ctx;
+  *out = 1;
+  return PK_OK;
+}
+static pk_status sim_device_get_props(pk_be_context *ctx, uint32_t index, pk_device_props *out) {
+  (void)ctx;
+  (void)index;
+  snprintf(out->name, sizeof(out->name), "%s", "simulated accelerator");
+  out->device_type = PK_DEVICE_EXT;
+  out->memory_bytes = 1u << 30;
+  out->compute_units = 1;
+  out->features = PK_DEVICE_FEATURE_FUSION;
+  out->dtype_mask = 1u << PK_DTYPE_F32;
+  out->max_allocation_bytes = 1u << 30;
+  out->alignment = 64;
+  return PK_OK;
+}
+static pk_status sim_mem_alloc(pk_be_context *ctx, uint32_t device, uint64_t bytes, void **out) {
+  (void)ctx;
+  (void)device;
+  *out = malloc((size_t)bytes);
+  return *out ? PK_OK : fail(PK_ERROR_OUT_OF_MEMORY, PK_OP_NONE, 0, "sim: out of memory");
+}
+static pk_status sim_mem_free(pk_be_context *ctx, uint32_t device, void *ptr) {
+  (void)ctx;
+  (void)device;
+  free(ptr);
+  return PK_OK;
+}
+static pk_status sim_h2d(pk_be_stream *s, void *dst, uint64_t off, const void *src, uint64_t bytes) {
+  (void)s;
+  memcpy((char *)dst + off, src, (size_t)bytes);
+  return PK_OK;
+}
+static pk_status sim_d2h(pk_be_stream *s, void *dst, const void *src, uint64_t off, uint64_t bytes) {
+  (void)s;
+  memcpy(dst, (const char *)src + off, (size_t)bytes);
+  return PK_OK;
+}
+static pk_status sim_d2d(pk_be_stream *s, void *dst, uint64_t doff, const void *src, uint64_t soff, uint64_t bytes) {
+  (void)s;
+  memcpy((char *)dst + doff, (const char *)src + soff, (size_t)bytes);
+  return PK_OK;
+}
+static pk_status sim_stream_create(pk_be_context *ctx, uint32_t device, pk_be_stream **out) {
+  (void)ctx;
+  (void)device;
+  *out = (pk_be_stream *)calloc(1, sizeof(pk_be_stream));
+  return *out ? PK_OK : fail(PK_ERROR_OUT_OF_MEMORY, PK_OP_NONE, 0, "sim: out of memory");
+}
+static pk_status sim_stream_destroy(pk_be_stream *s) {
+  free(s);
+  return PK_OK;
+}
+static pk_status sim_stream_sync(pk_be_stream *s) {
+  return s->failed ? fail(PK_ERROR_STREAM_FAILED, PK_OP_NONE, 0, "sim: an earlier launch failed") : PK_OK;
+}
+static pk_status sim_event_create(pk_be_context *ctx, uint32_t device, pk_be_event **out) {
+  (void)ctx;
+  (void)device;
+  *out = (pk_be_event *)calloc(1, sizeof(pk_be_event));
+  return *out ? PK_OK : fail(PK_ERROR_OUT_OF_MEMORY, PK_OP_NONE, 0, "sim: out of memory");
+}
+static pk_status sim_event_destroy(pk_be_event *e) {
+  free(e);
+  return PK_OK;
+}
+static pk_status sim_event_record(pk_be_event *e, pk_be_stream *s) {
+  (void)s;
+  e->recorded = 1;
+  return PK_OK;
+}
+static pk_status sim_wait(pk_be_stream *s, pk_be_event *e) {
+  (void)s;
+  (void)e;
+  return PK_OK;
+}
+static pk_status sim_event_sync(pk_be_event *e) {
+  (void)e;
+  return PK_OK;
+}
+
+static int is_f32(const pk_tensor *t) { return t->dtype.code == PK_DTYPE_CODE_FLOAT && t->dtype.bits == 32; }
+
+static pk_status sim_op_query(pk_be_context *ctx, const pk_op_query *q, pk_op_support *out) {
+  uint32_t i;
+  int ok = q->op_id == PK_OP_ADD || q->op_id == PK_OP_MUL;
+  (void)ctx;
+  for (i = 0; ok && i < q->num_inputs; ++i) ok = is_f32(&q->inputs[i]);
+  out->supported = ok;
+  out->native = ok;
+  snprintf(out->reason, sizeof(out->reason), "%s", ok ? "native" : "sim runs add and mul on f32 only");
+  return PK_OK;
+}
+
+/* Element i of a strided tensor (row-major index i). */
+static float *at(const pk_tensor *t, int64_t i) {
+  int64_t off = 0, d;
+  char *base = (char *)t->data + t->byte_offset;
+  for (d = t->ndim - 1; d >= 0; --d) {
+    int64_t n = t->shape[d], k = i % n;
+    int64_t stride = 1, e;
+    i /= n;
+    if (t->strides) {
+      stride = t->strides[d];
+    } else {
+      for (e = d + 1; e < t->ndim; ++e) stride *= t->shape[e];
+    }
+    off += k * stride;
+  }
+  return (float *)(base + off * 4);
+}
+
+static int64_t numel(const pk_tensor *t) {
+  int64_t n = 1, d;
+  for (d = 0; d < t->ndim; ++d) n *= t->shape[d];
+  return n;
+}
+
+static pk_status sim_op_launch(pk_be_stream *s, uint32_t op, const pk_tensor *in, uint32_t nin, const pk_tensor *out,
+                               uint32_t nout, const void *attrs) {
+  int64_t i, n;
+  (void)nin;
+  (void)nout;
+  (void)attrs;
+  if (s->failed) return fail(PK_ERROR_STREAM_FAILED, op, 0, "sim: stream already failed");
+  if (op == PK_OP_SUB) return fail(PK_ERROR_DEVICE, op, 77, "sim: the sub unit is on fire");
+  if (op == PK_OP_DIV) return 1234; /* a status the ABI does not define */
+  if ((op != PK_OP_ADD && op != PK_OP_MUL) || !is_f32(&in[0])) return PK_UNIMPLEMENTED;
+  n = numel(&out[0]);
+  for (i = 0; i < n; ++i) {
+    float a = *at(&in[0], i), b = *at(&in[1], i);
+    *at(&out[0], i) = op == PK_OP_ADD ? a + b : a * b;
+  }
+  return PK_OK;
+}
+
+/* Claims the longest prefix of add/mul f32 nodes; the kernel interprets them per element. */
+static pk_status sim_fusion_offer(pk_be_context *ctx, uint32_t device, const pk_subgraph *g, pk_fusion_claim *claim,
+                                  pk_be_kernel **out) {
+  uint32_t k, j, v, n = 0;
+  uint32_t arg_of[64];
+  pk_be_kernel *kern;
+  int produced[64] = {0};
+  int read_inside[64] = {0};
+  (void)ctx;
+  (void)device;
+  *out = NULL;
+  if (g->num_values > 64) return PK_OK;
+  while (n < g->num_nodes && n < SIM_MAX_NODES && (g->nodes[n].op_id == PK_OP_ADD || g->nodes[n].op_id == PK_OP_MUL) &&
+         g->values[g->nodes[n].outputs[0]].dtype.bits == 32 && g->values[g->nodes[n].outputs[0]].dtype.code == PK_DTYPE_CODE_FLOAT)
+    ++n;
+  if (n < 2) return PK_OK;
+  kern = (pk_be_kernel *)calloc(1, sizeof(pk_be_kernel));
+  if (!kern) return fail(PK_ERROR_OUT_OF_MEMORY, PK_OP_NONE, 0, "sim: out of memory");
+  for (k = 0; k < n; ++k) {
+    claim->claimed[k] = 1;
+    produced[g->nodes[k].outputs[0]] = 1;
+  }
+  for (k = 0; k < n; ++k)
+    for (j = 0; j < 2; ++j) read_inside[g->nodes[k].inputs[j]] = 1;
+  /* Arguments: values read but not produced (ascending), then produced values read outside or is_output. */
+  for (v = 0; v < g->num_values; ++v) arg_of[v] = UINT32_MAX;
+  for (v = 0; v < g->num_values; ++v)
+    if (read_inside[v] && !produced[v]) arg_of[v] = kern->num_inputs++;
+  for (v = 0; v < g->num_values; ++v) {
+    int outside = g->values[v].is_output;
+    for (k = n; k < g->num_nodes; ++k)
+      for (j = 0; j < g->nodes[k].num_inputs; ++j) outside = outside || g->nodes[k].inputs[j] == v;
+    if (produced[v] && outside) {
+      for (k = 0; k < n; ++k)
+        if (g->nodes[k].outputs[0] == v) kern->out_node[kern->num_outputs] = k;
+      ++kern->num_outputs;
+    }
+  }
+  kern->num_nodes = n;
+  for (k = 0; k < n; ++k) {
+    uint32_t a = g->nodes[k].inputs[0], b = g->nodes[k].inputs[1];
+    kern->op[k] = g->nodes[k].op_id;
+    for (j = 0; j < 2; ++j) {
+      uint32_t val = j == 0 ? a : b, src = 0, m;
+      if (!produced[val]) {
+        src = arg_of[val];
+      } else {
+        for (m = 0; m < k; ++m)
+          if (g->nodes[m].outputs[0] == val) src = 1000 + m;
+      }
+      if (j == 0) kern->a[k] = src;
+      else kern->b[k] = src;
+    }
+  }
+  *out = kern;
+  return PK_OK;
+}
+
+static pk_status sim_kernel_launch(pk_be_stream *s, pk_be_kernel *kern, const pk_tensor *args, uint32_t nargs) {
+  int64_t i, n;
+  uint32_t k;
+  float tmp[SIM_MAX_NODES];
+  (void)s;
+  if (nargs != kern->num_inputs + kern->num_outputs)
+    return fail(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, 0, "sim: wrong number of kernel arguments");
+  n = numel(&args[kern->num_inputs]);
+  for (i = 0; i < n; ++i) {
+    for (k = 0; k < kern->num_nodes; ++k) {
+      float a = kern->a[k] >= 1000 ? tmp[kern->a[k] - 1000] : *at(&args[kern->a[k]], i);
+      float b = kern->b[k] >= 1000 ? tmp[kern->b[k] - 1000] : *at(&args[kern->b[k]], i);
+      tmp[k] = kern->op[k] == PK_OP_ADD ? a + b : a * b;
+    }
+    for (k = 0; k < kern->num_outputs; ++k) *at(&args[kern->num_inputs + k], i) = tmp[kern->out_node[k]];
+  }
+  return PK_OK;
+}
+
+static pk_status sim_kernel_destroy(pk_be_context *ctx, pk_be_kernel *kern) {
+  (void)ctx;
+  free(kern);
+  return PK_OK;
+}
+
+static pk_backend_api g_api;
+
+PK_EXPORT pk_status pk_backend_entry(const pk_host_services *host, uint32_t *chosen, const pk_backend_api **out_api,
+                                     char *message, size_t capacity) {
+  if (PK_VERSION_MAJOR(host->host_abi_version) != PK_ABI_VERSION_MAJOR) {
+    snprintf(message, capacity, "sim speaks ABI major %d only", PK_ABI_VERSION_MAJOR);
+    return PK_ERROR_ABI_MISMATCH;
+  }
+  memset(&g_api, 0, sizeof(g_api));
+  g_api.struct_size = sizeof(g_api);
+  g_api.abi_version = PK_ABI_VERSION;
+  g_api.open = sim_open;
+  g_api.close = sim_close;
+  g_api.get_info = sim_get_info;
+  g_api.get_last_error = sim_get_last_error;
+  g_api.device_count = sim_device_count;
+  g_api.device_get_props = sim_device_get_props;
+  g_api.mem_alloc = sim_mem_alloc;
+  g_api.mem_free = sim_mem_free;
+  g_api.copy_host_to_device = sim_h2d;
+  g_api.copy_device_to_host = sim_d2h;
+  g_api.copy_device_to_device = sim_d2d;
+  g_api.stream_create = sim_stream_create;
+  g_api.stream_destroy = sim_stream_destroy;
+  g_api.stream_synchronize = sim_stream_sync;
+  g_api.stream_query = sim_stream_sync;
+  g_api.event_create = sim_event_create;
+  g_api.event_destroy = sim_event_destroy;
+  g_api.event_record = sim_event_record;
+  g_api.stream_wait_event = sim_wait;
+  g_api.event_synchronize = sim_event_sync;
+  g_api.event_query = sim_event_sync;
+  g_api.op_query = sim_op_query;
+  g_api.op_launch = sim_op_launch;
+#ifndef SIM_OLD_MINOR
+  g_api.fusion_offer = sim_fusion_offer;
+  g_api.kernel_launch = sim_kernel_launch;
+  g_api.kernel_destroy = sim_kernel_destroy;
+#else
+  /* Simulates a plugin built against an older minor whose table ended before the capability query: the
+   * struct_size it reports stops there, and the runtime must treat every later slot as NULL. */
+  g_api.struct_size = (uint32_t)offsetof(pk_backend_api, op_query);
+  (void)sim_fusion_offer;
+  (void)sim_kernel_launch;
+  (void)sim_kernel_destroy;
+#endif
+  *chosen = PK_ABI_VERSION;
+  *out_api = &g_api;
+  return PK_OK;
+}

@@ -1,0 +1,99 @@
+// runtime_fixture.hpp — a runtime with the CPU backend (the fallback target) and the C test plugins loaded
+// explicitly, plus small helpers to make tensors on host-visible and simulated devices.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "primkit/primkit.h"
+
+namespace pk::test {
+
+inline std::string plugin(const std::string &name) { return std::string(PK_TEST_PLUGIN_DIR) + "/lib" + name + ".so"; }
+inline std::string cpu_plugin() { return std::string(PK_CPU_PLUGIN_DIR) + "/libprimkit_backend_cpu.so"; }
+
+inline pk_error_info last_error() {
+  pk_error_info e;
+  e.struct_size = sizeof(e);
+  pk_get_last_error(&e);
+  return e;
+}
+
+inline pk_dtype f32() { return pk_dtype PK_DTYPE_F32_DESC; }
+
+// A tensor on a device with its own shape storage, backed by a pk_buffer.
+struct DeviceTensor {
+  pk_buffer_t buffer = nullptr;
+  std::vector<int64_t> shape, strides;
+  pk_tensor t{};
+  DeviceTensor() = default;
+  DeviceTensor(pk_device_t dev, pk_dtype dtype, std::vector<int64_t> shp, uint64_t bytes = 0) : shape(std::move(shp)) {
+    int64_t n = 1;
+    for (auto s : shape) n *= s;
+    uint64_t need = bytes ? bytes : static_cast<uint64_t>(n) * (dtype.bits / 8);
+    EXPECT_EQ(pk_buffer_create(dev, need ? need : 1, &buffer), PK_OK) << last_error().message;
+    pk_buffer_tensor(buffer, dtype, static_cast<int32_t>(shape.size()), shape.data(), nullptr, 0, &t);
+  }
+  DeviceTensor(const DeviceTensor &) = delete;
+  DeviceTensor &operator=(const DeviceTensor &) = delete;
+  ~DeviceTensor() { pk_buffer_destroy(buffer); }
+  void set_strides(std::vector<int64_t> s) {
+    strides = std::move(s);
+    t.strides = strides.data();
+  }
+  void upload(pk_stream_t s, const void *src, uint64_t bytes) {
+    ASSERT_EQ(pk_copy_host_to_buffer(s, buffer, 0, src, bytes), PK_OK) << last_error().message;
+  }
+  template <typename T>
+  std::vector<T> download(pk_stream_t s, size_t count) {
+    std::vector<T> out(count);
+    EXPECT_EQ(pk_copy_buffer_to_host(s, out.data(), buffer, 0, count * sizeof(T)), PK_OK) << last_error().message;
+    EXPECT_EQ(pk_stream_synchronize(s), PK_OK) << last_error().message;
+    return out;
+  }
+};
+
+class RuntimeTest : public ::testing::Test {
+ protected:
+  void open(uint32_t flags = 0) {
+    pk_runtime_options o;
+    PK_STRUCT_INIT(o);
+    o.flags = flags | PK_RUNTIME_NO_DISCOVERY;
+    ASSERT_EQ(pk_runtime_create(&o, &rt), PK_OK);
+    ASSERT_EQ(pk_runtime_load_plugin(rt, cpu_plugin().c_str(), &cpu), PK_OK) << last_error().message;
+    ASSERT_EQ(pk_backend_device(cpu, 0, &cpu_dev), PK_OK);
+    ASSERT_EQ(pk_stream_create(cpu_dev, &cpu_stream), PK_OK);
+  }
+  void open_sim(const char *name = "primkit_backend_sim") {
+    ASSERT_EQ(pk_runtime_load_plugin(rt, plugin(name).c_str(), &sim), PK_OK) << last_error().message;
+    ASSERT_EQ(pk_backend_device(sim, 0, &sim_dev), PK_OK);
+    ASSERT_EQ(pk_stream_create(sim_dev, &sim_stream), PK_OK);
+  }
+  void SetUp() override { open(); }
+  void TearDown() override {
+    pk_stream_destroy(cpu_stream);
+    pk_stream_destroy(sim_stream);
+    pk_runtime_destroy(rt);
+  }
+  pk_runtime_t rt = nullptr;
+  pk_backend_t cpu = nullptr, sim = nullptr;
+  pk_device_t cpu_dev = nullptr, sim_dev = nullptr;
+  pk_stream_t cpu_stream = nullptr, sim_stream = nullptr;
+};
+
+// Distance in units in the last place between two floats (0 if both NaN).
+inline int64_t ulp_distance(float a, float b) {
+  if (std::isnan(a) && std::isnan(b)) return 0;
+  int32_t ia, ib;
+  std::memcpy(&ia, &a, 4);
+  std::memcpy(&ib, &b, 4);
+  if (ia < 0) ia = INT32_MIN - ia;
+  if (ib < 0) ib = INT32_MIN - ib;
+  return std::llabs(static_cast<int64_t>(ia) - ib);
+}
+
+}  // namespace pk::test

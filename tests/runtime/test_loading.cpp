@@ -1,0 +1,126 @@
+// Loading and negotiation: every broken plugin is refused with a message naming the file and the reason,
+// and the runtime goes on working.
+#include <cstdlib>
+
+#include "runtime_fixture.hpp"
+
+using namespace pk::test;
+
+namespace {
+
+struct BadPlugin {
+  const char *file;
+  pk_status status;
+  const char *message_part;
+};
+
+class LoadingTest : public RuntimeTest {};
+
+TEST_F(LoadingTest, BrokenPluginsAreRefusedAndTheRuntimeGoesOn) {
+  const BadPlugin cases[] = {
+      {"primkit_test_no_entry", PK_ERROR_PLUGIN, "does not export the entry symbol pk_backend_entry"},
+      {"primkit_test_newer_major", PK_ERROR_ABI_MISMATCH, "this plugin needs ABI 2.0 or newer"},
+      {"primkit_test_wrong_choice", PK_ERROR_ABI_MISMATCH, "chose ABI 2.0"},
+      {"primkit_test_null_required", PK_ERROR_PLUGIN, "leaves a required slot NULL"},
+      {"primkit_backend_broken", PK_ERROR_DEVICE, "no such device: /dev/acme0"},
+      {"does_not_exist", PK_ERROR_PLUGIN, "cannot load plugin"},
+  };
+  for (const auto &c : cases) {
+    pk_backend_t b = nullptr;
+    std::string path = plugin(c.file);
+    EXPECT_EQ(pk_runtime_load_plugin(rt, path.c_str(), &b), c.status) << c.file;
+    EXPECT_EQ(b, nullptr);
+    pk_error_info e = last_error();
+    EXPECT_EQ(e.status, c.status);
+    EXPECT_NE(std::string(e.message).find(c.message_part), std::string::npos) << e.message;
+    EXPECT_NE(std::string(e.message).find(c.file), std::string::npos) << "the message names the file: " << e.message;
+  }
+  EXPECT_EQ(last_error().vendor_code, -19) << "the open failure keeps the plugin's vendor code";
+  uint32_t n = 0;
+  ASSERT_EQ(pk_runtime_backend_count(rt, &n), PK_OK);
+  EXPECT_EQ(n, 1u) << "only the CPU backend is loaded";
+}
+
+TEST_F(LoadingTest, NegotiatesTheHostVersionWithAGoodPlugin) {
+  open_sim();
+  EXPECT_EQ(pk_backend_abi_version(sim), PK_ABI_VERSION);
+  pk_backend_info info;
+  PK_STRUCT_INIT(info);
+  ASSERT_EQ(pk_backend_get_info(sim, &info), PK_OK);
+  EXPECT_STREQ(info.name, "sim");
+  EXPECT_STREQ(info.vendor, "PrimKit tests");
+  pk_device_props p;
+  PK_STRUCT_INIT(p);
+  ASSERT_EQ(pk_device_get_props(sim_dev, &p), PK_OK);
+  EXPECT_EQ(p.device_type, PK_DEVICE_EXT);
+  EXPECT_EQ(p.dtype_mask, 1u << PK_DTYPE_F32);
+  // A second plugin with the same backend name is refused, not shadowing the first silently.
+  pk_backend_t again = nullptr;
+  EXPECT_EQ(pk_runtime_load_plugin(rt, plugin("primkit_backend_sim").c_str(), &again), PK_ERROR_PLUGIN);
+  EXPECT_NE(std::string(last_error().message).find("already loaded"), std::string::npos);
+}
+
+TEST_F(LoadingTest, CallerStructsOfAnOlderSizeAreFilledOnlyUpToTheirSize) {
+  // An application compiled against a header whose pk_backend_info ended after `vendor` must not be overrun.
+  struct {
+    pk_backend_info info;
+    char guard[8];
+  } s;
+  std::memset(&s, 0x5a, sizeof(s));
+  s.info.struct_size = offsetof(pk_backend_info, version_major);
+  ASSERT_EQ(pk_backend_get_info(cpu, &s.info), PK_OK);
+  EXPECT_STREQ(s.info.name, "cpu");
+  EXPECT_EQ(s.info.version_major, 0x5a5a5a5au) << "fields beyond struct_size are untouched";
+  EXPECT_EQ(s.guard[0], 0x5a);
+}
+
+TEST(Discovery, FindsPluginsOnPrimkitPluginPathAndReportsTheBrokenOnes) {
+  // The test plugin folder holds a good backend (sim), one whose device is missing (broken) and other
+  // libraries not named libprimkit_backend_*.so, which are not candidates at all.
+  setenv("PRIMKIT_PLUGIN_PATH", PK_TEST_PLUGIN_DIR, 1);
+  pk_runtime_t rt = nullptr;
+  ASSERT_EQ(pk_runtime_create(nullptr, &rt), PK_OK);
+  pk_backend_t sim = nullptr;
+  EXPECT_EQ(pk_runtime_find_backend(rt, "sim", &sim), PK_OK) << pk_runtime_load_errors(rt);
+  EXPECT_NE(std::string(pk_backend_path(sim)).find("libprimkit_backend_sim.so"), std::string::npos);
+  pk_backend_t cpu = nullptr;
+  EXPECT_EQ(pk_runtime_find_backend(rt, "cpu", &cpu), PK_OK) << "the install's plugin folder is searched too";
+  std::string errors = pk_runtime_load_errors(rt);
+  EXPECT_NE(errors.find("libprimkit_backend_broken.so"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("no such device: /dev/acme0"), std::string::npos) << errors;
+  EXPECT_EQ(errors.find("primkit_test_"), std::string::npos) << "non-candidates are not tried: " << errors;
+  EXPECT_EQ(pk_runtime_find_backend(rt, "nonexistent", &cpu), PK_ERROR_NOT_FOUND);
+  EXPECT_NE(std::string(last_error().message).find("nonexistent"), std::string::npos);
+  pk_runtime_destroy(rt);
+  unsetenv("PRIMKIT_PLUGIN_PATH");
+}
+
+TEST_F(LoadingTest, OlderMinorPluginWithAShorterTableLoadsAndItsMissingSlotsAreNull) {
+  open_sim("primkit_test_sim_old_minor");
+  // Its table stops before op_query: the coverage query reports that instead of calling garbage.
+  pk_op_query q;
+  PK_STRUCT_INIT(q);
+  q.op_id = PK_OP_ADD;
+  pk_op_support s;
+  PK_STRUCT_INIT(s);
+  ASSERT_EQ(pk_device_query_op(sim_dev, &q, &s), PK_OK);
+  EXPECT_EQ(s.supported, 0);
+  EXPECT_STREQ(s.reason, "backend has no capability query");
+  // And launches fall back to the CPU backend through copies, with a correct result.
+  float a[3] = {1.5f, -2.0f, 4.0f}, b[3] = {0.25f, 8.0f, -4.0f};
+  DeviceTensor ta(sim_dev, f32(), {3}), tb(sim_dev, f32(), {3}), to(sim_dev, f32(), {3});
+  ta.upload(sim_stream, a, sizeof(a));
+  tb.upload(sim_stream, b, sizeof(b));
+  pk_tensor in[2] = {ta.t, tb.t};
+  ASSERT_EQ(pk_launch(sim_stream, PK_OP_ADD, in, 2, &to.t, 1, nullptr), PK_OK) << last_error().message;
+  auto r = to.download<float>(sim_stream, 3);
+  EXPECT_EQ(r[0], 1.75f);
+  EXPECT_EQ(r[1], 6.0f);
+  EXPECT_EQ(r[2], 0.0f);
+  uint64_t launches = 0, bytes = 0;
+  ASSERT_EQ(pk_runtime_fallback_count(rt, PK_OP_ADD, &launches, &bytes), PK_OK);
+  EXPECT_EQ(launches, 1u);
+  EXPECT_EQ(bytes, 4u * 12u) << "two inputs and the output down, the output back up";
+}
+
+}  // namespace

@@ -1,0 +1,20 @@
+// cli_common.hpp — helpers shared by the primkit subcommands.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "primkit/op_info.hpp"
+#include "primkit/primkit.h"
+
+namespace pk::cli {
+std::string last_error_message();
+// Creates a runtime with discovery; exits with a message on failure.
+pk_runtime_t open_runtime(uint32_t flags);
+// A backend by name (discovered) or by plugin path (loaded); nullptr after printing why.
+pk_backend_t resolve_backend(pk_runtime_t rt, const std::string &name_or_path);
+// The dtypes of an op's first type variable.
+std::vector<int32_t> op_primary_dtypes(const pk::meta::OpInfo &op);
+// Coverage query for (op, dtype) on a device; reason receives the backend's words.
+bool query_coverage(pk_device_t dev, const pk::meta::OpInfo &op, int32_t dtype, std::string *reason);
+}  // namespace pk::cli

@@ -1,0 +1,246 @@
+// primkit — the command line: list backends, show their op coverage, and (in later subcommands) run
+// conformance, generate a backend project and run models.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cli_common.hpp"
+#include "primkit/op_info.hpp"
+#include "primkit/primkit.h"
+
+namespace pk::cli {
+
+std::string last_error_message() {
+  pk_error_info e;
+  e.struct_size = sizeof(e);
+  pk_get_last_error(&e);
+  return e.message;
+}
+
+pk_runtime_t open_runtime(uint32_t flags) {
+  pk_runtime_options opts;
+  PK_STRUCT_INIT(opts);
+  opts.flags = flags;
+  pk_runtime_t rt = nullptr;
+  if (pk_runtime_create(&opts, &rt) != PK_OK) {
+    std::fprintf(stderr, "primkit: cannot create the runtime: %s\n", last_error_message().c_str());
+    std::exit(2);
+  }
+  return rt;
+}
+
+pk_backend_t resolve_backend(pk_runtime_t rt, const std::string &name_or_path) {
+  pk_backend_t b = nullptr;
+  if (name_or_path.find('/') != std::string::npos || name_or_path.size() > 3 &&
+                                                          name_or_path.compare(name_or_path.size() - 3, 3, ".so") == 0) {
+    if (pk_runtime_load_plugin(rt, name_or_path.c_str(), &b) == PK_OK) return b;
+    // Already discovered under the same name? Then the explicit path shadows nothing: report clearly.
+    std::fprintf(stderr, "primkit: %s\n", last_error_message().c_str());
+    return nullptr;
+  }
+  if (pk_runtime_find_backend(rt, name_or_path.c_str(), &b) == PK_OK) return b;
+  std::fprintf(stderr, "primkit: no backend named '%s' was found", name_or_path.c_str());
+  const char *errors = pk_runtime_load_errors(rt);
+  if (errors && *errors) std::fprintf(stderr, "; plugins that failed to load:\n%s", errors);
+  else std::fprintf(stderr, " (searched $PRIMKIT_PLUGIN_PATH and the install's plugin folder)\n");
+  return nullptr;
+}
+
+std::string features_text(uint32_t f) {
+  std::string s;
+  if (f & PK_DEVICE_FEATURE_ASYNC) s += "async ";
+  if (f & PK_DEVICE_FEATURE_UNIFIED_MEMORY) s += "unified-memory ";
+  if (f & PK_DEVICE_FEATURE_FUSION) s += "fusion ";
+  if (!s.empty()) s.pop_back();
+  return s.empty() ? "-" : s;
+}
+
+std::string float_policy_text(uint32_t f) {
+  std::string s;
+  if (f & PK_FLOAT_FLUSH_SUBNORMAL_OUTPUTS) s += "ftz ";
+  if (f & PK_FLOAT_FLUSH_SUBNORMAL_INPUTS) s += "daz ";
+  if (f & PK_FLOAT_FAST_MATH_TRANSCENDENTALS) s += "fast-transcendentals ";
+  if (!s.empty()) s.pop_back();
+  return s.empty() ? "ieee (subnormals kept)" : s;
+}
+
+std::vector<int32_t> op_primary_dtypes(const pk::meta::OpInfo &op) {
+  std::vector<int32_t> out;
+  uint32_t mask = op.num_type_vars ? op.type_vars[0].dtype_mask : 0;
+  for (int32_t d = 0; d < PK_DTYPE_COUNT; ++d)
+    if (mask & (1u << d)) out.push_back(d);
+  return out;
+}
+
+bool query_coverage(pk_device_t dev, const pk::meta::OpInfo &op, int32_t dtype, std::string *reason) {
+  // Operands of the first type variable take `dtype`; other variables take i64 if admitted, else their first.
+  std::vector<int32_t> var_dtype(op.num_type_vars, -1);
+  for (uint32_t v = 0; v < op.num_type_vars; ++v) {
+    uint32_t m = op.type_vars[v].dtype_mask;
+    var_dtype[v] = v == 0 ? dtype : ((m & (1u << PK_DTYPE_I64)) ? PK_DTYPE_I64 : __builtin_ctz(m));
+  }
+  std::vector<pk_tensor> ins(op.num_inputs);
+  for (uint32_t i = 0; i < op.num_inputs; ++i) {
+    PK_STRUCT_INIT(ins[i]);
+    int32_t d = op.inputs[i].type_var >= 0 ? var_dtype[op.inputs[i].type_var] : op.inputs[i].fixed_dtype;
+    ins[i].dtype = pk::meta::dtype_desc(d);
+    ins[i].ndim = 2;
+  }
+  pk_op_query q;
+  PK_STRUCT_INIT(q);
+  q.op_id = op.id;
+  q.num_inputs = op.num_inputs;
+  q.inputs = ins.data();
+  pk_op_support s;
+  PK_STRUCT_INIT(s);
+  if (pk_device_query_op(dev, &q, &s) != PK_OK) {
+    if (reason) *reason = last_error_message();
+    return false;
+  }
+  if (reason) *reason = s.reason;
+  return s.supported != 0;
+}
+
+}  // namespace pk::cli
+
+using namespace pk::cli;
+
+namespace {
+
+int cmd_list(int argc, char **argv) {
+  bool verbose = argc > 0 && std::strcmp(argv[0], "-v") == 0;
+  pk_runtime_t rt = open_runtime(0);
+  uint32_t n = 0;
+  pk_runtime_backend_count(rt, &n);
+  std::printf("PrimKit runtime, ABI %u.%u — %u backend%s\n", PK_ABI_VERSION_MAJOR, PK_ABI_VERSION_MINOR, n,
+              n == 1 ? "" : "s");
+  for (uint32_t i = 0; i < n; ++i) {
+    pk_backend_t b;
+    pk_runtime_backend(rt, i, &b);
+    pk_backend_info info;
+    PK_STRUCT_INIT(info);
+    pk_backend_get_info(b, &info);
+    uint32_t abi = pk_backend_abi_version(b);
+    uint32_t nd = 0;
+    pk_backend_device_count(b, &nd);
+    std::printf("\n%-10s %s %u.%u.%u  ABI %u.%u  %u device%s\n", info.name, info.vendor, info.version_major,
+                info.version_minor, info.version_patch, PK_VERSION_MAJOR(abi), PK_VERSION_MINOR(abi), nd,
+                nd == 1 ? "" : "s");
+    std::printf("           %s\n", pk_backend_path(b));
+    for (uint32_t d = 0; d < nd; ++d) {
+      pk_device_t dev;
+      pk_backend_device(b, d, &dev);
+      pk_device_props p;
+      PK_STRUCT_INIT(p);
+      pk_device_get_props(dev, &p);
+      std::printf("  device %u: %s, %.1f GiB, %u compute units, features: %s, floats: %s\n", d, p.name,
+                  static_cast<double>(p.memory_bytes) / (1ull << 30), p.compute_units, features_text(p.features).c_str(),
+                  float_policy_text(p.float_policy).c_str());
+      if (verbose) {
+        std::string dts;
+        for (int32_t t = 0; t < PK_DTYPE_COUNT; ++t)
+          if (p.dtype_mask & (1u << t)) dts += std::string(dts.empty() ? "" : " ") + pk::meta::dtype_name(t);
+        std::printf("            dtypes: %s\n", dts.c_str());
+      }
+    }
+    if (nd == 0) std::printf("  no devices\n");
+  }
+  const char *errors = pk_runtime_load_errors(rt);
+  if (errors && *errors) std::printf("\nplugins that failed to load:\n%s", errors);
+  pk_runtime_destroy(rt);
+  return 0;
+}
+
+int cmd_info(int argc, char **argv) {
+  if (argc < 1) {
+    std::fprintf(stderr, "usage: primkit info BACKEND [--ops]   (BACKEND: a name or a plugin path)\n");
+    return 2;
+  }
+  bool per_op = argc > 1 && std::strcmp(argv[1], "--ops") == 0;
+  pk_runtime_t rt = open_runtime(0);
+  pk_backend_t b = resolve_backend(rt, argv[0]);
+  if (b == nullptr) {
+    pk_runtime_destroy(rt);
+    return 2;
+  }
+  pk_backend_info info;
+  PK_STRUCT_INIT(info);
+  pk_backend_get_info(b, &info);
+  uint32_t nd = 0;
+  pk_backend_device_count(b, &nd);
+  if (nd == 0) {
+    std::printf("%s: no devices, so no op runs here\n", info.name);
+    pk_runtime_destroy(rt);
+    return 0;
+  }
+  pk_device_t dev;
+  pk_backend_device(b, 0, &dev);
+  std::printf("%s (%s %u.%u.%u), device 0 — op coverage from the capability query\n\n", info.name, info.vendor,
+              info.version_major, info.version_minor, info.version_patch);
+  // Per tier: ops fully / partly / not covered, then per dtype.
+  for (int tier = 0; tier < 2; ++tier) {
+    uint32_t ops = 0, full = 0, part = 0, pairs = 0, pairs_ok = 0;
+    uint32_t dt_total[PK_DTYPE_COUNT] = {0}, dt_ok[PK_DTYPE_COUNT] = {0};
+    for (const auto *op = pk::meta::ops_begin(); op != pk::meta::ops_end(); ++op) {
+      if (static_cast<int>(op->tier) != tier) continue;
+      ++ops;
+      auto dts = op_primary_dtypes(*op);
+      if (dts.empty()) dts.push_back(-1);
+      uint32_t ok = 0;
+      std::string line;
+      for (int32_t d : dts) {
+        std::string reason;
+        bool s = d < 0 ? query_coverage(dev, *op, PK_DTYPE_F32, &reason) : query_coverage(dev, *op, d, &reason);
+        ok += s;
+        ++pairs;
+        pairs_ok += s;
+        if (d >= 0) {
+          ++dt_total[d];
+          dt_ok[d] += s;
+        }
+        if (per_op) line += std::string(" ") + (d < 0 ? "-" : pk::meta::dtype_name(d)) + (s ? "+" : "-");
+      }
+      full += ok == dts.size();
+      part += ok > 0 && ok < dts.size();
+      if (per_op) std::printf("  %-32s%s\n", op->name, line.c_str());
+    }
+    std::printf("%s tier: %u ops — %u fully supported, %u partly, %u not at all; %u/%u (op, dtype) pairs (%.1f %%)\n",
+                tier == 0 ? "primitive" : "composite", ops, full, part, ops - full - part, pairs_ok, pairs,
+                pairs ? 100.0 * pairs_ok / pairs : 0.0);
+    std::printf("  by dtype:");
+    for (int32_t d = 0; d < PK_DTYPE_COUNT; ++d)
+      if (dt_total[d]) std::printf(" %s %u/%u", pk::meta::dtype_name(d), dt_ok[d], dt_total[d]);
+    std::printf("\n\n");
+  }
+  if (info.name[0] && std::strcmp(argv[0], info.name) == 0) {
+    // nothing else
+  }
+  pk_runtime_destroy(rt);
+  return 0;
+}
+
+void usage() {
+  std::printf(
+      "primkit — PrimKit SDK command line (ABI %u.%u)\n\n"
+      "  primkit list [-v]               backends found, their ABI version and devices\n"
+      "  primkit info BACKEND [--ops]    op coverage per tier and dtype (BACKEND: name or plugin path)\n"
+      "\nPlugins are found in $PRIMKIT_PLUGIN_PATH (':'-separated folders) and the install's plugin folder.\n",
+      PK_ABI_VERSION_MAJOR, PK_ABI_VERSION_MINOR);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2 || std::strcmp(argv[1], "-h") == 0 || std::strcmp(argv[1], "--help") == 0) {
+    usage();
+    return argc < 2 ? 2 : 0;
+  }
+  std::string cmd = argv[1];
+  if (cmd == "list") return cmd_list(argc - 2, argv + 2);
+  if (cmd == "info") return cmd_info(argc - 2, argv + 2);
+  std::fprintf(stderr, "primkit: unknown command '%s'\n\n", cmd.c_str());
+  usage();
+  return 2;
+}
