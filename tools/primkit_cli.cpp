@@ -33,8 +33,10 @@ pk_runtime_t open_runtime(uint32_t flags) {
 
 pk_backend_t resolve_backend(pk_runtime_t rt, const std::string &name_or_path) {
   pk_backend_t b = nullptr;
-  if (name_or_path.find('/') != std::string::npos || name_or_path.size() > 3 &&
-                                                          name_or_path.compare(name_or_path.size() - 3, 3, ".so") == 0) {
+  const bool looks_like_path =
+      name_or_path.find('/') != std::string::npos ||
+      (name_or_path.size() > 3 && name_or_path.compare(name_or_path.size() - 3, 3, ".so") == 0);
+  if (looks_like_path) {
     if (pk_runtime_load_plugin(rt, name_or_path.c_str(), &b) == PK_OK) return b;
     // Already discovered under the same name? Then the explicit path shadows nothing: report clearly.
     std::fprintf(stderr, "primkit: %s\n", last_error_message().c_str());

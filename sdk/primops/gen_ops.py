@@ -31,7 +31,7 @@ CATEGORIES = {
     "rng", "linalg", "indexing", "sort", "fft", "activation", "normalization", "pooling", "padding",
     "resampling", "attention", "loss", "misc", "memory",
 }
-SHAPE_RULES = ["elementwise", "reduce", "scan", "same_as_input", "custom"]
+SHAPE_RULES = ["elementwise", "reduce", "scan", "same_as_input", "custom", "derived"]
 ALIAS = ["new", "view", "inplace"]
 ATTR_TYPES = ["i64", "f64", "bool", "dtype", "ints", "enum"]
 TIERS = ["primitive", "composite"]
@@ -55,6 +55,8 @@ def load_table(path=TABLE):
         table = yaml.safe_load(f)
     dtypes = table["dtypes"]
     dnames = [d["name"] for d in dtypes]
+    DTYPE_NAMES.clear()
+    DTYPE_NAMES.update(dnames)
     for i, d in enumerate(dtypes):
         if d["id"] != i:
             raise TableError("ops.yaml: dtype %s: ids must be dense and in order" % d["name"])
@@ -181,6 +183,15 @@ def normalize_op(op, dnames, groups, enums):
                 fail(op, "output %s: attr:%s must name a dtype attribute" % (o["name"], arg))
         elif arg not in var_names:
             fail(op, "output %s: %s names no type variable" % (o["name"], t))
+    if op["shape"] == "derived" and op["tier"] != "composite":
+        fail(op, "shape: derived (outputs typed by the decomposition) is for composite ops only")
+    if "example" in op and not isinstance(op["example"], str):
+        fail(op, "example must be a string like \"x: f32[2,3]; dim=1\"")
+    if op["shape"] in ("custom", "derived") and op["inputs"] and "example" not in op:
+        fail(op, "ops with shape %s need an example (sample input types and attributes)" % op["shape"])
+    for a in op["attrs"]:
+        if a["type"] == "ints" and "default" in a and not isinstance(a["default"], list):
+            fail(op, "attr %s: an ints default is a list" % a["name"])
     if op["tier"] == "composite" and not op.get("decomposition"):
         fail(op, "composite ops need a decomposition")
     if op["tier"] == "primitive" and op.get("decomposition"):
@@ -205,7 +216,10 @@ def normalize_contract(op, c):
 # ---------------------------------------------------------------------------------------------------------
 
 DECOMP_FUNCS = {"shape", "rank", "dtype", "numel", "size", "iota", "remove", "insert", "concat", "at", "min",
-                "max", "float", "int", "slice_list", "reverse", "prod", "permute_inverse", "repeat"}
+                "max", "float", "int", "slice_list", "reverse", "prod", "permute_inverse", "repeat", "without",
+                "compute_dtype"}
+DECOMP_CONSTANTS = {"true", "false", "inf", "nan", "pi"}
+DTYPE_NAMES = set()  # filled by load_table: dtype names are values in decompositions
 TOKEN = re.compile(r"\s*(?:(\d+\.\d*(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|\d+)|([A-Za-z_][A-Za-z0-9_]*)|(\S))")
 
 
@@ -275,7 +289,7 @@ def parse_decomposition(op, by_name):
             elif kind == "id" and (i + 1 >= len(toks) or toks[i + 1] != ("op", "(")):
                 if i + 1 < len(toks) and toks[i + 1] == ("op", "="):
                     continue  # keyword
-                if val not in env and val not in attrs and val not in ("true", "false"):
+                if val not in env and val not in attrs and val not in DECOMP_CONSTANTS and val not in DTYPE_NAMES:
                     fail(op, "decomposition: `%s` uses %s before it is defined" % (ln, val))
         if depth != 0:
             fail(op, "decomposition: unbalanced parentheses in %s" % ln)
@@ -485,7 +499,11 @@ def emit_table(table):
             elif t == "bool" and default is not None:
                 default = 1 if default else 0
             dnum = 0.0 if (default is None or t == "ints") else float(default)
-            attrs.append("{%s, AttrType::%s, %s, %s, %s, %r, %s, %r, %d, %d, %d, %s, %r}" % (
+            dints = "nullptr, 0"
+            if t == "ints" and default:
+                w("static const int64_t k_default_%s_%s[] = {%s};" % (n, a["name"], ", ".join("%d" % v for v in default)))
+                dints = "k_default_%s_%s, %d" % (n, a["name"], len(default))
+            attrs.append(("{%s, AttrType::%s, %s, %s, %s, %r, %s, %r, %d, %d, %d, %s, %r, " + dints + "}") % (
                 cstr(a["name"]), "boolean" if t == "bool" else ("enumeration" if t == "enum" else t), off, cnt,
                 "true" if has_min else "false", float(a.get("min", 0)), "true" if has_max else "false",
                 float(a.get("max", 0)), dim_of, enum_id, enum_count,
@@ -499,7 +517,7 @@ def emit_table(table):
         c = op["contract"]
         dims = ""
         w("  {%d, %s, Tier::%s, %s, %d, k_types_%s, %d, k_inputs_%s, %d, k_outputs_%s, %d, %s, %s, "
-          "ShapeRule::%s, Alias::%s, {Contract::%s, %r, %r, %r}, %s, %s, %s, %s}," % (
+          "ShapeRule::%s, Alias::%s, {Contract::%s, %r, %r, %r}, %s, %s, %s, %s, %s}," % (
               op["id"], cstr(n), op["tier"], cstr(op["category"]), len(op["type_vars"]), n,
               len(op["inputs"]), n, len(op["outputs"]), n, len(op["attrs"]),
               ("k_attrs_%s" % n) if op["attrs"] else "nullptr",
@@ -508,7 +526,8 @@ def emit_table(table):
               c["ulp"], c["quality"], c["half"],
               cstr(op["decomposition"].strip()) if op["tier"] == "composite" else "nullptr",
               cstr(op["since"]), cstr(op["doc"]),
-              ("&shape_%s" % n) if op["shape"] == "custom" else "nullptr"))
+              ("&shape_%s" % n) if op["shape"] == "custom" else "nullptr",
+              cstr(op["example"]) if "example" in op else "nullptr"))
         del dims
     w("};")
     w("")

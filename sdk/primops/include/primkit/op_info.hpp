@@ -14,7 +14,9 @@
 namespace pk::meta {
 
 enum class Tier : uint8_t { primitive, composite };
-enum class ShapeRule : uint8_t { elementwise, reduce, scan, same_as_input, custom };
+// derived (composite ops only): the outputs are typed by running the decomposition, so the shape rule cannot
+// drift from the program.
+enum class ShapeRule : uint8_t { elementwise, reduce, scan, same_as_input, custom, derived };
 enum class Alias : uint8_t { new_, view, inplace };
 enum class DtypeRule : uint8_t { type_var, fixed, attr, real_of, complex_of };
 enum class AttrType : uint8_t { i64, f64, boolean, dtype, ints, enumeration };
@@ -53,6 +55,10 @@ struct AttrInfo {
   int32_t enum_count;  // number of choices
   bool has_default;
   double default_value;
+  // ints attributes with a non-empty default list: the list (the generator may leave these unset, which means
+  // an empty default list).
+  const int64_t *default_ints = nullptr;
+  int32_t num_default_ints = 0;
 };
 
 struct ContractInfo {
@@ -112,6 +118,9 @@ struct OpInfo {
   const char *since;
   const char *doc;
   ShapeFn shape_fn;  // custom shape rules only
+  // Sample inputs and attributes, e.g. "x: f32[2,3]; dim=1" (see parse_example); nullptr if the row has none.
+  // Every custom- or derived-shape op with inputs has one, so tests and case generators can start from it.
+  const char *example;
 
   bool variadic() const { return num_inputs > 0 && inputs[num_inputs - 1].variadic; }
 };
@@ -153,6 +162,10 @@ const char *enum_name(int32_t enum_id);
 // "op: argument (name): reason") and return false.
 
 constexpr size_t kMaxAttrsSize = 1024;  // every attribute struct fits (a static_assert in op_table.cpp checks)
+// Most tensors one launch may pass (a variadic input repeats); validate_launch rejects more. Callers may size
+// stack arrays of TensorType by these.
+constexpr uint32_t kMaxLaunchInputs = 64;
+constexpr uint32_t kMaxLaunchOutputs = 8;
 
 int64_t numel(const TensorType &t);
 // Converts a descriptor to a TensorType, checking struct_size, ndim, extents >= 0 and a known dtype with one lane.
@@ -175,6 +188,18 @@ bool infer_outputs(const OpInfo &op, const TensorType *inputs, uint32_t num_inpu
 // inputs (unless alias == inplace for output 0 and input 0 exactly) or each other.
 bool validate_launch(const OpInfo &op, const pk_tensor *inputs, uint32_t num_inputs, const pk_tensor *outputs,
                      uint32_t num_outputs, const void *attrs, void *attrs_out, Diag &diag);
+
+// Writes the op's attribute struct with every attribute at its table default (0 / empty where there is none)
+// and struct_size set; out has at least op.attrs_size bytes. No-op for ops without attributes.
+void default_attrs(const OpInfo &op, void *out);
+
+// --- examples (example.cpp) ---------------------------------------------------------------------------------
+
+// Parses an op's example text, e.g. "x: f32[2,3]; dim=1" or "tensors: f32[2,3], f32[2,1]; dim=1": inputs in
+// order (a variadic input lists several types), attributes by name (ints as [1,2], bool as true/false, dtypes
+// and enum values by name; unnamed attributes take their defaults). attrs_out (kMaxAttrsSize bytes) receives the
+// attribute struct. Fails with PK_ERROR_INVALID_ARGUMENT and a message naming the problem.
+bool parse_example(const OpInfo &op, const char *text, std::vector<TensorType> &inputs, void *attrs_out, Diag &diag);
 
 // --- decompositions (decomposition.cpp) -------------------------------------------------------------------
 

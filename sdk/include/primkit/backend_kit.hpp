@@ -1,0 +1,337 @@
+// backend_kit.hpp — header-only C++17 helpers for writing a PrimKit backend: storage types for the 8/16-bit
+// float formats, dtype dispatch, strided tensor views and their iteration, and a thread-local error record
+// behind the get_last_error slot. Shared by the reference backends and the backend template so that no
+// backend re-derives these. Not part of the C ABI: nothing here crosses the plugin boundary.
+//
+// Conversions follow convert_element_type (docs/ops.md): round to nearest even; overflow gives inf (f16, bf16,
+// f8e5m2) or saturates to ±448 (f8e4m3fn, which has no inf); NaN stays NaN.
+#pragma once
+
+#include <cmath>
+#include <complex>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "primkit/primkit.h"
+
+namespace pk::kit {
+
+// --- 8/16-bit float formats -----------------------------------------------------------------------------------
+
+namespace detail {
+
+// Rounds a double to a binary format with `mbits` mantissa bits, exponent bias `bias`, largest finite value
+// `max_finite` and (if has_inf) IEEE inf/NaN encodings; returns the bit pattern (sign in bit total-1).
+// Handles subnormals of the target exactly (one rounding, from the double).
+inline uint32_t encode_small_float(double v, int ebits, int mbits, bool has_inf, bool saturate, uint32_t nan_bits) {
+  const int total = 1 + ebits + mbits;
+  const uint32_t sign = std::signbit(v) ? (1u << (total - 1)) : 0u;
+  if (std::isnan(v)) return sign | nan_bits;
+  double a = std::fabs(v);
+  const int bias = (1 << (ebits - 1)) - 1;
+  // Largest finite: for IEEE-like formats the top exponent is reserved; for e4m3fn only mantissa 111 of the top
+  // exponent is NaN.
+  const int emax = has_inf ? ((1 << ebits) - 2) - bias : ((1 << ebits) - 1) - bias;
+  const double max_finite =
+      has_inf ? std::ldexp(2.0 - std::ldexp(1.0, -mbits), emax) : std::ldexp(2.0 - std::ldexp(1.0, 1 - mbits), emax);
+  const uint32_t inf_bits = has_inf ? (((1u << ebits) - 1) << mbits) : 0u;
+  if (std::isinf(a)) return saturate || !has_inf ? (sign | encode_small_float(max_finite, ebits, mbits, has_inf, true, nan_bits)) : (sign | inf_bits);
+  if (a == 0.0) return sign;
+  int e;
+  std::frexp(a, &e);  // a = f * 2^e, f in [0.5, 1)
+  int exp_unbiased = e - 1;
+  const int emin = 1 - bias;
+  if (exp_unbiased < emin) exp_unbiased = emin;  // subnormal range: fixed quantum
+  // Quantum of the target at this exponent; rint rounds half to even in the default rounding mode.
+  const double q = std::ldexp(1.0, exp_unbiased - mbits);
+  double r = std::nearbyint(a / q) * q;
+  if (r > max_finite) {
+    // Round-to-nearest overflows to inf past max + half a quantum; formats without inf saturate (e4m3fn) or
+    // become NaN. convert_element_type says e4m3fn saturates.
+    if (!has_inf || saturate) return sign | encode_small_float(max_finite, ebits, mbits, has_inf, true, nan_bits);
+    return sign | inf_bits;
+  }
+  if (r == 0.0) return sign;
+  int re;
+  std::frexp(r, &re);
+  int ue = re - 1;
+  uint32_t bits;
+  if (ue < emin) {  // subnormal
+    bits = static_cast<uint32_t>(r / std::ldexp(1.0, emin - mbits));
+  } else {
+    const uint32_t mant = static_cast<uint32_t>((r / std::ldexp(1.0, ue) - 1.0) * std::ldexp(1.0, mbits));
+    bits = (static_cast<uint32_t>(ue + bias) << mbits) | mant;
+  }
+  return sign | bits;
+}
+
+inline double decode_small_float(uint32_t bits, int ebits, int mbits, bool has_inf) {
+  const int total = 1 + ebits + mbits;
+  const bool neg = (bits >> (total - 1)) & 1u;
+  const uint32_t e = (bits >> mbits) & ((1u << ebits) - 1);
+  const uint32_t m = bits & ((1u << mbits) - 1);
+  const int bias = (1 << (ebits - 1)) - 1;
+  double v;
+  if (has_inf && e == (1u << ebits) - 1) {
+    v = m ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+  } else if (!has_inf && e == (1u << ebits) - 1 && m == (1u << mbits) - 1) {
+    v = std::numeric_limits<double>::quiet_NaN();
+  } else if (e == 0) {
+    v = std::ldexp(static_cast<double>(m), 1 - bias - mbits);
+  } else {
+    v = std::ldexp(1.0 + std::ldexp(static_cast<double>(m), -mbits), static_cast<int>(e) - bias);
+  }
+  return neg ? -v : v;
+}
+
+}  // namespace detail
+
+// Each format is a trivially copyable wrapper of its bits, convertible from double (one rounding) and to
+// float/double (exact).
+#define PK_KIT_SMALL_FLOAT(NAME, STORAGE, EBITS, MBITS, HAS_INF, NAN_BITS)                                     \
+  struct NAME {                                                                                                \
+    STORAGE bits;                                                                                              \
+    NAME() = default;                                                                                          \
+    static NAME from_bits(STORAGE b) {                                                                         \
+      NAME r;                                                                                                  \
+      r.bits = b;                                                                                              \
+      return r;                                                                                                \
+    }                                                                                                          \
+    explicit NAME(double v)                                                                                    \
+        : bits(static_cast<STORAGE>(detail::encode_small_float(v, EBITS, MBITS, HAS_INF, false, NAN_BITS))) {} \
+    explicit NAME(float v) : NAME(static_cast<double>(v)) {}                                                   \
+    double to_double() const { return detail::decode_small_float(bits, EBITS, MBITS, HAS_INF); }               \
+    explicit operator double() const { return to_double(); }                                                   \
+    explicit operator float() const { return static_cast<float>(to_double()); }                                \
+  };
+
+PK_KIT_SMALL_FLOAT(half, uint16_t, 5, 10, true, 0x7e00u)
+PK_KIT_SMALL_FLOAT(bfloat16, uint16_t, 8, 7, true, 0x7fc0u)
+PK_KIT_SMALL_FLOAT(f8e4m3fn, uint8_t, 4, 3, false, 0x7fu)
+PK_KIT_SMALL_FLOAT(f8e5m2, uint8_t, 5, 2, true, 0x7eu)
+#undef PK_KIT_SMALL_FLOAT
+
+// bool is stored as one byte 0/1.
+struct boolean {
+  uint8_t v;
+};
+
+template <class T>
+struct is_small_float : std::bool_constant<std::is_same_v<T, half> || std::is_same_v<T, bfloat16> ||
+                                           std::is_same_v<T, f8e4m3fn> || std::is_same_v<T, f8e5m2>> {};
+template <class T>
+struct is_complex : std::false_type {};
+template <class T>
+struct is_complex<std::complex<T>> : std::true_type {};
+
+// The type a kernel computes in: float for the 8/16-bit formats and f32, double for f64, the type itself
+// otherwise (integers keep their width so that wrap-around matches the storage type).
+template <class T>
+struct compute_type {
+  using type = T;
+};
+template <>
+struct compute_type<half> {
+  using type = float;
+};
+template <>
+struct compute_type<bfloat16> {
+  using type = float;
+};
+template <>
+struct compute_type<f8e4m3fn> {
+  using type = float;
+};
+template <>
+struct compute_type<f8e5m2> {
+  using type = float;
+};
+template <class T>
+using compute_t = typename compute_type<T>::type;
+
+// Loads a stored element into its compute type, and stores a compute value with one rounding.
+template <class T>
+inline compute_t<T> load(const T &v) {
+  if constexpr (is_small_float<T>::value) {
+    return static_cast<float>(v.to_double());
+  } else {
+    return v;
+  }
+}
+template <class T, class C>
+inline T store_as(const C &c) {
+  if constexpr (is_small_float<T>::value) {
+    return T(static_cast<double>(c));
+  } else {
+    return static_cast<T>(c);
+  }
+}
+
+// Calls f(T{}) with the storage type of a PK_DTYPE_* id; returns PK_UNIMPLEMENTED for an unknown id.
+// Storage types: boolean, uint8_t, int8_t, int16_t, int32_t, int64_t, half, bfloat16, float, double,
+// std::complex<float>, std::complex<double>, f8e4m3fn, f8e5m2.
+template <class F>
+inline pk_status dispatch_dtype(int32_t dtype, F &&f) {
+  switch (dtype) {
+    case PK_DTYPE_BOOL: return f(boolean{});
+    case PK_DTYPE_U8: return f(uint8_t{});
+    case PK_DTYPE_I8: return f(int8_t{});
+    case PK_DTYPE_I16: return f(int16_t{});
+    case PK_DTYPE_I32: return f(int32_t{});
+    case PK_DTYPE_I64: return f(int64_t{});
+    case PK_DTYPE_F16: return f(half{});
+    case PK_DTYPE_BF16: return f(bfloat16{});
+    case PK_DTYPE_F32: return f(float{});
+    case PK_DTYPE_F64: return f(double{});
+    case PK_DTYPE_C64: return f(std::complex<float>{});
+    case PK_DTYPE_C128: return f(std::complex<double>{});
+    case PK_DTYPE_F8E4M3FN: return f(f8e4m3fn{});
+    case PK_DTYPE_F8E5M2: return f(f8e5m2{});
+    default: return PK_UNIMPLEMENTED;
+  }
+}
+
+// PK_DTYPE_* id of a pk_dtype descriptor, -1 if it is none.
+inline int32_t dtype_id(pk_dtype d) {
+  if (d.lanes != 1) return -1;
+  switch (d.code) {
+    case PK_DTYPE_CODE_BOOL: return d.bits == 8 ? PK_DTYPE_BOOL : -1;
+    case PK_DTYPE_CODE_UINT: return d.bits == 8 ? PK_DTYPE_U8 : -1;
+    case PK_DTYPE_CODE_INT:
+      return d.bits == 8 ? PK_DTYPE_I8 : d.bits == 16 ? PK_DTYPE_I16 : d.bits == 32 ? PK_DTYPE_I32 : d.bits == 64 ? PK_DTYPE_I64 : -1;
+    case PK_DTYPE_CODE_FLOAT:
+      return d.bits == 16 ? PK_DTYPE_F16 : d.bits == 32 ? PK_DTYPE_F32 : d.bits == 64 ? PK_DTYPE_F64 : -1;
+    case PK_DTYPE_CODE_BFLOAT: return d.bits == 16 ? PK_DTYPE_BF16 : -1;
+    case PK_DTYPE_CODE_COMPLEX: return d.bits == 64 ? PK_DTYPE_C64 : d.bits == 128 ? PK_DTYPE_C128 : -1;
+    case PK_DTYPE_CODE_FLOAT8_E4M3FN: return d.bits == 8 ? PK_DTYPE_F8E4M3FN : -1;
+    case PK_DTYPE_CODE_FLOAT8_E5M2: return d.bits == 8 ? PK_DTYPE_F8E5M2 : -1;
+    default: return -1;
+  }
+}
+
+// --- strided views --------------------------------------------------------------------------------------------
+
+// A tensor as a kernel sees it: base pointer (data + byte_offset), extents and element strides (row-major
+// strides filled in when the descriptor has none).
+struct View {
+  char *base = nullptr;
+  int32_t ndim = 0;
+  int64_t shape[PK_MAX_RANK] = {0};
+  int64_t strides[PK_MAX_RANK] = {0};
+  size_t esize = 0;
+  int64_t numel = 1;
+  bool contiguous = true;  // row-major dense
+
+  template <class T>
+  T *at(int64_t element_offset) const {
+    return reinterpret_cast<T *>(base) + element_offset;
+  }
+};
+
+inline View view_of(const pk_tensor &t) {
+  View v;
+  v.base = static_cast<char *>(t.data) + t.byte_offset;
+  v.ndim = t.ndim;
+  v.esize = (t.dtype.bits * t.dtype.lanes + 7u) / 8u;
+  int64_t expect = 1;
+  for (int32_t d = t.ndim - 1; d >= 0; --d) {
+    v.shape[d] = t.shape[d];
+    v.strides[d] = t.strides ? t.strides[d] : expect;
+    if (v.shape[d] != 1 && v.strides[d] != expect) v.contiguous = false;
+    expect *= t.shape[d];
+  }
+  v.numel = 1;
+  for (int32_t d = 0; d < t.ndim; ++d) v.numel *= t.shape[d];
+  return v;
+}
+
+// Iterates the row-major index space of `shape` (rank ndim) and calls f(offsets) with, for each of the n views,
+// the element offset of the current index. All views must have that shape (or be broadcast by zero strides).
+template <size_t N, class F>
+inline void for_each_offsets(const View *const (&views)[N], const int64_t *shape, int32_t ndim, F &&f) {
+  int64_t total = 1;
+  for (int32_t d = 0; d < ndim; ++d) total *= shape[d];
+  if (total == 0) return;
+  int64_t idx[PK_MAX_RANK] = {0};
+  int64_t off[N] = {0};
+  for (int64_t i = 0; i < total; ++i) {
+    f(static_cast<const int64_t *>(off));
+    for (int32_t d = ndim - 1; d >= 0; --d) {
+      if (++idx[d] < shape[d]) {
+        for (size_t k = 0; k < N; ++k) off[k] += views[k]->strides[d];
+        break;
+      }
+      for (size_t k = 0; k < N; ++k) off[k] -= views[k]->strides[d] * (shape[d] - 1);
+      idx[d] = 0;
+    }
+  }
+}
+
+// Element offset of a row-major linear index in a view.
+inline int64_t offset_of(const View &v, int64_t linear) {
+  int64_t off = 0;
+  for (int32_t d = v.ndim - 1; d >= 0; --d) {
+    if (v.shape[d] == 0) return 0;
+    off += (linear % v.shape[d]) * v.strides[d];
+    linear /= v.shape[d];
+  }
+  return off;
+}
+
+// --- errors ---------------------------------------------------------------------------------------------------
+
+// The calling thread's last error, as the get_last_error slot reports it.
+struct LastError {
+  pk_status status = PK_OK;
+  int32_t vendor_code = 0;
+  int32_t arg_index = -1;
+  uint32_t op_id = 0;
+  char message[PK_MESSAGE_CAPACITY] = {0};
+};
+
+inline LastError &last_error() {
+  thread_local LastError e;
+  return e;
+}
+
+// Records an error and returns its status: `return kit::fail(PK_ERROR_DEVICE, op, -1, "...", ...)`.
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+inline pk_status
+fail(pk_status status, uint32_t op_id, int32_t arg_index, const char *fmt, ...) {
+  LastError &e = last_error();
+  e.status = status;
+  e.op_id = op_id;
+  e.arg_index = arg_index;
+  e.vendor_code = 0;
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(e.message, sizeof e.message, fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+// Copies the thread's last error into the host's struct (for the get_last_error slot).
+inline pk_status copy_last_error(pk_error_info *out) {
+  if (out == nullptr) return PK_ERROR_INVALID_ARGUMENT;
+  const LastError &e = last_error();
+  pk_error_info info;
+  std::memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  info.status = e.status;
+  info.vendor_code = e.vendor_code;
+  info.arg_index = e.arg_index;
+  info.op_id = e.op_id;
+  std::snprintf(info.message, sizeof info.message, "%s", e.message);
+  size_t n = out->struct_size < sizeof info ? out->struct_size : sizeof info;
+  std::memcpy(out, &info, n);
+  out->struct_size = static_cast<uint32_t>(n);
+  return PK_OK;
+}
+
+}  // namespace pk::kit
