@@ -115,12 +115,14 @@ pk_status launch_decomposed(pk_stream_s *stream, const OpInfo &op, const pk_tens
     desc[i] = inputs[i];
     bound[i] = true;
   }
+  // A program may return an input (identity) or one value twice: those outputs are written by a clone after
+  // the program has run.
+  std::vector<std::pair<int32_t, uint32_t>> copies;
   for (uint32_t k = 0; k < num_outputs && k < dec.outputs.size(); ++k) {
     int32_t v = dec.outputs[k];
     if (bound[v]) {
-      return set_error(PK_ERROR_INTERNAL, op.id, -1, 0,
-                       "%s: its decomposition returns an input or one value twice; cannot write output %u", op.name,
-                       k);
+      copies.emplace_back(v, k);
+      continue;
     }
     desc[v] = outputs[k];
     bound[v] = true;
@@ -153,6 +155,11 @@ pk_status launch_decomposed(pk_stream_s *stream, const OpInfo &op, const pk_tens
     for (int32_t v : node.outputs) outs.push_back(desc[v]);
     st = launch_validated(stream, *callee, ins.data(), static_cast<uint32_t>(ins.size()), outs.data(),
                           static_cast<uint32_t>(outs.size()), node.attrs.empty() ? nullptr : node.attrs.data());
+  }
+  const OpInfo *clone = pk::meta::find_op(static_cast<uint32_t>(PK_OP_CLONE));
+  for (const auto &c : copies) {
+    if (st != PK_OK) break;
+    st = launch_validated(stream, *clone, &desc[c.first], 1, &outputs[c.second], 1, nullptr);
   }
   // Temporaries go back to the cache; on an asynchronous device only after the work using them is done.
   if (dev.async() && dev.backend->api.stream_synchronize) {

@@ -29,7 +29,8 @@ pk_status set_error_from_diag(const pk::meta::Diag &diag, uint32_t op_id) {
                    diag.message[0] ? diag.message : "validation failed without a message");
 }
 
-pk_status forward_backend_error(const Backend &backend, pk_status status, uint32_t op_id, const char *what) {
+pk_status forward_backend_error(const Backend &backend, pk_status status, uint32_t op_id, const char *what,
+                                const char *who) {
   pk_error_info be;
   std::memset(&be, 0, sizeof(be));
   be.struct_size = sizeof(be);
@@ -44,7 +45,7 @@ pk_status forward_backend_error(const Backend &backend, pk_status status, uint32
   if (status < PK_OK || status > PK_NOT_READY) reported = PK_ERROR_PLUGIN;
   return set_error(reported, op_id != PK_OP_NONE ? op_id : be.op_id, be.arg_index, be.vendor_code,
                    "%s: backend '%s' %s: %s%s", op_id != PK_OP_NONE ? pk::meta::op_name(op_id) : "runtime",
-                   backend.info.name, what, be.message,
+                   who ? who : backend.info.name, what, be.message,
                    reported != status ? " (the backend returned a status code outside the ABI)" : "");
 }
 

@@ -109,10 +109,9 @@ pk_status load_plugin(Runtime &rt, const std::string &path, Backend **out) {
   }
   st = api.open(&k_host_services, &backend->context);
   if (st != PK_OK || backend->context == nullptr) {
-    backend->info.struct_size = sizeof(backend->info);
-    std::snprintf(backend->info.name, sizeof(backend->info.name), "%s", path.c_str());
     backend->context = nullptr;
-    return forward_backend_error(*backend, st == PK_OK ? PK_ERROR_PLUGIN : st, PK_OP_NONE, "failed to open");
+    return forward_backend_error(*backend, st == PK_OK ? PK_ERROR_PLUGIN : st, PK_OP_NONE, "failed to open",
+                                 path.c_str());
   }
   backend->info.struct_size = sizeof(backend->info);
   st = api.get_info(backend->context, &backend->info);

@@ -34,8 +34,9 @@ pk_status set_error(pk_status status, uint32_t op_id, int32_t arg_index, int32_t
     ;
 pk_status set_error_from_diag(const pk::meta::Diag &diag, uint32_t op_id);
 // Copies a backend's error (from its get_last_error slot) into the thread's last error, prefixed with the
-// backend's name, after a slot returned `status`.
-pk_status forward_backend_error(const Backend &backend, pk_status status, uint32_t op_id, const char *what);
+// backend's name (or `who`, e.g. the plugin's path before its name is known), after a slot returned `status`.
+pk_status forward_backend_error(const Backend &backend, pk_status status, uint32_t op_id, const char *what,
+                                const char *who = nullptr);
 void clear_error();
 
 // --- caching allocator -----------------------------------------------------------------------------------------

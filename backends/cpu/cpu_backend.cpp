@@ -1,0 +1,485 @@
+// cpu_backend.cpp — the CPU reference backend's plugin entry: negotiation, metadata, host memory, streams and
+// events, the capability query and op dispatch into the kernel files (kernels_*.cpp).
+//
+// Work runs synchronously inside the enqueueing call (a stream is the calling thread), so a stream has
+// finished everything once a call returns; the sticky-error machinery is still kept, because a failed launch
+// must fail every later call on that stream as the ABI promises. Intra-op parallelism uses the backend's own
+// worker pool (parallel_for).
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include "cpu_kernels.hpp"
+
+namespace pk::cpu {
+
+// --- kernel registry ------------------------------------------------------------------------------------------
+
+namespace {
+struct RegistryData {
+  std::vector<Kernel> by_id;  // indexed by op id; fn == nullptr where there is none
+};
+RegistryData &registry_data() {
+  static RegistryData d;
+  return d;
+}
+}  // namespace
+
+void KernelRegistry::add(uint32_t op_id, KernelFn fn, uint32_t dtype_mask) {
+  auto &v = registry_data().by_id;
+  if (op_id >= v.size()) v.resize(op_id + 1, Kernel{0, nullptr, 0});
+  v[op_id] = Kernel{op_id, fn, dtype_mask};
+}
+
+const Kernel *KernelRegistry::find(uint32_t op_id) const {
+  const auto &v = registry_data().by_id;
+  return op_id < v.size() && v[op_id].fn ? &v[op_id] : nullptr;
+}
+
+namespace {
+const KernelRegistry &kernels() {
+  static KernelRegistry r;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    register_elementwise_kernels(r);
+    register_reduction_kernels(r);
+    register_shape_kernels(r);
+    register_linalg_kernels(r);
+  });
+  return r;
+}
+
+// --- worker pool ----------------------------------------------------------------------------------------------
+
+// A fixed pool created on first use. Jobs are ranges split into chunks that workers and the caller take from an
+// atomic counter; nested parallel_for calls from inside a chunk run serially.
+class Pool {
+ public:
+  Pool() {
+    unsigned n = std::max(1u, std::thread::hardware_concurrency());
+    if (const char *env = std::getenv("PRIMKIT_CPU_THREADS")) {
+      long v = std::strtol(env, nullptr, 10);
+      if (v >= 1) n = static_cast<unsigned>(std::min<long>(v, 256));
+    }
+    for (unsigned i = 1; i < n; ++i) workers_.emplace_back([this] { work(); });
+  }
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> g(m_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto &t : workers_) t.join();
+  }
+  size_t size() const { return workers_.size() + 1; }
+
+  void run(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)> &f) {
+    std::lock_guard<std::mutex> one_job(job_mutex_);  // one parallel job at a time; others queue here
+    const int64_t n = end - begin;
+    const int64_t chunks = std::min<int64_t>(static_cast<int64_t>(size()) * 4, (n + grain - 1) / grain);
+    const int64_t step = (n + chunks - 1) / chunks;
+    {
+      std::lock_guard<std::mutex> g(m_);
+      f_ = &f;
+      begin_ = begin;
+      end_ = end;
+      step_ = step;
+      next_.store(0);
+      pending_ = chunks;
+      ++generation_;
+    }
+    cv_.notify_all();
+    take_chunks();
+    std::unique_lock<std::mutex> g(m_);
+    done_cv_.wait(g, [this] { return pending_ == 0; });
+    f_ = nullptr;
+  }
+
+  static thread_local bool in_worker;
+
+ private:
+  void take_chunks() {
+    in_worker = true;
+    while (true) {
+      int64_t c = next_.fetch_add(1);
+      int64_t lo = begin_ + c * step_;
+      if (lo >= end_) break;
+      (*f_)(lo, std::min(end_, lo + step_));
+      std::lock_guard<std::mutex> g(m_);
+      if (--pending_ == 0) done_cv_.notify_all();
+    }
+    in_worker = false;
+  }
+  void work() {
+    uint64_t seen = 0;
+    while (true) {
+      {
+        std::unique_lock<std::mutex> g(m_);
+        cv_.wait(g, [&] { return stop_ || (generation_ != seen && f_ != nullptr); });
+        if (stop_) return;
+        seen = generation_;
+      }
+      take_chunks();
+    }
+  }
+
+  std::vector<std::thread> workers_;
+  std::mutex job_mutex_, m_;
+  std::condition_variable cv_, done_cv_;
+  const std::function<void(int64_t, int64_t)> *f_ = nullptr;
+  int64_t begin_ = 0, end_ = 0, step_ = 1, pending_ = 0;
+  std::atomic<int64_t> next_{0};
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+};
+thread_local bool Pool::in_worker = false;
+
+Pool &pool() {
+  static Pool p;
+  return p;
+}
+}  // namespace
+
+namespace {
+// Upper bound on the threads one parallel_for uses (0 = the whole pool); see pk_cpu_set_max_threads.
+std::atomic<int> g_max_threads{0};
+}  // namespace
+
+void parallel_for(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)> &f) {
+  if (end <= begin) return;
+  if (grain < 1) grain = 1;
+  if (end - begin <= grain || Pool::in_worker || pool().size() == 1 || g_max_threads.load(std::memory_order_relaxed) == 1) {
+    f(begin, end);
+    return;
+  }
+  pool().run(begin, end, grain, f);
+}
+
+}  // namespace pk::cpu
+
+// --- the ABI objects --------------------------------------------------------------------------------------------
+
+struct pk_be_context {
+  const pk_host_services *host = nullptr;
+  std::mutex mutex;
+  std::vector<void *> allocations;  // freed in close() if the host forgot them
+};
+
+struct pk_be_stream {
+  pk_be_context *ctx = nullptr;
+  pk_status sticky = PK_OK;
+  char sticky_message[PK_MESSAGE_CAPACITY] = {0};
+};
+
+struct pk_be_event {
+  pk_be_stream *recorded_on = nullptr;
+  pk_status status = PK_OK;
+};
+
+namespace {
+
+using pk::kit::fail;
+
+constexpr uint32_t kAllDtypes = (1u << PK_DTYPE_COUNT) - 1;
+
+pk_status sticky_check(pk_be_stream *s) {
+  if (s->sticky == PK_OK) return PK_OK;
+  return fail(PK_ERROR_STREAM_FAILED, 0, -1, "cpu: stream failed earlier: %s", s->sticky_message);
+}
+
+void make_sticky(pk_be_stream *s, pk_status st) {
+  s->sticky = st;
+  std::snprintf(s->sticky_message, sizeof s->sticky_message, "%s", pk::kit::last_error().message);
+}
+
+pk_status cpu_open(const pk_host_services *host, pk_be_context **out) {
+  if (out == nullptr) return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "cpu: open: out is NULL");
+  auto ctx = std::unique_ptr<pk_be_context>(new (std::nothrow) pk_be_context);
+  if (!ctx) return fail(PK_ERROR_OUT_OF_MEMORY, 0, -1, "cpu: open: no memory for the context");
+  ctx->host = host;
+  *out = ctx.release();
+  return PK_OK;
+}
+
+void cpu_close(pk_be_context *ctx) {
+  if (ctx == nullptr) return;
+  for (void *p : ctx->allocations) std::free(p);
+  std::unique_ptr<pk_be_context> owned(ctx);
+}
+
+template <class T>
+void copy_out(const T &value, T *out) {
+  const uint32_t n = std::min<uint32_t>(out->struct_size, sizeof value);
+  std::memcpy(out, &value, n);
+  out->struct_size = n;
+}
+
+pk_status cpu_get_info(pk_be_context *, pk_backend_info *out) {
+  if (out == nullptr) return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "cpu: get_info: out is NULL");
+  pk_backend_info info;
+  PK_STRUCT_INIT(info);
+  std::snprintf(info.name, sizeof info.name, "cpu");
+  std::snprintf(info.vendor, sizeof info.vendor, "PrimKit reference");
+  info.version_major = 1;
+  info.abi_version = PK_ABI_VERSION;
+  copy_out(info, out);
+  return PK_OK;
+}
+
+pk_status cpu_get_last_error(pk_be_context *, pk_error_info *out) { return pk::kit::copy_last_error(out); }
+
+pk_status cpu_device_count(pk_be_context *, uint32_t *out) {
+  if (out == nullptr) return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "cpu: device_count: out is NULL");
+  *out = 1;
+  return PK_OK;
+}
+
+std::string cpu_model_name() {
+  std::string name = "host CPU";
+  if (FILE *f = std::fopen("/proc/cpuinfo", "r")) {
+    char line[512];
+    while (std::fgets(line, sizeof line, f)) {
+      if (std::strncmp(line, "model name", 10) == 0) {
+        const char *colon = std::strchr(line, ':');
+        if (colon) {
+          name = colon + 1;
+          while (!name.empty() && (name.front() == ' ' || name.front() == '\t')) name.erase(0, 1);
+          while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
+        }
+        break;
+      }
+    }
+    std::fclose(f);
+  }
+  return name;
+}
+
+pk_status cpu_device_get_props(pk_be_context *, uint32_t index, pk_device_props *out) {
+  if (out == nullptr || index != 0) return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "cpu: no device %u", index);
+  pk_device_props p;
+  PK_STRUCT_INIT(p);
+  std::snprintf(p.name, sizeof p.name, "%s", cpu_model_name().c_str());
+  p.device_type = PK_DEVICE_CPU;
+  p.device_id = 0;
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  p.memory_bytes = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+  p.compute_units = static_cast<uint32_t>(pk::cpu::pool().size());
+  p.features = PK_DEVICE_FEATURE_UNIFIED_MEMORY;
+  p.float_policy = 0;  // IEEE, subnormals kept
+  p.dtype_mask = kAllDtypes;
+  p.max_allocation_bytes = p.memory_bytes;
+  p.alignment = 64;
+  copy_out(p, out);
+  return PK_OK;
+}
+
+pk_status cpu_mem_alloc(pk_be_context *ctx, uint32_t, uint64_t bytes, void **out) {
+  if (out == nullptr || bytes == 0) return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "cpu: mem_alloc of 0 bytes");
+  const uint64_t rounded = (bytes + 63) / 64 * 64;
+  void *p = rounded >= bytes ? std::aligned_alloc(64, rounded) : nullptr;
+  if (p == nullptr) {
+    return fail(PK_ERROR_OUT_OF_MEMORY, 0, -1, "cpu: cannot allocate %llu bytes",
+                static_cast<unsigned long long>(bytes));
+  }
+  std::lock_guard<std::mutex> g(ctx->mutex);
+  try {
+    ctx->allocations.push_back(p);
+  } catch (...) {
+    std::free(p);
+    return fail(PK_ERROR_OUT_OF_MEMORY, 0, -1, "cpu: cannot track an allocation");
+  }
+  *out = p;
+  return PK_OK;
+}
+
+pk_status cpu_mem_free(pk_be_context *ctx, uint32_t, void *ptr) {
+  std::lock_guard<std::mutex> g(ctx->mutex);
+  auto it = std::find(ctx->allocations.begin(), ctx->allocations.end(), ptr);
+  if (it == ctx->allocations.end()) return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "cpu: mem_free of an unknown pointer");
+  *it = ctx->allocations.back();
+  ctx->allocations.pop_back();
+  std::free(ptr);
+  return PK_OK;
+}
+
+pk_status cpu_copy_h2d(pk_be_stream *s, void *dst, uint64_t dst_offset, const void *src, uint64_t bytes) {
+  if (pk_status st = sticky_check(s)) return st;
+  if (bytes) std::memcpy(static_cast<char *>(dst) + dst_offset, src, bytes);
+  return PK_OK;
+}
+
+pk_status cpu_copy_d2h(pk_be_stream *s, void *dst, const void *src, uint64_t src_offset, uint64_t bytes) {
+  if (pk_status st = sticky_check(s)) return st;
+  if (bytes) std::memcpy(dst, static_cast<const char *>(src) + src_offset, bytes);
+  return PK_OK;
+}
+
+pk_status cpu_copy_d2d(pk_be_stream *s, void *dst, uint64_t dst_offset, const void *src, uint64_t src_offset,
+                       uint64_t bytes) {
+  if (pk_status st = sticky_check(s)) return st;
+  if (bytes) std::memmove(static_cast<char *>(dst) + dst_offset, static_cast<const char *>(src) + src_offset, bytes);
+  return PK_OK;
+}
+
+pk_status cpu_stream_create(pk_be_context *ctx, uint32_t, pk_be_stream **out) {
+  auto s = std::unique_ptr<pk_be_stream>(new (std::nothrow) pk_be_stream);
+  if (!s) return fail(PK_ERROR_OUT_OF_MEMORY, 0, -1, "cpu: no memory for a stream");
+  s->ctx = ctx;
+  *out = s.release();
+  return PK_OK;
+}
+
+pk_status cpu_stream_destroy(pk_be_stream *s) {
+  std::unique_ptr<pk_be_stream> owned(s);
+  return PK_OK;
+}
+
+pk_status cpu_stream_synchronize(pk_be_stream *s) { return sticky_check(s); }
+pk_status cpu_stream_query(pk_be_stream *s) { return sticky_check(s); }
+
+pk_status cpu_event_create(pk_be_context *, uint32_t, pk_be_event **out) {
+  auto e = std::unique_ptr<pk_be_event>(new (std::nothrow) pk_be_event);
+  if (!e) return fail(PK_ERROR_OUT_OF_MEMORY, 0, -1, "cpu: no memory for an event");
+  *out = e.release();
+  return PK_OK;
+}
+
+pk_status cpu_event_destroy(pk_be_event *e) {
+  std::unique_ptr<pk_be_event> owned(e);
+  return PK_OK;
+}
+
+// Work is finished when the enqueueing call returns, so recording captures only the stream's status.
+pk_status cpu_event_record(pk_be_event *e, pk_be_stream *s) {
+  e->recorded_on = s;
+  e->status = s->sticky;
+  return PK_OK;
+}
+pk_status cpu_stream_wait_event(pk_be_stream *s, pk_be_event *) { return sticky_check(s); }
+pk_status cpu_event_synchronize(pk_be_event *e) {
+  if (e->status != PK_OK) return fail(PK_ERROR_STREAM_FAILED, 0, -1, "cpu: the recording stream had failed");
+  return PK_OK;
+}
+pk_status cpu_event_query(pk_be_event *e) { return cpu_event_synchronize(e); }
+
+// The dtype a kernel's mask is keyed on: input 0's, or output 0's for ops without inputs.
+int32_t key_dtype(const pk_tensor *inputs, uint32_t num_inputs, const pk_tensor *outputs, uint32_t num_outputs) {
+  if (num_inputs > 0) return pk::kit::dtype_id(inputs[0].dtype);
+  if (num_outputs > 0) return pk::kit::dtype_id(outputs[0].dtype);
+  return -1;
+}
+
+pk_status cpu_op_query(pk_be_context *, const pk_op_query *q, pk_op_support *out) {
+  if (q == nullptr || out == nullptr) return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "cpu: op_query: NULL argument");
+  pk_op_support s;
+  PK_STRUCT_INIT(s);
+  const pk::meta::OpInfo *op = pk::meta::find_op(q->op_id);
+  const pk::cpu::Kernel *k = pk::cpu::kernels().find(q->op_id);
+  const int32_t dt = key_dtype(q->inputs, q->num_inputs, q->outputs, q->num_outputs);
+  if (op == nullptr) {
+    std::snprintf(s.reason, sizeof s.reason, "unknown op id %u", q->op_id);
+  } else if (k == nullptr) {
+    std::snprintf(s.reason, sizeof s.reason, "no CPU kernel for %s%s", op->name,
+                  op->tier == pk::meta::Tier::composite ? " (runs as its decomposition)" : "");
+  } else if (dt >= 0 && !(k->dtype_mask & (1u << dt))) {
+    std::snprintf(s.reason, sizeof s.reason, "dtype %s not implemented for %s", pk::meta::dtype_name(dt), op->name);
+  } else {
+    s.supported = 1;
+    s.native = 1;
+  }
+  copy_out(s, out);
+  return PK_OK;
+}
+
+pk_status cpu_op_launch(pk_be_stream *stream, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
+                        const pk_tensor *outputs, uint32_t num_outputs, const void *attrs) {
+  if (pk_status st = sticky_check(stream)) return st;
+  const pk::meta::OpInfo *op = pk::meta::find_op(op_id);
+  const pk::cpu::Kernel *k = pk::cpu::kernels().find(op_id);
+  if (op == nullptr || k == nullptr) {
+    return fail(PK_UNIMPLEMENTED, op_id, -1, "cpu: no kernel for %s", op ? op->name : "an unknown op");
+  }
+  const int32_t dt = key_dtype(inputs, num_inputs, outputs, num_outputs);
+  if (dt < 0 || !(k->dtype_mask & (1u << dt))) {
+    return fail(PK_UNIMPLEMENTED, op_id, 0, "cpu: %s: dtype %s not implemented", op->name, pk::meta::dtype_name(dt));
+  }
+  pk::cpu::Launch l{op, inputs, num_inputs, outputs, num_outputs, attrs};
+  pk_status st;
+  try {
+    st = k->fn(l);
+  } catch (const std::bad_alloc &) {
+    st = fail(PK_ERROR_OUT_OF_MEMORY, op_id, -1, "cpu: %s: out of memory", op->name);
+  } catch (...) {
+    st = fail(PK_ERROR_INTERNAL, op_id, -1, "cpu: %s: unexpected exception", op->name);
+  }
+  // PK_UNIMPLEMENTED wrote nothing and leaves the stream usable; a real failure is sticky.
+  if (st != PK_OK && st != PK_UNIMPLEMENTED) make_sticky(stream, st);
+  return st;
+}
+
+pk_backend_api make_api() {
+  pk_backend_api a;
+  PK_STRUCT_INIT(a);
+  a.abi_version = PK_ABI_VERSION;
+  a.open = cpu_open;
+  a.close = cpu_close;
+  a.get_info = cpu_get_info;
+  a.get_last_error = cpu_get_last_error;
+  a.device_count = cpu_device_count;
+  a.device_get_props = cpu_device_get_props;
+  a.mem_alloc = cpu_mem_alloc;
+  a.mem_free = cpu_mem_free;
+  a.copy_host_to_device = cpu_copy_h2d;
+  a.copy_device_to_host = cpu_copy_d2h;
+  a.copy_device_to_device = cpu_copy_d2d;
+  a.stream_create = cpu_stream_create;
+  a.stream_destroy = cpu_stream_destroy;
+  a.stream_synchronize = cpu_stream_synchronize;
+  a.stream_query = cpu_stream_query;
+  a.event_create = cpu_event_create;
+  a.event_destroy = cpu_event_destroy;
+  a.event_record = cpu_event_record;
+  a.stream_wait_event = cpu_stream_wait_event;
+  a.event_synchronize = cpu_event_synchronize;
+  a.event_query = cpu_event_query;
+  a.op_query = cpu_op_query;
+  a.op_launch = cpu_op_launch;
+  // fusion_offer / kernel_launch / kernel_destroy stay NULL until the LLVM JIT lands: declining is legal.
+  return a;
+}
+
+const pk_backend_api k_api = make_api();
+
+}  // namespace
+
+// A CPU-backend extension outside the ABI table (found with dlsym, like a vendor's private entry points): caps the
+// threads one op uses, 1 = serial, 0 = all of the pool. Benchmarks use it to measure 1 vs 2 threads in one run.
+extern "C" PK_EXPORT void pk_cpu_set_max_threads(int threads) {
+  pk::cpu::g_max_threads.store(threads < 0 ? 0 : threads, std::memory_order_relaxed);
+}
+
+extern "C" PK_EXPORT pk_status pk_backend_entry(const pk_host_services *host, uint32_t *chosen_version,
+                                                const pk_backend_api **out_api, char *message,
+                                                size_t message_capacity) {
+  if (host == nullptr || chosen_version == nullptr || out_api == nullptr) return PK_ERROR_INVALID_ARGUMENT;
+  if (PK_VERSION_MAJOR(host->host_abi_version) != PK_ABI_VERSION_MAJOR) {
+    if (message && message_capacity) {
+      std::snprintf(message, message_capacity, "the cpu backend speaks ABI major %u; the host speaks %u",
+                    PK_ABI_VERSION_MAJOR, PK_VERSION_MAJOR(host->host_abi_version));
+    }
+    return PK_ERROR_ABI_MISMATCH;
+  }
+  *chosen_version = std::min<uint32_t>(PK_ABI_VERSION, host->host_abi_version);
+  *out_api = &k_api;
+  return PK_OK;
+}

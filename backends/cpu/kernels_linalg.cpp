@@ -1,0 +1,822 @@
+// kernels_linalg.cpp — matmul, batch_matmul, dot_general, convolution and the FFTs.
+//
+// Every contraction is brought to one shape: operands are packed (permuted, converted to the accumulation type)
+// into dense [B, M, K] and [B, K, N] buffers, a batched matmul runs on those, and the dense [B, M, N] result is
+// stored through the output's strides. Accumulation: float for f16/bf16/fp8/f32, double for f64,
+// std::complex<double> for complex, uint64 for integers (which then wrap to their width on the store).
+// With PRIMKIT_CPU_HAVE_ONEDNN, f32 matmuls and f32 convolutions run on oneDNN; any oneDNN failure falls back
+// to the loops here, so the answer never depends on it.
+//
+// FFTs run in double on each listed axis in turn: radix-2 for powers of two, Bluestein (through a power-of-two
+// FFT) for other lengths above a small size, a direct DFT below it. Twiddles come from sincos of 2 pi m / n with
+// m reduced exactly (j k mod n) in integers.
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <type_traits>
+#include <vector>
+
+#include "cpu_kernels.hpp"
+
+#ifdef PRIMKIT_CPU_HAVE_ONEDNN
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
+namespace pk::cpu {
+namespace {
+
+using kit::View;
+using cd = std::complex<double>;
+
+// --- dtype groups (docs/ops.md) ---------------------------------------------------------------------------------
+
+constexpr uint32_t bit(int d) {
+  return 1u << d;
+}
+constexpr uint32_t kFloatStd = bit(PK_DTYPE_F16) | bit(PK_DTYPE_BF16) | bit(PK_DTYPE_F32) | bit(PK_DTYPE_F64);
+constexpr uint32_t kComplex = bit(PK_DTYPE_C64) | bit(PK_DTYPE_C128);
+constexpr uint32_t kNumeric = bit(PK_DTYPE_U8) | bit(PK_DTYPE_I8) | bit(PK_DTYPE_I16) | bit(PK_DTYPE_I32) |
+                              bit(PK_DTYPE_I64) | kFloatStd | bit(PK_DTYPE_F8E4M3FN) | bit(PK_DTYPE_F8E5M2) | kComplex;
+constexpr uint32_t kFloatWide = bit(PK_DTYPE_F32) | bit(PK_DTYPE_F64);
+
+// --- iteration --------------------------------------------------------------------------------------------------
+
+// Calls f(offsets) for the row-major indices [lo, hi) of `shape`, offsets being base[k] + index . strides[k] for
+// each of N stride sets. The innermost axis runs as a tight loop.
+template <size_t N, class F>
+void walk(const int64_t *shape, int32_t ndim, const std::array<const int64_t *, N> &strides,
+          const std::array<int64_t, N> &base, int64_t lo, int64_t hi, F &&f) {
+  if (lo >= hi) return;
+  std::array<int64_t, N> off = base;
+  if (ndim == 0) {
+    f(off);
+    return;
+  }
+  int64_t idx[PK_MAX_RANK];
+  int64_t rem = lo;
+  for (int32_t d = ndim - 1; d >= 0; --d) {
+    idx[d] = rem % shape[d];
+    rem /= shape[d];
+    for (size_t k = 0; k < N; ++k) off[k] += idx[d] * strides[k][d];
+  }
+  const int32_t last = ndim - 1;
+  int64_t i = lo;
+  while (true) {
+    const int64_t run = std::min(hi - i, shape[last] - idx[last]);
+    for (int64_t r = 0; r < run; ++r) {
+      f(off);
+      for (size_t k = 0; k < N; ++k) off[k] += strides[k][last];
+    }
+    i += run;
+    if (i >= hi) return;
+    for (size_t k = 0; k < N; ++k) off[k] -= strides[k][last] * shape[last];
+    idx[last] = 0;
+    for (int32_t d = last - 1; d >= 0; --d) {
+      for (size_t k = 0; k < N; ++k) off[k] += strides[k][d];
+      if (++idx[d] < shape[d]) break;
+      for (size_t k = 0; k < N; ++k) off[k] -= strides[k][d] * shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+void dense_strides(const int64_t *shape, int32_t ndim, int64_t *out) {
+  int64_t s = 1;
+  for (int32_t d = ndim - 1; d >= 0; --d) {
+    out[d] = s;
+    s *= shape[d];
+  }
+}
+
+template <class F>
+pk_status guarded(const Launch &l, F &&f) {
+  try {
+    return f();
+  } catch (const std::bad_alloc &) {
+    return kit::fail(PK_ERROR_OUT_OF_MEMORY, l.op->id, -1, "%s: out of host memory", l.op->name);
+  } catch (...) {
+    return kit::fail(PK_ERROR_INTERNAL, l.op->id, -1, "%s: unexpected exception in the CPU kernel", l.op->name);
+  }
+}
+
+template <class A>
+const A &attrs_of(const Launch &l) {
+  return *static_cast<const A *>(l.attrs);
+}
+
+int32_t dtype_of(const pk_tensor &t) {
+  return kit::dtype_id(t.dtype);
+}
+
+// Chunks that allocate scratch must not throw through parallel_for; a failure is reported after the loop.
+template <class F>
+pk_status parallel_with_scratch(const Launch &l, int64_t n, int64_t grain, F &&f) {
+  std::atomic<bool> failed{false};
+  parallel_for(0, n, grain, [&](int64_t lo, int64_t hi) {
+    try {
+      f(lo, hi);
+    } catch (...) {
+      failed.store(true, std::memory_order_relaxed);
+    }
+  });
+  if (failed.load()) return kit::fail(PK_ERROR_OUT_OF_MEMORY, l.op->id, -1, "%s: out of host memory", l.op->name);
+  return PK_OK;
+}
+
+// --- accumulation types -----------------------------------------------------------------------------------------
+
+template <class T>
+struct acc_type {
+  using type = float;  // f16, bf16, fp8, f32
+};
+template <>
+struct acc_type<double> {
+  using type = double;
+};
+template <class R>
+struct acc_type<std::complex<R>> {
+  using type = cd;
+};
+template <>
+struct acc_type<uint8_t> {
+  using type = uint64_t;
+};
+template <>
+struct acc_type<int8_t> {
+  using type = uint64_t;
+};
+template <>
+struct acc_type<int16_t> {
+  using type = uint64_t;
+};
+template <>
+struct acc_type<int32_t> {
+  using type = uint64_t;
+};
+template <>
+struct acc_type<int64_t> {
+  using type = uint64_t;
+};
+template <class T>
+using acc_t = typename acc_type<T>::type;
+
+template <class A, class T>
+inline A to_acc(const T &v) {
+  if constexpr (kit::is_complex<T>::value) {
+    return A(static_cast<double>(v.real()), static_cast<double>(v.imag()));
+  } else if constexpr (std::is_integral_v<T>) {
+    return static_cast<A>(v);  // sign-extends, so uint64 arithmetic wraps like the signed type
+  } else {
+    return static_cast<A>(kit::load(v));
+  }
+}
+
+template <class T, class A>
+inline T from_acc(const A &v) {
+  if constexpr (kit::is_complex<T>::value) {
+    using R = typename T::value_type;
+    return T(static_cast<R>(v.real()), static_cast<R>(v.imag()));
+  } else {
+    return kit::store_as<T>(v);
+  }
+}
+
+// Dense copy of a view with its axes in `perm` order, converted to A. When no conversion or permutation is needed
+// and the view is dense already, its storage is used in place.
+template <class T, class A>
+struct Packed {
+  std::vector<A> buf;
+  const A *ptr = nullptr;
+
+  Packed(const View &v, const int32_t *perm) {
+    bool identity = v.contiguous;
+    for (int32_t d = 0; d < v.ndim; ++d) identity = identity && perm[d] == d;
+    if constexpr (std::is_same_v<T, A>) {
+      if (identity) {
+        ptr = v.at<A>(0);
+        return;
+      }
+    }
+    int64_t shape[PK_MAX_RANK], st[PK_MAX_RANK];
+    for (int32_t d = 0; d < v.ndim; ++d) {
+      shape[d] = v.shape[perm[d]];
+      st[d] = v.strides[perm[d]];
+    }
+    buf.resize(static_cast<size_t>(v.numel));
+    A *dst = buf.data();
+    parallel_for(0, v.numel, 16384, [&](int64_t lo, int64_t hi) {
+      int64_t i = lo;
+      walk<1>(shape, v.ndim, {st}, {0}, lo, hi,
+              [&](const std::array<int64_t, 1> &o) { dst[i++] = to_acc<A>(*v.at<T>(o[0])); });
+    });
+    ptr = buf.data();
+  }
+};
+
+// Stores a dense row-major buffer into a view of the same element count (row-major order on both sides).
+template <class T, class A>
+void store_dense(const View &out, const A *src) {
+  parallel_for(0, out.numel, 16384, [&](int64_t lo, int64_t hi) {
+    int64_t i = lo;
+    walk<1>(out.shape, out.ndim, {out.strides}, {0}, lo, hi,
+            [&](const std::array<int64_t, 1> &o) { *out.at<T>(o[0]) = from_acc<T>(src[i++]); });
+  });
+}
+
+// --- batched matmul ---------------------------------------------------------------------------------------------
+
+// c[b] = a[b] x bm[b] for dense a [B, M, K], bm [B, K, N], c [B, M, N]; i-k-j order keeps the B row and the C row in
+// cache, and each c element sums its K products in order.
+template <class A>
+void bmm_loops(const A *a, const A *bm, A *c, int64_t B, int64_t M, int64_t K, int64_t N) {
+  const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, K * N));
+  parallel_for(0, B * M, grain, [&](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r) {
+      const int64_t b = r / M;
+      A *crow = c + r * N;
+      std::fill(crow, crow + N, A{});
+      const A *arow = a + r * K;
+      const A *bmat = bm + b * K * N;
+      for (int64_t k = 0; k < K; ++k) {
+        const A av = arow[k];
+        const A *brow = bmat + k * N;
+        for (int64_t j = 0; j < N; ++j) crow[j] += av * brow[j];
+      }
+    }
+  });
+}
+
+#ifdef PRIMKIT_CPU_HAVE_ONEDNN
+// One CPU engine per process, created on first use (thread-safe static initialization). oneDNN caches the
+// primitives it creates (its primitive cache), so building one per launch is cheap after the first.
+dnnl::engine &dnnl_engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+bool bmm_onednn(const float *a, const float *bm, float *c, int64_t B, int64_t M, int64_t K, int64_t N) {
+  try {
+    using dnnl::memory;
+    dnnl::engine &eng = dnnl_engine();
+    const memory::desc amd({B, M, K}, memory::data_type::f32, memory::format_tag::abc);
+    const memory::desc bmd({B, K, N}, memory::data_type::f32, memory::format_tag::abc);
+    const memory::desc cmd({B, M, N}, memory::data_type::f32, memory::format_tag::abc);
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(amd, bmd, cmd), eng);
+    const dnnl::matmul prim(pd);
+    memory am(amd, eng, const_cast<float *>(a)), bmem(bmd, eng, const_cast<float *>(bm)), cm(cmd, eng, c);
+    dnnl::stream s(eng);
+    prim.execute(s, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bmem}, {DNNL_ARG_DST, cm}});
+    s.wait();
+    return true;
+  } catch (const dnnl::error &) {
+    return false;
+  }
+}
+#endif
+
+template <class A>
+void bmm(const A *a, const A *bm, A *c, int64_t B, int64_t M, int64_t K, int64_t N) {
+  if (B * M * N == 0) return;
+  if (K == 0) {
+    std::fill(c, c + B * M * N, A{});
+    return;
+  }
+#ifdef PRIMKIT_CPU_HAVE_ONEDNN
+  if constexpr (std::is_same_v<A, float>) {
+    if (bmm_onednn(a, bm, c, B, M, K, N)) return;
+  }
+#endif
+  bmm_loops(a, bm, c, B, M, K, N);
+}
+
+// out = lhs (axes lperm -> [B, M, K]) x rhs (axes rperm -> [B, K, N]); out's row-major order is [B, M, N].
+template <class T>
+pk_status contract(const View &lhs, const int32_t *lperm, const View &rhs, const int32_t *rperm, const View &out,
+                   int64_t B, int64_t M, int64_t K, int64_t N) {
+  using A = acc_t<T>;
+  if (out.numel == 0) return PK_OK;
+  const Packed<T, A> pa(lhs, lperm), pb(rhs, rperm);
+  std::vector<A> c(static_cast<size_t>(B * M * N));
+  bmm(pa.ptr, pb.ptr, c.data(), B, M, K, N);
+  store_dense<T>(out, c.data());
+  return PK_OK;
+}
+
+template <class F>
+pk_status dispatch_numeric(const pk_tensor &t, F &&f) {
+  return kit::dispatch_dtype(dtype_of(t), [&](auto tag) -> pk_status {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, kit::boolean>) {
+      return PK_UNIMPLEMENTED;
+    } else {
+      return f(tag);
+    }
+  });
+}
+
+pk_status k_matmul(const Launch &l) {
+  return guarded(l, [&]() -> pk_status {
+    const View a = kit::view_of(l.inputs[0]), b = kit::view_of(l.inputs[1]), out = kit::view_of(l.outputs[0]);
+    const int32_t id[2] = {0, 1};
+    return dispatch_numeric(l.inputs[0], [&](auto tag) -> pk_status {
+      return contract<decltype(tag)>(a, id, b, id, out, 1, a.shape[0], a.shape[1], b.shape[1]);
+    });
+  });
+}
+
+pk_status k_batch_matmul(const Launch &l) {
+  return guarded(l, [&]() -> pk_status {
+    const View a = kit::view_of(l.inputs[0]), b = kit::view_of(l.inputs[1]), out = kit::view_of(l.outputs[0]);
+    const int32_t id[3] = {0, 1, 2};
+    return dispatch_numeric(l.inputs[0], [&](auto tag) -> pk_status {
+      return contract<decltype(tag)>(a, id, b, id, out, a.shape[0], a.shape[1], a.shape[2], b.shape[2]);
+    });
+  });
+}
+
+pk_status k_dot_general(const Launch &l) {
+  return guarded(l, [&]() -> pk_status {
+    const auto &at = attrs_of<pk_attrs_dot_general>(l);
+    const View a = kit::view_of(l.inputs[0]), b = kit::view_of(l.inputs[1]), out = kit::view_of(l.outputs[0]);
+    // lhs as (batch, free, contract), rhs as (batch, contract, free), each list in its given order so the pairs
+    // line up.
+    int32_t lperm[PK_MAX_RANK], rperm[PK_MAX_RANK];
+    uint32_t lused = 0, rused = 0;
+    int64_t B = 1, M = 1, K = 1, N = 1;
+    int32_t nl = 0, nr = 0;
+    for (int32_t k = 0; k < at.num_lhs_batch; ++k) {
+      lperm[nl++] = static_cast<int32_t>(at.lhs_batch[k]);
+      rperm[nr++] = static_cast<int32_t>(at.rhs_batch[k]);
+      lused |= bit(static_cast<int>(at.lhs_batch[k]));
+      rused |= bit(static_cast<int>(at.rhs_batch[k]));
+      B *= a.shape[at.lhs_batch[k]];
+    }
+    for (int32_t k = 0; k < at.num_lhs_contract; ++k) {
+      lused |= bit(static_cast<int>(at.lhs_contract[k]));
+      rused |= bit(static_cast<int>(at.rhs_contract[k]));
+      K *= a.shape[at.lhs_contract[k]];
+    }
+    for (int32_t d = 0; d < a.ndim; ++d) {
+      if (lused & bit(d)) continue;
+      lperm[nl++] = d;
+      M *= a.shape[d];
+    }
+    for (int32_t k = 0; k < at.num_lhs_contract; ++k) {
+      lperm[nl++] = static_cast<int32_t>(at.lhs_contract[k]);
+      rperm[nr++] = static_cast<int32_t>(at.rhs_contract[k]);
+    }
+    for (int32_t d = 0; d < b.ndim; ++d) {
+      if (rused & bit(d)) continue;
+      rperm[nr++] = d;
+      N *= b.shape[d];
+    }
+    return dispatch_numeric(l.inputs[0], [&](auto tag) -> pk_status {
+      return contract<decltype(tag)>(a, lperm, b, rperm, out, B, M, K, N);
+    });
+  });
+}
+
+// --- convolution ------------------------------------------------------------------------------------------------
+
+// The geometry of one convolution with the spatial axes padded to three (leading extent-1 axes).
+struct ConvGeom {
+  int32_t ns = 0;  // spatial axes of the launch (1..3)
+  int64_t n = 0, c = 0, o = 0, g = 1;
+  int64_t in[3] = {1, 1, 1}, k[3] = {1, 1, 1}, out[3] = {1, 1, 1};
+  int64_t stride[3] = {1, 1, 1}, lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0}, dil[3] = {1, 1, 1};
+};
+
+ConvGeom conv_geom(const pk_attrs_convolution &a, const View &x, const View &w, const View &y) {
+  ConvGeom g;
+  g.ns = x.ndim - 2;
+  g.n = x.shape[0];
+  g.c = x.shape[1];
+  g.o = w.shape[0];
+  g.g = a.groups;
+  for (int32_t s = 0; s < g.ns; ++s) {
+    const int32_t q = 3 - g.ns + s;
+    g.in[q] = x.shape[2 + s];
+    g.k[q] = w.shape[2 + s];
+    g.out[q] = y.shape[2 + s];
+    g.stride[q] = a.num_stride ? a.stride[s] : 1;
+    g.lo[q] = a.num_padding_low ? a.padding_low[s] : 0;
+    g.hi[q] = a.num_padding_high ? a.padding_high[s] : 0;
+    g.dil[q] = a.num_dilation ? a.dilation[s] : 1;
+  }
+  return g;
+}
+
+// Direct cross-correlation on dense x [N, C, D, H, W], w [O, C/g, KD, KH, KW] into dense y [N, O, OD, OH, OW].
+template <class A>
+void conv_loops(const ConvGeom &g, const A *x, const A *w, A *y) {
+  const int64_t cg = g.c / g.g, og = g.o / g.g;
+  const int64_t in_sp = g.in[0] * g.in[1] * g.in[2], k_sp = g.k[0] * g.k[1] * g.k[2];
+  const int64_t out_sp = g.out[0] * g.out[1] * g.out[2];
+  parallel_for(0, g.n * g.o, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r) {
+      const int64_t n = r / g.o, o = r % g.o, grp = o / og;
+      const A *xg = x + (n * g.c + grp * cg) * in_sp;
+      const A *wo = w + o * cg * k_sp;
+      A *yo = y + r * out_sp;
+      for (int64_t od = 0; od < g.out[0]; ++od)
+        for (int64_t oh = 0; oh < g.out[1]; ++oh)
+          for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+            A acc{};
+            for (int64_t ic = 0; ic < cg; ++ic) {
+              const A *xc = xg + ic * in_sp;
+              const A *wc = wo + ic * k_sp;
+              for (int64_t kd = 0; kd < g.k[0]; ++kd) {
+                const int64_t id = od * g.stride[0] - g.lo[0] + kd * g.dil[0];
+                if (id < 0 || id >= g.in[0]) continue;
+                for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+                  const int64_t ih = oh * g.stride[1] - g.lo[1] + kh * g.dil[1];
+                  if (ih < 0 || ih >= g.in[1]) continue;
+                  const A *xrow = xc + (id * g.in[1] + ih) * g.in[2];
+                  const A *wrow = wc + (kd * g.k[1] + kh) * g.k[2];
+                  for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+                    const int64_t iw = ow * g.stride[2] - g.lo[2] + kw * g.dil[2];
+                    if (iw < 0 || iw >= g.in[2]) continue;
+                    acc += xrow[iw] * wrow[kw];
+                  }
+                }
+              }
+            }
+            yo[(od * g.out[1] + oh) * g.out[2] + ow] = acc;
+          }
+    }
+  });
+}
+
+#ifdef PRIMKIT_CPU_HAVE_ONEDNN
+bool conv_onednn(const ConvGeom &g, const float *x, const float *w, float *y) {
+  try {
+    using dnnl::memory;
+    using tag = memory::format_tag;
+    dnnl::engine &eng = dnnl_engine();
+    memory::dims xd{g.n, g.c}, yd{g.n, g.o}, wd, strides, dilates, pl, pr;
+    if (g.g > 1) {
+      wd = {g.g, g.o / g.g, g.c / g.g};
+    } else {
+      wd = {g.o, g.c};
+    }
+    for (int32_t q = 3 - g.ns; q < 3; ++q) {
+      xd.push_back(g.in[q]);
+      yd.push_back(g.out[q]);
+      wd.push_back(g.k[q]);
+      strides.push_back(g.stride[q]);
+      dilates.push_back(g.dil[q] - 1);  // oneDNN counts the gaps: 0 is a dense kernel
+      pl.push_back(g.lo[q]);
+      pr.push_back(g.hi[q]);
+    }
+    const tag act = g.ns == 1 ? tag::abc : g.ns == 2 ? tag::abcd : tag::abcde;
+    // [O, C/g, k...] row-major is exactly [g, O/g, C/g, k...] row-major, the grouped plain layout.
+    const tag wt = g.g > 1 ? (g.ns == 1 ? tag::abcd : g.ns == 2 ? tag::abcde : tag::abcdef) : act;
+    const memory::desc xmd(xd, memory::data_type::f32, act), ymd(yd, memory::data_type::f32, act);
+    const memory::desc wmd(wd, memory::data_type::f32, wt);
+    const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                               xmd, wmd, ymd, strides, dilates, pl, pr);
+    const dnnl::convolution_forward::primitive_desc pd(desc, eng);
+    const dnnl::convolution_forward prim(pd);
+    memory xm(xmd, eng, const_cast<float *>(x)), wm(wmd, eng, const_cast<float *>(w)), ym(ymd, eng, y);
+    dnnl::stream s(eng);
+    prim.execute(s, {{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, ym}});
+    s.wait();
+    return true;
+  } catch (const dnnl::error &) {
+    return false;
+  }
+}
+#endif
+
+template <class T>
+pk_status convolution(const pk_attrs_convolution &a, const View &x, const View &w, const View &y) {
+  using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  if (y.numel == 0) return PK_OK;
+  const ConvGeom g = conv_geom(a, x, w, y);
+  const int32_t id[PK_MAX_RANK] = {0, 1, 2, 3, 4, 5, 6, 7};
+  const Packed<T, A> px(x, id), pw(w, id);
+  std::vector<A> out(static_cast<size_t>(y.numel));
+  bool done = false;
+#ifdef PRIMKIT_CPU_HAVE_ONEDNN
+  if constexpr (std::is_same_v<T, float>) {
+    if (x.numel > 0 && w.numel > 0) done = conv_onednn(g, px.ptr, pw.ptr, out.data());
+  }
+#endif
+  if (!done) conv_loops(g, px.ptr, pw.ptr, out.data());
+  store_dense<T>(y, out.data());
+  return PK_OK;
+}
+
+pk_status k_convolution(const Launch &l) {
+  return guarded(l, [&]() -> pk_status {
+    const auto &a = attrs_of<pk_attrs_convolution>(l);
+    const View x = kit::view_of(l.inputs[0]), w = kit::view_of(l.inputs[1]), y = kit::view_of(l.outputs[0]);
+    return kit::dispatch_dtype(dtype_of(l.inputs[0]), [&](auto tag) -> pk_status {
+      using T = decltype(tag);
+      if constexpr (std::is_same_v<T, kit::half> || std::is_same_v<T, kit::bfloat16> || std::is_same_v<T, float> ||
+                    std::is_same_v<T, double>) {
+        return convolution<T>(a, x, w, y);
+      } else {
+        return PK_UNIMPLEMENTED;
+      }
+    });
+  });
+}
+
+// --- FFT --------------------------------------------------------------------------------------------------------
+
+// e^(sign 2 pi i m / n) for m in [0, n), with m the exactly reduced product index.
+std::vector<cd> twiddles(int64_t n, int64_t count, double sign) {
+  std::vector<cd> t(static_cast<size_t>(count));
+  const double pi = 3.14159265358979323846264338327950288;
+  for (int64_t m = 0; m < count; ++m) {
+    const double ang = 2.0 * pi * static_cast<double>(m) / static_cast<double>(n);
+    t[static_cast<size_t>(m)] = cd(std::cos(ang), sign * std::sin(ang));
+  }
+  return t;
+}
+
+bool is_pow2(int64_t n) {
+  return n > 0 && (n & (n - 1)) == 0;
+}
+
+// In-place iterative radix-2 FFT of length m (a power of two) with the twiddles e^(-2 pi i k / m), k < m / 2;
+// `inverse` conjugates them.
+void fft_pow2(cd *x, int64_t m, const cd *tw, bool inverse) {
+  for (int64_t i = 1, j = 0; i < m; ++i) {
+    int64_t b = m >> 1;
+    for (; j & b; b >>= 1) j ^= b;
+    j ^= b;
+    if (i < j) std::swap(x[i], x[j]);
+  }
+  for (int64_t len = 2; len <= m; len <<= 1) {
+    const int64_t half = len / 2, step = m / len;
+    for (int64_t s = 0; s < m; s += len) {
+      for (int64_t k = 0; k < half; ++k) {
+        const cd w = inverse ? std::conj(tw[k * step]) : tw[k * step];
+        const cd u = x[s + k], v = x[s + k + half] * w;
+        x[s + k] = u + v;
+        x[s + k + half] = u - v;
+      }
+    }
+  }
+}
+
+// A 1-D DFT of one length and direction, planned once and run on many lines (run() is const: thread-safe).
+class Dft {
+ public:
+  Dft(int64_t n, bool forward) : n_(n), forward_(forward) {
+    const double sign = forward ? -1.0 : 1.0;
+    if (n <= 1) {
+      kind_ = Kind::identity;
+    } else if (is_pow2(n)) {
+      kind_ = Kind::pow2;
+      tw_ = twiddles(n, n / 2, -1.0);
+    } else if (n <= 64) {
+      kind_ = Kind::direct;
+      tw_ = twiddles(n, n, sign);
+    } else {
+      // Bluestein: X_k = w_k sum_j (x_j w_j) conj(w_{k-j}), w_k = e^(sign pi i k^2 / n), a convolution done with
+      // power-of-two FFTs of length m >= 2n - 1.
+      kind_ = Kind::bluestein;
+      m_ = 1;
+      while (m_ < 2 * n - 1) m_ <<= 1;
+      tw_ = twiddles(m_, m_ / 2, -1.0);
+      chirp_.resize(static_cast<size_t>(n));
+      const double pi = 3.14159265358979323846264338327950288;
+      // q = k^2 mod 2n, stepped exactly: (k + 1)^2 = k^2 + 2k + 1.
+      for (int64_t k = 0, q = 0; k < n; ++k) {
+        const double ang = pi * static_cast<double>(q) / static_cast<double>(n);
+        chirp_[static_cast<size_t>(k)] = cd(std::cos(ang), sign * std::sin(ang));
+        q = (q + 2 * k + 1) % (2 * n);
+      }
+      kernel_.assign(static_cast<size_t>(m_), cd(0.0, 0.0));
+      kernel_[0] = std::conj(chirp_[0]);
+      for (int64_t k = 1; k < n; ++k) {
+        kernel_[static_cast<size_t>(k)] = std::conj(chirp_[static_cast<size_t>(k)]);
+        kernel_[static_cast<size_t>(m_ - k)] = std::conj(chirp_[static_cast<size_t>(k)]);
+      }
+      fft_pow2(kernel_.data(), m_, tw_.data(), false);
+    }
+  }
+
+  // Scratch elements run() needs.
+  int64_t scratch_size() const { return kind_ == Kind::bluestein ? m_ : kind_ == Kind::direct ? n_ : 0; }
+
+  void run(cd *x, cd *scratch) const {
+    switch (kind_) {
+      case Kind::identity:
+        return;
+      case Kind::pow2:
+        fft_pow2(x, n_, tw_.data(), !forward_);
+        return;
+      case Kind::direct:
+        for (int64_t k = 0; k < n_; ++k) {
+          cd acc(0.0, 0.0);
+          int64_t m = 0;  // j * k mod n, kept exact by stepping
+          for (int64_t j = 0; j < n_; ++j) {
+            acc += x[j] * tw_[static_cast<size_t>(m)];
+            m += k;
+            if (m >= n_) m -= n_;
+          }
+          scratch[k] = acc;
+        }
+        std::copy(scratch, scratch + n_, x);
+        return;
+      case Kind::bluestein: {
+        for (int64_t k = 0; k < n_; ++k) scratch[k] = x[k] * chirp_[static_cast<size_t>(k)];
+        std::fill(scratch + n_, scratch + m_, cd(0.0, 0.0));
+        fft_pow2(scratch, m_, tw_.data(), false);
+        for (int64_t k = 0; k < m_; ++k) scratch[k] *= kernel_[static_cast<size_t>(k)];
+        fft_pow2(scratch, m_, tw_.data(), true);
+        const double inv = 1.0 / static_cast<double>(m_);
+        for (int64_t k = 0; k < n_; ++k) x[k] = scratch[k] * chirp_[static_cast<size_t>(k)] * inv;
+        return;
+      }
+    }
+  }
+
+ private:
+  enum class Kind { identity, pow2, direct, bluestein };
+  int64_t n_;
+  bool forward_;
+  Kind kind_ = Kind::identity;
+  int64_t m_ = 0;
+  std::vector<cd> tw_, chirp_, kernel_;
+};
+
+// The lines of a dense buffer of `shape` along axis `dim`: their start offsets (row-major over the other axes)
+// with, optionally, a second stride set (an output view) for the same lines.
+struct Lines {
+  int32_t on = 0;
+  int64_t oshape[PK_MAX_RANK] = {0}, st[2][PK_MAX_RANK] = {{0}};
+  int64_t outer = 1;
+};
+
+Lines lines_of(const int64_t *shape, int32_t ndim, const int64_t *st0, const int64_t *st1, int64_t dim) {
+  Lines r;
+  for (int32_t d = 0; d < ndim; ++d) {
+    if (d == dim) continue;
+    r.oshape[r.on] = shape[d];
+    r.st[0][r.on] = st0[d];
+    r.st[1][r.on] = st1 ? st1[d] : 0;
+    ++r.on;
+    r.outer *= shape[d];
+  }
+  return r;
+}
+
+// Transforms axis `dim` of the dense complex buffer `buf` of `shape` in place.
+pk_status dft_axis(const Launch &l, cd *buf, const int64_t *shape, int32_t ndim, int64_t dim, bool forward) {
+  const int64_t n = shape[dim];
+  if (n <= 1) return PK_OK;
+  int64_t st[PK_MAX_RANK];
+  dense_strides(shape, ndim, st);
+  const Lines ln = lines_of(shape, ndim, st, nullptr, dim);
+  if (ln.outer == 0) return PK_OK;
+  const Dft plan(n, forward);
+  const int64_t s = st[dim];
+  return parallel_with_scratch(l, ln.outer, std::max<int64_t>(1, 16384 / n), [&](int64_t lo, int64_t hi) {
+    std::vector<cd> line(static_cast<size_t>(n)), scratch(static_cast<size_t>(plan.scratch_size()));
+    walk<1>(ln.oshape, ln.on, {ln.st[0]}, {0}, lo, hi, [&](const std::array<int64_t, 1> &o) {
+      cd *p = buf + o[0];
+      for (int64_t i = 0; i < n; ++i) line[static_cast<size_t>(i)] = p[i * s];
+      plan.run(line.data(), scratch.data());
+      for (int64_t i = 0; i < n; ++i) p[i * s] = line[static_cast<size_t>(i)];
+    });
+  });
+}
+
+// Loads a view (real or complex) into a dense complex<double> buffer of its shape.
+template <class T>
+void load_complex(const View &v, cd *dst) {
+  parallel_for(0, v.numel, 16384, [&](int64_t lo, int64_t hi) {
+    int64_t i = lo;
+    walk<1>(v.shape, v.ndim, {v.strides}, {0}, lo, hi, [&](const std::array<int64_t, 1> &o) {
+      const T &x = *v.at<T>(o[0]);
+      if constexpr (kit::is_complex<T>::value) {
+        dst[i++] = cd(static_cast<double>(x.real()), static_cast<double>(x.imag()));
+      } else {
+        dst[i++] = cd(static_cast<double>(x), 0.0);
+      }
+    });
+  });
+}
+
+pk_status k_fft_c2c(const Launch &l) {
+  return guarded(l, [&]() -> pk_status {
+    const auto &a = attrs_of<pk_attrs_fft_c2c>(l);
+    const View in = kit::view_of(l.inputs[0]), out = kit::view_of(l.outputs[0]);
+    return kit::dispatch_dtype(dtype_of(l.inputs[0]), [&](auto tag) -> pk_status {
+      using T = decltype(tag);
+      if constexpr (!kit::is_complex<T>::value) {
+        return PK_UNIMPLEMENTED;
+      } else {
+        if (in.numel == 0) return PK_OK;
+        std::vector<cd> buf(static_cast<size_t>(in.numel));
+        load_complex<T>(in, buf.data());
+        for (int32_t k = 0; k < a.num_dims; ++k) {
+          const pk_status st = dft_axis(l, buf.data(), in.shape, in.ndim, a.dims[k], a.forward != 0);
+          if (st != PK_OK) return st;
+        }
+        store_dense<T>(out, buf.data());
+        return PK_OK;
+      }
+    });
+  });
+}
+
+pk_status k_fft_r2c(const Launch &l) {
+  return guarded(l, [&]() -> pk_status {
+    const auto &a = attrs_of<pk_attrs_fft_r2c>(l);
+    const View in = kit::view_of(l.inputs[0]), out = kit::view_of(l.outputs[0]);
+    return kit::dispatch_dtype(dtype_of(l.inputs[0]), [&](auto tag) -> pk_status {
+      using T = decltype(tag);
+      if constexpr (!std::is_same_v<T, float> && !std::is_same_v<T, double>) {
+        return PK_UNIMPLEMENTED;
+      } else {
+        using C = std::complex<T>;
+        if (out.numel == 0) return PK_OK;
+        std::vector<cd> buf(static_cast<size_t>(in.numel));
+        load_complex<T>(in, buf.data());
+        for (int32_t k = 0; k < a.num_dims; ++k) {
+          const pk_status st = dft_axis(l, buf.data(), in.shape, in.ndim, a.dims[k], true);
+          if (st != PK_OK) return st;
+        }
+        // The output keeps the first n/2 + 1 entries of the last transformed axis (onesided) or all of them; its
+        // coordinates index the full spectrum directly.
+        int64_t dense[PK_MAX_RANK];
+        dense_strides(in.shape, in.ndim, dense);
+        parallel_for(0, out.numel, 16384, [&](int64_t lo, int64_t hi) {
+          walk<2>(out.shape, out.ndim, {out.strides, dense}, {0, 0}, lo, hi, [&](const std::array<int64_t, 2> &o) {
+            const cd v = buf[static_cast<size_t>(o[1])];
+            *out.at<C>(o[0]) = C(static_cast<T>(v.real()), static_cast<T>(v.imag()));
+          });
+        });
+        return PK_OK;
+      }
+    });
+  });
+}
+
+pk_status k_fft_c2r(const Launch &l) {
+  return guarded(l, [&]() -> pk_status {
+    const auto &a = attrs_of<pk_attrs_fft_c2r>(l);
+    const View in = kit::view_of(l.inputs[0]), out = kit::view_of(l.outputs[0]);
+    return kit::dispatch_dtype(dtype_of(l.inputs[0]), [&](auto tag) -> pk_status {
+      using T = decltype(tag);
+      if constexpr (!kit::is_complex<T>::value) {
+        return PK_UNIMPLEMENTED;
+      } else {
+        using R = typename T::value_type;
+        if (out.numel == 0) return PK_OK;
+        const int64_t last = a.dims[a.num_dims - 1];
+        std::vector<cd> buf(static_cast<size_t>(in.numel));
+        load_complex<T>(in, buf.data());
+        // Inverse transforms of the other axes first, then the Hermitian-extended inverse of the last one.
+        for (int32_t k = 0; k + 1 < a.num_dims; ++k) {
+          const pk_status st = dft_axis(l, buf.data(), in.shape, in.ndim, a.dims[k], false);
+          if (st != PK_OK) return st;
+        }
+        const int64_t len = a.last_dim_size, half = in.shape[last];
+        int64_t dense[PK_MAX_RANK];
+        dense_strides(in.shape, in.ndim, dense);
+        const Lines ln = lines_of(in.shape, in.ndim, dense, out.strides, last);
+        const Dft plan(len, false);
+        const int64_t sb = dense[last], so = out.strides[last];
+        return parallel_with_scratch(l, ln.outer, std::max<int64_t>(1, 16384 / len), [&](int64_t lo, int64_t hi) {
+          std::vector<cd> line(static_cast<size_t>(len)), scratch(static_cast<size_t>(plan.scratch_size()));
+          walk<2>(ln.oshape, ln.on, {ln.st[0], ln.st[1]}, {0, 0}, lo, hi, [&](const std::array<int64_t, 2> &o) {
+            const cd *p = buf.data() + o[0];
+            for (int64_t k = 0; k < len; ++k) {
+              line[static_cast<size_t>(k)] = k < half ? p[k * sb] : std::conj(p[(len - k) * sb]);
+            }
+            plan.run(line.data(), scratch.data());
+            R *dst = out.at<R>(o[1]);
+            for (int64_t k = 0; k < len; ++k) dst[k * so] = static_cast<R>(line[static_cast<size_t>(k)].real());
+          });
+        });
+      }
+    });
+  });
+}
+
+}  // namespace
+
+void register_linalg_kernels(KernelRegistry &r) {
+  r.add(PK_OP_MATMUL, k_matmul, kNumeric);
+  r.add(PK_OP_BATCH_MATMUL, k_batch_matmul, kNumeric);
+  r.add(PK_OP_DOT_GENERAL, k_dot_general, kNumeric);
+  r.add(PK_OP_CONVOLUTION, k_convolution, kFloatStd);
+  r.add(PK_OP_FFT_C2C, k_fft_c2c, kComplex);
+  r.add(PK_OP_FFT_R2C, k_fft_r2c, kFloatWide);
+  r.add(PK_OP_FFT_C2R, k_fft_c2r, kComplex);
+}
+
+}  // namespace pk::cpu

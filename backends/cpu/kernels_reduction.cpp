@@ -1,0 +1,658 @@
+// kernels_reduction.cpp — reductions over a list of axes (sum, prod, amax, amin, xor_sum, var, any, all), the
+// one-axis index reductions (argmax, argmin) and the scans along one axis (cumsum, cumprod, cummax, cummin,
+// logcumsumexp), for every dtype each op admits. Inputs and outputs are walked through their strides.
+//
+// Numerics: float sums and products accumulate in double (a compensated sum, so f64 also gets better than
+// n * eps), complex in std::complex<double>, integers in uint64 and wrap to their width on the store.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <limits>
+#include <new>
+#include <type_traits>
+
+#include "cpu_kernels.hpp"
+
+namespace pk::cpu {
+namespace {
+
+using kit::View;
+
+// --- dtype groups (docs/ops.md) ---------------------------------------------------------------------------------
+
+constexpr uint32_t bit(int d) {
+  return 1u << d;
+}
+constexpr uint32_t kInt =
+    bit(PK_DTYPE_U8) | bit(PK_DTYPE_I8) | bit(PK_DTYPE_I16) | bit(PK_DTYPE_I32) | bit(PK_DTYPE_I64);
+constexpr uint32_t kFloatStd = bit(PK_DTYPE_F16) | bit(PK_DTYPE_BF16) | bit(PK_DTYPE_F32) | bit(PK_DTYPE_F64);
+constexpr uint32_t kFloat = kFloatStd | bit(PK_DTYPE_F8E4M3FN) | bit(PK_DTYPE_F8E5M2);
+constexpr uint32_t kComplex = bit(PK_DTYPE_C64) | bit(PK_DTYPE_C128);
+constexpr uint32_t kReal = kInt | kFloat;
+constexpr uint32_t kNumeric = kReal | kComplex;
+constexpr uint32_t kIntegral = kInt | bit(PK_DTYPE_BOOL);
+constexpr uint32_t kAll = kNumeric | bit(PK_DTYPE_BOOL);
+constexpr uint32_t kFloatComplex = kFloat | kComplex;
+
+template <class T>
+constexpr bool is_int_v = std::is_integral_v<T>;  // u8..i64; kit::boolean is a struct
+template <class T>
+constexpr bool is_float_v = kit::is_small_float<T>::value || std::is_floating_point_v<T>;
+template <class T>
+constexpr bool is_complex_v = kit::is_complex<T>::value;
+template <class T>
+constexpr bool is_bool_v = std::is_same_v<T, kit::boolean>;
+
+template <class C>
+inline bool is_nan(C x) {
+  if constexpr (std::is_floating_point_v<C>) {
+    return std::isnan(x);
+  } else {
+    return false;
+  }
+}
+
+// --- iteration --------------------------------------------------------------------------------------------------
+
+// Calls f(offsets) for the row-major indices [lo, hi) of `shape`, offsets being base[k] + index . strides[k] for
+// each of N stride sets. The innermost axis runs as a tight loop.
+template <size_t N, class F>
+void walk(const int64_t *shape, int32_t ndim, const std::array<const int64_t *, N> &strides,
+          const std::array<int64_t, N> &base, int64_t lo, int64_t hi, F &&f) {
+  if (lo >= hi) return;
+  std::array<int64_t, N> off = base;
+  if (ndim == 0) {
+    f(off);
+    return;
+  }
+  int64_t idx[PK_MAX_RANK];
+  int64_t rem = lo;
+  for (int32_t d = ndim - 1; d >= 0; --d) {
+    idx[d] = rem % shape[d];
+    rem /= shape[d];
+    for (size_t k = 0; k < N; ++k) off[k] += idx[d] * strides[k][d];
+  }
+  const int32_t last = ndim - 1;
+  int64_t i = lo;
+  while (true) {
+    const int64_t run = std::min(hi - i, shape[last] - idx[last]);
+    for (int64_t r = 0; r < run; ++r) {
+      f(off);
+      for (size_t k = 0; k < N; ++k) off[k] += strides[k][last];
+    }
+    i += run;
+    if (i >= hi) return;
+    // The innermost axis wrapped: rewind it and carry into the outer axes.
+    for (size_t k = 0; k < N; ++k) off[k] -= strides[k][last] * shape[last];
+    idx[last] = 0;
+    for (int32_t d = last - 1; d >= 0; --d) {
+      for (size_t k = 0; k < N; ++k) off[k] += strides[k][d];
+      if (++idx[d] < shape[d]) break;
+      for (size_t k = 0; k < N; ++k) off[k] -= strides[k][d] * shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+// Kept axes (walked once per output element) and reduced axes (walked for each output element) of a reduction.
+struct Plan {
+  int32_t on = 0;
+  int64_t oshape[PK_MAX_RANK] = {0}, o_in[PK_MAX_RANK] = {0}, o_out[PK_MAX_RANK] = {0}, o_out2[PK_MAX_RANK] = {0};
+  int32_t rn = 0;
+  int64_t rshape[PK_MAX_RANK] = {0}, r_in[PK_MAX_RANK] = {0};
+  int64_t outer = 1, inner = 1;
+};
+
+// Reductions: the output has the kept axes in order.
+Plan reduce_plan(const View &in, const View &out, uint32_t mask) {
+  Plan p;
+  int32_t r = 0;
+  for (int32_t d = 0; d < in.ndim; ++d) {
+    if (mask & bit(d)) {
+      p.rshape[p.rn] = in.shape[d];
+      p.r_in[p.rn++] = in.strides[d];
+      p.inner *= in.shape[d];
+    } else {
+      p.oshape[p.on] = in.shape[d];
+      p.o_in[p.on] = in.strides[d];
+      p.o_out[p.on++] = out.strides[r++];
+      p.outer *= in.shape[d];
+    }
+  }
+  return p;
+}
+
+// Scans: every output has the input's shape; r_in / line strides describe axis `dim`.
+struct ScanPlan {
+  Plan p;
+  int64_t n = 0, s_in = 0, s_out = 0, s_out2 = 0;
+};
+
+ScanPlan scan_plan(const View &in, const View &out, const View *out2, int64_t dim) {
+  ScanPlan s;
+  for (int32_t d = 0; d < in.ndim; ++d) {
+    if (d == dim) continue;
+    s.p.oshape[s.p.on] = in.shape[d];
+    s.p.o_in[s.p.on] = in.strides[d];
+    s.p.o_out[s.p.on] = out.strides[d];
+    s.p.o_out2[s.p.on++] = out2 ? out2->strides[d] : 0;
+    s.p.outer *= in.shape[d];
+  }
+  s.n = in.shape[dim];
+  s.s_in = in.strides[dim];
+  s.s_out = out.strides[dim];
+  s.s_out2 = out2 ? out2->strides[dim] : 0;
+  return s;
+}
+
+// Calls f(offset) for every element of one reduction (the reduced axes from `base`).
+template <class F>
+inline void for_inner(const Plan &p, int64_t base, F &&f) {
+  if (p.inner == 0) return;
+  walk<1>(p.rshape, p.rn, {p.r_in}, {base}, 0, p.inner, [&](const std::array<int64_t, 1> &o) { f(o[0]); });
+}
+
+// Calls f(input_offset, output_offset, output2_offset) once per output element, on the worker threads.
+template <class F>
+void for_outer(const Plan &p, int64_t work_per_item, F &&f) {
+  if (p.outer == 0) return;
+  const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, work_per_item));
+  parallel_for(0, p.outer, grain, [&](int64_t lo, int64_t hi) {
+    walk<3>(p.oshape, p.on, {p.o_in, p.o_out, p.o_out2}, {0, 0, 0}, lo, hi,
+            [&](const std::array<int64_t, 3> &o) { f(o[0], o[1], o[2]); });
+  });
+}
+
+uint32_t dims_mask(int32_t n, const int64_t *dims) {
+  uint32_t m = 0;
+  for (int32_t k = 0; k < n; ++k) m |= bit(static_cast<int>(dims[k]));
+  return m;
+}
+
+// --- numerics ---------------------------------------------------------------------------------------------------
+
+// Neumaier's compensated sum in double: the error stays O(eps) independent of n. Once the sum is no longer finite
+// the compensation (which then holds inf - inf) is dropped.
+struct KSum {
+  double s = 0.0, c = 0.0;
+  void add(double x) {
+    const double t = s + x;
+    if (std::fabs(s) >= std::fabs(x)) {
+      c += (s - t) + x;
+    } else {
+      c += (x - t) + s;
+    }
+    s = t;
+  }
+  double value() const { return std::isfinite(s) ? s + c : s; }
+};
+
+template <class T>
+inline double to_f64(const T &v) {
+  return static_cast<double>(kit::load(v));
+}
+
+template <class T>
+inline std::complex<double> to_c128(const T &v) {
+  return {static_cast<double>(v.real()), static_cast<double>(v.imag())};
+}
+
+template <class T>
+inline T from_c128(std::complex<double> c) {
+  using R = typename T::value_type;
+  return T(static_cast<R>(c.real()), static_cast<R>(c.imag()));
+}
+
+template <class T>
+inline bool nonzero(const T &v) {
+  if constexpr (is_bool_v<T>) {
+    return v.v != 0;
+  } else if constexpr (is_complex_v<T>) {
+    return v.real() != 0 || v.imag() != 0;
+  } else {
+    return kit::load(v) != 0;  // NaN != 0 is true
+  }
+}
+
+template <class L, class F>
+pk_status guarded(const L &l, F &&f) {
+  try {
+    return f();
+  } catch (const std::bad_alloc &) {
+    return kit::fail(PK_ERROR_OUT_OF_MEMORY, l.op->id, -1, "%s: out of host memory", l.op->name);
+  } catch (...) {
+    return kit::fail(PK_ERROR_INTERNAL, l.op->id, -1, "%s: unexpected exception in the CPU kernel", l.op->name);
+  }
+}
+
+template <class A>
+const A &attrs_of(const Launch &l) {
+  return *static_cast<const A *>(l.attrs);
+}
+
+int32_t dtype_of(const pk_tensor &t) {
+  return kit::dtype_id(t.dtype);
+}
+
+// --- sum, prod --------------------------------------------------------------------------------------------------
+
+template <class T, bool Prod>
+void sum_prod(const Plan &p, const View &in, const View &out) {
+  for_outer(p, p.inner, [&](int64_t ib, int64_t ob, int64_t) {
+    T *dst = out.at<T>(ob);
+    if constexpr (is_int_v<T>) {
+      uint64_t acc = Prod ? 1u : 0u;
+      for_inner(p, ib, [&](int64_t o) {
+        const uint64_t x = static_cast<uint64_t>(*in.at<T>(o));
+        acc = Prod ? acc * x : acc + x;
+      });
+      *dst = static_cast<T>(acc);
+    } else if constexpr (is_complex_v<T>) {
+      if constexpr (Prod) {
+        std::complex<double> acc(1.0, 0.0);
+        for_inner(p, ib, [&](int64_t o) { acc *= to_c128(*in.at<T>(o)); });
+        *dst = from_c128<T>(acc);
+      } else {
+        KSum re, im;
+        for_inner(p, ib, [&](int64_t o) {
+          const T &x = *in.at<T>(o);
+          re.add(static_cast<double>(x.real()));
+          im.add(static_cast<double>(x.imag()));
+        });
+        *dst = from_c128<T>({re.value(), im.value()});
+      }
+    } else {
+      if constexpr (Prod) {
+        double acc = 1.0;
+        for_inner(p, ib, [&](int64_t o) { acc *= to_f64(*in.at<T>(o)); });
+        *dst = kit::store_as<T>(acc);
+      } else {
+        KSum acc;
+        for_inner(p, ib, [&](int64_t o) { acc.add(to_f64(*in.at<T>(o))); });
+        *dst = kit::store_as<T>(acc.value());
+      }
+    }
+  });
+}
+
+template <class A, bool Prod>
+pk_status k_sum_prod(const Launch &l) {
+  return guarded(l, [&]() -> pk_status {
+    const A &a = attrs_of<A>(l);
+    const View in = kit::view_of(l.inputs[0]), out = kit::view_of(l.outputs[0]);
+    const Plan p = reduce_plan(in, out, dims_mask(a.num_dims, a.dims));
+    return kit::dispatch_dtype(dtype_of(l.inputs[0]), [&](auto tag) -> pk_status {
+      using T = decltype(tag);
+      if constexpr (is_bool_v<T>) {
+        return PK_UNIMPLEMENTED;
+      } else {
+        sum_prod<T, Prod>(p, in, out);
+        return PK_OK;
+      }
+    });
+  });
+}
+
+// --- amax, amin -------------------------------------------------------------------------------------------------
+
+template <class T, bool Max>
+void extremum(const Plan &p, const View &in, const View &out) {
+  using C = kit::compute_t<T>;
+  // The identity is the dtype's lowest (highest) value: -inf (+inf) for floats, which f8e4m3fn (no inf) stores
+  // saturated as -448 (+448).
+  C init;
+  if constexpr (is_int_v<T>) {
+    init = Max ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
+  } else {
+    init = Max ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::infinity();
+  }
+  for_outer(p, p.inner, [&](int64_t ib, int64_t ob, int64_t) {
+    C best = init;
+    for_inner(p, ib, [&](int64_t o) {
+      const C x = kit::load(*in.at<T>(o));
+      if (is_nan(best)) return;
+      if (is_nan(x) || (Max ? x > best : x < best)) best = x;
+    });
+    *out.at<T>(ob) = kit::store_as<T>(best);
+  });
+}
+
+template <class A, bool Max>
+pk_status k_extremum(const Launch &l) {
+  return guarded(l, [&]() -> pk_status {
+    const A &a = attrs_of<A>(l);
+    const View in = kit::view_of(l.inputs[0]), out = kit::view_of(l.outputs[0]);
+    const Plan p = reduce_plan(in, out, dims_mask(a.num_dims, a.dims));
+    return kit::dispatch_dtype(dtype_of(l.inputs[0]), [&](auto tag) -> pk_status {
+      using T = decltype(tag);
+      if constexpr (is_bool_v<T> || is_complex_v<T>) {
+        return PK_UNIMPLEMENTED;
+      } else {
+        extremum<T, Max>(p, in, out);
+        return PK_OK;
+      }
+    });
+  });
+}
+
+// --- argmax, argmin ---------------------------------------------------------------------------------------------
+
+template <class T, bool Max>
+void arg_extremum(const Plan &p, const View &in, const View &out) {
+  using C = kit::compute_t<T>;
+  for_outer(p, p.inner, [&](int64_t ib, int64_t ob, int64_t) {
+    // The reduced axis is walked in index order, so a strict comparison keeps the first extremum and the first
+    // NaN stops the search.
+    C best{};
+    int64_t best_i = 0, i = 0;
+    bool done = false;
+    for_inner(p, ib, [&](int64_t o) {
+      const int64_t cur = i++;
+      if (done) return;
+      const C x = kit::load(*in.at<T>(o));
+      if (cur == 0 || is_nan(x) || (Max ? x > best : x < best)) {
+        best = x;
+        best_i = cur;
+        done = is_nan(x);
+      }
+    });
+    *out.at<int64_t>(ob) = best_i;
+  });
+}
+
+template <class A, bool Max>
+pk_status k_arg_extremum(const Launch &l) {
+  return guarded(l, [&]() -> pk_status {
+    const A &a = attrs_of<A>(l);
+    const View in = kit::view_of(l.inputs[0]), out = kit::view_of(l.outputs[0]);
+    const Plan p = reduce_plan(in, out, bit(static_cast<int>(a.dim)));
+    return kit::dispatch_dtype(dtype_of(l.inputs[0]), [&](auto tag) -> pk_status {
+      using T = decltype(tag);
+      if constexpr (is_bool_v<T> || is_complex_v<T>) {
+        return PK_UNIMPLEMENTED;
+      } else {
+        arg_extremum<T, Max>(p, in, out);
+        return PK_OK;
+      }
+    });
+  });
+}
+
+// --- xor_sum ----------------------------------------------------------------------------------------------------
+
+pk_status k_xor_sum(const Launch &l) {
+  return guarded(l, [&]() -> pk_status {
+    const auto &a = attrs_of<pk_attrs_xor_sum>(l);
+    const View in = kit::view_of(l.inputs[0]), out = kit::view_of(l.outputs[0]);
+    const Plan p = reduce_plan(in, out, dims_mask(a.num_dims, a.dims));
+    return kit::dispatch_dtype(dtype_of(l.inputs[0]), [&](auto tag) -> pk_status {
+      using T = decltype(tag);
+      if constexpr (is_bool_v<T>) {
+        for_outer(p, p.inner, [&](int64_t ib, int64_t ob, int64_t) {
+          uint8_t acc = 0;
+          for_inner(p, ib, [&](int64_t o) { acc ^= static_cast<uint8_t>(in.at<T>(o)->v != 0); });
+          out.at<T>(ob)->v = acc;
+        });
+        return PK_OK;
+      } else if constexpr (is_int_v<T>) {
+        for_outer(p, p.inner, [&](int64_t ib, int64_t ob, int64_t) {
+          uint64_t acc = 0;
+          for_inner(p, ib, [&](int64_t o) { acc ^= static_cast<uint64_t>(*in.at<T>(o)); });
+          *out.at<T>(ob) = static_cast<T>(acc);
+        });
+        return PK_OK;
+      } else {
+        return PK_UNIMPLEMENTED;
+      }
+    });
+  });
+}
+
+// --- var --------------------------------------------------------------------------------------------------------
+
+template <class T>
+void variance(const Plan &p, const View &in, const View &out, double correction) {
+  const double n = static_cast<double>(p.inner);
+  const double divisor = n - correction;
+  for_outer(p, 2 * p.inner, [&](int64_t ib, int64_t ob, int64_t) {
+    // Two passes in double: the mean, then the squared deviations from it.
+    double v;
+    if constexpr (is_complex_v<T>) {
+      KSum re, im;
+      for_inner(p, ib, [&](int64_t o) {
+        const T &x = *in.at<T>(o);
+        re.add(static_cast<double>(x.real()));
+        im.add(static_cast<double>(x.imag()));
+      });
+      const double mr = re.value() / n, mi = im.value() / n;
+      KSum ss;
+      for_inner(p, ib, [&](int64_t o) {
+        const T &x = *in.at<T>(o);
+        const double dr = static_cast<double>(x.real()) - mr, di = static_cast<double>(x.imag()) - mi;
+        ss.add(dr * dr + di * di);
+      });
+      v = ss.value();
+    } else {
+      KSum s;
+      for_inner(p, ib, [&](int64_t o) { s.add(to_f64(*in.at<T>(o))); });
+      const double mean = s.value() / n;
+      KSum ss;
+      for_inner(p, ib, [&](int64_t o) {
+        const double d = to_f64(*in.at<T>(o)) - mean;
+        ss.add(d * d);
+      });
+      v = ss.value();
+    }
+    const double r = divisor > 0 ? v / divisor : std::numeric_limits<double>::quiet_NaN();
+    if constexpr (is_complex_v<T>) {
+      *out.at<typename T::value_type>(ob) = static_cast<typename T::value_type>(r);
+    } else {
+      *out.at<T>(ob) = kit::store_as<T>(r);
+    }
+  });
+}
+
+pk_status k_var(const Launch &l) {
+  return guarded(l, [&]() -> pk_status {
+    const auto &a = attrs_of<pk_attrs_var>(l);
+    const View in = kit::view_of(l.inputs[0]), out = kit::view_of(l.outputs[0]);
+    const Plan p = reduce_plan(in, out, dims_mask(a.num_dims, a.dims));
+    return kit::dispatch_dtype(dtype_of(l.inputs[0]), [&](auto tag) -> pk_status {
+      using T = decltype(tag);
+      if constexpr (is_float_v<T> || is_complex_v<T>) {
+        variance<T>(p, in, out, a.correction);
+        return PK_OK;
+      } else {
+        return PK_UNIMPLEMENTED;
+      }
+    });
+  });
+}
+
+// --- any, all ---------------------------------------------------------------------------------------------------
+
+template <class A, bool Any>
+pk_status k_any_all(const Launch &l) {
+  return guarded(l, [&]() -> pk_status {
+    const A &a = attrs_of<A>(l);
+    const View in = kit::view_of(l.inputs[0]), out = kit::view_of(l.outputs[0]);
+    const Plan p = reduce_plan(in, out, dims_mask(a.num_dims, a.dims));
+    return kit::dispatch_dtype(dtype_of(l.inputs[0]), [&](auto tag) -> pk_status {
+      using T = decltype(tag);
+      for_outer(p, p.inner, [&](int64_t ib, int64_t ob, int64_t) {
+        bool r = !Any;  // any of nothing is false, all of nothing is true
+        for_inner(p, ib, [&](int64_t o) {
+          if (nonzero(*in.at<T>(o)) == Any) r = Any;
+        });
+        *out.at<uint8_t>(ob) = r ? 1 : 0;
+      });
+      return PK_OK;
+    });
+  });
+}
+
+// --- cumsum, cumprod --------------------------------------------------------------------------------------------
+
+template <class T, bool Prod>
+void running(const ScanPlan &s, const View &in, const View &out) {
+  for_outer(s.p, s.n, [&](int64_t ib, int64_t ob, int64_t) {
+    const T *src = in.at<T>(ib);
+    T *dst = out.at<T>(ob);
+    if constexpr (is_int_v<T>) {
+      uint64_t acc = Prod ? 1u : 0u;
+      for (int64_t i = 0; i < s.n; ++i) {
+        const uint64_t x = static_cast<uint64_t>(src[i * s.s_in]);
+        acc = Prod ? acc * x : acc + x;
+        dst[i * s.s_out] = static_cast<T>(acc);
+      }
+    } else if constexpr (is_complex_v<T>) {
+      if constexpr (Prod) {
+        std::complex<double> acc(1.0, 0.0);
+        for (int64_t i = 0; i < s.n; ++i) {
+          acc *= to_c128(src[i * s.s_in]);
+          dst[i * s.s_out] = from_c128<T>(acc);
+        }
+      } else {
+        KSum re, im;
+        for (int64_t i = 0; i < s.n; ++i) {
+          re.add(static_cast<double>(src[i * s.s_in].real()));
+          im.add(static_cast<double>(src[i * s.s_in].imag()));
+          dst[i * s.s_out] = from_c128<T>({re.value(), im.value()});
+        }
+      }
+    } else {
+      if constexpr (Prod) {
+        double acc = 1.0;
+        for (int64_t i = 0; i < s.n; ++i) {
+          acc *= to_f64(src[i * s.s_in]);
+          dst[i * s.s_out] = kit::store_as<T>(acc);
+        }
+      } else {
+        KSum acc;
+        for (int64_t i = 0; i < s.n; ++i) {
+          acc.add(to_f64(src[i * s.s_in]));
+          dst[i * s.s_out] = kit::store_as<T>(acc.value());
+        }
+      }
+    }
+  });
+}
+
+template <class A, bool Prod>
+pk_status k_running(const Launch &l) {
+  return guarded(l, [&]() -> pk_status {
+    const A &a = attrs_of<A>(l);
+    const View in = kit::view_of(l.inputs[0]), out = kit::view_of(l.outputs[0]);
+    const ScanPlan s = scan_plan(in, out, nullptr, a.dim);
+    return kit::dispatch_dtype(dtype_of(l.inputs[0]), [&](auto tag) -> pk_status {
+      using T = decltype(tag);
+      if constexpr (is_bool_v<T>) {
+        return PK_UNIMPLEMENTED;
+      } else {
+        running<T, Prod>(s, in, out);
+        return PK_OK;
+      }
+    });
+  });
+}
+
+// --- cummax, cummin ---------------------------------------------------------------------------------------------
+
+template <class T, bool Max>
+void running_extremum(const ScanPlan &s, const View &in, const View &out, const View &idx) {
+  using C = kit::compute_t<T>;
+  for_outer(s.p, s.n, [&](int64_t ib, int64_t ob, int64_t xb) {
+    const T *src = in.at<T>(ib);
+    T *dst = out.at<T>(ob);
+    int64_t *di = idx.at<int64_t>(xb);
+    C m{};
+    int64_t mi = 0;
+    for (int64_t i = 0; i < s.n; ++i) {
+      const C x = kit::load(src[i * s.s_in]);
+      // >= (<=) moves the index to the last occurrence of the extremum; once NaN is held it is never replaced.
+      if (i == 0 || (!is_nan(m) && (is_nan(x) || (Max ? x >= m : x <= m)))) {
+        m = x;
+        mi = i;
+      }
+      dst[i * s.s_out] = kit::store_as<T>(m);
+      di[i * s.s_out2] = mi;
+    }
+  });
+}
+
+template <class A, bool Max>
+pk_status k_running_extremum(const Launch &l) {
+  return guarded(l, [&]() -> pk_status {
+    const A &a = attrs_of<A>(l);
+    const View in = kit::view_of(l.inputs[0]), out = kit::view_of(l.outputs[0]), idx = kit::view_of(l.outputs[1]);
+    const ScanPlan s = scan_plan(in, out, &idx, a.dim);
+    return kit::dispatch_dtype(dtype_of(l.inputs[0]), [&](auto tag) -> pk_status {
+      using T = decltype(tag);
+      if constexpr (is_bool_v<T> || is_complex_v<T>) {
+        return PK_UNIMPLEMENTED;
+      } else {
+        running_extremum<T, Max>(s, in, out, idx);
+        return PK_OK;
+      }
+    });
+  });
+}
+
+// --- logcumsumexp -----------------------------------------------------------------------------------------------
+
+// log(exp(a) + exp(b)) without overflow: the larger term is factored out.
+inline double log_add_exp(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
+  const double m = std::max(a, b);
+  if (std::isinf(m)) return m;  // -inf + -inf stays -inf; any +inf wins
+  return m + std::log1p(std::exp(std::min(a, b) - m));
+}
+
+pk_status k_logcumsumexp(const Launch &l) {
+  return guarded(l, [&]() -> pk_status {
+    const auto &a = attrs_of<pk_attrs_logcumsumexp>(l);
+    const View in = kit::view_of(l.inputs[0]), out = kit::view_of(l.outputs[0]);
+    const ScanPlan s = scan_plan(in, out, nullptr, a.dim);
+    return kit::dispatch_dtype(dtype_of(l.inputs[0]), [&](auto tag) -> pk_status {
+      using T = decltype(tag);
+      if constexpr (is_float_v<T>) {
+        for_outer(s.p, s.n, [&](int64_t ib, int64_t ob, int64_t) {
+          const T *src = in.at<T>(ib);
+          T *dst = out.at<T>(ob);
+          double acc = -std::numeric_limits<double>::infinity();
+          for (int64_t i = 0; i < s.n; ++i) {
+            acc = log_add_exp(acc, to_f64(src[i * s.s_in]));
+            dst[i * s.s_out] = kit::store_as<T>(acc);
+          }
+        });
+        return PK_OK;
+      } else {
+        return PK_UNIMPLEMENTED;
+      }
+    });
+  });
+}
+
+}  // namespace
+
+void register_reduction_kernels(KernelRegistry &r) {
+  r.add(PK_OP_SUM, k_sum_prod<pk_attrs_sum, false>, kNumeric);
+  r.add(PK_OP_PROD, k_sum_prod<pk_attrs_prod, true>, kNumeric);
+  r.add(PK_OP_AMAX, k_extremum<pk_attrs_amax, true>, kReal);
+  r.add(PK_OP_AMIN, k_extremum<pk_attrs_amin, false>, kReal);
+  r.add(PK_OP_ARGMAX, k_arg_extremum<pk_attrs_argmax, true>, kReal);
+  r.add(PK_OP_ARGMIN, k_arg_extremum<pk_attrs_argmin, false>, kReal);
+  r.add(PK_OP_XOR_SUM, k_xor_sum, kIntegral);
+  r.add(PK_OP_VAR, k_var, kFloatComplex);
+  r.add(PK_OP_ANY, k_any_all<pk_attrs_any, true>, kAll);
+  r.add(PK_OP_ALL, k_any_all<pk_attrs_all, false>, kAll);
+  r.add(PK_OP_CUMSUM, k_running<pk_attrs_cumsum, false>, kNumeric);
+  r.add(PK_OP_CUMPROD, k_running<pk_attrs_cumprod, true>, kNumeric);
+  r.add(PK_OP_CUMMAX, k_running_extremum<pk_attrs_cummax, true>, kReal);
+  r.add(PK_OP_CUMMIN, k_running_extremum<pk_attrs_cummin, false>, kReal);
+  r.add(PK_OP_LOGCUMSUMEXP, k_logcumsumexp, kFloatStd);
+}
+
+}  // namespace pk::cpu

@@ -1,0 +1,119 @@
+// bench_common.hpp — the runtime and CPU backend under test, host tensors, and paired timing: every figure is
+// a ratio against a yardstick measured in the same iteration, so machine noise (±20–30 % here) cancels.
+#pragma once
+
+#include <benchmark/benchmark.h>
+#include <omp.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "primkit/primkit.h"
+
+namespace pk::bench {
+
+inline double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// The runtime with the CPU backend loaded from the build tree, one device and one stream, created once.
+struct Env {
+  pk_runtime_t rt = nullptr;
+  pk_backend_t cpu = nullptr;
+  pk_device_t dev = nullptr;
+  pk_stream_t stream = nullptr;
+  static Env &get() {
+    static Env env;
+    return env;
+  }
+
+ private:
+  Env() {
+    pk_runtime_options o;
+    PK_STRUCT_INIT(o);
+    o.flags = PK_RUNTIME_NO_DISCOVERY;
+    if (pk_runtime_create(&o, &rt) != PK_OK || pk_runtime_load_plugin(rt, PK_CPU_PLUGIN, &cpu) != PK_OK ||
+        pk_backend_device(cpu, 0, &dev) != PK_OK || pk_stream_create(dev, &stream) != PK_OK) {
+      pk_error_info e;
+      e.struct_size = sizeof(e);
+      pk_get_last_error(&e);
+      std::fprintf(stderr, "bench: cannot open the CPU backend: %s\n", e.message);
+      std::exit(1);
+    }
+  }
+};
+
+// 64-byte aligned host memory, first-touched (so page faults are not measured unless a benchmark wants them).
+struct HostArray {
+  float *p = nullptr;
+  size_t n = 0;
+  explicit HostArray(size_t count, float fill = 1.0f) : n(count) {
+    void *mem = nullptr;
+    if (posix_memalign(&mem, 64, count * sizeof(float) + 64) != 0) std::abort();
+    p = static_cast<float *>(mem);
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < static_cast<long>(count); ++i) p[i] = fill + 1e-3f * static_cast<float>(i % 1000);
+  }
+  ~HostArray() { std::free(p); }
+  HostArray(const HostArray &) = delete;
+  HostArray &operator=(const HostArray &) = delete;
+};
+
+// A CPU tensor descriptor over caller memory (shape kept alive by the object).
+struct HostTensor {
+  std::vector<int64_t> shape;
+  pk_tensor t{};
+  HostTensor(void *data, std::vector<int64_t> shp, pk_dtype dt, size_t bytes) : shape(std::move(shp)) {
+    PK_STRUCT_INIT(t);
+    t.data = data;
+    t.storage_bytes = bytes;
+    t.device_type = PK_DEVICE_CPU;
+    t.dtype = dt;
+    t.ndim = static_cast<int32_t>(shape.size());
+    t.shape = shape.data();
+    t.flags = PK_TENSOR_FLAG_HOST_VISIBLE;
+  }
+};
+
+inline pk_dtype f32() { return pk_dtype PK_DTYPE_F32_DESC; }
+
+inline void must(pk_status st) {
+  if (st != PK_OK) {
+    pk_error_info e;
+    e.struct_size = sizeof(e);
+    pk_get_last_error(&e);
+    std::fprintf(stderr, "bench: %s\n", e.message);
+    std::abort();
+  }
+}
+
+// Runs the yardstick and the subject back to back in every iteration; reports subject time as the iteration
+// time and counters: ratio = yardstick time / subject time (higher is better for PrimKit), plus GB/s of each
+// when `bytes` is given. Use with ->Repetitions(7)->ReportAggregatesOnly(true) so the median is of 7 ratios.
+template <typename Yard, typename Subject>
+void paired(benchmark::State &state, double bytes, Yard &&yard, Subject &&subject) {
+  double ty = 0, ts = 0;
+  for (auto _ : state) {
+    double t0 = now_s();
+    yard();
+    double t1 = now_s();
+    subject();
+    double t2 = now_s();
+    ty += t1 - t0;
+    ts += t2 - t1;
+    state.SetIterationTime(t2 - t1);
+  }
+  state.counters["ratio"] = ty / ts;
+  if (bytes > 0) {
+    double n = static_cast<double>(state.iterations());
+    state.counters["subject_GBps"] = bytes * n / ts / 1e9;
+    state.counters["yardstick_GBps"] = bytes * n / ty / 1e9;
+  }
+}
+
+}  // namespace pk::bench

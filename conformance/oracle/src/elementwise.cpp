@@ -1,0 +1,492 @@
+// elementwise.cpp — unary, binary, comparison and ternary ops, element by element in wide precision.
+//
+// Each op is written once per dtype class (integer, bool, real float, complex); the output is rounded later,
+// once, by evaluate(). Integer results are wrapped to the dtype here (that is the op's semantics, not a
+// rounding).
+#include <complex>
+#include <limits>
+
+#include "oracle_internal.hpp"
+
+namespace pk::oracle {
+namespace {
+
+using CLD = std::complex<long double>;
+CLD cx(const Wide &w) {
+  return {w.re, w.im};
+}
+Wide wd(CLD z) {
+  return {z.real(), z.imag()};
+}
+Wide wr(long double x) {
+  return {x, 0};
+}
+uint64_t bits_of(const Wide &w) {
+  return static_cast<uint64_t>(static_cast<int64_t>(w.re));
+}
+const long double kNaN = std::numeric_limits<long double>::quiet_NaN();
+
+// Element functions get the element and the input and output dtypes.
+using Fn1 = std::function<Wide(const Wide &, int32_t dt, int32_t out_dt)>;
+using Fn2 = std::function<Wide(const Wide &, const Wide &, int32_t dt, int32_t out_dt)>;
+using Fn3 = std::function<Wide(const Wide &, const Wide &, const Wide &, int32_t dt, int32_t out_dt)>;
+
+Kernel map1(Fn1 f) {
+  return [f](const Call &c, std::vector<WTensor> &out) {
+    WTensor o = c.output(0);
+    const WTensor &a = c.a(0);
+    for (size_t i = 0; i < o.v.size(); ++i) o.v[i] = f(a.v[i], a.dtype, o.dtype);
+    out.push_back(std::move(o));
+  };
+}
+
+Kernel map2(Fn2 f) {
+  return [f](const Call &c, std::vector<WTensor> &out) {
+    WTensor o = c.output(0);
+    const WTensor &a = c.a(0), &b = c.a(1);
+    for (size_t i = 0; i < o.v.size(); ++i) o.v[i] = f(a.v[i], b.v[i], a.dtype, o.dtype);
+    out.push_back(std::move(o));
+  };
+}
+
+Kernel map3(Fn3 f) {
+  return [f](const Call &c, std::vector<WTensor> &out) {
+    WTensor o = c.output(0);
+    const WTensor &a = c.a(0), &b = c.a(1), &d = c.a(2);
+    // the dtype passed is that of the second input (where's pred is bool; clamp/fma are uniform)
+    for (size_t i = 0; i < o.v.size(); ++i) o.v[i] = f(a.v[i], b.v[i], d.v[i], b.dtype, o.dtype);
+    out.push_back(std::move(o));
+  };
+}
+
+[[noreturn]] void no_dtype(const char *op, int32_t dt) {
+  unimplemented(std::string(op) + ": dtype " + meta::dtype_name(dt) + " is not implemented by the oracle");
+}
+
+// A real math function applied to float dtypes (and, if given, its complex counterpart).
+Fn1 float_fn(const char *name, long double (*real_fn)(long double), CLD (*complex_fn)(const CLD &) = nullptr) {
+  return [=](const Wide &x, int32_t dt, int32_t) -> Wide {
+    if (is_complex_dtype(dt)) {
+      if (complex_fn == nullptr) no_dtype(name, dt);
+      return wd(complex_fn(cx(x)));
+    }
+    if (!is_float_dtype(dt)) no_dtype(name, dt);
+    return wr(real_fn(x.re));
+  };
+}
+
+// --- special functions glibc lacks -------------------------------------------------------------------------------
+
+long double sigmoid(long double x) {
+  return x >= 0 ? 1 / (1 + expl(-x)) : expl(x) / (1 + expl(x));
+}
+
+long double erfinv(long double y) {
+  if (std::isnan(y) || y < -1 || y > 1) return kNaN;
+  if (y == 1) return HUGE_VALL;
+  if (y == -1) return -HUGE_VALL;
+  if (y == 0) return y;
+  // Initial guess (Giles 2010, single precision), then Newton steps on erf(x) - y in long double. Near +-1
+  // use erfc to keep relative accuracy of 1 - |y|.
+  long double w = -logl((1 - y) * (1 + y)), x;
+  if (w < 5) {
+    w -= 2.5L;
+    long double p = 2.81022636e-08L;
+    p = 3.43273939e-07L + p * w;
+    p = -3.5233877e-06L + p * w;
+    p = -4.39150654e-06L + p * w;
+    p = 0.00021858087L + p * w;
+    p = -0.00125372503L + p * w;
+    p = -0.00417768164L + p * w;
+    p = 0.246640727L + p * w;
+    p = 1.50140941L + p * w;
+    x = p * y;
+  } else {
+    w = sqrtl(w) - 3;
+    long double p = -0.000200214257L;
+    p = 0.000100950558L + p * w;
+    p = 0.00134934322L + p * w;
+    p = -0.00367342844L + p * w;
+    p = 0.00573950773L + p * w;
+    p = -0.0076224613L + p * w;
+    p = 0.00943887047L + p * w;
+    p = 1.00167406L + p * w;
+    p = 2.83297682L + p * w;
+    x = p * y;
+  }
+  const long double two_over_sqrt_pi = 1.1283791670955125738961589031215452L;
+  for (int it = 0; it < 60; ++it) {
+    // erf(x) - y, written with erfc where erf(x) is close to +-1
+    long double f = y > 0.5L ? (1 - y) - erfcl(x) : (y < -0.5L ? erfcl(-x) - (1 + y) : erfl(x) - y);
+    long double step = f / (two_over_sqrt_pi * expl(-x * x));
+    x -= step;
+    if (fabsl(step) <= fabsl(x) * 1e-21L) break;
+  }
+  return x;
+}
+
+long double digamma(long double x) {
+  if (std::isnan(x)) return x;
+  if (x == 0) return std::signbit(x) ? HUGE_VALL : -HUGE_VALL;  // C/SciPy: psi(+-0) = -+inf
+  if (x < 0 && x == floorl(x)) return kNaN;
+  if (x == -HUGE_VALL) return kNaN;
+  if (x == HUGE_VALL) return x;
+  const long double pi = 3.141592653589793238462643383279502884L;
+  long double result = 0;
+  if (x < 0) {  // reflection: psi(1 - x) - psi(x) = pi cot(pi x)
+    result = -pi / tanl(pi * x);
+    x = 1 - x;
+  }
+  while (x < 20) {
+    result -= 1 / x;
+    x += 1;
+  }
+  // asymptotic series with Bernoulli numbers
+  long double x2 = 1 / (x * x);
+  long double series =
+      x2 *
+      (1.0L / 12 -
+       x2 * (1.0L / 120 - x2 * (1.0L / 252 - x2 * (1.0L / 240 - x2 * (1.0L / 132 - x2 * (691.0L / 32760 - x2 / 12))))));
+  return result + logl(x) - 0.5L / x - series;
+}
+
+// --- integer helpers ---------------------------------------------------------------------------------------------
+
+long double int_abs(const Wide &x, int32_t dt) {
+  int64_t v = to_i64(x);
+  return v < 0 ? wrap_int(0 - static_cast<uint64_t>(v), dt) : x.re;
+}
+
+// Rounds to an integer value, ties to even, keeping the sign of zero.
+long double round_half_even(long double x) {
+  if (!std::isfinite(x)) return x;
+  long double r = floorl(x);
+  long double diff = x - r;
+  if (diff > 0.5L || (diff == 0.5L && fmodl(r, 2) != 0)) r += 1;
+  return copysignl(r, x);
+}
+
+// The next representable value of a float dtype after x toward y.
+long double next_after_in(long double x, long double y, int32_t dt) {
+  if (std::isnan(x) || std::isnan(y)) return kNaN;
+  if (x == y) return y;
+  BinaryFormat f = format_of(dt);
+  if (x == 0) {
+    long double tiny = format_value(1, f);
+    return y > 0 ? tiny : -tiny;
+  }
+  uint64_t bits = round_to_format(x, f);  // x is representable: exact
+  bool away = (x < y) == (x > 0);         // moving away from zero increases the magnitude bits
+  bits = away ? bits + 1 : bits - 1;
+  return format_value(bits, f);
+}
+
+int popcount64(uint64_t v) {
+  int n = 0;
+  for (; v != 0; v &= v - 1) ++n;
+  return n;
+}
+
+uint64_t width_mask(int32_t dt) {
+  int b = int_bits(dt);
+  return b == 64 ? ~uint64_t{0} : (uint64_t{1} << b) - 1;
+}
+
+// --- binary helpers ------------------------------------------------------------------------------------------------
+
+Wide complex_mul(const Wide &a, const Wide &b) {
+  if (!std::isfinite(a.re) || !std::isfinite(a.im) || !std::isfinite(b.re) || !std::isfinite(b.im))
+    return wd(cx(a) * cx(b));  // C99 Annex G recovery of infinities
+  Accumulator re, im;
+  re.add_product(a.re, b.re);
+  re.add_product(-a.im, b.im);
+  im.add_product(a.re, b.im);
+  im.add_product(a.im, b.re);
+  return {re.value(), im.value()};
+}
+
+long double real_max(long double a, long double b) {
+  if (std::isnan(a) || std::isnan(b)) return kNaN;
+  if (a == b) return std::signbit(a) ? b : a;  // maximum(-0, +0) = +0
+  return a > b ? a : b;
+}
+
+long double real_min(long double a, long double b) {
+  if (std::isnan(a) || std::isnan(b)) return kNaN;
+  if (a == b) return std::signbit(a) ? a : b;  // minimum(-0, +0) = -0
+  return a < b ? a : b;
+}
+
+Wide int_div(const Wide &a, const Wide &b, int32_t dt) {
+  int64_t x = to_i64(a), y = to_i64(b);
+  if (y == 0) return wr(0);
+  if (y == -1) return wr(wrap_int(0 - static_cast<uint64_t>(x), dt));  // INT_MIN / -1 wraps
+  return wr(static_cast<long double>(x / y));
+}
+
+Wide int_rem(const Wide &a, const Wide &b) {  // C semantics: sign of the dividend, x % 0 = 0
+  int64_t x = to_i64(a), y = to_i64(b);
+  if (y == 0 || y == -1) return wr(0);
+  return wr(static_cast<long double>(x % y));
+}
+
+Wide shift(const Wide &a, const Wide &b, int32_t dt, int kind) {  // 0: left, 1: arithmetic right, 2: logical
+  int64_t x = to_i64(a), s = to_i64(b);
+  const int bits = int_bits(dt);
+  const uint64_t ux = static_cast<uint64_t>(x) & width_mask(dt);
+  if (s < 0 || s >= bits) {
+    if (kind == 1 && x < 0) return wr(-1);  // an arithmetic shift by >= width fills with the sign
+    return wr(0);
+  }
+  if (kind == 0) return wr(wrap_int(ux << s, dt));
+  if (kind == 2) return wr(wrap_int(ux >> s, dt));
+  return wr(static_cast<long double>(x >> s));  // arithmetic: floor(x / 2^s)
+}
+
+template <typename IntOp, typename BoolOp>
+Fn2 bitwise(const char *name, IntOp iop, BoolOp bop) {
+  return [=](const Wide &a, const Wide &b, int32_t dt, int32_t) -> Wide {
+    if (is_bool_dtype(dt)) return wr(bop(a.re != 0, b.re != 0) ? 1 : 0);
+    if (!is_int_dtype(dt)) no_dtype(name, dt);
+    return wr(wrap_int(iop(bits_of(a), bits_of(b)), dt));
+  };
+}
+
+// A comparison on real values (and == / != on complex). NaN compares false (true for ne).
+template <typename Cmp>
+Fn2 compare(const char *name, Cmp cmp, bool allow_complex) {
+  return [=](const Wide &a, const Wide &b, int32_t dt, int32_t) -> Wide {
+    if (is_complex_dtype(dt) && !allow_complex) no_dtype(name, dt);
+    return wr(cmp(a, b) ? 1 : 0);
+  };
+}
+
+}  // namespace
+
+void register_elementwise(Registry &r) {
+  // ---------------------------------------------------------------- unary
+  r["abs"] = map1([](const Wide &x, int32_t dt, int32_t) -> Wide {
+    if (is_int_dtype(dt)) return wr(int_abs(x, dt));
+    if (is_complex_dtype(dt)) return wr(hypotl(x.re, x.im));
+    if (is_bool_dtype(dt)) return x;
+    return wr(fabsl(x.re));
+  });
+  r["neg"] = map1([](const Wide &x, int32_t dt, int32_t) -> Wide {
+    if (is_int_dtype(dt)) return wr(wrap_int(0 - bits_of(x), dt));
+    if (is_bool_dtype(dt)) no_dtype("neg", dt);
+    return {-x.re, -x.im};
+  });
+  r["exp"] = map1(float_fn("exp", expl, [](const CLD &z) { return std::exp(z); }));
+  r["exp2"] = map1(float_fn("exp2", exp2l, [](const CLD &z) { return std::pow(CLD(2), z); }));
+  r["expm1"] = map1(float_fn("expm1", expm1l));
+  r["log"] = map1(float_fn("log", logl, [](const CLD &z) { return std::log(z); }));
+  r["log2"] = map1(float_fn("log2", log2l, [](const CLD &z) { return std::log(z) / logl(2); }));
+  r["log10"] = map1(float_fn("log10", log10l, [](const CLD &z) { return std::log10(z); }));
+  r["log1p"] = map1(float_fn("log1p", log1pl));
+  r["sqrt"] = map1(float_fn("sqrt", ro_sqrt, [](const CLD &z) { return std::sqrt(z); }));
+  r["rsqrt"] = map1(float_fn(
+      "rsqrt", [](long double x) { return x == 0 ? copysignl(HUGE_VALL, x) : ro_div(1, sqrtl(x)); },
+      [](const CLD &z) { return CLD(1) / std::sqrt(z); }));
+  r["cbrt"] = map1(float_fn("cbrt", cbrtl));
+  r["sin"] = map1(float_fn("sin", sinl, [](const CLD &z) { return std::sin(z); }));
+  r["cos"] = map1(float_fn("cos", cosl, [](const CLD &z) { return std::cos(z); }));
+  r["tan"] = map1(float_fn("tan", tanl, [](const CLD &z) { return std::tan(z); }));
+  r["asin"] = map1(float_fn("asin", asinl, [](const CLD &z) { return std::asin(z); }));
+  r["acos"] = map1(float_fn("acos", acosl, [](const CLD &z) { return std::acos(z); }));
+  r["atan"] = map1(float_fn("atan", atanl, [](const CLD &z) { return std::atan(z); }));
+  r["sinh"] = map1(float_fn("sinh", sinhl, [](const CLD &z) { return std::sinh(z); }));
+  r["cosh"] = map1(float_fn("cosh", coshl, [](const CLD &z) { return std::cosh(z); }));
+  r["tanh"] = map1(float_fn("tanh", tanhl, [](const CLD &z) { return std::tanh(z); }));
+  r["asinh"] = map1(float_fn("asinh", asinhl, [](const CLD &z) { return std::asinh(z); }));
+  r["acosh"] = map1(float_fn("acosh", acoshl, [](const CLD &z) { return std::acosh(z); }));
+  r["atanh"] = map1(float_fn("atanh", atanhl, [](const CLD &z) { return std::atanh(z); }));
+  r["erf"] = map1(float_fn("erf", erfl));
+  r["erfc"] = map1(float_fn("erfc", erfcl));
+  r["erfinv"] = map1(float_fn("erfinv", erfinv));
+  r["lgamma"] = map1(float_fn("lgamma", [](long double x) { return lgammal(x); }));
+  r["digamma"] = map1(float_fn("digamma", digamma));
+  r["sigmoid"] = map1(float_fn("sigmoid", sigmoid));
+  r["logistic"] = r["sigmoid"];
+  r["floor"] = map1([](const Wide &x, int32_t dt, int32_t) -> Wide {
+    return is_float_dtype(dt) ? wr(floorl(x.re)) : (is_integral_dtype(dt) ? x : (no_dtype("floor", dt), x));
+  });
+  r["ceil"] = map1([](const Wide &x, int32_t dt, int32_t) -> Wide {
+    return is_float_dtype(dt) ? wr(ceill(x.re)) : (is_integral_dtype(dt) ? x : (no_dtype("ceil", dt), x));
+  });
+  r["trunc"] = map1([](const Wide &x, int32_t dt, int32_t) -> Wide {
+    return is_float_dtype(dt) ? wr(truncl(x.re)) : (is_integral_dtype(dt) ? x : (no_dtype("trunc", dt), x));
+  });
+  r["round"] = [](const Call &c, std::vector<WTensor> &out) {
+    const bool even = !c.attrs.has("mode") || c.attrs.e("mode") == PK_ROUNDING_HALF_TO_EVEN;
+    WTensor o = c.output(0);
+    for (size_t i = 0; i < o.v.size(); ++i) {
+      const Wide &x = c.a().v[i];
+      o.v[i] = is_float_dtype(c.a().dtype) ? wr(even ? round_half_even(x.re) : roundl(x.re)) : x;
+    }
+    out.push_back(std::move(o));
+  };
+  r["sign"] = map1([](const Wide &x, int32_t dt, int32_t) -> Wide {
+    if (is_complex_dtype(dt)) {
+      long double m = hypotl(x.re, x.im);
+      return m == 0 ? x : Wide{x.re / m, x.im / m};
+    }
+    if (std::isnan(x.re)) return x;
+    if (x.re == 0) return x;  // keeps the sign of zero
+    return wr(x.re > 0 ? 1 : -1);
+  });
+  r["signbit"] = map1([](const Wide &x, int32_t, int32_t) { return wr(std::signbit(x.re) ? 1 : 0); });
+  r["reciprocal"] = map1([](const Wide &x, int32_t dt, int32_t) -> Wide {
+    if (is_complex_dtype(dt)) return wd(CLD(1) / cx(x));
+    if (!is_float_dtype(dt)) no_dtype("reciprocal", dt);
+    return wr(ro_div(1, x.re));
+  });
+  r["square"] = map1([](const Wide &x, int32_t dt, int32_t) -> Wide {
+    if (is_int_dtype(dt)) return wr(wrap_int(bits_of(x) * bits_of(x), dt));
+    if (is_complex_dtype(dt)) return complex_mul(x, x);
+    return wr(ro_mul(x.re, x.re));
+  });
+  r["bitwise_not"] = map1([](const Wide &x, int32_t dt, int32_t) -> Wide {
+    if (is_bool_dtype(dt)) return wr(x.re != 0 ? 0 : 1);
+    if (!is_int_dtype(dt)) no_dtype("bitwise_not", dt);
+    return wr(wrap_int(~bits_of(x), dt));
+  });
+  r["logical_not"] = map1([](const Wide &x, int32_t, int32_t) { return wr(x.re == 0 && x.im == 0 ? 1 : 0); });
+  r["isfinite"] =
+      map1([](const Wide &x, int32_t, int32_t) { return wr(std::isfinite(x.re) && std::isfinite(x.im) ? 1 : 0); });
+  r["isnan"] = map1([](const Wide &x, int32_t, int32_t) { return wr(std::isnan(x.re) || std::isnan(x.im) ? 1 : 0); });
+  r["isinf"] = map1([](const Wide &x, int32_t, int32_t) { return wr(std::isinf(x.re) || std::isinf(x.im) ? 1 : 0); });
+  r["real"] = map1([](const Wide &x, int32_t, int32_t) { return wr(x.re); });
+  r["imag"] = map1([](const Wide &x, int32_t, int32_t) { return wr(x.im); });
+  r["conj"] = map1([](const Wide &x, int32_t, int32_t) { return Wide{x.re, -x.im}; });
+  r["angle"] = map1([](const Wide &x, int32_t dt, int32_t) -> Wide {
+    if (is_complex_dtype(dt)) return wr(atan2l(x.im, x.re));
+    if (std::isnan(x.re)) return x;
+    return wr(std::signbit(x.re) ? 3.141592653589793238462643383279502884L : 0);
+  });
+  r["popcount"] = map1([](const Wide &x, int32_t dt, int32_t) -> Wide {
+    if (!is_int_dtype(dt)) no_dtype("popcount", dt);
+    return wr(popcount64(bits_of(x) & width_mask(dt)));
+  });
+  r["population_count"] = r["popcount"];
+  r["clz"] = map1([](const Wide &x, int32_t dt, int32_t) -> Wide {
+    if (!is_int_dtype(dt)) no_dtype("clz", dt);
+    uint64_t v = bits_of(x) & width_mask(dt);
+    int n = 0;
+    for (int b = int_bits(dt) - 1; b >= 0 && ((v >> b) & 1) == 0; --b) ++n;
+    return wr(n);
+  });
+  r["count_leading_zeros"] = r["clz"];
+
+  // ---------------------------------------------------------------- binary
+  r["add"] = map2([](const Wide &a, const Wide &b, int32_t dt, int32_t) -> Wide {
+    if (is_bool_dtype(dt)) return wr(a.re != 0 || b.re != 0 ? 1 : 0);
+    if (is_int_dtype(dt)) return wr(wrap_int(bits_of(a) + bits_of(b), dt));
+    return {ro_add(a.re, b.re), is_complex_dtype(dt) ? ro_add(a.im, b.im) : 0};
+  });
+  r["sub"] = map2([](const Wide &a, const Wide &b, int32_t dt, int32_t) -> Wide {
+    if (is_bool_dtype(dt)) no_dtype("sub", dt);
+    if (is_int_dtype(dt)) return wr(wrap_int(bits_of(a) - bits_of(b), dt));
+    return {ro_sub(a.re, b.re), is_complex_dtype(dt) ? ro_sub(a.im, b.im) : 0};
+  });
+  r["mul"] = map2([](const Wide &a, const Wide &b, int32_t dt, int32_t) -> Wide {
+    if (is_bool_dtype(dt)) return wr(a.re != 0 && b.re != 0 ? 1 : 0);
+    if (is_int_dtype(dt)) return wr(wrap_int(bits_of(a) * bits_of(b), dt));
+    if (is_complex_dtype(dt)) return complex_mul(a, b);
+    return wr(ro_mul(a.re, b.re));
+  });
+  r["div"] = map2([](const Wide &a, const Wide &b, int32_t dt, int32_t) -> Wide {
+    if (is_bool_dtype(dt)) no_dtype("div", dt);
+    if (is_int_dtype(dt)) return int_div(a, b, dt);
+    if (is_complex_dtype(dt)) return wd(cx(a) / cx(b));
+    return wr(ro_div(a.re, b.re));
+  });
+  r["maximum"] = map2([](const Wide &a, const Wide &b, int32_t dt, int32_t) -> Wide {
+    if (is_complex_dtype(dt)) no_dtype("maximum", dt);
+    return wr(real_max(a.re, b.re));
+  });
+  r["minimum"] = map2([](const Wide &a, const Wide &b, int32_t dt, int32_t) -> Wide {
+    if (is_complex_dtype(dt)) no_dtype("minimum", dt);
+    return wr(real_min(a.re, b.re));
+  });
+  r["fmax"] = map2([](const Wide &a, const Wide &b, int32_t, int32_t) -> Wide {
+    if (std::isnan(a.re)) return b;
+    if (std::isnan(b.re)) return a;
+    return wr(real_max(a.re, b.re));
+  });
+  r["fmin"] = map2([](const Wide &a, const Wide &b, int32_t, int32_t) -> Wide {
+    if (std::isnan(a.re)) return b;
+    if (std::isnan(b.re)) return a;
+    return wr(real_min(a.re, b.re));
+  });
+  r["pow"] = map2([](const Wide &a, const Wide &b, int32_t dt, int32_t) -> Wide {
+    if (is_complex_dtype(dt)) {
+      if (b.re == 0 && b.im == 0) return wr(1);
+      if (a.re == 0 && a.im == 0 && b.im == 0 && b.re > 0) return wr(0);
+      return wd(std::pow(cx(a), cx(b)));
+    }
+    if (is_int_dtype(dt)) {  // exact power by squaring, wrapped; negative exponents: 1/x truncated
+      int64_t x = to_i64(a), e = to_i64(b);
+      if (e < 0) return wr(x == 1 ? 1 : (x == -1 ? ((e & 1) ? -1 : 1) : 0));
+      uint64_t result = 1, base = static_cast<uint64_t>(x);
+      for (; e > 0; e >>= 1, base *= base)
+        if (e & 1) result *= base;
+      return wr(wrap_int(result, dt));
+    }
+    return wr(powl(a.re, b.re));
+  });
+  r["atan2"] = map2([](const Wide &a, const Wide &b, int32_t, int32_t) { return wr(atan2l(a.re, b.re)); });
+  r["hypot"] = map2([](const Wide &a, const Wide &b, int32_t, int32_t) { return wr(hypotl(a.re, b.re)); });
+  r["copysign"] = map2([](const Wide &a, const Wide &b, int32_t, int32_t) { return wr(copysignl(a.re, b.re)); });
+  r["nextafter"] =
+      map2([](const Wide &a, const Wide &b, int32_t dt, int32_t) { return wr(next_after_in(a.re, b.re, dt)); });
+  r["fmod"] = map2([](const Wide &a, const Wide &b, int32_t dt, int32_t) -> Wide {
+    if (is_integral_dtype(dt)) return int_rem(a, b);
+    return wr(fmodl(a.re, b.re));  // exact; sign of the dividend
+  });
+  r["rem"] = r["fmod"];
+  r["shift_left"] = map2([](const Wide &a, const Wide &b, int32_t dt, int32_t) { return shift(a, b, dt, 0); });
+  r["shift_right_arithmetic"] = map2(
+      [](const Wide &a, const Wide &b, int32_t dt, int32_t) { return shift(a, b, dt, meta::is_signed(dt) ? 1 : 2); });
+  r["shift_right_logical"] = map2([](const Wide &a, const Wide &b, int32_t dt, int32_t) { return shift(a, b, dt, 2); });
+  r["bitwise_and"] = map2(bitwise(
+      "bitwise_and", [](uint64_t x, uint64_t y) { return x & y; }, [](bool x, bool y) { return x && y; }));
+  r["bitwise_or"] = map2(bitwise(
+      "bitwise_or", [](uint64_t x, uint64_t y) { return x | y; }, [](bool x, bool y) { return x || y; }));
+  r["bitwise_xor"] = map2(bitwise(
+      "bitwise_xor", [](uint64_t x, uint64_t y) { return x ^ y; }, [](bool x, bool y) { return x != y; }));
+  auto truth = [](const Wide &w) { return w.re != 0 || w.im != 0; };
+  r["logical_and"] =
+      map2([=](const Wide &a, const Wide &b, int32_t, int32_t) { return wr(truth(a) && truth(b) ? 1 : 0); });
+  r["logical_or"] =
+      map2([=](const Wide &a, const Wide &b, int32_t, int32_t) { return wr(truth(a) || truth(b) ? 1 : 0); });
+  r["logical_xor"] =
+      map2([=](const Wide &a, const Wide &b, int32_t, int32_t) { return wr(truth(a) != truth(b) ? 1 : 0); });
+
+  // ---------------------------------------------------------------- comparisons
+  r["eq"] = map2(compare(
+      "eq", [](const Wide &a, const Wide &b) { return a.re == b.re && a.im == b.im; }, true));
+  r["ne"] = map2(compare(
+      "ne", [](const Wide &a, const Wide &b) { return !(a.re == b.re && a.im == b.im); }, true));
+  r["lt"] = map2(compare(
+      "lt", [](const Wide &a, const Wide &b) { return a.re < b.re; }, false));
+  r["le"] = map2(compare(
+      "le", [](const Wide &a, const Wide &b) { return a.re <= b.re; }, false));
+  r["gt"] = map2(compare(
+      "gt", [](const Wide &a, const Wide &b) { return a.re > b.re; }, false));
+  r["ge"] = map2(compare(
+      "ge", [](const Wide &a, const Wide &b) { return a.re >= b.re; }, false));
+
+  // ---------------------------------------------------------------- ternary
+  r["where"] = map3([](const Wide &p, const Wide &a, const Wide &b, int32_t, int32_t) { return p.re != 0 ? a : b; });
+  r["fma"] = map3([](const Wide &a, const Wide &b, const Wide &c, int32_t dt, int32_t) -> Wide {
+    if (is_int_dtype(dt)) return wr(wrap_int(bits_of(a) * bits_of(b) + bits_of(c), dt));
+    if (!is_float_dtype(dt)) no_dtype("fma", dt);
+    return wr(ro_fma(a.re, b.re, c.re));
+  });
+  r["clamp"] = map3([](const Wide &x, const Wide &lo, const Wide &hi, int32_t dt, int32_t) -> Wide {
+    if (is_complex_dtype(dt)) no_dtype("clamp", dt);
+    return wr(real_min(real_max(x.re, lo.re), hi.re));
+  });
+}
+
+}  // namespace pk::oracle

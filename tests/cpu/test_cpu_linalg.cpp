@@ -1,0 +1,438 @@
+// CPU backend, matmul / dot_general / convolution / FFT, through the public host API. References are double loops
+// written here in a different form from the kernels (explicit zero padding for convolution, closed forms for the
+// DFT), with the reduction error bound |err| <= K * eps * sum |a| |b| for float contractions.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "primkit/primkit.h"
+
+namespace {
+
+pk_error_info last_error() {
+  pk_error_info e;
+  PK_STRUCT_INIT(e);
+  pk_get_last_error(&e);
+  return e;
+}
+
+const pk_dtype kF32 = PK_DTYPE_F32_DESC, kF64 = PK_DTYPE_F64_DESC, kI32 = PK_DTYPE_I32_DESC, kI64 = PK_DTYPE_I64_DESC,
+               kC64 = PK_DTYPE_C64_DESC, kC128 = PK_DTYPE_C128_DESC, kBF16 = PK_DTYPE_BF16_DESC;
+const double kPi = 3.14159265358979323846;
+using cd = std::complex<double>;
+using cf = std::complex<float>;
+
+class CpuLinalg : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    pk_runtime_options o;
+    PK_STRUCT_INIT(o);
+    o.flags = PK_RUNTIME_STRICT;
+#ifdef PK_CPU_PLUGIN_DIR
+    o.flags |= PK_RUNTIME_NO_DISCOVERY;
+    ASSERT_EQ(pk_runtime_create(&o, &rt_), PK_OK);
+    const std::string path = std::string(PK_CPU_PLUGIN_DIR) + "/libprimkit_backend_cpu.so";
+    ASSERT_EQ(pk_runtime_load_plugin(rt_, path.c_str(), &cpu_), PK_OK) << last_error().message;
+#else
+    ASSERT_EQ(pk_runtime_create(&o, &rt_), PK_OK);
+    ASSERT_EQ(pk_runtime_find_backend(rt_, "cpu", &cpu_), PK_OK) << pk_runtime_load_errors(rt_);
+#endif
+    ASSERT_EQ(pk_backend_device(cpu_, 0, &dev_), PK_OK);
+    ASSERT_EQ(pk_stream_create(dev_, &stream_), PK_OK);
+  }
+  void TearDown() override {
+    pk_stream_destroy(stream_);
+    pk_runtime_destroy(rt_);
+  }
+
+  template <class T>
+  pk_tensor tensor(std::vector<T> &data, pk_dtype dt, std::vector<int64_t> shape, std::vector<int64_t> strides = {}) {
+    pk_tensor t;
+    PK_STRUCT_INIT(t);
+    t.data = data.data();
+    t.storage_bytes = data.size() * sizeof(T);
+    t.device_type = PK_DEVICE_CPU;
+    t.dtype = dt;
+    t.flags = PK_TENSOR_FLAG_HOST_VISIBLE;
+    shapes_.push_back(std::move(shape));
+    t.ndim = static_cast<int32_t>(shapes_.back().size());
+    t.shape = shapes_.back().data();
+    if (!strides.empty()) {
+      shapes_.push_back(std::move(strides));
+      t.strides = shapes_.back().data();
+    }
+    return t;
+  }
+
+  pk_status launch(uint32_t op, std::vector<pk_tensor> in, std::vector<pk_tensor> out, const void *attrs) {
+    pk_status st = pk_launch(stream_, op, in.data(), static_cast<uint32_t>(in.size()), out.data(),
+                             static_cast<uint32_t>(out.size()), attrs);
+    if (st != PK_OK) return st;
+    return pk_stream_synchronize(stream_);
+  }
+
+  pk_runtime_t rt_ = nullptr;
+  pk_backend_t cpu_ = nullptr;
+  pk_device_t dev_ = nullptr;
+  pk_stream_t stream_ = nullptr;
+  std::deque<std::vector<int64_t>> shapes_;
+};
+
+void set_ints(int32_t &n, int64_t *v, std::vector<int64_t> values) {
+  n = static_cast<int32_t>(values.size());
+  for (size_t i = 0; i < values.size(); ++i) v[i] = values[i];
+}
+
+// Deterministic values of mixed sign in [-1, 1].
+template <class T>
+std::vector<T> values(size_t n, double seed) {
+  std::vector<T> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<T>(std::sin(seed + 1.7 * static_cast<double>(i)) * 0.9);
+  return v;
+}
+
+const double kEpsF32 = std::ldexp(1.0, -23);
+
+TEST_F(CpuLinalg, MatmulF32AgainstADoubleLoopWithinTheReductionBound) {
+  const int M = 3, K = 4, N = 5;
+  std::vector<float> a = values<float>(M * K, 0.3), b = values<float>(K * N, 1.1), c(M * N, 0.0f);
+  std::vector<double> ref(M * N, 0.0), mag(M * N, 0.0);
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j)
+      for (int k = 0; k < K; ++k) {
+        ref[i * N + j] += static_cast<double>(a[i * K + k]) * b[k * N + j];
+        mag[i * N + j] += std::fabs(static_cast<double>(a[i * K + k]) * b[k * N + j]);
+      }
+  ASSERT_EQ(
+      launch(PK_OP_MATMUL, {tensor(a, kF32, {M, K}), tensor(b, kF32, {K, N})}, {tensor(c, kF32, {M, N})}, nullptr),
+      PK_OK)
+      << last_error().message;
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j)
+      EXPECT_NEAR(c[i * N + j], ref[i * N + j], (K + 1) * kEpsF32 * mag[i * N + j]) << i << "," << j;
+  // The same product with b given transposed in memory (strides [1, K]) and a column-major output.
+  std::vector<float> bt(K * N), ct(M * N, 0.0f);
+  for (int k = 0; k < K; ++k)
+    for (int j = 0; j < N; ++j) bt[j * K + k] = b[k * N + j];
+  ASSERT_EQ(launch(PK_OP_MATMUL, {tensor(a, kF32, {M, K}), tensor(bt, kF32, {K, N}, {1, K})},
+                   {tensor(ct, kF32, {M, N}, {1, M})}, nullptr),
+            PK_OK)
+      << last_error().message;
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j)
+      EXPECT_NEAR(ct[j * M + i], ref[i * N + j], (K + 1) * kEpsF32 * mag[i * N + j]) << i << "," << j;
+}
+
+TEST_F(CpuLinalg, LargerF32MatmulStaysWithinTheBound) {
+  // Big enough for a library path (oneDNN when built with it); the bound is the same.
+  const int M = 67, K = 129, N = 45;
+  std::vector<float> a = values<float>(M * K, 0.7), b = values<float>(K * N, 2.3), c(M * N, 0.0f);
+  ASSERT_EQ(
+      launch(PK_OP_MATMUL, {tensor(a, kF32, {M, K}), tensor(b, kF32, {K, N})}, {tensor(c, kF32, {M, N})}, nullptr),
+      PK_OK)
+      << last_error().message;
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double ref = 0, mag = 0;
+      for (int k = 0; k < K; ++k) {
+        ref += static_cast<double>(a[i * K + k]) * b[k * N + j];
+        mag += std::fabs(static_cast<double>(a[i * K + k]) * b[k * N + j]);
+      }
+      ASSERT_NEAR(c[i * N + j], ref, (K + 1) * kEpsF32 * mag) << i << "," << j;
+    }
+}
+
+TEST_F(CpuLinalg, MatmulI32Wraps) {
+  // Row 0: 2 (2^31 - 1) + 3 = 2^32 + 1 -> 1. Row 1: -2^31 * 2 - 3 = -2^32 - 3 -> -3.
+  std::vector<int32_t> a = {2147483647, 1, -2147483647 - 1, -1}, b = {2, 3}, c(2, 7);
+  ASSERT_EQ(
+      launch(PK_OP_MATMUL, {tensor(a, kI32, {2, 2}), tensor(b, kI32, {2, 1})}, {tensor(c, kI32, {2, 1})}, nullptr),
+      PK_OK)
+      << last_error().message;
+  EXPECT_EQ(c[0], 1);
+  EXPECT_EQ(c[1], -3);
+}
+
+TEST_F(CpuLinalg, MatmulWithAnEmptyContractionIsZero) {
+  std::vector<float> a(1), b(1), c(6, 5.0f);
+  ASSERT_EQ(
+      launch(PK_OP_MATMUL, {tensor(a, kF32, {2, 0}), tensor(b, kF32, {0, 3})}, {tensor(c, kF32, {2, 3})}, nullptr),
+      PK_OK)
+      << last_error().message;
+  for (float v : c) EXPECT_EQ(v, 0.0f);
+}
+
+TEST_F(CpuLinalg, BatchMatmulComplexAndBf16) {
+  // (1 + i) i + 2 (1 - i) = i - 1 + 2 - 2i = 1 - i; second batch: 3 * 2 + 0 = 6.
+  std::vector<cf> a = {cf(1, 1), cf(2, 0), cf(3, 0), cf(0, 5)}, b = {cf(0, 1), cf(1, -1), cf(2, 0), cf(0, 0)}, c(2);
+  ASSERT_EQ(launch(PK_OP_BATCH_MATMUL, {tensor(a, kC64, {2, 1, 2}), tensor(b, kC64, {2, 2, 1})},
+                   {tensor(c, kC64, {2, 1, 1})}, nullptr),
+            PK_OK)
+      << last_error().message;
+  EXPECT_EQ(c[0], cf(1, -1));
+  EXPECT_EQ(c[1], cf(6, 0));
+  // bf16: [1.5, 2] x [[4], [0.25]] = 6.5 exactly (0x40d0).
+  std::vector<uint16_t> ha = {0x3fc0, 0x4000}, hb = {0x4080, 0x3e80}, hc(1, 0);
+  ASSERT_EQ(launch(PK_OP_BATCH_MATMUL, {tensor(ha, kBF16, {1, 1, 2}), tensor(hb, kBF16, {1, 2, 1})},
+                   {tensor(hc, kBF16, {1, 1, 1})}, nullptr),
+            PK_OK)
+      << last_error().message;
+  EXPECT_EQ(hc[0], 0x40d0);
+}
+
+TEST_F(CpuLinalg, DotGeneralWithBatchAndContractingAxesAnywhere) {
+  // lhs [2, 3, 4]: batch axis 0, contracting axis 2. rhs [4, 2, 5]: batch axis 1, contracting axis 0.
+  // out [2, 3, 5] = (batch, lhs free, rhs free).
+  std::vector<double> l = values<double>(24, 0.1), r = values<double>(40, 0.9), out(30, 0.0);
+  pk_attrs_dot_general d = PK_ATTRS_DOT_GENERAL_INIT;
+  set_ints(d.num_lhs_batch, d.lhs_batch, {0});
+  set_ints(d.num_rhs_batch, d.rhs_batch, {1});
+  set_ints(d.num_lhs_contract, d.lhs_contract, {2});
+  set_ints(d.num_rhs_contract, d.rhs_contract, {0});
+  ASSERT_EQ(launch(PK_OP_DOT_GENERAL, {tensor(l, kF64, {2, 3, 4}), tensor(r, kF64, {4, 2, 5})},
+                   {tensor(out, kF64, {2, 3, 5})}, &d),
+            PK_OK)
+      << last_error().message;
+  for (int b = 0; b < 2; ++b)
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 5; ++j) {
+        double ref = 0;
+        for (int k = 0; k < 4; ++k) ref += l[(b * 3 + i) * 4 + k] * r[(k * 2 + b) * 5 + j];
+        EXPECT_NEAR(out[(b * 3 + i) * 5 + j], ref, 1e-14) << b << i << j;
+      }
+  // Integers, two contracting axes and no batch: lhs [2, 3] . rhs [3, 2] over lhs (0, 1) ~ rhs (1, 0) -> scalar.
+  std::vector<int64_t> li = {1, 2, 3, 4, 5, 6}, ri = {10, 40, 20, 50, 30, 60}, oi(1, 0);
+  pk_attrs_dot_general e = PK_ATTRS_DOT_GENERAL_INIT;
+  set_ints(e.num_lhs_contract, e.lhs_contract, {0, 1});
+  set_ints(e.num_rhs_contract, e.rhs_contract, {1, 0});
+  ASSERT_EQ(launch(PK_OP_DOT_GENERAL, {tensor(li, kI64, {2, 3}), tensor(ri, kI64, {3, 2})}, {tensor(oi, kI64, {})}, &e),
+            PK_OK)
+      << last_error().message;
+  // l(i, j) * r(j, i): 1*10 + 2*20 + 3*30 + 4*40 + 5*50 + 6*60 = 10 + 40 + 90 + 160 + 250 + 360 = 910.
+  EXPECT_EQ(oi[0], 910);
+}
+
+// Direct convolution on an explicitly zero-padded copy of the input, in double.
+struct ConvCase {
+  int64_t n, c, o, g;
+  std::vector<int64_t> in, k, stride, lo, hi, dil;
+};
+
+std::vector<int64_t> conv_out_shape(const ConvCase &cc) {
+  std::vector<int64_t> s = {cc.n, cc.o};
+  for (size_t q = 0; q < cc.in.size(); ++q)
+    s.push_back((cc.in[q] + cc.lo[q] + cc.hi[q] - cc.dil[q] * (cc.k[q] - 1) - 1) / cc.stride[q] + 1);
+  return s;
+}
+
+// Returns the reference and, per output element, sum |x| |w| over its terms (for the bound).
+void conv_reference(const ConvCase &cc, const std::vector<double> &x, const std::vector<double> &w,
+                    std::vector<double> &ref, std::vector<double> &mag) {
+  std::vector<int64_t> in = cc.in, k = cc.k, out = conv_out_shape(cc);
+  while (in.size() < 3) {
+    in.insert(in.begin(), 1);
+    k.insert(k.begin(), 1);
+  }
+  std::vector<int64_t> lo = cc.lo, st = cc.stride, dl = cc.dil, hi = cc.hi;
+  std::vector<int64_t> os(out.begin() + 2, out.end());
+  while (lo.size() < 3) {
+    lo.insert(lo.begin(), 0);
+    hi.insert(hi.begin(), 0);
+    st.insert(st.begin(), 1);
+    dl.insert(dl.begin(), 1);
+    os.insert(os.begin(), 1);
+  }
+  int64_t P[3];
+  for (int q = 0; q < 3; ++q) P[q] = in[q] + lo[q] + hi[q];
+  // xp[n][c][pd][ph][pw], zero outside the input.
+  std::vector<double> xp(static_cast<size_t>(cc.n * cc.c * P[0] * P[1] * P[2]), 0.0);
+  for (int64_t n = 0; n < cc.n; ++n)
+    for (int64_t c = 0; c < cc.c; ++c)
+      for (int64_t d = 0; d < in[0]; ++d)
+        for (int64_t h = 0; h < in[1]; ++h)
+          for (int64_t v = 0; v < in[2]; ++v)
+            xp[(((n * cc.c + c) * P[0] + d + lo[0]) * P[1] + h + lo[1]) * P[2] + v + lo[2]] =
+                x[(((n * cc.c + c) * in[0] + d) * in[1] + h) * in[2] + v];
+  const int64_t cg = cc.c / cc.g, og = cc.o / cc.g;
+  ref.assign(static_cast<size_t>(cc.n * cc.o * os[0] * os[1] * os[2]), 0.0);
+  mag = ref;
+  for (int64_t n = 0; n < cc.n; ++n)
+    for (int64_t o = 0; o < cc.o; ++o)
+      for (int64_t a = 0; a < os[0]; ++a)
+        for (int64_t b = 0; b < os[1]; ++b)
+          for (int64_t e = 0; e < os[2]; ++e) {
+            double s = 0, m = 0;
+            for (int64_t ci = 0; ci < cg; ++ci) {
+              const int64_t c = (o / og) * cg + ci;
+              for (int64_t kd = 0; kd < k[0]; ++kd)
+                for (int64_t kh = 0; kh < k[1]; ++kh)
+                  for (int64_t kw = 0; kw < k[2]; ++kw) {
+                    const double xv =
+                        xp[(((n * cc.c + c) * P[0] + a * st[0] + kd * dl[0]) * P[1] + b * st[1] + kh * dl[1]) * P[2] +
+                           e * st[2] + kw * dl[2]];
+                    const double wv = w[(((o * cg + ci) * k[0] + kd) * k[1] + kh) * k[2] + kw];
+                    s += xv * wv;
+                    m += std::fabs(xv * wv);
+                  }
+            }
+            const size_t idx = static_cast<size_t>((((n * cc.o + o) * os[0] + a) * os[1] + b) * os[2] + e);
+            ref[idx] = s;
+            mag[idx] = m;
+          }
+}
+
+pk_attrs_convolution conv_attrs(const ConvCase &cc) {
+  pk_attrs_convolution a = PK_ATTRS_CONVOLUTION_INIT;
+  set_ints(a.num_stride, a.stride, cc.stride);
+  set_ints(a.num_padding_low, a.padding_low, cc.lo);
+  set_ints(a.num_padding_high, a.padding_high, cc.hi);
+  set_ints(a.num_dilation, a.dilation, cc.dil);
+  a.groups = cc.g;
+  return a;
+}
+
+TEST_F(CpuLinalg, ConvolutionWithGroupsStrideAsymmetricPaddingAndDilation) {
+  const ConvCase cc{1, 4, 6, 2, {7, 6}, {3, 3}, {2, 1}, {1, 0}, {0, 2}, {1, 2}};
+  const std::vector<int64_t> os = conv_out_shape(cc);  // [1, 6, 3, 4]
+  ASSERT_EQ(os, (std::vector<int64_t>{1, 6, 3, 4}));
+  std::vector<float> x = values<float>(1 * 4 * 7 * 6, 0.2), w = values<float>(6 * 2 * 3 * 3, 1.3), y(72, 0.0f);
+  std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end()), ref, mag;
+  conv_reference(cc, xd, wd, ref, mag);
+  const pk_attrs_convolution at = conv_attrs(cc);
+  ASSERT_EQ(launch(PK_OP_CONVOLUTION, {tensor(x, kF32, {1, 4, 7, 6}), tensor(w, kF32, {6, 2, 3, 3})},
+                   {tensor(y, kF32, os)}, &at),
+            PK_OK)
+      << last_error().message;
+  const double K = 2 * 3 * 3;
+  for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], ref[i], (K + 1) * kEpsF32 * mag[i] + 1e-30) << i;
+  // f64 on the same case.
+  std::vector<double> yd(72, 0.0);
+  ASSERT_EQ(launch(PK_OP_CONVOLUTION, {tensor(xd, kF64, {1, 4, 7, 6}), tensor(wd, kF64, {6, 2, 3, 3})},
+                   {tensor(yd, kF64, os)}, &at),
+            PK_OK)
+      << last_error().message;
+  for (size_t i = 0; i < yd.size(); ++i) EXPECT_NEAR(yd[i], ref[i], 1e-14 * (mag[i] + 1)) << i;
+}
+
+TEST_F(CpuLinalg, Convolution1DAnd3D) {
+  const ConvCase c1{2, 3, 4, 1, {10}, {3}, {3}, {2}, {1}, {2}};
+  std::vector<double> x1 = values<double>(2 * 3 * 10, 0.4), w1 = values<double>(4 * 3 * 3, 0.8), r1, m1;
+  conv_reference(c1, x1, w1, r1, m1);
+  const std::vector<int64_t> s1 = conv_out_shape(c1);
+  std::vector<double> y1(r1.size(), 0.0);
+  pk_attrs_convolution a1 = conv_attrs(c1);
+  ASSERT_EQ(launch(PK_OP_CONVOLUTION, {tensor(x1, kF64, {2, 3, 10}), tensor(w1, kF64, {4, 3, 3})},
+                   {tensor(y1, kF64, s1)}, &a1),
+            PK_OK)
+      << last_error().message;
+  for (size_t i = 0; i < y1.size(); ++i) EXPECT_NEAR(y1[i], r1[i], 1e-14 * (m1[i] + 1)) << i;
+
+  const ConvCase c3{1, 2, 2, 2, {4, 3, 5}, {2, 2, 3}, {1, 2, 2}, {0, 1, 1}, {1, 0, 2}, {1, 1, 1}};
+  std::vector<float> x3 = values<float>(2 * 4 * 3 * 5, 0.5), w3 = values<float>(2 * 1 * 2 * 2 * 3, 0.6);
+  std::vector<double> x3d(x3.begin(), x3.end()), w3d(w3.begin(), w3.end()), r3, m3;
+  conv_reference(c3, x3d, w3d, r3, m3);
+  const std::vector<int64_t> s3 = conv_out_shape(c3);
+  std::vector<float> y3(r3.size(), 0.0f);
+  pk_attrs_convolution a3 = conv_attrs(c3);
+  ASSERT_EQ(launch(PK_OP_CONVOLUTION, {tensor(x3, kF32, {1, 2, 4, 3, 5}), tensor(w3, kF32, {2, 1, 2, 2, 3})},
+                   {tensor(y3, kF32, s3)}, &a3),
+            PK_OK)
+      << last_error().message;
+  for (size_t i = 0; i < y3.size(); ++i) EXPECT_NEAR(y3[i], r3[i], 13 * kEpsF32 * m3[i] + 1e-30) << i;
+}
+
+// x_j = exp(2 pi i m j / n) has the DFT X_k = n [k == m] (forward, unnormalized).
+std::vector<cd> exponential(int64_t n, int64_t m) {
+  std::vector<cd> x(static_cast<size_t>(n));
+  for (int64_t j = 0; j < n; ++j)
+    x[static_cast<size_t>(j)] = std::polar(1.0, 2 * kPi * static_cast<double>(m * j % n) / n);
+  return x;
+}
+
+TEST_F(CpuLinalg, FftC2COfASingleExponentialIsADelta) {
+  for (int64_t n : {8, 12, 100, 1}) {
+    const int64_t m = n > 3 ? 3 : 0;
+    std::vector<cd> x = exponential(n, m), out(static_cast<size_t>(n));
+    pk_attrs_fft_c2c f = PK_ATTRS_FFT_C2C_INIT;
+    set_ints(f.num_dims, f.dims, {0});
+    ASSERT_EQ(launch(PK_OP_FFT_C2C, {tensor(x, kC128, {n})}, {tensor(out, kC128, {n})}, &f), PK_OK)
+        << last_error().message;
+    for (int64_t k = 0; k < n; ++k) {
+      const cd want = k == m ? cd(static_cast<double>(n), 0) : cd(0, 0);
+      EXPECT_NEAR(std::abs(out[static_cast<size_t>(k)] - want), 0.0, 1e-13 * n) << "n=" << n << " k=" << k;
+    }
+    // The inverse (unnormalized) of the delta n [k == m] is n x.
+    std::vector<cd> delta(static_cast<size_t>(n), cd(0, 0)), back(static_cast<size_t>(n));
+    delta[static_cast<size_t>(m)] = cd(1, 0);
+    f.forward = 0;
+    ASSERT_EQ(launch(PK_OP_FFT_C2C, {tensor(delta, kC128, {n})}, {tensor(back, kC128, {n})}, &f), PK_OK);
+    for (int64_t j = 0; j < n; ++j)
+      EXPECT_NEAR(std::abs(back[static_cast<size_t>(j)] - x[static_cast<size_t>(j)]), 0.0, 1e-14 * n) << n << " " << j;
+  }
+  // c64, length 8.
+  std::vector<cd> x = exponential(8, 5);
+  std::vector<cf> xf(x.begin(), x.end()), of(8);
+  pk_attrs_fft_c2c f = PK_ATTRS_FFT_C2C_INIT;
+  set_ints(f.num_dims, f.dims, {0});
+  ASSERT_EQ(launch(PK_OP_FFT_C2C, {tensor(xf, kC64, {8})}, {tensor(of, kC64, {8})}, &f), PK_OK) << last_error().message;
+  for (int k = 0; k < 8; ++k) EXPECT_NEAR(std::abs(of[k] - cf(k == 5 ? 8.0f : 0.0f, 0.0f)), 0.0, 8e-6) << k;
+}
+
+TEST_F(CpuLinalg, FftC2COverTwoAxesOfAStridedInput) {
+  // x(j0, j1) = exp(2 pi i (j0 / 4 + 5 j1 / 6)) -> 24 at (1, 5). The input is stored transposed (strides [1, 4]).
+  std::vector<cd> x(24), out(24);
+  for (int j0 = 0; j0 < 4; ++j0)
+    for (int j1 = 0; j1 < 6; ++j1) x[j1 * 4 + j0] = std::polar(1.0, 2 * kPi * (j0 / 4.0 + 5.0 * j1 / 6.0));
+  pk_attrs_fft_c2c f = PK_ATTRS_FFT_C2C_INIT;
+  set_ints(f.num_dims, f.dims, {1, 0});
+  ASSERT_EQ(launch(PK_OP_FFT_C2C, {tensor(x, kC128, {4, 6}, {1, 4})}, {tensor(out, kC128, {4, 6})}, &f), PK_OK)
+      << last_error().message;
+  for (int k0 = 0; k0 < 4; ++k0)
+    for (int k1 = 0; k1 < 6; ++k1) {
+      const cd want = (k0 == 1 && k1 == 5) ? cd(24, 0) : cd(0, 0);
+      EXPECT_NEAR(std::abs(out[k0 * 6 + k1] - want), 0.0, 1e-12) << k0 << "," << k1;
+    }
+}
+
+TEST_F(CpuLinalg, FftR2CMatchesTheDftAndC2RRoundTripsScaledByN) {
+  // [2, 6] along axis 1: onesided [2, 4].
+  std::vector<double> x = values<double>(12, 0.25), back(12, 0.0);
+  std::vector<cd> spec(8);
+  pk_attrs_fft_r2c r = PK_ATTRS_FFT_R2C_INIT;
+  set_ints(r.num_dims, r.dims, {1});
+  ASSERT_EQ(launch(PK_OP_FFT_R2C, {tensor(x, kF64, {2, 6})}, {tensor(spec, kC128, {2, 4})}, &r), PK_OK)
+      << last_error().message;
+  for (int row = 0; row < 2; ++row)
+    for (int k = 0; k < 4; ++k) {
+      cd want(0, 0);
+      for (int j = 0; j < 6; ++j) want += x[row * 6 + j] * std::polar(1.0, -2 * kPi * (j * k % 6) / 6.0);
+      EXPECT_NEAR(std::abs(spec[row * 4 + k] - want), 0.0, 1e-13) << row << "," << k;
+    }
+  pk_attrs_fft_c2r c = PK_ATTRS_FFT_C2R_INIT;
+  set_ints(c.num_dims, c.dims, {1});
+  c.last_dim_size = 6;
+  ASSERT_EQ(launch(PK_OP_FFT_C2R, {tensor(spec, kC128, {2, 4})}, {tensor(back, kF64, {2, 6})}, &c), PK_OK)
+      << last_error().message;
+  for (int i = 0; i < 12; ++i) EXPECT_NEAR(back[i], 6 * x[i], 1e-13) << i;
+
+  // f32, odd length 5 on the last axis, both axes of [3, 5]: onesided [3, 3], round trip 15 x.
+  std::vector<float> xf = values<float>(15, 0.6), bf(15, 0.0f);
+  std::vector<cf> sf(9);
+  set_ints(r.num_dims, r.dims, {0, 1});
+  ASSERT_EQ(launch(PK_OP_FFT_R2C, {tensor(xf, kF32, {3, 5})}, {tensor(sf, kC64, {3, 3})}, &r), PK_OK)
+      << last_error().message;
+  set_ints(c.num_dims, c.dims, {0, 1});
+  c.last_dim_size = 5;
+  ASSERT_EQ(launch(PK_OP_FFT_C2R, {tensor(sf, kC64, {3, 3})}, {tensor(bf, kF32, {3, 5})}, &c), PK_OK)
+      << last_error().message;
+  for (int i = 0; i < 15; ++i) EXPECT_NEAR(bf[i], 15 * xf[i], 2e-5) << i;
+}
+
+}  // namespace
