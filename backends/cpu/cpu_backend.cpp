@@ -5,6 +5,7 @@
 // finished everything once a call returns; the sticky-error machinery is still kept, because a failed launch
 // must fail every later call on that stream as the ABI promises. Intra-op parallelism uses the backend's own
 // worker pool (parallel_for).
+#include <unistd.h>
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -16,7 +17,6 @@
 #include <new>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 #include "cpu_kernels.hpp"
@@ -24,6 +24,30 @@
 namespace pk::cpu {
 
 // --- kernel registry ------------------------------------------------------------------------------------------
+
+// A kernel's dtype mask is keyed on one operand: the first input typed by a type variable (so `where` keys on its
+// values, not its bool predicate), else input 0, else output 0 (creation ops).
+int32_t key_operand(const pk::meta::OpInfo &op) {
+  for (uint32_t i = 0; i < op.num_inputs; ++i) {
+    if (op.inputs[i].type_var >= 0) return static_cast<int32_t>(i);
+  }
+  return op.num_inputs > 0 ? 0 : -1;
+}
+
+uint32_t key_dtype_mask(const pk::meta::OpInfo &op) {
+  const int32_t k = key_operand(op);
+  if (k < 0) return (1u << PK_DTYPE_COUNT) - 1;  // output dtype from an attribute: any
+  const pk::meta::OperandInfo &in = op.inputs[k];
+  return in.type_var >= 0 ? op.type_vars[in.type_var].dtype_mask : (1u << in.fixed_dtype);
+}
+
+int32_t key_dtype(const pk::meta::OpInfo &op, const pk_tensor *inputs, uint32_t num_inputs, const pk_tensor *outputs,
+                  uint32_t num_outputs) {
+  const int32_t k = key_operand(op);
+  if (k >= 0 && static_cast<uint32_t>(k) < num_inputs) return pk::kit::dtype_id(inputs[k].dtype);
+  if (num_outputs > 0) return pk::kit::dtype_id(outputs[0].dtype);
+  return -1;
+}
 
 namespace {
 struct RegistryData {
@@ -36,6 +60,7 @@ RegistryData &registry_data() {
 }  // namespace
 
 void KernelRegistry::add(uint32_t op_id, KernelFn fn, uint32_t dtype_mask) {
+  if (const pk::meta::OpInfo *op = pk::meta::find_op(op_id)) dtype_mask &= key_dtype_mask(*op);
   auto &v = registry_data().by_id;
   if (op_id >= v.size()) v.resize(op_id + 1, Kernel{0, nullptr, 0});
   v[op_id] = Kernel{op_id, fn, dtype_mask};
@@ -158,7 +183,8 @@ std::atomic<int> g_max_threads{0};
 void parallel_for(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)> &f) {
   if (end <= begin) return;
   if (grain < 1) grain = 1;
-  if (end - begin <= grain || Pool::in_worker || pool().size() == 1 || g_max_threads.load(std::memory_order_relaxed) == 1) {
+  if (end - begin <= grain || Pool::in_worker || pool().size() == 1 ||
+      g_max_threads.load(std::memory_order_relaxed) == 1) {
     f(begin, end);
     return;
   }
@@ -236,7 +262,9 @@ pk_status cpu_get_info(pk_be_context *, pk_backend_info *out) {
   return PK_OK;
 }
 
-pk_status cpu_get_last_error(pk_be_context *, pk_error_info *out) { return pk::kit::copy_last_error(out); }
+pk_status cpu_get_last_error(pk_be_context *, pk_error_info *out) {
+  return pk::kit::copy_last_error(out);
+}
 
 pk_status cpu_device_count(pk_be_context *, uint32_t *out) {
   if (out == nullptr) return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "cpu: device_count: out is NULL");
@@ -305,7 +333,8 @@ pk_status cpu_mem_alloc(pk_be_context *ctx, uint32_t, uint64_t bytes, void **out
 pk_status cpu_mem_free(pk_be_context *ctx, uint32_t, void *ptr) {
   std::lock_guard<std::mutex> g(ctx->mutex);
   auto it = std::find(ctx->allocations.begin(), ctx->allocations.end(), ptr);
-  if (it == ctx->allocations.end()) return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "cpu: mem_free of an unknown pointer");
+  if (it == ctx->allocations.end())
+    return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "cpu: mem_free of an unknown pointer");
   *it = ctx->allocations.back();
   ctx->allocations.pop_back();
   std::free(ptr);
@@ -344,8 +373,12 @@ pk_status cpu_stream_destroy(pk_be_stream *s) {
   return PK_OK;
 }
 
-pk_status cpu_stream_synchronize(pk_be_stream *s) { return sticky_check(s); }
-pk_status cpu_stream_query(pk_be_stream *s) { return sticky_check(s); }
+pk_status cpu_stream_synchronize(pk_be_stream *s) {
+  return sticky_check(s);
+}
+pk_status cpu_stream_query(pk_be_stream *s) {
+  return sticky_check(s);
+}
 
 pk_status cpu_event_create(pk_be_context *, uint32_t, pk_be_event **out) {
   auto e = std::unique_ptr<pk_be_event>(new (std::nothrow) pk_be_event);
@@ -365,18 +398,15 @@ pk_status cpu_event_record(pk_be_event *e, pk_be_stream *s) {
   e->status = s->sticky;
   return PK_OK;
 }
-pk_status cpu_stream_wait_event(pk_be_stream *s, pk_be_event *) { return sticky_check(s); }
+pk_status cpu_stream_wait_event(pk_be_stream *s, pk_be_event *) {
+  return sticky_check(s);
+}
 pk_status cpu_event_synchronize(pk_be_event *e) {
   if (e->status != PK_OK) return fail(PK_ERROR_STREAM_FAILED, 0, -1, "cpu: the recording stream had failed");
   return PK_OK;
 }
-pk_status cpu_event_query(pk_be_event *e) { return cpu_event_synchronize(e); }
-
-// The dtype a kernel's mask is keyed on: input 0's, or output 0's for ops without inputs.
-int32_t key_dtype(const pk_tensor *inputs, uint32_t num_inputs, const pk_tensor *outputs, uint32_t num_outputs) {
-  if (num_inputs > 0) return pk::kit::dtype_id(inputs[0].dtype);
-  if (num_outputs > 0) return pk::kit::dtype_id(outputs[0].dtype);
-  return -1;
+pk_status cpu_event_query(pk_be_event *e) {
+  return cpu_event_synchronize(e);
 }
 
 pk_status cpu_op_query(pk_be_context *, const pk_op_query *q, pk_op_support *out) {
@@ -385,7 +415,7 @@ pk_status cpu_op_query(pk_be_context *, const pk_op_query *q, pk_op_support *out
   PK_STRUCT_INIT(s);
   const pk::meta::OpInfo *op = pk::meta::find_op(q->op_id);
   const pk::cpu::Kernel *k = pk::cpu::kernels().find(q->op_id);
-  const int32_t dt = key_dtype(q->inputs, q->num_inputs, q->outputs, q->num_outputs);
+  const int32_t dt = op ? pk::cpu::key_dtype(*op, q->inputs, q->num_inputs, q->outputs, q->num_outputs) : -1;
   if (op == nullptr) {
     std::snprintf(s.reason, sizeof s.reason, "unknown op id %u", q->op_id);
   } else if (k == nullptr) {
@@ -409,7 +439,7 @@ pk_status cpu_op_launch(pk_be_stream *stream, uint32_t op_id, const pk_tensor *i
   if (op == nullptr || k == nullptr) {
     return fail(PK_UNIMPLEMENTED, op_id, -1, "cpu: no kernel for %s", op ? op->name : "an unknown op");
   }
-  const int32_t dt = key_dtype(inputs, num_inputs, outputs, num_outputs);
+  const int32_t dt = pk::cpu::key_dtype(*op, inputs, num_inputs, outputs, num_outputs);
   if (dt < 0 || !(k->dtype_mask & (1u << dt))) {
     return fail(PK_UNIMPLEMENTED, op_id, 0, "cpu: %s: dtype %s not implemented", op->name, pk::meta::dtype_name(dt));
   }

@@ -5,8 +5,10 @@
 // them. It returns PK_OK, PK_UNIMPLEMENTED (writing nothing) or an error recorded with kit::fail.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
+#include <new>
 
 #include "primkit/backend_kit.hpp"
 #include "primkit/op_info.hpp"
@@ -31,6 +33,8 @@ struct Kernel {
   uint32_t dtype_mask;  // bit (1u << PK_DTYPE_*)
 };
 
+// Kernels register the dtypes they can run; the registry keeps only those the op table admits for the op, so the
+// capability query can never claim a dtype the table forbids.
 class KernelRegistry {
  public:
   void add(uint32_t op_id, KernelFn fn, uint32_t dtype_mask);
@@ -50,4 +54,48 @@ namespace pk::cpu {
 // threads (the calling thread takes part); returns when all chunks are done. Serial when the range is small.
 // Implemented in cpu_backend.cpp. f must not throw.
 void parallel_for(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)> &f);
+}  // namespace pk::cpu
+
+// --- helpers shared by the kernel files -------------------------------------------------------------------------
+namespace pk::cpu {
+
+constexpr uint32_t bit(int d) {
+  return 1u << d;
+}
+// The op table's dtype groups (docs/ops.md), as masks for KernelRegistry::add.
+constexpr uint32_t kInt =
+    bit(PK_DTYPE_U8) | bit(PK_DTYPE_I8) | bit(PK_DTYPE_I16) | bit(PK_DTYPE_I32) | bit(PK_DTYPE_I64);
+constexpr uint32_t kIntegral = kInt | bit(PK_DTYPE_BOOL);
+constexpr uint32_t kFloatStd = bit(PK_DTYPE_F16) | bit(PK_DTYPE_BF16) | bit(PK_DTYPE_F32) | bit(PK_DTYPE_F64);
+constexpr uint32_t kFloatWide = bit(PK_DTYPE_F32) | bit(PK_DTYPE_F64);
+constexpr uint32_t kFloat = kFloatStd | bit(PK_DTYPE_F8E4M3FN) | bit(PK_DTYPE_F8E5M2);
+constexpr uint32_t kComplex = bit(PK_DTYPE_C64) | bit(PK_DTYPE_C128);
+constexpr uint32_t kReal = kInt | kFloat;
+constexpr uint32_t kNumeric = kReal | kComplex;
+constexpr uint32_t kFloatComplex = kFloat | kComplex;
+constexpr uint32_t kAll = kNumeric | bit(PK_DTYPE_BOOL);
+
+inline int32_t dtype_of(const pk_tensor &t) {
+  return kit::dtype_id(t.dtype);
+}
+
+// The op's attribute struct; the runtime normalized it (struct_size, defaults), so it is never NULL for an op
+// that has attributes.
+template <class A>
+const A &attrs_of(const Launch &l) {
+  return *static_cast<const A *>(l.attrs);
+}
+
+// Runs a kernel body, turning an escaped exception into an error status (exceptions never cross the ABI).
+template <class F>
+pk_status guarded(const Launch &l, F &&f) {
+  try {
+    return f();
+  } catch (const std::bad_alloc &) {
+    return kit::fail(PK_ERROR_OUT_OF_MEMORY, l.op->id, -1, "%s: out of host memory", l.op->name);
+  } catch (...) {
+    return kit::fail(PK_ERROR_INTERNAL, l.op->id, -1, "%s: unexpected exception in the CPU kernel", l.op->name);
+  }
+}
+
 }  // namespace pk::cpu

@@ -32,59 +32,9 @@ namespace pk::cpu {
 namespace {
 
 using kit::View;
+using kit::walk;
 using cd = std::complex<double>;
 
-// --- dtype groups (docs/ops.md) ---------------------------------------------------------------------------------
-
-constexpr uint32_t bit(int d) {
-  return 1u << d;
-}
-constexpr uint32_t kFloatStd = bit(PK_DTYPE_F16) | bit(PK_DTYPE_BF16) | bit(PK_DTYPE_F32) | bit(PK_DTYPE_F64);
-constexpr uint32_t kComplex = bit(PK_DTYPE_C64) | bit(PK_DTYPE_C128);
-constexpr uint32_t kNumeric = bit(PK_DTYPE_U8) | bit(PK_DTYPE_I8) | bit(PK_DTYPE_I16) | bit(PK_DTYPE_I32) |
-                              bit(PK_DTYPE_I64) | kFloatStd | bit(PK_DTYPE_F8E4M3FN) | bit(PK_DTYPE_F8E5M2) | kComplex;
-constexpr uint32_t kFloatWide = bit(PK_DTYPE_F32) | bit(PK_DTYPE_F64);
-
-// --- iteration --------------------------------------------------------------------------------------------------
-
-// Calls f(offsets) for the row-major indices [lo, hi) of `shape`, offsets being base[k] + index . strides[k] for
-// each of N stride sets. The innermost axis runs as a tight loop.
-template <size_t N, class F>
-void walk(const int64_t *shape, int32_t ndim, const std::array<const int64_t *, N> &strides,
-          const std::array<int64_t, N> &base, int64_t lo, int64_t hi, F &&f) {
-  if (lo >= hi) return;
-  std::array<int64_t, N> off = base;
-  if (ndim == 0) {
-    f(off);
-    return;
-  }
-  int64_t idx[PK_MAX_RANK];
-  int64_t rem = lo;
-  for (int32_t d = ndim - 1; d >= 0; --d) {
-    idx[d] = rem % shape[d];
-    rem /= shape[d];
-    for (size_t k = 0; k < N; ++k) off[k] += idx[d] * strides[k][d];
-  }
-  const int32_t last = ndim - 1;
-  int64_t i = lo;
-  while (true) {
-    const int64_t run = std::min(hi - i, shape[last] - idx[last]);
-    for (int64_t r = 0; r < run; ++r) {
-      f(off);
-      for (size_t k = 0; k < N; ++k) off[k] += strides[k][last];
-    }
-    i += run;
-    if (i >= hi) return;
-    for (size_t k = 0; k < N; ++k) off[k] -= strides[k][last] * shape[last];
-    idx[last] = 0;
-    for (int32_t d = last - 1; d >= 0; --d) {
-      for (size_t k = 0; k < N; ++k) off[k] += strides[k][d];
-      if (++idx[d] < shape[d]) break;
-      for (size_t k = 0; k < N; ++k) off[k] -= strides[k][d] * shape[d];
-      idx[d] = 0;
-    }
-  }
-}
 
 void dense_strides(const int64_t *shape, int32_t ndim, int64_t *out) {
   int64_t s = 1;
@@ -92,26 +42,6 @@ void dense_strides(const int64_t *shape, int32_t ndim, int64_t *out) {
     out[d] = s;
     s *= shape[d];
   }
-}
-
-template <class F>
-pk_status guarded(const Launch &l, F &&f) {
-  try {
-    return f();
-  } catch (const std::bad_alloc &) {
-    return kit::fail(PK_ERROR_OUT_OF_MEMORY, l.op->id, -1, "%s: out of host memory", l.op->name);
-  } catch (...) {
-    return kit::fail(PK_ERROR_INTERNAL, l.op->id, -1, "%s: unexpected exception in the CPU kernel", l.op->name);
-  }
-}
-
-template <class A>
-const A &attrs_of(const Launch &l) {
-  return *static_cast<const A *>(l.attrs);
-}
-
-int32_t dtype_of(const pk_tensor &t) {
-  return kit::dtype_id(t.dtype);
 }
 
 // Chunks that allocate scratch must not throw through parallel_for; a failure is reported after the loop.

@@ -19,22 +19,7 @@ namespace pk::cpu {
 namespace {
 
 using kit::View;
-
-// --- dtype groups (docs/ops.md) ---------------------------------------------------------------------------------
-
-constexpr uint32_t bit(int d) {
-  return 1u << d;
-}
-constexpr uint32_t kInt =
-    bit(PK_DTYPE_U8) | bit(PK_DTYPE_I8) | bit(PK_DTYPE_I16) | bit(PK_DTYPE_I32) | bit(PK_DTYPE_I64);
-constexpr uint32_t kFloatStd = bit(PK_DTYPE_F16) | bit(PK_DTYPE_BF16) | bit(PK_DTYPE_F32) | bit(PK_DTYPE_F64);
-constexpr uint32_t kFloat = kFloatStd | bit(PK_DTYPE_F8E4M3FN) | bit(PK_DTYPE_F8E5M2);
-constexpr uint32_t kComplex = bit(PK_DTYPE_C64) | bit(PK_DTYPE_C128);
-constexpr uint32_t kReal = kInt | kFloat;
-constexpr uint32_t kNumeric = kReal | kComplex;
-constexpr uint32_t kIntegral = kInt | bit(PK_DTYPE_BOOL);
-constexpr uint32_t kAll = kNumeric | bit(PK_DTYPE_BOOL);
-constexpr uint32_t kFloatComplex = kFloat | kComplex;
+using kit::walk;
 
 template <class T>
 constexpr bool is_int_v = std::is_integral_v<T>;  // u8..i64; kit::boolean is a struct
@@ -51,48 +36,6 @@ inline bool is_nan(C x) {
     return std::isnan(x);
   } else {
     return false;
-  }
-}
-
-// --- iteration --------------------------------------------------------------------------------------------------
-
-// Calls f(offsets) for the row-major indices [lo, hi) of `shape`, offsets being base[k] + index . strides[k] for
-// each of N stride sets. The innermost axis runs as a tight loop.
-template <size_t N, class F>
-void walk(const int64_t *shape, int32_t ndim, const std::array<const int64_t *, N> &strides,
-          const std::array<int64_t, N> &base, int64_t lo, int64_t hi, F &&f) {
-  if (lo >= hi) return;
-  std::array<int64_t, N> off = base;
-  if (ndim == 0) {
-    f(off);
-    return;
-  }
-  int64_t idx[PK_MAX_RANK];
-  int64_t rem = lo;
-  for (int32_t d = ndim - 1; d >= 0; --d) {
-    idx[d] = rem % shape[d];
-    rem /= shape[d];
-    for (size_t k = 0; k < N; ++k) off[k] += idx[d] * strides[k][d];
-  }
-  const int32_t last = ndim - 1;
-  int64_t i = lo;
-  while (true) {
-    const int64_t run = std::min(hi - i, shape[last] - idx[last]);
-    for (int64_t r = 0; r < run; ++r) {
-      f(off);
-      for (size_t k = 0; k < N; ++k) off[k] += strides[k][last];
-    }
-    i += run;
-    if (i >= hi) return;
-    // The innermost axis wrapped: rewind it and carry into the outer axes.
-    for (size_t k = 0; k < N; ++k) off[k] -= strides[k][last] * shape[last];
-    idx[last] = 0;
-    for (int32_t d = last - 1; d >= 0; --d) {
-      for (size_t k = 0; k < N; ++k) off[k] += strides[k][d];
-      if (++idx[d] < shape[d]) break;
-      for (size_t k = 0; k < N; ++k) off[k] -= strides[k][d] * shape[d];
-      idx[d] = 0;
-    }
   }
 }
 
@@ -214,26 +157,6 @@ inline bool nonzero(const T &v) {
   } else {
     return kit::load(v) != 0;  // NaN != 0 is true
   }
-}
-
-template <class L, class F>
-pk_status guarded(const L &l, F &&f) {
-  try {
-    return f();
-  } catch (const std::bad_alloc &) {
-    return kit::fail(PK_ERROR_OUT_OF_MEMORY, l.op->id, -1, "%s: out of host memory", l.op->name);
-  } catch (...) {
-    return kit::fail(PK_ERROR_INTERNAL, l.op->id, -1, "%s: unexpected exception in the CPU kernel", l.op->name);
-  }
-}
-
-template <class A>
-const A &attrs_of(const Launch &l) {
-  return *static_cast<const A *>(l.attrs);
-}
-
-int32_t dtype_of(const pk_tensor &t) {
-  return kit::dtype_id(t.dtype);
 }
 
 // --- sum, prod --------------------------------------------------------------------------------------------------

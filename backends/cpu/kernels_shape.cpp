@@ -23,64 +23,12 @@ namespace pk::cpu {
 namespace {
 
 using kit::View;
-
-// --- dtype groups (docs/ops.md) ---------------------------------------------------------------------------------
-
-constexpr uint32_t bit(int d) {
-  return 1u << d;
-}
-constexpr uint32_t kInt =
-    bit(PK_DTYPE_U8) | bit(PK_DTYPE_I8) | bit(PK_DTYPE_I16) | bit(PK_DTYPE_I32) | bit(PK_DTYPE_I64);
-constexpr uint32_t kFloat = bit(PK_DTYPE_F16) | bit(PK_DTYPE_BF16) | bit(PK_DTYPE_F32) | bit(PK_DTYPE_F64) |
-                            bit(PK_DTYPE_F8E4M3FN) | bit(PK_DTYPE_F8E5M2);
-constexpr uint32_t kReal = kInt | kFloat;
-constexpr uint32_t kAll = kReal | bit(PK_DTYPE_C64) | bit(PK_DTYPE_C128) | bit(PK_DTYPE_BOOL);
+using kit::walk;
 
 template <class T>
 constexpr bool is_int_v = std::is_integral_v<T>;
 template <class T>
 constexpr bool is_real_v = std::is_integral_v<T> || std::is_floating_point_v<T> || kit::is_small_float<T>::value;
-
-// --- iteration --------------------------------------------------------------------------------------------------
-
-// Calls f(offsets) for the row-major indices [lo, hi) of `shape`, offsets being base[k] + index . strides[k] for
-// each of N stride sets. The innermost axis runs as a tight loop.
-template <size_t N, class F>
-void walk(const int64_t *shape, int32_t ndim, const std::array<const int64_t *, N> &strides,
-          const std::array<int64_t, N> &base, int64_t lo, int64_t hi, F &&f) {
-  if (lo >= hi) return;
-  std::array<int64_t, N> off = base;
-  if (ndim == 0) {
-    f(off);
-    return;
-  }
-  int64_t idx[PK_MAX_RANK];
-  int64_t rem = lo;
-  for (int32_t d = ndim - 1; d >= 0; --d) {
-    idx[d] = rem % shape[d];
-    rem /= shape[d];
-    for (size_t k = 0; k < N; ++k) off[k] += idx[d] * strides[k][d];
-  }
-  const int32_t last = ndim - 1;
-  int64_t i = lo;
-  while (true) {
-    const int64_t run = std::min(hi - i, shape[last] - idx[last]);
-    for (int64_t r = 0; r < run; ++r) {
-      f(off);
-      for (size_t k = 0; k < N; ++k) off[k] += strides[k][last];
-    }
-    i += run;
-    if (i >= hi) return;
-    for (size_t k = 0; k < N; ++k) off[k] -= strides[k][last] * shape[last];
-    idx[last] = 0;
-    for (int32_t d = last - 1; d >= 0; --d) {
-      for (size_t k = 0; k < N; ++k) off[k] += strides[k][d];
-      if (++idx[d] < shape[d]) break;
-      for (size_t k = 0; k < N; ++k) off[k] -= strides[k][d] * shape[d];
-      idx[d] = 0;
-    }
-  }
-}
 
 int64_t numel_of(const int64_t *shape, int32_t ndim) {
   int64_t n = 1;
@@ -253,26 +201,6 @@ void fill_view(const View &out, int32_t dtype, double value) {
 }
 
 // --- shared -----------------------------------------------------------------------------------------------------
-
-template <class F>
-pk_status guarded(const Launch &l, F &&f) {
-  try {
-    return f();
-  } catch (const std::bad_alloc &) {
-    return kit::fail(PK_ERROR_OUT_OF_MEMORY, l.op->id, -1, "%s: out of host memory", l.op->name);
-  } catch (...) {
-    return kit::fail(PK_ERROR_INTERNAL, l.op->id, -1, "%s: unexpected exception in the CPU kernel", l.op->name);
-  }
-}
-
-template <class A>
-const A &attrs_of(const Launch &l) {
-  return *static_cast<const A *>(l.attrs);
-}
-
-int32_t dtype_of(const pk_tensor &t) {
-  return kit::dtype_id(t.dtype);
-}
 
 // Index tensors are i32 or i64 (type variable I).
 inline int64_t read_index(const View &v, int64_t off) {

@@ -795,6 +795,11 @@ bool validate_launch(const OpInfo &op, const pk_tensor *inputs, uint32_t num_inp
                        op.name, label(&op, output, idx).text, t.strides ? "strides" : "elements", sat_ll(lo),
                        sat_ll(hi), static_cast<unsigned long long>(t.storage_bytes));
     }
+    // A launch reaches the elements: a non-empty view needs storage (NULL is legal only in capability queries).
+    if (lo != hi && t.data == nullptr) {
+      return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg, "%s: %s: data is NULL but the tensor has elements", op.name,
+                       label(&op, output, idx).text);
+    }
     if (output) {
       if (t.flags & PK_TENSOR_FLAG_READ_ONLY) {
         return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg, "%s: %s: the tensor is read-only (PK_TENSOR_FLAG_READ_ONLY)",

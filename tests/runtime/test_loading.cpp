@@ -34,7 +34,9 @@ TEST_F(LoadingTest, BrokenPluginsAreRefusedAndTheRuntimeGoesOn) {
     EXPECT_EQ(e.status, c.status);
     EXPECT_NE(std::string(e.message).find(c.message_part), std::string::npos) << e.message;
     EXPECT_NE(std::string(e.message).find(c.file), std::string::npos) << "the message names the file: " << e.message;
-    if (c.status == PK_ERROR_DEVICE) EXPECT_EQ(e.vendor_code, -19) << "the open failure keeps the plugin's vendor code";
+    if (c.status == PK_ERROR_DEVICE) {
+      EXPECT_EQ(e.vendor_code, -19) << "the open failure keeps the plugin's vendor code";
+    }
   }
   uint32_t n = 0;
   ASSERT_EQ(pk_runtime_backend_count(rt, &n), PK_OK);

@@ -7,6 +7,7 @@
 // f8e5m2) or saturates to ±448 (f8e4m3fn, which has no inf); NaN stays NaN.
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <complex>
 #include <cstdarg>
@@ -266,6 +267,47 @@ inline void for_each_offsets(const View *const (&views)[N], const int64_t *shape
         break;
       }
       for (size_t k = 0; k < N; ++k) off[k] -= views[k]->strides[d] * (shape[d] - 1);
+      idx[d] = 0;
+    }
+  }
+}
+
+// Calls f(offsets) for the row-major indices [lo, hi) of `shape`, offsets being base[k] + index . strides[k] for
+// each of N stride sets (a std::array<int64_t, N>). The innermost axis runs as a tight loop, so this is the
+// fast way to walk strided tensors; [lo, hi) lets a caller split the index space across threads.
+template <size_t N, class F>
+void walk(const int64_t *shape, int32_t ndim, const std::array<const int64_t *, N> &strides,
+          const std::array<int64_t, N> &base, int64_t lo, int64_t hi, F &&f) {
+  if (lo >= hi) return;
+  std::array<int64_t, N> off = base;
+  if (ndim == 0) {
+    f(off);
+    return;
+  }
+  int64_t idx[PK_MAX_RANK];
+  int64_t rem = lo;
+  for (int32_t d = ndim - 1; d >= 0; --d) {
+    idx[d] = rem % shape[d];
+    rem /= shape[d];
+    for (size_t k = 0; k < N; ++k) off[k] += idx[d] * strides[k][d];
+  }
+  const int32_t last = ndim - 1;
+  int64_t i = lo;
+  while (true) {
+    const int64_t run = (hi - i) < (shape[last] - idx[last]) ? (hi - i) : (shape[last] - idx[last]);
+    for (int64_t r = 0; r < run; ++r) {
+      f(off);
+      for (size_t k = 0; k < N; ++k) off[k] += strides[k][last];
+    }
+    i += run;
+    if (i >= hi) return;
+    // The innermost axis wrapped: rewind it and carry into the outer axes.
+    for (size_t k = 0; k < N; ++k) off[k] -= strides[k][last] * shape[last];
+    idx[last] = 0;
+    for (int32_t d = last - 1; d >= 0; --d) {
+      for (size_t k = 0; k < N; ++k) off[k] += strides[k][d];
+      if (++idx[d] < shape[d]) break;
+      for (size_t k = 0; k < N; ++k) off[k] -= strides[k][d] * shape[d];
       idx[d] = 0;
     }
   }
