@@ -175,6 +175,58 @@ TEST(OracleConvert, FloatToIntTruncatesAndSaturates) {
   expect_same(conv(PK_DTYPE_BOOL, {0, -0.0L, 0.5L, kNaN}), {0, 0, 1, 1}, "f32->bool");
 }
 
+// Conversion rounding, overflow and saturation, one table per target format. Every value was checked by hand
+// (format spacing and ties) and against numpy / ml_dtypes casts.
+TEST(OracleConvert, NarrowFloatRoundingTables) {
+  auto conv = [](int32_t from, int32_t to, const std::vector<long double> &v) {
+    return values(run("convert_element_type", {vec(from, v)}, {{"dtype", pk::meta::dtype_name(to)}}));
+  };
+  const int32_t f32 = PK_DTYPE_F32, f64 = PK_DTYPE_F64, i32 = PK_DTYPE_I32;
+  // f16: subnormal steps of 2^-24 (half of one ties to zero, 0.75 rounds up, a negative underflow keeps its
+  // sign); spacing 2 in [2048, 4096): 2049 ties down to even 2048, 2051 ties up to even 2052
+  expect_same(conv(f32, PK_DTYPE_F16, {ldexpl(1, -24), ldexpl(1, -25), ldexpl(3, -26), ldexpl(-1, -26), 2049, 2051}),
+              {ldexpl(1, -24), 0, ldexpl(1, -24), -0.0L, 2048, 2052}, "f32->f16");
+  expect_same(conv(i32, PK_DTYPE_F16, {65519, 65520, 2049, -65536}), {65504, kInf, 2048, -kInf}, "i32->f16");
+  // bf16: max = 255 * 2^120; f32 max lies above the midpoint between bf16 max and 2^128, so it overflows to inf;
+  // subnormals step by 2^-133, and half of that ties to zero; spacing 2 in [256, 512)
+  expect_same(conv(f32, PK_DTYPE_BF16,
+                   {ldexpl(255, 120), 3.40282346638528859811704183484516925e38L, -ldexpl(1, -133), ldexpl(1, -134)}),
+              {ldexpl(255, 120), kInf, -ldexpl(1, -133), 0}, "f32->bf16");
+  expect_same(conv(i32, PK_DTYPE_BF16, {257, 259}), {256, 260}, "i32->bf16");
+  // e5m2 (2 mantissa bits): 1.125 ties to 1.0, 1.375 ties to 1.5; subnormal step 2^-16: 2^-17 ties to 0,
+  // 1.5 * 2^-16 ties to 2^-15; inf stays inf (IEEE-like format)
+  expect_same(conv(f32, PK_DTYPE_F8E5M2, {1.125L, 1.375L, ldexpl(1, -17), ldexpl(3, -17), -kInf}),
+              {1, 1.5L, 0, ldexpl(1, -15), -kInf}, "f32->e5m2");
+  // e4m3fn (3 mantissa bits, subnormal step 2^-9): 2^-10 ties to 0, 3 * 2^-10 ties to 2^-8; spacing 2 in
+  // [16, 32): 17 ties to 16, 19 ties to 20; the conversion saturates: -inf and out-of-range values give +-448
+  expect_same(conv(f32, PK_DTYPE_F8E4M3FN, {ldexpl(1, -10), ldexpl(3, -10), 17, 19, -kInf, 480}),
+              {0, ldexpl(1, -8), 16, 20, -448, 448}, "f32->e4m3fn");
+  expect_same(conv(i32, PK_DTYPE_F8E4M3FN, {1000, -500, 0}), {448, -448, 0}, "i32->e4m3fn saturates");
+  expect_same(conv(PK_DTYPE_F16, PK_DTYPE_F8E4M3FN, {-kInf, 65504}), {-448, 448}, "f16->e4m3fn saturates");
+  // f64 -> f32: 1 + 2^-24 ties to 1, 1 + 3 * 2^-24 ties to 1 + 2^-22; (2 - 2^-24) * 2^127, the midpoint
+  // above f32 max, ties to inf (max's significand is odd)
+  expect_same(conv(f64, f32, {1 + ldexpl(1, -24), 1 + ldexpl(3, -24), ldexpl(2 - ldexpl(1, -24), 127)}),
+              {1, 1 + ldexpl(1, -22), kInf}, "f64->f32");
+  // i64 -> f32: 2^24 + 1 ties to 2^24; INT64_MAX rounds to 2^63
+  expect_same(conv(PK_DTYPE_I64, f32, {16777217, 9223372036854775807.0L}), {16777216, ldexpl(1, 63)}, "i64->f32");
+}
+
+TEST(OracleConvert, IntegerTargets) {
+  auto conv = [](int32_t from, int32_t to, const std::vector<long double> &v) {
+    return values(run("convert_element_type", {vec(from, v)}, {{"dtype", pk::meta::dtype_name(to)}}));
+  };
+  // int -> int wraps modulo 2^bits
+  expect_same(conv(PK_DTYPE_I32, PK_DTYPE_I8, {200, -129, 256, -128}), {-56, 127, 0, -128}, "i32->i8");
+  expect_same(conv(PK_DTYPE_I32, PK_DTYPE_U8, {-1, 256, 257}), {255, 0, 1}, "i32->u8");
+  expect_same(conv(PK_DTYPE_I64, PK_DTYPE_I32, {4294967301.0L, 2147483648.0L}), {5, -2147483648.0L}, "i64->i32");
+  // float -> int truncates toward zero and saturates (2^63 is one above INT64_MAX)
+  expect_same(conv(PK_DTYPE_F64, PK_DTYPE_I64, {9.3e18L, -9.3e18L, ldexpl(1, 63), -0.99L}),
+              {9223372036854775807.0L, -9223372036854775808.0L, 9223372036854775807.0L, 0}, "f64->i64");
+  expect_same(conv(PK_DTYPE_F64, PK_DTYPE_U8, {255.99L, -0.99L, kInf, -kInf}), {255, 0, 255, 0}, "f64->u8");
+  expect_same(conv(PK_DTYPE_BF16, PK_DTYPE_I16, {kNaN, 40000, -1.5L}), {0, 32767, -1}, "bf16->i16");
+  expect_same(conv(PK_DTYPE_I32, PK_DTYPE_BOOL, {0, -7, 256}), {0, 1, 1}, "i32->bool");
+}
+
 // ------------------------------------------------------------------------------------------ IEEE edges
 
 TEST(OracleFloat, SignedZerosNaNAndInf) {
@@ -202,6 +254,51 @@ TEST(OracleFloat, SignedZerosNaNAndInf) {
               {1, 2, 3, -1}, "round away");
   expect_same(values(run("isfinite", {vec(f, {kNaN, kInf, -kInf, 0})})), {0, 0, 0, 1}, "isfinite");
   expect_same(values(run("abs", {vec(f, {-0.0L, -kInf, kNaN})})), {0.0L, kInf, kNaN}, "abs");
+}
+
+TEST(OracleFloat, MoreSignedZerosNaNAndInf) {
+  const int32_t f = PK_DTYPE_F32;
+  expect_same(values(run("mul", {vec(f, {0, -0.0L, kInf, -2}), vec(f, {kInf, 5, -0.0L, 0})})),
+              {kNaN, -0.0L, kNaN, -0.0L}, "mul");
+  expect_same(values(run("sub", {vec(f, {kInf, 0, -0.0L, 0}), vec(f, {kInf, 0, 0, -0.0L})})), {kNaN, 0, -0.0L, 0},
+              "sub");
+  expect_same(values(run("exp", {vec(f, {-kInf, kInf, kNaN, -0.0L})})), {0, kInf, kNaN, 1}, "exp");
+  expect_same(values(run("tanh", {vec(f, {-0.0L, -kInf, kInf})})), {-0.0L, -1, 1}, "tanh");
+  expect_same(values(run("sign", {vec(f, {-0.0L, 0, kNaN, -kInf, ldexpl(-1, -149)})})), {-0.0L, 0, kNaN, -1, -1},
+              "sign keeps the zero's sign");
+  expect_same(values(run("copysign", {vec(f, {1, -2, kInf}), vec(f, {-0.0L, 0, -1})})), {-1, 2, -kInf}, "copysign");
+  expect_same(values(run("minimum", {vec(f, {-0.0L, 0, kNaN}), vec(f, {0, -0.0L, 1})})), {-0.0L, -0.0L, kNaN},
+              "minimum");
+  expect_same(values(run("fmax", {vec(f, {kNaN, 1, kNaN, -0.0L}), vec(f, {1, kNaN, kNaN, 0})})), {1, 1, kNaN, 0},
+              "fmax");
+  expect_same(values(run("eq", {vec(f, {kNaN, -0.0L, kInf}), vec(f, {kNaN, 0, kInf})})), {0, 1, 1}, "eq");
+  expect_same(values(run("ne", {vec(f, {kNaN, -0.0L}), vec(f, {kNaN, 0})})), {1, 0}, "ne");
+  expect_same(values(run("reciprocal", {vec(f, {-0.0L, kInf, -kInf})})), {-kInf, 0, -0.0L}, "reciprocal");
+  expect_same(values(run("rsqrt", {vec(f, {0, -0.0L, kInf, -1})})), {kInf, -kInf, 0, kNaN}, "rsqrt");
+  // atan2(y, x) on the signed zeros (C99 F.9.1.4): f32(pi) = 0x40490fdb = 3.1415927410125732421875
+  const long double pi32 = 3.1415927410125732421875L;
+  expect_same(values(run("atan2", {vec(f, {0, -0.0L, -0.0L}), vec(f, {-0.0L, -0.0L, 0})})), {pi32, -pi32, -0.0L},
+              "atan2");
+  expect_same(values(run("isnan", {vec(f, {kNaN, kInf, 0})})), {1, 0, 0}, "isnan");
+}
+
+TEST(OracleFloat, Subnormals) {
+  const int32_t f = PK_DTYPE_F32;
+  const long double sub = ldexpl(1, -149);
+  // 2^-149 / 2 ties to 0; 1.5 * 2^-149 ties to the even 2^-148; 2^-126 / 2 is the exact subnormal 2^-127
+  expect_same(values(run("div", {vec(f, {sub, 3 * sub, ldexpl(1, -126)}), vec(f, {2, 2, 2})})),
+              {0, ldexpl(1, -148), ldexpl(1, -127)}, "f32 div into subnormals");
+  expect_same(values(run("add", {vec(PK_DTYPE_F16, {ldexpl(1, -24), ldexpl(1, -14)}),
+                                 vec(PK_DTYPE_F16, {ldexpl(1, -24), -ldexpl(1, -24)})})),
+              {ldexpl(1, -23), ldexpl(1023, -24)}, "f16 subnormal add");
+  const int32_t d = PK_DTYPE_F64;
+  expect_same(values(run("mul", {vec(d, {ldexpl(1, -1074), ldexpl(3, -1074)}), vec(d, {0.5L, 0.5L})})),
+              {0, ldexpl(1, -1073)}, "f64 underflow ties to even");
+  expect_same(values(run("sub", {vec(d, {ldexpl(1, -1022)}), vec(d, {ldexpl(1, -1074)})})),
+              {ldexpl(1, -1022) - ldexpl(1, -1074)}, "f64 largest subnormal");
+  expect_same(values(run("sqrt", {vec(d, {ldexpl(1, -1074)})})), {ldexpl(1, -537)}, "sqrt of the f64 min");
+  expect_same(values(run("floor", {vec(f, {-sub, sub})})), {-1, 0}, "floor of subnormals");
+  expect_same(values(run("isfinite", {vec(f, {sub})})), {1}, "subnormals are finite");
 }
 
 TEST(OracleFloat, PowSpecialCases) {
@@ -279,6 +376,59 @@ TEST(OracleInt, Shifts) {
   expect_same(values(run("shift_left", {vec(PK_DTYPE_U8, {255}), vec(PK_DTYPE_U8, {4})})), {240}, "u8 shift_left");
 }
 
+// Signs of integer and float division and remainder: div and fmod truncate (the remainder takes the dividend's
+// sign), remainder floors (it takes the divisor's sign); x / 0 = x % 0 = 0 and INT_MIN / -1 wraps. Checked by
+// hand and against Python's // and %, numpy's fmod and remainder.
+TEST(OracleInt, DivisionAndRemainderSigns) {
+  const int32_t i32 = PK_DTYPE_I32;
+  const long double int_min = -2147483648.0L;
+  const std::vector<long double> a = {-7, 7, -7, 7, int_min, 6, 0}, b = {2, -2, -2, 0, -1, -3, -5};
+  expect_same(values(run("div", {vec(i32, a), vec(i32, b)})), {-3, -3, 3, 0, int_min, -2, 0}, "i32 div");
+  expect_same(values(run("fmod", {vec(i32, a), vec(i32, b)})), {-1, 1, -1, 0, 0, 0, 0}, "i32 fmod");
+  expect_same(values(run("remainder", {vec(i32, a), vec(i32, b)})), {1, -1, -1, 0, 0, 0, 0}, "i32 remainder");
+  expect_same(values(run("remainder", {vec(PK_DTYPE_I8, {-128, -128, 127}), vec(PK_DTYPE_I8, {-1, 3, -128})})),
+              {0, 1, -1}, "i8 remainder");
+  expect_same(values(run("div", {vec(PK_DTYPE_I64, {-9223372036854775808.0L}), vec(PK_DTYPE_I64, {-1})})),
+              {-9223372036854775808.0L}, "i64 INT_MIN / -1");
+  const int32_t f = PK_DTYPE_F64;
+  expect_same(values(run("fmod", {vec(f, {-7.5L, 7.5L, -0.0L, kInf, 1, 1}), vec(f, {2, -2, 1, 1, 0, kInf})})),
+              {-1.5L, 1.5L, -0.0L, kNaN, kNaN, 1}, "f64 fmod");
+  expect_same(values(run("remainder", {vec(f, {-7.5L, 7.5L, -4, 4, 1, kInf}), vec(f, {2, -2, 2, -2, 0, 1})})),
+              {0.5L, -0.5L, 0, -0.0L, kNaN, kNaN}, "f64 remainder: sign of b");
+  // -2^-60 mod 1 is 1 - 2^-60: not an f64, it rounds to 1 (the exact value is rounded once)
+  expect_same(values(run("remainder", {vec(f, {-ldexpl(1, -60)}), vec(f, {1})})), {1}, "f64 remainder rounds");
+}
+
+TEST(OracleInt, Overflow) {
+  const int32_t i32 = PK_DTYPE_I32;
+  // 65536^2 = 2^32 wraps to 0; 46341^2 = 2147488281 wraps to 2147488281 - 2^32
+  expect_same(values(run("mul", {vec(i32, {65536, 46341}), vec(i32, {65536, 46341})})), {0, -2147479015.0L}, "i32 mul");
+  expect_same(values(run("add", {vec(PK_DTYPE_I64, {9223372036854775807.0L}), vec(PK_DTYPE_I64, {1})})),
+              {-9223372036854775808.0L}, "i64 add");
+  expect_same(values(run("sub", {vec(PK_DTYPE_I16, {-32768}), vec(PK_DTYPE_I16, {1})})), {32767}, "i16 sub");
+  expect_same(values(run("sum", {vec(PK_DTYPE_I16, {30000, 30000})}, {{"dims", "0"}})), {-5536}, "i16 sum");
+  expect_same(values(run("neg", {vec(PK_DTYPE_I64, {-9223372036854775808.0L})})), {-9223372036854775808.0L},
+              "neg(INT64_MIN)");
+  expect_same(values(run("mul", {vec(PK_DTYPE_U8, {16, 255}), vec(PK_DTYPE_U8, {16, 255})})), {0, 1}, "u8 mul");
+}
+
+TEST(OracleInt, RightShiftsBeyondWidth) {
+  const int32_t i8 = PK_DTYPE_I8;
+  // arithmetic: the sign fills; a shift >= 8 or < 0 gives -1 for negatives, 0 otherwise
+  expect_same(values(run("shift_right_arithmetic",
+                         {vec(i8, {-128, -128, -128, 64, -1, 5, 127}), vec(i8, {7, 8, 100, 100, -1, 1, 6})})),
+              {-1, -1, -1, 0, -1, 2, 1}, "i8 shift_right_arithmetic");
+  // logical: zeros fill the 8-bit pattern (-128 = 0x80, -1 = 0xff); a shift >= 8 or < 0 gives 0
+  expect_same(values(run("shift_right_logical", {vec(i8, {-128, -1, -1, -1, 64}), vec(i8, {1, 7, 8, -1, 6})})),
+              {64, 1, 0, 0, 1}, "i8 shift_right_logical");
+  expect_same(values(run("shift_right_arithmetic", {vec(PK_DTYPE_U8, {255, 255}), vec(PK_DTYPE_U8, {1, 8})})), {127, 0},
+              "u8 arithmetic shift has no sign");
+  expect_same(values(run("shift_left", {vec(PK_DTYPE_I32, {1, 1, 3}), vec(PK_DTYPE_I32, {31, 32, 30})})),
+              {-2147483648.0L, 0, -1073741824.0L}, "i32 shift_left");
+  expect_same(values(run("shift_right_logical", {vec(PK_DTYPE_I64, {-1, -1}), vec(PK_DTYPE_I64, {63, 64})})), {1, 0},
+              "i64 shift_right_logical");
+}
+
 TEST(OracleInt, BitwiseAndBool) {
   expect_same(values(run("bitwise_not", {vec(PK_DTYPE_I8, {0, -1, 5})})), {-1, 0, -6}, "i8 not");
   expect_same(values(run("bitwise_not", {vec(PK_DTYPE_U8, {0, 255})})), {255, 0}, "u8 not");
@@ -304,6 +454,52 @@ TEST(OracleReduce, SumIsCompensated) {
   expect_same(values(out), {2}, "argmax NaN first");
   out = run("argmax", {vec(PK_DTYPE_F32, {1, 3, 2, 3})}, {{"dim", "0"}});
   expect_same(values(out), {1}, "argmax first max");
+}
+
+TEST(OracleReduce, EmptyAndRunningExtremes) {
+  // an empty amax / amin gives the lowest / highest value of the dtype (the table): -inf / +inf for floats,
+  // the integer limits for integers
+  HostTensor empty_i32 = HostTensor::from_values(PK_DTYPE_I32, {2, 0}, {});
+  expect_same(values(run("amax", {empty_i32}, {{"dims", "1"}})), {-2147483648.0L, -2147483648.0L}, "i32 amax of []");
+  expect_same(values(run("amin", {empty_i32}, {{"dims", "1"}})), {2147483647.0L, 2147483647.0L}, "i32 amin of []");
+  HostTensor empty_f32 = HostTensor::from_values(PK_DTYPE_F32, {1, 0}, {});
+  expect_same(values(run("amax", {empty_f32}, {{"dims", "1"}})), {-kInf}, "f32 amax of []");
+  // cummax: NaN sticks and its index moves to each later NaN; ties (-0 against +0 too) move to the later one
+  auto out = run("cummax", {vec(PK_DTYPE_F32, {1, kNaN, 3, kNaN, 2})}, {{"dim", "0"}});
+  ASSERT_EQ(out.size(), 2u);
+  expect_same(values(out), {1, kNaN, kNaN, kNaN, kNaN}, "cummax values");
+  std::vector<long double> idx;
+  for (int64_t i = 0; i < out[1].numel(); ++i) idx.push_back(out[1].rounded_at(i).re);
+  expect_same(idx, {0, 1, 1, 3, 3}, "cummax indices");
+  out = run("cummin", {vec(PK_DTYPE_F32, {0, -0.0L, 0, 5, -1})}, {{"dim", "0"}});
+  ASSERT_EQ(out.size(), 2u);
+  expect_same(values(out), {0, -0.0L, 0, 0, -1}, "cummin values");
+}
+
+TEST(OracleShape, OutOfRangeIndices) {
+  // gathers yield 0 for an index outside [0, extent); scatters skip it (the table's rules, not errors)
+  HostTensor x = HostTensor::from_values(PK_DTYPE_F32, {3}, {10, 20, 30});
+  HostTensor idx = HostTensor::from_values(PK_DTYPE_I64, {4}, {2, -1, 3, 0});
+  expect_same(values(run("gather", {x, idx}, {{"dim", "0"}})), {30, 0, 0, 10}, "gather");
+  expect_same(values(run("index_select", {x, idx}, {{"dim", "0"}})), {30, 0, 0, 10}, "index_select");
+  HostTensor src = HostTensor::from_values(PK_DTYPE_F32, {4}, {1, 2, 3, 4});
+  expect_same(values(run("scatter", {x, idx, src}, {{"dim", "0"}})), {4, 20, 1}, "scatter");
+  HostTensor dup = HostTensor::from_values(PK_DTYPE_I64, {4}, {2, 2, 5, 0});
+  expect_same(values(run("scatter_reduce", {x, dup, src}, {{"dim", "0"}, {"reduce", "sum"}})), {14, 20, 33},
+              "scatter_reduce sum");
+  expect_same(
+      values(run("scatter_reduce", {x, dup, src}, {{"dim", "0"}, {"reduce", "sum"}, {"include_self", "false"}})),
+      {4, 20, 3}, "scatter_reduce sum without self");
+  expect_same(
+      values(run("scatter_reduce", {x, dup, src}, {{"dim", "0"}, {"reduce", "amin"}, {"include_self", "false"}})),
+      {4, 20, 1}, "scatter_reduce amin without self");
+}
+
+TEST(OracleFloat, AngleOfReals) {
+  // the table: 0, or pi if a < 0 (so -0 gives 0); NaN stays NaN. f64(pi) = 0x400921fb54442d18.
+  const long double pi64 = 3.141592653589793115997963468544185161590576171875L;
+  expect_same(values(run("angle", {vec(PK_DTYPE_F64, {-0.0L, 0, -1, kInf, -kInf, kNaN})})), {0, 0, pi64, 0, pi64, kNaN},
+              "angle");
 }
 
 TEST(OracleReduce, MatmulAccumulatesExactly) {
@@ -338,13 +534,37 @@ TEST(OracleRng, Philox4x32KnownAnswers) {
 // ------------------------------------------------------------------------------------------ composites
 
 TEST(OracleComposite, Softmax) {
+  // softmax([1, 2, 3]) = e^k / (e + e^2 + e^3), to 30 digits with mpmath at 300 bits; the f64 patterns are
+  // those values correctly rounded (float(mpf).hex()).
   auto out = run("softmax", {vec(PK_DTYPE_F64, {1, 2, 3})}, {{"dim", "0"}});
   ASSERT_EQ(out.size(), 1u);
-  const long double want[] = {0.090030573170380462815L, 0.24472847105479764616L, 0.66524095577481771469L};
+  const long double want[] = {0.0900305731703804579980221014845L, 0.244728471054797652472959618341L,
+                              0.665240955774821889529018280175L};
+  const uint64_t want_bits[] = {0x3fb70c3e5f682bdau, 0x3fcf534335ca4bcfu, 0x3fe549a766a06791u};
   for (int i = 0; i < 3; ++i) {
-    EXPECT_NEAR(static_cast<double>(out[0].wide[i].re), static_cast<double>(want[i]), 1e-18);
-    EXPECT_EQ(static_cast<double>(out[0].rounded_at(i).re), static_cast<double>(want[i]));
+    // The wide value is exp (a few ulp of long double), a compensated sum and a round-to-odd division: within
+    // 2^-60 relative of the truth. An f64-accurate value (error ~2^-53) fails this by far.
+    const long double rel = fabsl(out[0].wide[i].re - want[i]) / want[i];
+    EXPECT_LE(rel, ldexpl(1, -60)) << i << ": wide " << static_cast<double>(out[0].wide[i].re) << ", relative error "
+                                   << static_cast<double>(rel);
+    EXPECT_EQ(out[0].rounded_bits(i), want_bits[i]) << i;
   }
+}
+
+TEST(OracleComposite, LogSoftmaxNearZeroAndSpecials) {
+  // log_softmax([0, -20]) = (-log1p(e^-20), -20 - log1p(e^-20)); mpmath at 300 bits: -2.0611536203143807e-09
+  // = -0x1.1b48655a5141ep-29 and -0x1.400000008da43p+4 correctly rounded. A log of the long double sum
+  // 1 + 2e-9 would be off by ~2^-64 absolute, i.e. thousands of f64 ulp of the first result.
+  HostTensor x = HostTensor::from_values(PK_DTYPE_F64, {5, 2}, {0, -20, kInf, 1, -kInf, 1, -kInf, -kInf, 1, kNaN});
+  auto out = run("log_softmax", {x}, {{"dim", "1"}});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].rounded_bits(0), 0xbe21b48655a5141eu);
+  EXPECT_EQ(out[0].rounded_bits(1), 0xc03400000008da43u);
+  // the decomposition's special values: a +inf maximum gives NaN (inf - inf), a -inf element with a finite
+  // maximum gives -inf, an all -inf row and a row with NaN give NaN
+  std::vector<long double> v = values(out);
+  v.erase(v.begin(), v.begin() + 2);
+  expect_same(v, {kNaN, kNaN, -kInf, 0, kNaN, kNaN, kNaN, kNaN}, "log_softmax specials");
 }
 
 TEST(OracleComposite, Relu) {

@@ -125,6 +125,88 @@ long double erfinv(long double y) {
   return x;
 }
 
+// exp(x^2) * erfc(x). x^2 is split exactly (h + l) so that exp(x^2) keeps long double accuracy up to x ~ 50;
+// beyond, the asymptotic series 1 / (x sqrt(pi)) * sum (-1)^k (2k-1)!! / (2x^2)^k, whose terms fall below
+// 2^-70 of the first within 10 terms for x >= 50.
+long double erfcx(long double x) {
+  if (std::isnan(x)) return x;
+  if (x < -110) return HUGE_VALL;  // exp(x^2) overflows even long double; the value is far beyond f64
+  if (x >= 50) {
+    if (std::isinf(x)) return 0;
+    const long double inv2x2 = 1 / (2 * x * x);
+    long double term = 1, sum = 1;
+    for (int k = 1; k <= 12; ++k) {
+      term *= -(2 * k - 1) * inv2x2;
+      sum += term;
+    }
+    return sum / (x * 1.772453850905516027298167483341145183L);  // sqrt(pi)
+  }
+  const long double h = x * x, l = fmal(x, x, -h);
+  return expl(h) * (1 + l) * erfcl(x);
+}
+
+// The inverse of the standard normal CDF Phi(x) = erfc(-x / sqrt 2) / 2. For p > 1/2, ndtri(p) = -ndtri(1 - p)
+// (1 - p is exact). For q <= 1/2: start from Abramowitz & Stegun 26.2.23 (absolute error < 4.5e-4) and take
+// Newton steps on Phi(x) - q; near q = 1/2 on erf(x / sqrt 2) / 2 - (q - 1/2) instead (q - 1/2 is exact), so
+// that small results keep their relative accuracy.
+long double ndtri(long double p) {
+  if (std::isnan(p) || p < 0 || p > 1) return kNaN;
+  if (p == 0) return -HUGE_VALL;
+  if (p == 1) return HUGE_VALL;
+  if (p == 0.5L) return 0;
+  if (p > 0.5L) return -ndtri(1 - p);
+  const long double q = p;
+  const long double t = sqrtl(-2 * logl(q));
+  long double x = -(t - (2.515517L + 0.802853L * t + 0.010328L * t * t) /
+                            (1 + 1.432788L * t + 0.189269L * t * t + 0.001308L * t * t * t));
+  const long double rsqrt2 = 0.7071067811865475244008443621048490393L;
+  const long double rsqrt2pi = 0.3989422804014326779399460599343818685L;
+  const bool central = q >= 0.25L;
+  const long double d = q - 0.5L;  // exact for q in [0.25, 0.5]
+  for (int it = 0; it < 100; ++it) {
+    const long double f = central ? erfl(x * rsqrt2) / 2 - d : erfcl(-x * rsqrt2) / 2 - q;
+    const long double step = f / (rsqrt2pi * expl(-x * x / 2));
+    x -= step;
+    if (!(fabsl(step) > fabsl(x) * 1e-21L)) break;
+  }
+  return x;
+}
+
+// Modified Bessel functions of the first kind, orders 0 and 1, with the scaled forms (scaled: times
+// exp(-|x|)). |x| < 40: the power series sum (x/2)^(2k+nu) / (k! (k+nu)!) of positive terms; beyond, the
+// asymptotic expansion e^x / sqrt(2 pi x) * sum_k (-1)^k a_k(nu) / x^k, a_k = prod_j (4nu^2 - (2j-1)^2) / (k! 8^k),
+// whose smallest term (near k = 2x) is far below 2^-64. I0 is even, I1 odd.
+long double bessel_i(int nu, long double x, bool scaled) {
+  if (std::isnan(x)) return x;
+  const long double ax = fabsl(x);
+  const bool negate = nu == 1 && std::signbit(x);
+  long double r;
+  if (std::isinf(x)) {
+    r = scaled ? 0 : HUGE_VALL;
+  } else if (ax < 40) {
+    const long double y = ax * ax / 4;
+    long double term = nu == 0 ? 1 : ax / 2, sum = term;
+    for (int k = 1; k < 400 && term > sum * 1e-22L; ++k) {
+      term *= y / (static_cast<long double>(k) * (k + nu));
+      sum += term;
+    }
+    r = scaled ? sum * expl(-ax) : sum;
+  } else {
+    const long double mu = 4.0L * nu * nu;
+    long double term = 1, sum = 1;
+    for (int k = 1; k < 60; ++k) {
+      const long double next = term * -(mu - (2.0L * k - 1) * (2.0L * k - 1)) / (k * 8 * ax);
+      if (fabsl(next) >= fabsl(term)) break;  // the asymptotic series starts to diverge
+      term = next;
+      sum += term;
+      if (fabsl(term) < fabsl(sum) * 1e-22L) break;
+    }
+    const long double scale = sum / sqrtl(2 * 3.141592653589793238462643383279502884L * ax);
+    r = scaled ? scale : (ax > 11000 ? HUGE_VALL : expl(ax) * scale);
+  }
+  return negate ? -r : r;
+}
+
 long double digamma(long double x) {
   if (std::isnan(x)) return x;
   if (x == 0) return std::signbit(x) ? HUGE_VALL : -HUGE_VALL;  // C/SciPy: psi(+-0) = -+inf
@@ -303,9 +385,25 @@ void register_elementwise(Registry &r) {
   r["erf"] = map1(float_fn("erf", erfl));
   r["erfc"] = map1(float_fn("erfc", erfcl));
   r["erfinv"] = map1(float_fn("erfinv", erfinv));
+  r["erf_inv"] = r["erfinv"];  // the table's name
+  r["erfcx"] = map1(float_fn("erfcx", erfcx));
+  // glibc's long double j0l / j1l: a few ulp of long double away from the zeros, ~2^-64 absolute near them
+  // (the table's contract is absolute there too)
+  r["bessel_j0"] = map1(float_fn("bessel_j0", [](long double x) { return j0l(x); }));
+  r["bessel_j1"] = map1(float_fn("bessel_j1", [](long double x) { return j1l(x); }));
+  r["ndtri"] = map1(float_fn("ndtri", ndtri));
+  r["bessel_i0"] = map1(float_fn("bessel_i0", [](long double x) { return bessel_i(0, x, false); }));
+  r["bessel_i0e"] = map1(float_fn("bessel_i0e", [](long double x) { return bessel_i(0, x, true); }));
+  r["bessel_i1"] = map1(float_fn("bessel_i1", [](long double x) { return bessel_i(1, x, false); }));
+  r["bessel_i1e"] = map1(float_fn("bessel_i1e", [](long double x) { return bessel_i(1, x, true); }));
   r["lgamma"] = map1(float_fn("lgamma", [](long double x) { return lgammal(x); }));
   r["digamma"] = map1(float_fn("digamma", digamma));
   r["sigmoid"] = map1(float_fn("sigmoid", sigmoid));
+  // sin(x) / x; 1 at 0 and 0 at +-inf (the limit, as torch.special.spherical_bessel_j0 gives)
+  r["spherical_bessel_j0"] = map1(float_fn("spherical_bessel_j0", [](long double x) {
+    if (std::isinf(x)) return 0.0L;
+    return x == 0 ? 1.0L : ro_div(sinl(x), x);
+  }));
   r["logistic"] = r["sigmoid"];
   r["floor"] = map1([](const Wide &x, int32_t dt, int32_t) -> Wide {
     return is_float_dtype(dt) ? wr(floorl(x.re)) : (is_integral_dtype(dt) ? x : (no_dtype("floor", dt), x));
@@ -357,11 +455,12 @@ void register_elementwise(Registry &r) {
   r["isinf"] = map1([](const Wide &x, int32_t, int32_t) { return wr(std::isinf(x.re) || std::isinf(x.im) ? 1 : 0); });
   r["real"] = map1([](const Wide &x, int32_t, int32_t) { return wr(x.re); });
   r["imag"] = map1([](const Wide &x, int32_t, int32_t) { return wr(x.im); });
+  r["conj_physical"] = map1([](const Wide &x, int32_t, int32_t) { return Wide{x.re, -x.im}; });
   r["conj"] = map1([](const Wide &x, int32_t, int32_t) { return Wide{x.re, -x.im}; });
   r["angle"] = map1([](const Wide &x, int32_t dt, int32_t) -> Wide {
     if (is_complex_dtype(dt)) return wr(atan2l(x.im, x.re));
     if (std::isnan(x.re)) return x;
-    return wr(std::signbit(x.re) ? 3.141592653589793238462643383279502884L : 0);
+    return wr(x.re < 0 ? 3.141592653589793238462643383279502884L : 0);  // the table: pi if a < 0, so -0 gives 0
   });
   r["popcount"] = map1([](const Wide &x, int32_t dt, int32_t) -> Wide {
     if (!is_int_dtype(dt)) no_dtype("popcount", dt);
@@ -444,6 +543,38 @@ void register_elementwise(Registry &r) {
     return wr(fmodl(a.re, b.re));  // exact; sign of the dividend
   });
   r["rem"] = r["fmod"];
+  // Python-style modulus, sign of b. Floats: fmod is exact; when its sign differs from b's, the result is
+  // fmod + b, computed round-to-odd so that the one final rounding is correct (numpy rounds that sum too).
+  r["remainder"] = map2([](const Wide &a, const Wide &b, int32_t dt, int32_t) -> Wide {
+    if (is_integral_dtype(dt)) {
+      const int64_t x = to_i64(a), y = to_i64(b);
+      if (y == 0 || y == -1) return wr(0);  // x % -1 is 0 (and INT_MIN % -1 must not trap)
+      int64_t m = x % y;
+      if (m != 0 && ((m < 0) != (y < 0))) m += y;
+      return wr(static_cast<long double>(m));
+    }
+    long double m = fmodl(a.re, b.re);
+    if (std::isnan(m)) return wr(m);
+    if (m != 0 && std::signbit(m) != std::signbit(b.re)) return wr(ro_add(m, b.re));
+    if (m == 0) return wr(copysignl(0, b.re));
+    return wr(m);
+  });
+  r["gcd"] = map2([](const Wide &a, const Wide &b, int32_t dt, int32_t) -> Wide {
+    if (!is_int_dtype(dt)) no_dtype("gcd", dt);
+    auto mag = [](int64_t v) { return v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v); };
+    uint64_t x = mag(to_i64(a)), y = mag(to_i64(b));
+    while (y != 0) {
+      const uint64_t t = x % y;
+      x = y;
+      y = t;
+    }
+    return wr(wrap_int(x, dt));  // gcd(INT_MIN, 0) = 2^(bits-1) wraps to INT_MIN, as in two's complement
+  });
+  r["complex"] = map2([](const Wide &a, const Wide &b, int32_t, int32_t) { return Wide{a.re, b.re}; });
+  // abs * (cos + i sin): long double cos/sin, each product rounded to odd (a few 2^-64 relative).
+  r["polar"] = map2([](const Wide &a, const Wide &b, int32_t, int32_t) {
+    return Wide{ro_mul(a.re, cosl(b.re)), ro_mul(a.re, sinl(b.re))};
+  });
   r["shift_left"] = map2([](const Wide &a, const Wide &b, int32_t dt, int32_t) { return shift(a, b, dt, 0); });
   r["shift_right_arithmetic"] = map2(
       [](const Wide &a, const Wide &b, int32_t dt, int32_t) { return shift(a, b, dt, meta::is_signed(dt) ? 1 : 2); });

@@ -17,6 +17,16 @@ const Registry &registry() {
     register_shape_ops(reg);
     register_linalg(reg);
     register_misc(reg);
+    register_special(reg);
+    return reg;
+  }();
+  return r;
+}
+
+const Registry &direct_composites() {
+  static const Registry r = [] {
+    Registry reg;
+    register_direct_composites(reg);
     return reg;
   }();
   return r;
@@ -135,8 +145,18 @@ Result evaluate(uint32_t op_id, const std::vector<HostTensor> &inputs, const voi
       return {diag.status, diag.message};
     std::vector<const WTensor *> in_ptrs;
     for (const WTensor &t : wide_in) in_ptrs.push_back(&t);
-    std::vector<WTensor> res = op->tier == meta::Tier::composite ? run_composite(*op, in_ptrs, norm.data())
-                                                                 : run_primitive(*op, in_ptrs, norm.data(), out_types);
+    const auto direct =
+        op->tier == meta::Tier::composite ? direct_composites().find(op->name) : direct_composites().end();
+    std::vector<WTensor> res;
+    if (direct != direct_composites().end()) {
+      direct->second(Call{*op, in_ptrs, Attrs(*op, norm.data()), out_types}, res);
+      if (res.size() != out_types.size())
+        return {PK_ERROR_INTERNAL, std::string(op->name) + ": oracle kernel produced the wrong output count"};
+    } else if (op->tier == meta::Tier::composite) {
+      res = run_composite(*op, in_ptrs, norm.data());
+    } else {
+      res = run_primitive(*op, in_ptrs, norm.data(), out_types);
+    }
     for (size_t k = 0; k < res.size(); ++k) {
       WTensor &w = res[k];
       if (w.dtype != out_types[k].dtype || w.shape != shape_of(out_types[k]))

@@ -55,6 +55,56 @@ void matmul(const Call &c, std::vector<WTensor> &out) {
   out.push_back(std::move(o));
 }
 
+// XLA DotGeneral: output axes are the batch axes, then a's free axes, then b's free axes (each in order); every
+// output element is the compensated sum over all contracting index tuples.
+void dot_general(const Call &c, std::vector<WTensor> &out) {
+  const WTensor &a = c.a(0), &b = c.a(1);
+  WTensor o = c.output(0);
+  const std::vector<int64_t> lb = c.attrs.ints("lhs_batch"), rb = c.attrs.ints("rhs_batch");
+  const std::vector<int64_t> lc = c.attrs.ints("lhs_contract"), rc = c.attrs.ints("rhs_contract");
+  auto free_axes = [](int rank, const std::vector<int64_t> &x, const std::vector<int64_t> &y) {
+    std::vector<int64_t> f;
+    for (int64_t k = 0; k < rank; ++k)
+      if (std::find(x.begin(), x.end(), k) == x.end() && std::find(y.begin(), y.end(), k) == y.end()) f.push_back(k);
+    return f;
+  };
+  const std::vector<int64_t> lf = free_axes(a.rank(), lb, lc), rf = free_axes(b.rank(), rb, rc);
+  std::vector<int64_t> cshape;  // the contracting extents
+  for (int64_t k : lc) cshape.push_back(a.shape[static_cast<size_t>(k)]);
+  const std::vector<int64_t> as = row_major_strides(a.shape), bs = row_major_strides(b.shape);
+  int64_t cn = 1;
+  for (int64_t e : cshape) cn *= e;
+  if (o.numel() > 0) {
+    std::vector<int64_t> idx(o.shape.size(), 0);
+    size_t i = 0;
+    do {
+      // the output index fixes a's and b's batch and free axes
+      int64_t abase = 0, bbase = 0;
+      size_t p = 0;
+      for (size_t k = 0; k < lb.size(); ++k, ++p) {
+        abase += idx[p] * as[static_cast<size_t>(lb[k])];
+        bbase += idx[p] * bs[static_cast<size_t>(rb[k])];
+      }
+      for (int64_t k : lf) abase += idx[p++] * as[static_cast<size_t>(k)];
+      for (int64_t k : rf) bbase += idx[p++] * bs[static_cast<size_t>(k)];
+      Dot d(a.dtype);
+      if (cn > 0) {
+        std::vector<int64_t> cidx(cshape.size(), 0);
+        do {
+          int64_t ao = abase, bo = bbase;
+          for (size_t k = 0; k < cidx.size(); ++k) {
+            ao += cidx[k] * as[static_cast<size_t>(lc[k])];
+            bo += cidx[k] * bs[static_cast<size_t>(rc[k])];
+          }
+          d.add(a.v[static_cast<size_t>(ao)], b.v[static_cast<size_t>(bo)]);
+        } while (next_index(cidx, cshape));
+      }
+      o.v[i++] = d.value();
+    } while (next_index(idx, o.shape));
+  }
+  out.push_back(std::move(o));
+}
+
 // One-sided (Hestenes) Jacobi SVD of an m x n real matrix (row-major), m >= n, in long double: rotates
 // column pairs of a working copy until all are orthogonal; the column norms are the singular values.
 // Returns U (m x n, orthonormal columns where sigma > 0), S (n, descending) and V (n x n).
@@ -225,6 +275,8 @@ void register_linalg(Registry &r) {
   r["conv"] = conv;
   r["convolution"] = conv;
   r["matmul"] = matmul;
+  r["batch_matmul"] = matmul;  // [B, M, K] x [B, K, N]: matmul's batched form
+  r["dot_general"] = dot_general;
   r["svd"] = svd;
 }
 

@@ -84,9 +84,13 @@ Wide prod_of(const std::vector<Wide> &v, int32_t dt) {
   return {p, 0};
 }
 
-// max (sign > 0) or min (sign < 0) with NaN propagation and +0 > -0.
-Wide extreme_of(const std::vector<Wide> &v, int sign) {
-  if (v.empty()) return {sign > 0 ? -HUGE_VALL : HUGE_VALL, 0};
+// max (sign > 0) or min (sign < 0) with NaN propagation and +0 > -0. An empty reduction gives the lowest
+// (highest) value of the dtype: -inf (+inf) for floats, the integer limits otherwise (an infinity would not fit).
+Wide extreme_of(const std::vector<Wide> &v, int sign, int32_t dt) {
+  if (v.empty()) {
+    if (is_integral_dtype(dt)) return {sign > 0 ? int_min(dt) : int_max(dt), 0};
+    return {sign > 0 ? -HUGE_VALL : HUGE_VALL, 0};
+  }
   long double m = v[0].re;
   for (const Wide &w : v) {
     long double x = w.re;
@@ -98,6 +102,28 @@ Wide extreme_of(const std::vector<Wide> &v, int sign) {
     if (better) m = x;
   }
   return {m, 0};
+}
+
+// sum |x - mean|^2 / (n - correction); NaN when n - correction <= 0. The mean is the compensated sum over n
+// (one rounding at 2^-64); every deviation and its square is then exact to ~2^-64 relative and the squares
+// are summed compensated: a few 2^-64 relative in all, except where the deviations cancel the mean's own
+// rounding (values all equal to within ~2^-64, where the variance is ~2^-128 of the mean squared).
+long double variance(const std::vector<Wide> &v, long double correction) {
+  const long double n = static_cast<long double>(v.size());
+  if (!(n - correction > 0)) return kNaN;
+  Accumulator sre, sim;
+  for (const Wide &w : v) {
+    sre.add(w.re);
+    sim.add(w.im);
+  }
+  const long double mre = sre.value() / n, mim = sim.value() / n;
+  Accumulator ss;
+  for (const Wide &w : v) {
+    const long double dre = w.re - mre, dim = w.im - mim;
+    ss.add_product(dre, dre);
+    ss.add_product(dim, dim);
+  }
+  return ro_div(ss.value(), n - correction);
 }
 
 // Index of the first extreme element along `dim`. NaN counts as the extreme (the first NaN wins).
@@ -128,15 +154,73 @@ Kernel arg_reduction(int sign) {
   };
 }
 
+// cummax (sign > 0) / cummin: the running extreme and the index of its last occurrence, as PyTorch defines
+// them: an element replaces the running value when it is NaN, or when the running value is not NaN and the
+// element is >= (<=) it. So NaN sticks (its index moves to each later NaN) and ties, -0 against +0 included,
+// move the index (and the value) to the later element.
+Kernel running_extreme(const char *name, int sign) {
+  return [name, sign](const Call &c, std::vector<WTensor> &out) {
+    const WTensor &a = c.a();
+    if (is_complex_dtype(a.dtype)) unimplemented(std::string(name) + ": complex");
+    WTensor values = c.output(0), indices = c.output(1);
+    for (const auto &line : reduce_groups(a.shape, {c.attrs.i("dim")})) {
+      long double m = 0;
+      int64_t at = 0;
+      for (size_t k = 0; k < line.size(); ++k) {
+        const long double x = a.v[line[k]].re;
+        if (k == 0 || std::isnan(x) || (!std::isnan(m) && (sign > 0 ? x >= m : x <= m))) {
+          m = x;
+          at = static_cast<int64_t>(k);
+        }
+        values.v[line[k]] = {m, 0};
+        indices.v[line[k]] = {static_cast<long double>(at), 0};
+      }
+    }
+    out.push_back(std::move(values));
+    out.push_back(std::move(indices));
+  };
+}
+
+// logcumsumexp: log(sum_{j <= k} exp(x_j)) along dim, as m + log(sum exp(x_j - m)) with m the running maximum
+// (no overflow; every term <= 1 and one of them is 1), compensated sums, round-to-odd final addition. -inf
+// terms contribute nothing; +inf gives +inf; NaN gives NaN.
+Kernel logcumsumexp() {
+  return [](const Call &c, std::vector<WTensor> &out) {
+    const WTensor &a = c.a();
+    WTensor o = c.output(0);
+    for (const auto &line : reduce_groups(a.shape, {c.attrs.i("dim")})) {
+      for (size_t k = 0; k < line.size(); ++k) {
+        long double m = -HUGE_VALL;
+        bool nan = false;
+        for (size_t j = 0; j <= k; ++j) {
+          const long double x = a.v[line[j]].re;
+          nan = nan || std::isnan(x);
+          if (x > m) m = x;
+        }
+        long double r;
+        if (nan) {
+          r = kNaN;
+        } else if (std::isinf(m)) {
+          r = m;  // all terms -inf, or one is +inf
+        } else {
+          Accumulator s;
+          for (size_t j = 0; j <= k; ++j) s.add(expl(a.v[line[j]].re - m));
+          r = ro_add(m, logl(s.value()));
+        }
+        o.v[line[k]] = {r, 0};
+      }
+    }
+    out.push_back(std::move(o));
+  };
+}
+
 // Applies `step` along axis `dim` of every line: out[0] = in[0], out[k] = step(out[k-1], in[k]).
 // Float running sums restart a compensated accumulator per line.
-Kernel scan(const char *name, int kind) {  // 0 sum, 1 prod, 2 max, 3 min
-  return [name, kind](const Call &c, std::vector<WTensor> &out) {
+Kernel scan(int kind) {  // 0 sum, 1 prod
+  return [kind](const Call &c, std::vector<WTensor> &out) {
     const WTensor &a = c.a();
     const int64_t dim = c.attrs.i("dim");
     WTensor o = c.output(0);
-    if (is_complex_dtype(a.dtype) && kind >= 2) unimplemented(std::string(name) + ": complex");
-    const std::vector<int64_t> strides = row_major_strides(a.shape);
     auto lines = reduce_groups(a.shape, {dim});
     for (const auto &line : lines) {
       Accumulator re, im;
@@ -153,10 +237,8 @@ Kernel scan(const char *name, int kind) {  // 0 sum, 1 prod, 2 max, 3 min
             im.add(x.im);
             r = {re.value(), im.value()};
           }
-        } else if (kind == 1) {
-          r = prod_of(prefix, a.dtype);
         } else {
-          r = extreme_of(prefix, kind == 2 ? 1 : -1);
+          r = prod_of(prefix, a.dtype);
         }
         o.v[line[k]] = r;
       }
@@ -174,10 +256,51 @@ Wide reduce_values(int kind, const std::vector<Wide> &v, int32_t dtype) {
     case PK_REDUCE_KIND_PROD:
       return prod_of(v, dtype);
     case PK_REDUCE_KIND_AMAX:
-      return extreme_of(v, 1);
+      return extreme_of(v, 1, dtype);
     default:
-      return extreme_of(v, -1);
+      return extreme_of(v, -1, dtype);
   }
+}
+
+// log_softmax along dim, as its decomposition (sh = x - max; out = sh - log(sum exp(sh))) but with
+// log(sum exp(sh)) computed as log1p of (sum - 1): the terms equal to the maximum contribute exactly 1 each, the
+// others are summed compensated. The decomposition's log of a long double sum just above 1 has an absolute
+// error of 2^-64, which is a large relative error in results near 0 (14 f64 ulp at -1.7e-5, beyond the op's
+// 4-ulp bound). Non-finite maxima follow the decomposition (NaN, or the infinities' NaN and -inf results).
+void log_softmax(const Call &c, std::vector<WTensor> &out) {
+  const WTensor &a = c.a();
+  if (!is_float_dtype(a.dtype)) unimplemented("log_softmax: dtype " + std::string(meta::dtype_name(a.dtype)));
+  WTensor o = c.output(0);
+  for (const auto &line : reduce_groups(a.shape, {c.attrs.i("dim")})) {
+    std::vector<Wide> vals;
+    for (size_t i : line) vals.push_back(a.v[i]);
+    const long double m = extreme_of(vals, 1, a.dtype).re;
+    std::vector<long double> sh(line.size());
+    for (size_t k = 0; k < line.size(); ++k) sh[k] = ro_sub(vals[k].re, m);
+    long double lse;
+    if (std::isfinite(m)) {
+      Accumulator t;  // sum of exp(sh) minus 1
+      int64_t ones = 0;
+      for (long double x : sh) {
+        if (x == 0)
+          ++ones;
+        else
+          t.add(expl(x));
+      }
+      t.add(static_cast<long double>(ones - 1));
+      lse = log1pl(t.value());
+    } else {
+      Accumulator s;
+      for (long double x : sh) s.add(expl(x));
+      lse = logl(s.value());
+    }
+    for (size_t k = 0; k < line.size(); ++k) o.v[line[k]] = {ro_sub(sh[k], lse), 0};
+  }
+  out.push_back(std::move(o));
+}
+
+void register_direct_composites(Registry &r) {
+  r["log_softmax"] = log_softmax;
 }
 
 void register_reductions(Registry &r) {
@@ -185,11 +308,11 @@ void register_reductions(Registry &r) {
   r["prod"] = reduction(prod_of);
   r["amax"] = reduction([](const std::vector<Wide> &v, int32_t dt) {
     if (is_complex_dtype(dt)) unimplemented("amax: complex");
-    return extreme_of(v, 1);
+    return extreme_of(v, 1, dt);
   });
   r["amin"] = reduction([](const std::vector<Wide> &v, int32_t dt) {
     if (is_complex_dtype(dt)) unimplemented("amin: complex");
-    return extreme_of(v, -1);
+    return extreme_of(v, -1, dt);
   });
   r["any"] = reduction([](const std::vector<Wide> &v, int32_t) {
     for (const Wide &w : v)
@@ -201,12 +324,31 @@ void register_reductions(Registry &r) {
       if (w.re == 0 && w.im == 0) return Wide{0, 0};
     return Wide{1, 0};
   });
+  r["xor_sum"] = reduction([](const std::vector<Wide> &v, int32_t dt) {
+    uint64_t x = 0;
+    for (const Wide &w : v) x ^= static_cast<uint64_t>(to_i64(w));
+    return Wide{wrap_int(x, dt), 0};
+  });
+  r["var"] = [](const Call &c, std::vector<WTensor> &out) {
+    const WTensor &a = c.a();
+    WTensor o = c.output(0);
+    const long double correction = static_cast<long double>(c.attrs.f("correction"));
+    auto groups = reduce_groups(a.shape, c.attrs.ints("dims"));
+    std::vector<Wide> vals;
+    for (size_t j = 0; j < groups.size(); ++j) {
+      vals.clear();
+      for (size_t i : groups[j]) vals.push_back(a.v[i]);
+      o.v[j] = {variance(vals, correction), 0};
+    }
+    out.push_back(std::move(o));
+  };
   r["argmax"] = arg_reduction(1);
   r["argmin"] = arg_reduction(-1);
-  r["cumsum"] = scan("cumsum", 0);
-  r["cumprod"] = scan("cumprod", 1);
-  r["cummax"] = scan("cummax", 2);
-  r["cummin"] = scan("cummin", 3);
+  r["cumsum"] = scan(0);
+  r["cumprod"] = scan(1);
+  r["logcumsumexp"] = logcumsumexp();
+  r["cummax"] = running_extreme("cummax", 1);
+  r["cummin"] = running_extreme("cummin", -1);
 }
 
 }  // namespace pk::oracle

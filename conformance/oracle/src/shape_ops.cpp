@@ -1,5 +1,6 @@
 // shape_ops.cpp — views, shape ops, conversion and creation. These move or convert values; none rounds
 // (float results are rounded once by evaluate()).
+#include <cmath>
 #include <limits>
 
 #include "oracle_internal.hpp"
@@ -81,6 +82,46 @@ void full(const Call &c, std::vector<WTensor> &out) {
   out.push_back(std::move(o));
 }
 
+// fill: a tensor like a holding `value` converted as convert_element_type does. The float value is kept
+// exact (like full's, and like every float intermediate of a decomposition: composites such as gelu must not
+// round their constants to a narrow dtype before the one final rounding); integers truncate and saturate;
+// e4m3fn saturates to +-448 as the conversion does (its output rounding alone would give NaN).
+void fill(const Call &c, std::vector<WTensor> &out) {
+  WTensor o = c.output(0);
+  Wide v = convert_value({static_cast<long double>(c.attrs.f("value")), 0}, PK_DTYPE_F64, o.dtype);
+  if (o.dtype == PK_DTYPE_F8E4M3FN && fabsl(v.re) > 448) v.re = copysignl(448, v.re);
+  for (Wide &w : o.v) w = v;
+  out.push_back(std::move(o));
+}
+
+// scalar_tensor: a 0-d tensor of value converted to dtype (one rounding, by evaluate()).
+void scalar_tensor(const Call &c, std::vector<WTensor> &out) {
+  WTensor o = c.output(0);
+  Wide v = convert_value({static_cast<long double>(c.attrs.f("value")), 0}, PK_DTYPE_F64, o.dtype);
+  for (Wide &w : o.v) w = v;
+  out.push_back(std::move(o));
+}
+
+// maximum_value / minimum_value: the largest (lowest) finite value of the dtype; bool: true (false). The float
+// values are decoded from the format's largest finite bit pattern, so they are exact.
+Kernel extreme_value(bool largest) {
+  return [largest](const Call &c, std::vector<WTensor> &out) {
+    WTensor o = c.output(0);
+    long double v;
+    if (is_integral_dtype(o.dtype)) {
+      v = largest ? int_max(o.dtype) : int_min(o.dtype);
+    } else if (is_float_dtype(o.dtype)) {
+      const BinaryFormat f = format_of(o.dtype);
+      v = format_value(round_to_format(HUGE_VALL, f, Overflow::saturate), f);  // the largest finite value
+      if (!largest) v = -v;
+    } else {
+      unimplemented(c.name() + ": complex dtypes have no largest value");
+    }
+    for (Wide &w : o.v) w = {v, 0};
+    out.push_back(std::move(o));
+  };
+}
+
 int64_t offset_of(const std::vector<int64_t> &idx, const std::vector<int64_t> &strides) {
   int64_t off = 0;
   for (size_t k = 0; k < idx.size(); ++k) off += idx[k] * strides[k];
@@ -139,6 +180,88 @@ void slice(const Call &c, std::vector<WTensor> &out) {
   }));
 }
 
+// slice_in_dim: start, start + stride, ... below limit along one axis.
+void slice_in_dim(const Call &c, std::vector<WTensor> &out) {
+  const int64_t dim = c.attrs.i("dim"), start = c.attrs.i("start"), stride = c.attrs.i("stride");
+  out.push_back(gather_by(c, c.a(), [&](const std::vector<int64_t> &idx, std::vector<int64_t> &src) {
+    src = idx;
+    src[static_cast<size_t>(dim)] = start + idx[static_cast<size_t>(dim)] * stride;
+    return true;
+  }));
+}
+
+// as_strided: out[i...] = flat(a)[storage_offset + sum i_k * strides_k]; a position outside numel(a) breaks the
+// table's rule (an invalid launch).
+int64_t strided_position(const Call &c, const std::vector<int64_t> &idx, const std::vector<int64_t> &strides,
+                         int64_t offset, int64_t numel) {
+  int64_t pos = offset;
+  for (size_t k = 0; k < idx.size(); ++k) pos += idx[k] * strides.at(k);
+  if (pos < 0 || pos >= numel)
+    invalid(c.name() + ": position " + std::to_string(pos) + " is outside the " + std::to_string(numel) + " elements");
+  return pos;
+}
+
+void as_strided(const Call &c, std::vector<WTensor> &out) {
+  const std::vector<int64_t> strides = c.attrs.ints("strides");
+  const int64_t offset = c.attrs.i("storage_offset");
+  const WTensor &a = c.a();
+  WTensor o = c.output(0);
+  if (o.numel() > 0) {
+    std::vector<int64_t> idx(o.shape.size(), 0);
+    size_t i = 0;
+    do {
+      o.v[i++] = a.v[static_cast<size_t>(strided_position(c, idx, strides, offset, a.numel()))];
+    } while (next_index(idx, o.shape));
+  }
+  out.push_back(std::move(o));
+}
+
+// as_strided_scatter: a copy of a whose as_strided view (shape, strides, storage_offset) is replaced by src.
+void as_strided_scatter(const Call &c, std::vector<WTensor> &out) {
+  const std::vector<int64_t> shape = c.attrs.ints("shape"), strides = c.attrs.ints("strides");
+  const int64_t offset = c.attrs.i("storage_offset");
+  const WTensor &a = c.a(0), &src = c.a(1);
+  WTensor o = c.output(0);
+  o.v = a.v;
+  if (src.numel() > 0) {
+    std::vector<int64_t> idx(shape.size(), 0);
+    size_t i = 0;
+    do {
+      o.v[static_cast<size_t>(strided_position(c, idx, strides, offset, a.numel()))] = src.v[i++];
+    } while (next_index(idx, shape));
+  }
+  out.push_back(std::move(o));
+}
+
+// slice_scatter: a copy of a with a[..., start + k * stride, ...] = src[..., k, ...] along dim.
+void slice_scatter(const Call &c, std::vector<WTensor> &out) {
+  const int64_t dim = c.attrs.i("dim"), start = c.attrs.i("start"), stride = c.attrs.i("stride");
+  const WTensor &a = c.a(0), &src = c.a(1);
+  WTensor o = c.output(0);
+  o.v = a.v;
+  const std::vector<int64_t> os = row_major_strides(a.shape);
+  if (src.numel() > 0) {
+    std::vector<int64_t> idx(src.shape.size(), 0);
+    size_t i = 0;
+    do {
+      std::vector<int64_t> dst = idx;
+      dst[static_cast<size_t>(dim)] = start + idx[static_cast<size_t>(dim)] * stride;
+      if (dst[static_cast<size_t>(dim)] >= a.shape[static_cast<size_t>(dim)])
+        invalid(c.name() + ": src reaches past the end of a along dim");
+      o.v[static_cast<size_t>(offset_of(dst, os))] = src.v[i++];
+    } while (next_index(idx, src.shape));
+  }
+  out.push_back(std::move(o));
+}
+
+// copy_to: the output is a's storage after b was written into it, i.e. b's values with a's shape.
+void copy_to(const Call &c, std::vector<WTensor> &out) {
+  WTensor o = c.output(0);
+  if (c.a(1).v.size() != o.v.size()) invalid(c.name() + ": b does not have a's element count");
+  o.v = c.a(1).v;
+  out.push_back(std::move(o));
+}
+
 // Constant padding with low / high (negative = crop) and interior padding.
 void pad(const Call &c, std::vector<WTensor> &out) {
   const std::vector<int64_t> low = c.attrs.ints(pick(c, {"low", "padding_low", "pad_low", "before"}));
@@ -195,12 +318,11 @@ void bitcast_convert(const Call &c, std::vector<WTensor> &out) {
   out.push_back(std::move(o));
 }
 
-// Reads index value k of an index tensor, checking 0 <= v < extent.
-int64_t index_at(const Call &c, const WTensor &t, size_t k, int64_t extent) {
+// Reads index value k of an index tensor; -1 when it is outside [0, extent) (the table's gathers then yield 0
+// and its scatters skip the element: an out-of-range index is defined behaviour, not an invalid launch).
+int64_t index_at(const WTensor &t, size_t k, int64_t extent) {
   int64_t v = to_i64(t.v.at(k));
-  if (v < 0 || v >= extent)
-    invalid(c.name() + ": index " + std::to_string(v) + " is outside [0, " + std::to_string(extent) + ")");
-  return v;
+  return v < 0 || v >= extent ? -1 : v;
 }
 
 // gather / take_along_dim: out[i] = a[i with i[dim] replaced by index[i]] (index has the output's shape).
@@ -211,8 +333,8 @@ void gather_along(const Call &c, std::vector<WTensor> &out) {
   out.push_back(gather_by(c, a, [&](const std::vector<int64_t> &idx, std::vector<int64_t> &src) {
     src = idx;
     src[static_cast<size_t>(dim)] =
-        index_at(c, index, static_cast<size_t>(offset_of(idx, is)), a.shape[static_cast<size_t>(dim)]);
-    return true;
+        index_at(index, static_cast<size_t>(offset_of(idx, is)), a.shape[static_cast<size_t>(dim)]);
+    return src[static_cast<size_t>(dim)] >= 0;
   }));
 }
 
@@ -223,19 +345,21 @@ void index_select(const Call &c, std::vector<WTensor> &out) {
   out.push_back(gather_by(c, a, [&](const std::vector<int64_t> &idx, std::vector<int64_t> &src) {
     src = idx;
     src[static_cast<size_t>(dim)] =
-        index_at(c, index, static_cast<size_t>(idx[static_cast<size_t>(dim)]), a.shape[static_cast<size_t>(dim)]);
-    return true;
+        index_at(index, static_cast<size_t>(idx[static_cast<size_t>(dim)]), a.shape[static_cast<size_t>(dim)]);
+    return src[static_cast<size_t>(dim)] >= 0;
   }));
 }
 
 // scatter family: out = a; for each element i of index/src: out[i with i[dim] = index[i]] op= src[i].
-// Duplicates combine in row-major order of the index (the last write wins for plain scatter).
+// Duplicates combine in row-major order of the index (the last write wins for plain scatter); out-of-range
+// indices are skipped. scatter_reduce combines a's own value too unless include_self is false.
 Kernel scatter(int kind) {  // -1 plain write, else PK_REDUCE_KIND_*
   return [kind](const Call &c, std::vector<WTensor> &out) {
     const int64_t dim = c.attrs.i("dim");
     const WTensor &a = c.a(0), &index = c.a(1), &src = c.a(2);
     int k = kind;
     if (k == -2) k = c.attrs.e(pick(c, {"reduce", "kind", "mode"}));
+    const bool include_self = !c.attrs.has("include_self") || c.attrs.b("include_self");
     WTensor o = c.output(0);
     o.v = a.v;
     const std::vector<int64_t> os = row_major_strides(a.shape);
@@ -245,7 +369,11 @@ Kernel scatter(int kind) {  // -1 plain write, else PK_REDUCE_KIND_*
       size_t i = 0;
       do {
         std::vector<int64_t> dst = idx;
-        dst[static_cast<size_t>(dim)] = index_at(c, index, i, a.shape[static_cast<size_t>(dim)]);
+        dst[static_cast<size_t>(dim)] = index_at(index, i, a.shape[static_cast<size_t>(dim)]);
+        if (dst[static_cast<size_t>(dim)] < 0) {
+          ++i;
+          continue;
+        }
         const size_t d = static_cast<size_t>(offset_of(dst, os));
         const std::vector<int64_t> ss = row_major_strides(src.shape);
         const Wide &val = src.v[static_cast<size_t>(offset_of(idx, ss))];
@@ -259,7 +387,7 @@ Kernel scatter(int kind) {  // -1 plain write, else PK_REDUCE_KIND_*
     if (k >= 0) {
       for (size_t d = 0; d < o.v.size(); ++d) {
         if (pending[d].empty()) continue;
-        pending[d].insert(pending[d].begin(), o.v[d]);
+        if (include_self) pending[d].insert(pending[d].begin(), o.v[d]);
         o.v[d] = reduce_values(k, pending[d], a.dtype);
       }
     }
@@ -267,11 +395,54 @@ Kernel scatter(int kind) {  // -1 plain write, else PK_REDUCE_KIND_*
   };
 }
 
+// index_put: a copy of a with a[indices[0][l], ..., indices[k-1][l], ...] = values[l, ...] (or += when
+// accumulate); rows with an index outside its axis are skipped. Accumulated rows are summed compensated with
+// a's value, in row order; without accumulate a later row overwrites an earlier one.
+void index_put(const Call &c, std::vector<WTensor> &out) {
+  const WTensor &a = c.a(0), &values = c.a(1);
+  const size_t k = c.in.size() - 2;
+  const bool accumulate = c.attrs.b("accumulate");
+  WTensor o = c.output(0);
+  o.v = a.v;
+  if (k == 0 || k > a.shape.size()) invalid(c.name() + ": needs 1 to rank(a) index tensors");
+  const int64_t rows = c.a(2).numel();
+  int64_t inner = 1;  // elements per row: the product of a's extents after the k indexed axes
+  for (size_t d = k; d < a.shape.size(); ++d) inner *= a.shape[d];
+  if (values.numel() != rows * inner) invalid(c.name() + ": values is not [L] + a.shape[k:]");
+  const std::vector<int64_t> as = row_major_strides(a.shape);
+  std::vector<std::vector<Wide>> pending(accumulate ? o.v.size() : 0);
+  for (int64_t l = 0; l < rows; ++l) {
+    int64_t base = 0;
+    bool inside = true;
+    for (size_t d = 0; d < k; ++d) {
+      const int64_t v = index_at(c.a(2 + d), static_cast<size_t>(l), a.shape[d]);
+      if (v < 0) inside = false;
+      base += v * as[d];
+    }
+    if (!inside) continue;
+    for (int64_t j = 0; j < inner; ++j) {
+      const Wide &val = values.v[static_cast<size_t>(l * inner + j)];
+      if (accumulate)
+        pending[static_cast<size_t>(base + j)].push_back(val);
+      else
+        o.v[static_cast<size_t>(base + j)] = val;
+    }
+  }
+  for (size_t d = 0; d < pending.size(); ++d) {
+    if (pending[d].empty()) continue;
+    pending[d].insert(pending[d].begin(), o.v[d]);
+    o.v[d] = reduce_values(PK_REDUCE_KIND_SUM, pending[d], a.dtype);
+  }
+  out.push_back(std::move(o));
+}
+
 }  // namespace
 
 void register_shape_ops(Registry &r) {
   r["reshape"] = same_order;
   r["view"] = same_order;
+  r["view_of"] = same_order;
+  r["collapse_view"] = same_order;
   r["squeeze"] = same_order;
   r["expand_dims"] = same_order;
   r["unsqueeze"] = same_order;
@@ -299,6 +470,16 @@ void register_shape_ops(Registry &r) {
   r["cat"] = cat;
   r["convert_element_type"] = convert_element_type;
   r["full"] = full;
+  r["fill"] = fill;
+  r["scalar_tensor"] = scalar_tensor;
+  r["maximum_value"] = extreme_value(true);
+  r["minimum_value"] = extreme_value(false);
+  r["slice_in_dim"] = slice_in_dim;
+  r["copy_to"] = copy_to;
+  r["as_strided"] = as_strided;
+  r["as_strided_scatter"] = as_strided_scatter;
+  r["slice_scatter"] = slice_scatter;
+  r["index_put"] = index_put;
 }
 
 }  // namespace pk::oracle

@@ -1,0 +1,233 @@
+// special.cpp — the regularized incomplete gamma functions P(a, x), Q(a, x) and the Hurwitz zeta function, in
+// long double.
+//
+// igamma / igammac: the power series of P for x < a + 1 (positive terms) and Legendre's continued fraction of Q
+// for x >= a + 1; the other function is 1 minus the first only where that loses at most a few bits. The common
+// factor x^a e^-x / Gamma(a) is computed so that its relative error stays a few 2^-64 times the size of its
+// exponent (see prefactor()); Q for small a and x uses Gautschi's form with an accurate 1 - x^a / Gamma(1 + a),
+// where 1 - P would cancel. zeta: direct summation of the first terms, then Euler-Maclaurin.
+#include <limits>
+
+#include "oracle_internal.hpp"
+
+namespace pk::oracle {
+namespace {
+
+const long double kNaN = std::numeric_limits<long double>::quiet_NaN();
+const long double kPi = 3.141592653589793238462643383279502884L;
+const long double kEpsilon = 0x1p-66L;  // series stop when a term is below this fraction of the sum
+const long long kMaxTerms = 50000000;   // beyond this the expansions used here are too slow: unimplemented
+
+// Bernoulli numbers B_2, B_4, ..., B_30 (exact rationals, each rounded once to long double).
+const long double kBernoulli2k[] = {1.0L / 6,
+                                    -1.0L / 30,
+                                    1.0L / 42,
+                                    -1.0L / 30,
+                                    5.0L / 66,
+                                    -691.0L / 2730,
+                                    7.0L / 6,
+                                    -3617.0L / 510,
+                                    43867.0L / 798,
+                                    -174611.0L / 330,
+                                    854513.0L / 138,
+                                    -236364091.0L / 2730,
+                                    8553103.0L / 6,
+                                    -23749461029.0L / 870,
+                                    8615841276005.0L / 14322};
+
+// Hurwitz zeta(s, q) = sum over k >= 0 of (k + q)^-s for s > 1. The first terms are summed directly (stopping
+// early once the tail, at most term * (q + k) / (s - 1), is negligible); from w = q + N >= max(25, 2 s) on the
+// tail is Euler-Maclaurin's: w^(1-s) / (s-1) + w^-s / 2 + sum_j B_2j / (2j)! s (s+1) ... (s+2j-2) w^(-s-2j+1),
+// whose terms fall by at least ((s + 2j) / (2 pi w))^2 <= 0.2^2 each, so 15 of them reach 2^-66.
+long double hurwitz_zeta(long double s, long double q) {
+  if (std::isnan(s) || std::isnan(q)) return kNaN;
+  if (s == 1) return HUGE_VALL;
+  if (s < 1) return kNaN;
+  if (q <= 0 && q == floorl(q)) return HUGE_VALL;  // a pole: the term k = -q is 0^-s
+  // q < 0 off the integers: (k + q)^-s is real for every k only when s is an integer (as Cephes / SciPy)
+  if (q < 0 && s != floorl(s)) return kNaN;
+  if (std::isinf(q)) return 0;  // q = -inf was rejected above (an "integer")
+  if (std::isinf(s)) return q > 1 ? 0 : (q == 1 ? 1 : HUGE_VALL);
+  const long double w_min = fmaxl(25, 2 * s);
+  long double sum = 0;
+  long double w = q;
+  for (long long k = 0; w < w_min; ++k, w = q + static_cast<long double>(k)) {
+    if (k > kMaxTerms) unimplemented("zeta: too many terms for s = " + std::to_string(static_cast<double>(s)));
+    const long double term = powl(w, -s);
+    sum += term;
+    // the remaining terms add up to at most term * w / (s - 1) (an integral bound), when all are positive
+    if (w > 0 && term * w / (s - 1) < fabsl(sum) * kEpsilon) return sum;
+  }
+  const long double ws = powl(w, -s);
+  long double tail = w * ws / (s - 1) + ws / 2;
+  // t_j = B_2j / (2j)! * s (s+1) ... (s+2j-2) * w^(-s-2j+1), built up from t_1 = B_2 / 2 * s * w^(-s-1)
+  long double factor = s * ws / w;  // s * w^(-s-1), then times (s+2j-1)(s+2j) / ((2j+1)(2j+2) w^2) per step
+  for (int j = 1; j <= 15; ++j) {
+    const long double t = kBernoulli2k[j - 1] * factor / 2;  // the 1/(2j)! is carried in factor except 1/2
+    tail += t;
+    if (fabsl(t) < fabsl(tail) * kEpsilon) break;
+    factor *= (s + 2 * j - 1) * (s + 2 * j) / ((2.0L * j + 1) * (2.0L * j + 2) * w * w);
+  }
+  return sum + tail;
+}
+
+// ln Gamma(1 + a) for 0 <= a < 1 with relative accuracy near a = 0 (where 1 + a is inexact and lgammal(1 + a)
+// would be accurate only absolutely): -gamma a + sum_{k>=2} (-1)^k zeta(k) a^k / k for a <= 1/2; above, 1 + a is
+// exact in long double (a has at most 53 significant bits) and lgammal is accurate, its zero at 2 included.
+long double lgamma1p(long double a) {
+  if (a > 0.5L) return lgammal(1 + a);
+  static const std::vector<long double> zeta_k = [] {
+    std::vector<long double> z(80);
+    for (int k = 2; k < 80; ++k) z[static_cast<size_t>(k)] = hurwitz_zeta(k, 1);
+    return z;
+  }();
+  const long double euler_gamma = 0.5772156649015328606065120900824024310L;
+  long double sum = 0, pw = -a;
+  for (int k = 2; k < 80; ++k) {
+    pw *= -a;  // (-a)^k
+    const long double t = zeta_k[static_cast<size_t>(k)] * pw / k;
+    sum += t;
+    if (fabsl(t) < 0x1p-70L * a) break;
+  }
+  return -euler_gamma * a + sum;
+}
+
+// log1p(t) - t for t > -1, accurate relative to the result: the series -t^2/2 + t^3/3 - ... for |t| < 1/4, else
+// log1pl (the cancellation there costs at most ~3 bits).
+long double log1pmx(long double t) {
+  if (fabsl(t) >= 0.25L) return log1pl(t) - t;
+  long double sum = 0, pw = t;
+  for (int k = 2; k < 100; ++k) {
+    pw *= -t;  // (-1)^(k+1) t^k
+    const long double term = pw / k;
+    sum += term;
+    if (fabsl(term) < fabsl(sum) * kEpsilon) break;
+  }
+  return sum;
+}
+
+// ln Gamma*(a) = ln( Gamma(a) e^a / (sqrt(2 pi) a^(a - 1/2)) ), Stirling's series for a >= 20:
+// sum_k B_2k / (2k (2k-1) a^(2k-1)); its terms fall by ~(k / (pi a))^2, 12 of them reach 2^-66.
+long double log_gamma_star(long double a) {
+  long double sum = 0, inv = 1 / a, pw = inv;
+  for (int k = 1; k <= 12; ++k) {
+    const long double t = kBernoulli2k[k - 1] / (2.0L * k * (2 * k - 1)) * pw;
+    sum += t;
+    if (fabsl(t) < fabsl(sum) * kEpsilon) break;
+    pw *= inv * inv;
+  }
+  return sum;
+}
+
+// x^a e^-x / Gamma(a), for a > 0 and 0 < x < inf. For a < 20 from powl, expl and tgammal (a few 2^-64 each;
+// x^a cannot overflow long double where e^-x has not already made the product negligible). For a >= 20 as
+// sqrt(a / (2 pi)) / Gamma*(a) * exp(a (ln(x/a) - x/a + 1)), with x/a - 1 = (x - a) / a from the exact
+// difference, so the exponent carries a relative error of a few 2^-64 (not a ln x and x separately, whose
+// absolute error a ln x * 2^-64 would be amplified by exp).
+long double prefactor(long double a, long double x) {
+  if (a < 20) {
+    const long double p = powl(x, a) * expl(-x);
+    return a < 1 ? p * a / tgammal(a + 1) : p / tgammal(a);
+  }
+  const long double t = (x - a) / a;
+  return sqrtl(a / (2 * kPi)) * expl(a * log1pmx(t) - log_gamma_star(a));
+}
+
+// P(a, x) by its power series: x^a e^-x / Gamma(a + 1) * sum_n x^n / ((a+1) ... (a+n)); all terms positive.
+long double p_series(long double a, long double x) {
+  long double term = 1, sum = 1;
+  for (long long n = 1;; ++n) {
+    if (n > kMaxTerms) unimplemented("igamma: series too slow for a = " + std::to_string(static_cast<double>(a)));
+    term *= x / (a + static_cast<long double>(n));
+    sum += term;
+    if (term < sum * kEpsilon) break;
+  }
+  return prefactor(a, x) / a * sum;
+}
+
+// Q(a, x) by Legendre's continued fraction x^a e^-x / Gamma(a) * 1 / (x + 1 - a - 1 (1 - a) / (x + 3 - a - ...)),
+// evaluated by the modified Lentz method (Numerical Recipes 6.2), for x >= a + 1.
+long double q_fraction(long double a, long double x) {
+  const long double tiny = 0x1p-16000L;
+  long double b = x + 1 - a, c = 1 / tiny, d = 1 / b, h = d;
+  for (long long n = 1;; ++n) {
+    if (n > kMaxTerms) unimplemented("igammac: fraction too slow for a = " + std::to_string(static_cast<double>(a)));
+    const long double an = -static_cast<long double>(n) * (static_cast<long double>(n) - a);
+    b += 2;
+    d = an * d + b;
+    if (fabsl(d) < tiny) d = tiny;
+    c = b + an / c;
+    if (fabsl(c) < tiny) c = tiny;
+    d = 1 / d;
+    const long double delta = d * c;
+    h *= delta;
+    if (fabsl(delta - 1) < kEpsilon) break;
+  }
+  return prefactor(a, x) * h;
+}
+
+// Q(a, x) for 0 < a < 1 and x < a + 1 (Gautschi 1979): Q = (1 - x^a / Gamma(1 + a)) - x^a / Gamma(a) * S with
+// S = sum_{n>=1} (-x)^n / (n! (a + n)); 1 - x^a / Gamma(1 + a) = -expm1(a ln x - ln Gamma(1 + a)) keeps its
+// relative accuracy as a -> 0, where 1 - P would lose all of it.
+long double q_small_a(long double a, long double x) {
+  const long double v = a * logl(x) - lgamma1p(a);
+  long double s = 0, term = 1;
+  for (int n = 1; n < 1000; ++n) {
+    term *= -x / n;  // (-x)^n / n!
+    const long double t = term / (a + n);
+    s += t;
+    if (fabsl(t) < fabsl(s) * kEpsilon) break;
+  }
+  return -expm1l(v) - a * expl(v) * s;
+}
+
+// The shared special values; returns true (and sets r) when one applies.
+bool igamma_special(long double a, long double x, bool upper, long double &r) {
+  if (std::isnan(a) || std::isnan(x) || a < 0 || x < 0) {
+    r = kNaN;
+  } else if (x == 0) {
+    r = upper ? 1 : 0;  // P(a, 0) = 0 for every a >= 0, a = 0 included (the table's special values)
+  } else if (std::isinf(a)) {
+    r = std::isinf(x) ? kNaN : (upper ? 1 : 0);
+  } else if (a == 0 || std::isinf(x)) {
+    r = upper ? 0 : 1;  // P(0, x > 0) = 1: the limit a -> 0 of P(a, x)
+  } else {
+    return false;
+  }
+  return true;
+}
+
+long double igamma_p(long double a, long double x) {
+  long double r;
+  if (igamma_special(a, x, false, r)) return r;
+  if (x < a + 1) return p_series(a, x);
+  return 1 - q_fraction(a, x);  // Q <= ~0.6 here: no cancellation
+}
+
+long double igamma_q(long double a, long double x) {
+  long double r;
+  if (igamma_special(a, x, true, r)) return r;
+  if (x >= a + 1) return q_fraction(a, x);
+  if (a < 1) return q_small_a(a, x);
+  return 1 - p_series(a, x);  // a >= 1 and x < a + 1: P <= P(1, 2) = 0.865, at most 3 bits cancel
+}
+
+}  // namespace
+
+void register_special(Registry &r) {
+  auto real2 = [](const char *name, long double (*fn)(long double, long double)) -> Kernel {
+    return [name, fn](const Call &c, std::vector<WTensor> &out) {
+      const WTensor &a = c.a(0), &b = c.a(1);
+      if (!is_float_dtype(a.dtype))
+        unimplemented(std::string(name) + ": dtype " + meta::dtype_name(a.dtype) + " is not implemented by the oracle");
+      WTensor o = c.output(0);
+      for (size_t i = 0; i < o.v.size(); ++i) o.v[i] = {fn(a.v[i].re, b.v[i].re), 0};
+      out.push_back(std::move(o));
+    };
+  };
+  r["igamma"] = real2("igamma", igamma_p);
+  r["igammac"] = real2("igammac", igamma_q);
+  r["zeta"] = real2("zeta", hurwitz_zeta);
+}
+
+}  // namespace pk::oracle
