@@ -11,7 +11,7 @@ APT_PACKAGES=(
   libdnnl-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
 )
-PY_PACKAGES=(pyyaml numpy ml_dtypes)
+PY_PACKAGES=(pyyaml numpy ml_dtypes mpmath)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -26,7 +26,7 @@ fi
 
 # The python3 first on PATH is the one the build and tests use (tools/primkit-python picks the same).
 PY=${PRIMKIT_PYTHON:-python3}
-if ! "$PY" -c 'import yaml, numpy, ml_dtypes' 2>/dev/null; then
+if ! "$PY" -c 'import yaml, numpy, ml_dtypes, mpmath' 2>/dev/null; then
   echo "setup: installing python packages into $("$PY" -c 'import sys; print(sys.executable)'): ${PY_PACKAGES[*]}"
   "$PY" -m pip install -q "${PY_PACKAGES[@]}" || "$PY" -m pip install -q --break-system-packages "${PY_PACKAGES[@]}"
 fi

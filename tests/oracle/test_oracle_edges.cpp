@@ -531,6 +531,64 @@ TEST(OracleRng, Philox4x32KnownAnswers) {
   }
 }
 
+TEST(OracleRng, CounterAndKeyMapping) {
+  // seed 0, offset 0: elements 0..3 read counter (0, 0, 0, 0) and key (0, 0), whose block is Random123's first
+  // known-answer vector; an f64 uniform on [0, 1) is then word * 2^-32 exactly and randint on [0, 2^32) the word.
+  const uint32_t kat[4] = {0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8};
+  auto u = run("philox_uniform", {}, {{"shape", "[4]"}, {"dtype", "f64"}, {"seed", "0"}});
+  auto n = run("philox_randint", {}, {{"shape", "[4]"}, {"dtype", "i64"}, {"seed", "0"}, {"high", "4294967296"}});
+  ASSERT_EQ(u.size(), 1u);
+  ASSERT_EQ(n.size(), 1u);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(u[0].rounded_at(i).re, ldexpl(kat[i], -32)) << i;
+    EXPECT_EQ(n[0].rounded_at(i).re, static_cast<long double>(kat[i])) << i;
+  }
+}
+
+TEST(OracleRng, UniformRoundsDown) {
+  // [low, high) = [1 - 2^-20, 1) in f16: every draw lies in [1 - 2^-20, 1), which rounds down to 1 - 2^-11 (the
+  // largest f16 below 1), never to nearest (1 = high).
+  auto u = run("philox_uniform", {},
+               {{"shape", "[16]"}, {"dtype", "f16"}, {"seed", "5"}, {"low", "0.99999904632568359375"}, {"high", "1"}});
+  ASSERT_EQ(u.size(), 1u);
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(u[0].rounded_at(i).re, 1 - ldexpl(1, -11)) << i;
+}
+
+// ------------------------------------------------------------------------------------------ special functions
+
+TEST(OracleSpecial, IncompleteGammaSpecialValuesAndClosedForms) {
+  // the table's special values: P(a, 0) = 0, Q(a, 0) = 1, a < 0 or x < 0 -> NaN, P(0, x > 0) = 1
+  HostTensor a = vec(PK_DTYPE_F64, {1, 0, 0, -1, 1, kNaN, 2, kInf});
+  HostTensor x = vec(PK_DTYPE_F64, {0, 2, 0, 1, -1, 1, kInf, 2});
+  expect_same(values(run("igamma", {a, x})), {0, 1, 0, kNaN, kNaN, kNaN, 1, 0}, "igamma specials");
+  expect_same(values(run("igammac", {a, x})), {1, 0, 1, kNaN, kNaN, kNaN, 0, 1}, "igammac specials");
+  // closed forms: P(1, x) = 1 - e^-x, Q(1, x) = e^-x, P(1/2, x) = erf(sqrt x), Q(1/2, x) = erfc(sqrt x); the wide
+  // values within 2^-60 relative
+  HostTensor a2 = vec(PK_DTYPE_F64, {1, 1, 0.5L, 0.5L});
+  HostTensor x2 = vec(PK_DTYPE_F64, {0.25L, 30, 4, 9});
+  auto p = run("igamma", {a2, x2}), q = run("igammac", {a2, x2});
+  const long double want_p[] = {-expm1l(-0.25L), -expm1l(-30), erfl(2), erfl(3)};
+  const long double want_q[] = {expl(-0.25L), expl(-30), erfcl(2), erfcl(3)};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_LE(fabsl(p[0].wide[i].re - want_p[i]), fabsl(want_p[i]) * ldexpl(1, -60)) << i;
+    EXPECT_LE(fabsl(q[0].wide[i].re - want_q[i]), fabsl(want_q[i]) * ldexpl(1, -60)) << i;
+  }
+}
+
+TEST(OracleSpecial, ZetaSpecialValuesAndClosedForms) {
+  // zeta(1, q) = inf, s < 1 -> NaN, q a non-positive integer -> inf (a pole), zeta(s, inf) = 0
+  HostTensor s = vec(PK_DTYPE_F64, {1, 0.5L, 2, 2, kNaN, 2});
+  HostTensor q = vec(PK_DTYPE_F64, {1, 1, 0, -3, 1, kInf});
+  expect_same(values(run("zeta", {s, q})), {kInf, kNaN, kInf, kInf, kNaN, 0}, "zeta specials");
+  // zeta(2, 1) = pi^2 / 6, zeta(4, 1) = pi^4 / 90, zeta(2, 1/2) = pi^2 / 2, zeta(2, -1/2) = 4 + pi^2 / 2
+  const long double pi = 3.141592653589793238462643383279502884L;
+  HostTensor s2 = vec(PK_DTYPE_F64, {2, 4, 2, 2});
+  HostTensor q2 = vec(PK_DTYPE_F64, {1, 1, 0.5L, -0.5L});
+  auto z = run("zeta", {s2, q2});
+  const long double want[] = {pi * pi / 6, pi * pi * pi * pi / 90, pi * pi / 2, 4 + pi * pi / 2};
+  for (int i = 0; i < 4; ++i) EXPECT_LE(fabsl(z[0].wide[i].re - want[i]), want[i] * ldexpl(1, -60)) << i;
+}
+
 // ------------------------------------------------------------------------------------------ composites
 
 TEST(OracleComposite, Softmax) {

@@ -16,7 +16,7 @@ namespace {
 const long double kNaN = std::numeric_limits<long double>::quiet_NaN();
 const long double kPi = 3.141592653589793238462643383279502884L;
 const long double kEpsilon = 0x1p-66L;  // series stop when a term is below this fraction of the sum
-const long long kMaxTerms = 50000000;   // beyond this the expansions used here are too slow: unimplemented
+const long long kMaxTerms = 2000000;    // beyond this the expansions used here are too slow: unimplemented
 
 // Bernoulli numbers B_2, B_4, ..., B_30 (exact rationals, each rounded once to long double).
 const long double kBernoulli2k[] = {1.0L / 6,
@@ -92,7 +92,7 @@ long double lgamma1p(long double a) {
   return -euler_gamma * a + sum;
 }
 
-// log1p(t) - t for t > -1, accurate relative to the result: the series -t^2/2 + t^3/3 - ... for |t| < 1/4, else
+// log1p(t) - t for t >= -1/4, accurate relative to the result: the series -t^2/2 + t^3/3 - ... for |t| < 1/4, else
 // log1pl (the cancellation there costs at most ~3 bits).
 long double log1pmx(long double t) {
   if (fabsl(t) >= 0.25L) return log1pl(t) - t;
@@ -130,7 +130,9 @@ long double prefactor(long double a, long double x) {
     return a < 1 ? p * a / tgammal(a + 1) : p / tgammal(a);
   }
   const long double t = (x - a) / a;
-  return sqrtl(a / (2 * kPi)) * expl(a * log1pmx(t) - log_gamma_star(a));
+  // below t = -1/4, ln(x/a) straight from x/a: log1p(t) would amplify t's absolute rounding error by a/x
+  const long double e = t < -0.25L ? logl(x / a) - t : log1pmx(t);
+  return sqrtl(a / (2 * kPi)) * expl(a * e - log_gamma_star(a));
 }
 
 // P(a, x) by its power series: x^a e^-x / Gamma(a + 1) * sum_n x^n / ((a+1) ... (a+n)); all terms positive.
