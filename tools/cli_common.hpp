@@ -17,4 +17,8 @@ pk_backend_t resolve_backend(pk_runtime_t rt, const std::string &name_or_path);
 std::vector<int32_t> op_primary_dtypes(const pk::meta::OpInfo &op);
 // Coverage query for (op, dtype) on a device; reason receives the backend's words.
 bool query_coverage(pk_device_t dev, const pk::meta::OpInfo &op, int32_t dtype, std::string *reason);
+// Subcommands in their own files; argv starts after the subcommand's name.
+int cmd_new_backend(int argc, char **argv);  // cmd_new_backend.cpp
+int cmd_run_model(int argc, char **argv);    // cmd_run_model.cpp
+int cmd_conformance(int argc, char **argv);  // cmd_conformance.cpp
 }  // namespace pk::cli

@@ -228,6 +228,12 @@ void usage() {
       "primkit — PrimKit SDK command line (ABI %u.%u)\n\n"
       "  primkit list [-v]               backends found, their ABI version and devices\n"
       "  primkit info BACKEND [--ops]    op coverage per tier and dtype (BACKEND: name or plugin path)\n"
+      "  primkit conformance --backend BACKEND [--ops GLOB] [--profile quick|full] [--report DIR] ...\n"
+      "                                  check a backend against the oracle, per op and dtype (--help)\n"
+      "  primkit new-backend NAME [--dir DIR]\n"
+      "                                  write an out-of-tree backend project from the SDK's template\n"
+      "  primkit run-model --backend BACKEND --model mlp|transformer [--strict]\n"
+      "                                  run a model graph (fallback to cpu), compare with the oracle\n"
       "\nPlugins are found in $PRIMKIT_PLUGIN_PATH (':'-separated folders) and the install's plugin folder.\n",
       PK_ABI_VERSION_MAJOR, PK_ABI_VERSION_MINOR);
 }
@@ -242,6 +248,9 @@ int main(int argc, char **argv) {
   std::string cmd = argv[1];
   if (cmd == "list") return cmd_list(argc - 2, argv + 2);
   if (cmd == "info") return cmd_info(argc - 2, argv + 2);
+  if (cmd == "conformance") return pk::cli::cmd_conformance(argc - 2, argv + 2);
+  if (cmd == "new-backend") return cmd_new_backend(argc - 2, argv + 2);
+  if (cmd == "run-model") return cmd_run_model(argc - 2, argv + 2);
   std::fprintf(stderr, "primkit: unknown command '%s'\n\n", cmd.c_str());
   usage();
   return 2;

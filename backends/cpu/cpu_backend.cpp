@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "cpu_fusion.hpp"
 #include "cpu_kernels.hpp"
 
 namespace pk::cpu {
@@ -108,7 +109,7 @@ class Pool {
   }
   size_t size() const { return workers_.size() + 1; }
 
-  void run(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)> &f) {
+  void run(int64_t begin, int64_t end, int64_t grain, const RangeFn &f) {
     std::lock_guard<std::mutex> one_job(job_mutex_);  // one parallel job at a time; others queue here
     const int64_t n = end - begin;
     const int64_t chunks = std::min<int64_t>(static_cast<int64_t>(size()) * 4, (n + grain - 1) / grain);
@@ -161,7 +162,7 @@ class Pool {
   std::vector<std::thread> workers_;
   std::mutex job_mutex_, m_;
   std::condition_variable cv_, done_cv_;
-  const std::function<void(int64_t, int64_t)> *f_ = nullptr;
+  const RangeFn *f_ = nullptr;
   int64_t begin_ = 0, end_ = 0, step_ = 1, pending_ = 0;
   std::atomic<int64_t> next_{0};
   uint64_t generation_ = 0;
@@ -180,15 +181,18 @@ namespace {
 std::atomic<int> g_max_threads{0};
 }  // namespace
 
-void parallel_for(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)> &f) {
+bool runs_serially(int64_t n, int64_t grain) {
+  return n <= std::max<int64_t>(grain, 1) || Pool::in_worker || g_max_threads.load(std::memory_order_relaxed) == 1 ||
+         pool().size() == 1;
+}
+
+void parallel_run(int64_t begin, int64_t end, int64_t grain, RangeFn f) {
   if (end <= begin) return;
-  if (grain < 1) grain = 1;
-  if (end - begin <= grain || Pool::in_worker || pool().size() == 1 ||
-      g_max_threads.load(std::memory_order_relaxed) == 1) {
+  if (runs_serially(end - begin, grain)) {
     f(begin, end);
     return;
   }
-  pool().run(begin, end, grain, f);
+  pool().run(begin, end, std::max<int64_t>(grain, 1), f);
 }
 
 }  // namespace pk::cpu
@@ -484,7 +488,8 @@ pk_backend_api make_api() {
   a.event_query = cpu_event_query;
   a.op_query = cpu_op_query;
   a.op_launch = cpu_op_launch;
-  // fusion_offer / kernel_launch / kernel_destroy stay NULL until the LLVM JIT lands: declining is legal.
+  // Fused regions through the LLVM JIT when the code generator is built; otherwise the slots stay NULL.
+  pk::cpu::install_fusion(a);
   return a;
 }
 

@@ -50,10 +50,38 @@ void register_linalg_kernels(KernelRegistry &r);       // matmul, dot_general, c
 }  // namespace pk::cpu
 
 namespace pk::cpu {
+// A non-owning reference to a callable (void(int64_t, int64_t)): what the pool runs, without the allocation a
+// std::function of a large lambda would cost on every launch.
+class RangeFn {
+ public:
+  template <class F>
+  RangeFn(const F &f)
+      : object_(&f), call_([](const void *o, int64_t lo, int64_t hi) { (*static_cast<const F *>(o))(lo, hi); }) {}
+  void operator()(int64_t lo, int64_t hi) const { call_(object_, lo, hi); }
+
+ private:
+  const void *object_;
+  void (*call_)(const void *, int64_t, int64_t);
+};
+
+// True when a range of n iterations with this grain runs on the calling thread alone.
+bool runs_serially(int64_t n, int64_t grain);
+// Splits [begin, end) into chunks of at least `grain` over the worker pool (the calling thread takes part).
+// Implemented in cpu_backend.cpp.
+void parallel_run(int64_t begin, int64_t end, int64_t grain, RangeFn f);
+
 // Runs f(lo, hi) over [begin, end) split into chunks of at least `grain` iterations on the backend's worker
-// threads (the calling thread takes part); returns when all chunks are done. Serial when the range is small.
-// Implemented in cpu_backend.cpp. f must not throw.
-void parallel_for(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)> &f);
+// threads (the calling thread takes part); returns when all chunks are done. Serial, with no overhead, when the
+// range is small. f must not throw.
+template <class F>
+inline void parallel_for(int64_t begin, int64_t end, int64_t grain, const F &f) {
+  if (end <= begin) return;
+  if (runs_serially(end - begin, grain)) {
+    f(begin, end);
+    return;
+  }
+  parallel_run(begin, end, grain, RangeFn(f));
+}
 }  // namespace pk::cpu
 
 // --- helpers shared by the kernel files -------------------------------------------------------------------------

@@ -31,8 +31,9 @@
 #include "cpu_kernels.hpp"
 
 extern "C" {
-// glibc's libmvec: 16 lanes of expf (≤ 1 ulp), used for the dense f32 exp when the CPU has AVX-512.
+// glibc's libmvec: 16 (AVX-512) or 8 (AVX2) lanes of expf (≤ 1 ulp), for the dense f32 exp.
 __m512 _ZGVeN16v_expf(__m512 x);
+__m256 _ZGVdN8v_expf(__m256 x);
 }
 
 namespace pk::cpu {
@@ -171,7 +172,7 @@ template <class T>
 inline T round_small(double v, bool saturate) {
   T r(v);  // the kit saturates e4m3fn: decide NaN here for arithmetic
   if constexpr (std::is_same_v<T, f8e4m3fn>) {
-    if (!saturate && !std::isnan(v) && std::fabs(v) >= 464.0) r.bits = static_cast<uint8_t>((r.bits & 0x80u) | 0x7fu);
+    if (!saturate && !std::isnan(v) && std::fabs(v) > 464.0) r.bits = static_cast<uint8_t>((r.bits & 0x80u) | 0x7fu);
   }
   return r;
 }
@@ -421,13 +422,22 @@ inline double int_round_to_odd(int64_t v) {
 // Complex products correctly rounded per component: each component is ac - bd of exact products.
 inline c64 mul_c64(c64 x, c64 y) {
   const double a = x.real(), b = x.imag(), c = y.real(), d = y.imag();
-  if (!std::isfinite(a) || !std::isfinite(b) || !std::isfinite(c) || !std::isfinite(d)) return x * y;
+  if (!std::isfinite(a) || !std::isfinite(b) || !std::isfinite(c) || !std::isfinite(d)) {
+    // Products of floats cannot overflow a double, so an infinite part comes only from an infinite input, as in
+    // exact arithmetic; std::complex<double> then applies C99 Annex G recovery when both parts are NaN.
+    const std::complex<double> r = std::complex<double>(a, b) * std::complex<double>(c, d);
+    return {static_cast<float>(r.real()), static_cast<float>(r.imag())};
+  }
   return {static_cast<float>(sum_round_to_odd(a * c, -(b * d))), static_cast<float>(sum_round_to_odd(a * d, b * c))};
 }
 
 inline c128 mul_c128(c128 x, c128 y) {
   const double a = x.real(), b = x.imag(), c = y.real(), d = y.imag();
-  if (!std::isfinite(a) || !std::isfinite(b) || !std::isfinite(c) || !std::isfinite(d)) return x * y;
+  if (!std::isfinite(a) || !std::isfinite(b) || !std::isfinite(c) || !std::isfinite(d)) {
+    // long double has the exponent range to keep finite products finite (see mul_c64).
+    const std::complex<long double> r = std::complex<long double>(a, b) * std::complex<long double>(c, d);
+    return {static_cast<double>(r.real()), static_cast<double>(r.imag())};
+  }
   // ac - bd from exact products (a*c = p + e by fma), summed with one compensated pass: rounding error below
   // 2^-104 relative, so the result is correctly rounded except for ties within that distance.
   auto dot2 = [](double p1, double q1, double p2, double q2) {
@@ -504,6 +514,8 @@ struct Neg {
     }                                                                                                           \
   };
 
+double cbrt_value(double x);  // below, with the other special functions
+
 // Complex special values follow std::complex (C99 Annex G); `x` is the argument in the math type.
 PK_FLOAT_FN(Exp, true, std::exp(x), std::exp(x))
 PK_FLOAT_FN(Log, true, std::log(x), std::log(x))
@@ -521,7 +533,7 @@ PK_FLOAT_FN(Atanh, false, std::atanh(x), x)
 PK_FLOAT_FN(Cosh, false, std::cosh(x), x)
 PK_FLOAT_FN(Sinh, false, std::sinh(x), x)
 PK_FLOAT_FN(Tan, false, std::tan(x), x)
-PK_FLOAT_FN(Cbrt, false, std::cbrt(x), x)
+PK_FLOAT_FN(Cbrt, false, cbrt_value(x), x)
 PK_FLOAT_FN(Erf, false, std::erf(x), x)
 PK_FLOAT_FN(Erfc, false, std::erfc(x), x)
 PK_FLOAT_FN(Expm1, false, std::expm1(x), x)
@@ -584,6 +596,26 @@ double ndtri_value(double p) {
   if (p == 0) return -HUGE_VAL;
   if (p == 1) return HUGE_VAL;
   if (p > 0.5) return -ndtri_value(1 - p);
+  if (p < 1e-200) {
+    // Deep tail (x < -30): Newton on log Phi(x) = -x^2/2 - log(|x| sqrt(2 pi)) + log(S(x)), S the asymptotic
+    // series 1 - 1/x^2 + 3/x^4 - ...; d/dx log Phi = phi/Phi = |x| / S(x).
+    const long double lp = std::log(static_cast<long double>(p));
+    long double x = -std::sqrt(-2 * lp);
+    for (int it = 0; it < 20; ++it) {
+      const long double z = 1 / (x * x);
+      long double term = 1, series = 1;
+      for (int k = 1; k < 12; ++k) {
+        term *= -(2 * k - 1) * z;
+        series += term;
+      }
+      const long double log_phi =
+          -x * x / 2 - std::log(-x * std::sqrt(2 * 3.141592653589793238462643383279502884L)) + std::log(series);
+      const long double step = (log_phi - lp) / (-x / series);
+      x -= step;
+      if (std::fabs(step) < 1e-18L * std::fabs(x)) break;
+    }
+    return static_cast<double>(x);
+  }
   double x = -kSqrt2 * erf_inv_value(1 - 2 * p);  // a start; 1 - 2p loses bits for tiny p, Halley restores them
   if (!std::isfinite(x)) x = -std::sqrt(-2 * std::log(p));
   for (int it = 0; it < 4; ++it) {
@@ -599,6 +631,7 @@ double ndtri_value(double p) {
 // exp(x^2) erfc(x): direct with an exact square for moderate x, the asymptotic series beyond 10.
 double erfcx_value(double x) {
   if (std::isnan(x)) return x;
+  if (std::isinf(x)) return x > 0 ? 0.0 : HUGE_VAL;
   if (x < 10) {
     const double hi = x * x, lo = std::fma(x, x, -hi);
     return std::exp(hi) * (1 + lo) * std::erfc(x);
@@ -622,8 +655,10 @@ double digamma_value(double x) {
   if (x < 0 && x == std::floor(x)) return std::numeric_limits<double>::quiet_NaN();
   long double result = 0, v = x;
   if (x < 0) {
-    const long double r = std::fmod(static_cast<long double>(x), 2.0L);  // exact
-    result = -static_cast<long double>(kPi) / std::tan(static_cast<long double>(kPi) * r);
+    // pi cot(pi x) depends on x mod 1 only: reduce exactly to [-1/2, 1/2] so the small angle keeps its precision.
+    const long double r = static_cast<long double>(x) - std::nearbyint(static_cast<long double>(x));
+    const long double pi = 3.141592653589793238462643383279502884L;
+    result = -pi / std::tan(pi * r);
     v = 1 - v;
   }
   while (v < 10) {
@@ -709,8 +744,8 @@ long double igamc_fraction(long double a, long double x) {
 double igamma_value(double a, double x, bool upper) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   if (std::isnan(a) || std::isnan(x) || a < 0 || x < 0) return nan;
-  if (a == 0) return x > 0 ? (upper ? 0.0 : 1.0) : nan;
-  if (x == 0) return upper ? 1.0 : 0.0;
+  if (x == 0) return upper ? 1.0 : 0.0;  // also P(0, 0) = 0, Q(0, 0) = 1
+  if (a == 0) return upper ? 0.0 : 1.0;
   if (std::isinf(a)) return std::isinf(x) ? nan : (upper ? 1.0 : 0.0);
   if (std::isinf(x)) return upper ? 0.0 : 1.0;
   const bool use_fraction = x > 1 && x > a;
@@ -725,6 +760,7 @@ double hurwitz_zeta_value(double s, double q) {
   if (std::isnan(s) || std::isnan(q)) return nan;
   if (s == 1) return HUGE_VAL;
   if (s < 1) return nan;
+  if (std::isinf(s)) return q > 1 ? 0.0 : (q == 1 ? 1.0 : HUGE_VAL);  // only the k = 0 term can survive
   if (q <= 0) {
     if (q == std::floor(q)) return HUGE_VAL;
     if (s != std::floor(s)) return nan;  // q^-s is complex
@@ -766,6 +802,14 @@ double hurwitz_zeta_value(double s, double q) {
     k += 1;
   }
   return static_cast<double>(sum);
+}
+
+// glibc's cbrt is within ~3 ulp; one Newton step in long double brings it inside 1.
+double cbrt_value(double x) {
+  const double y = std::cbrt(x);
+  if (y == 0 || !std::isfinite(y)) return y;
+  const long double ly = y;
+  return static_cast<double>(ly - (ly * ly * ly - x) / (3 * ly * ly));
 }
 
 PK_FLOAT_FN(ErfInv, false, erf_inv_value(x), x)
@@ -971,7 +1015,7 @@ struct Angle {
       return std::atan2(x.imag(), x.real());
     } else {
       if (std::isnan(x)) return x;
-      return std::signbit(x) ? static_cast<V>(kPi) : V(0);
+      return x < 0 ? static_cast<V>(kPi) : V(0);
     }
   }
 };
@@ -1585,15 +1629,24 @@ __attribute__((target("avx512f"))) void exp_f32_avx512(const float *a, float *o,
   for (; i < hi; ++i) o[i] = static_cast<float>(std::exp(static_cast<double>(a[i])));
 }
 
+__attribute__((target("avx2"))) void exp_f32_avx2(const float *a, float *o, int64_t lo, int64_t hi) {
+  int64_t i = lo;
+  for (; i + 8 <= hi; i += 8) _mm256_storeu_ps(o + i, _ZGVdN8v_expf(_mm256_loadu_ps(a + i)));
+  for (; i < hi; ++i) o[i] = static_cast<float>(std::exp(static_cast<double>(a[i])));
+}
+
 pk_status k_exp(const Launch &l) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  using VecExp = void (*)(const float *, float *, int64_t, int64_t);
+  static const VecExp vec_exp = __builtin_cpu_supports("avx512f") ? exp_f32_avx512
+                                : __builtin_cpu_supports("avx2")  ? exp_f32_avx2
+                                                                  : nullptr;
   const View in = kit::view_of(l.inputs[0]);
   const View out = kit::view_of(l.outputs[0]);
-  if (avx512 && l.inputs[0].dtype.code == PK_DTYPE_CODE_FLOAT && l.inputs[0].dtype.bits == 32 && in.contiguous &&
+  if (vec_exp && l.inputs[0].dtype.code == PK_DTYPE_CODE_FLOAT && l.inputs[0].dtype.bits == 32 && in.contiguous &&
       out.contiguous) {
     const float *a = at<const float>(in, 0);
     float *o = at<float>(out, 0);
-    parallel_for(0, out.numel, int64_t{1} << 15, [&](int64_t lo, int64_t hi) { exp_f32_avx512(a, o, lo, hi); });
+    parallel_for(0, out.numel, int64_t{1} << 15, [&](int64_t lo, int64_t hi) { vec_exp(a, o, lo, hi); });
     return PK_OK;
   }
   return unary<Exp>(l);

@@ -210,6 +210,15 @@ bool bmm_onednn(const float *a, const float *bm, float *c, int64_t B, int64_t M,
 }
 #endif
 
+// oneDNN's blocked kernels multiply zero padding by the operands, so an inf in an input turns into NaN where the
+// exact result is inf; inputs with non-finite values take the plain loops (the scan is O(inputs), the product
+// O(M N K)).
+inline bool all_finite(const float *p, int64_t n) {
+  bool ok = true;
+  for (int64_t i = 0; i < n; ++i) ok &= std::isfinite(p[i]);
+  return ok;
+}
+
 template <class A>
 void bmm(const A *a, const A *bm, A *c, int64_t B, int64_t M, int64_t K, int64_t N) {
   if (B * M * N == 0) return;
@@ -219,7 +228,7 @@ void bmm(const A *a, const A *bm, A *c, int64_t B, int64_t M, int64_t K, int64_t
   }
 #ifdef PRIMKIT_CPU_HAVE_ONEDNN
   if constexpr (std::is_same_v<A, float>) {
-    if (bmm_onednn(a, bm, c, B, M, K, N)) return;
+    if (all_finite(a, B * M * K) && all_finite(bm, B * K * N) && bmm_onednn(a, bm, c, B, M, K, N)) return;
   }
 #endif
   bmm_loops(a, bm, c, B, M, K, N);
@@ -435,7 +444,9 @@ pk_status convolution(const pk_attrs_convolution &a, const View &x, const View &
   bool done = false;
 #ifdef PRIMKIT_CPU_HAVE_ONEDNN
   if constexpr (std::is_same_v<T, float>) {
-    if (x.numel > 0 && w.numel > 0) done = conv_onednn(g, px.ptr, pw.ptr, out.data());
+    if (x.numel > 0 && w.numel > 0 && all_finite(px.ptr, x.numel) && all_finite(pw.ptr, w.numel)) {
+      done = conv_onednn(g, px.ptr, pw.ptr, out.data());
+    }
   }
 #endif
   if (!done) conv_loops(g, px.ptr, pw.ptr, out.data());

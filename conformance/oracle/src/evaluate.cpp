@@ -108,10 +108,16 @@ std::vector<WTensor> run_composite(const meta::OpInfo &op, const std::vector<con
   return out;
 }
 
-// Output overflow rule: conversions to fp8 e4m3fn saturate (the table's convert_element_type doc); every
-// other result follows the format's own overflow (inf, or NaN for the finite-only format).
+// Output overflow rule: conversions to fp8 e4m3fn saturate (the table's convert_element_type doc), and so do
+// the ops whose docs say their value is "converted to dtype" / "as convert_element_type does" (creation, fill,
+// the fill value of pad); every other result follows the format's own overflow (inf, or NaN for the
+// finite-only format).
 Overflow overflow_rule(const meta::OpInfo &op, int32_t dtype) {
-  if (std::strcmp(op.name, "convert_element_type") == 0 && dtype == PK_DTYPE_F8E4M3FN) return Overflow::saturate;
+  if (dtype != PK_DTYPE_F8E4M3FN) return Overflow::standard;
+  static const char *const kConverting[] = {"convert_element_type", "fill", "full", "scalar_tensor", "iota", "pad"};
+  for (const char *name : kConverting) {
+    if (std::strcmp(op.name, name) == 0) return Overflow::saturate;
+  }
   return Overflow::standard;
 }
 

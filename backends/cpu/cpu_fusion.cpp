@@ -1,0 +1,139 @@
+// cpu_fusion.cpp — the CPU backend's fused kernels: elementwise chains (optionally closed by a sum/amax over the
+// last axis) offered by the runtime's graph compiler are compiled by the LLVM code generator through ORC LLJIT
+// into one vectorized loop, run in chunks on the backend's worker pool.
+//
+// Compiled code is cached by the generator per (region signature, layout class): the signature is the region's
+// canonical key (ops, dtypes, attributes, argument order, values renumbered), the layout class is dense or
+// strided-of-rank-r. Shapes are kernel parameters, so one compilation serves every shape of its class, and a
+// second graph with the same chain costs only a hash lookup.
+//
+// Without LLVM (PRIMKIT_CPU_HAVE_CODEGEN undefined) install_fusion leaves the slots NULL: declining is legal.
+#include "cpu_fusion.hpp"
+
+#if defined(PRIMKIT_CPU_HAVE_CODEGEN)
+
+#include <algorithm>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "cpu_kernels.hpp"
+#include "primkit/codegen.hpp"
+
+// A fused region: what the offer compiled (dense layout) plus what a launch needs to find a strided variant.
+struct pk_be_kernel {
+  pk::codegen::KernelSpec spec;
+  std::vector<int64_t> shape;  // element shape
+  pk::codegen::CpuFn dense = nullptr;
+};
+
+namespace pk::cpu {
+
+namespace {
+
+using pk::kit::fail;
+
+// Work items per chunk: below ~64 K elements a parallel region costs more than it saves.
+constexpr int64_t kGrainElements = 1 << 16;
+
+pk_status fusion_offer(pk_be_context *, uint32_t, const pk_subgraph *graph, pk_fusion_claim *claim,
+                       pk_be_kernel **out) {
+  if (graph == nullptr || claim == nullptr || out == nullptr || claim->num_nodes != graph->num_nodes) {
+    return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "cpu: fusion_offer: bad arguments");
+  }
+  *out = nullptr;
+  try {
+    auto k = std::make_unique<pk_be_kernel>();
+    std::vector<uint8_t> claimed(graph->num_nodes, 0);
+    int64_t shape[PK_MAX_RANK];
+    int32_t ndim = 0;
+    std::string why;
+    if (!pk::codegen::region_from_subgraph(*graph, claimed.data(), k->spec.region, shape, ndim, why)) return PK_OK;
+    k->shape.assign(shape, shape + ndim);
+    std::string err;
+    k->dense = reinterpret_cast<pk::codegen::CpuFn>(pk::codegen::jit_compile(k->spec, pk::codegen::HostMode::cpu, err));
+    if (k->dense == nullptr) return PK_OK;  // cannot compile: decline, the nodes run one by one
+    std::copy(claimed.begin(), claimed.end(), claim->claimed);
+    *out = k.release();
+    return PK_OK;
+  } catch (const std::bad_alloc &) {
+    return fail(PK_ERROR_OUT_OF_MEMORY, 0, -1, "cpu: fusion_offer: out of memory");
+  }
+}
+
+pk_status kernel_launch_impl(pk_be_kernel *k, const pk_tensor *args, uint32_t num_args) {
+  const pk::codegen::Region &r = k->spec.region;
+  if (num_args != r.num_args()) {
+    return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "cpu: fused kernel takes %zu arguments, got %u", r.num_args(),
+                num_args);
+  }
+  const int32_t rank = static_cast<int32_t>(k->shape.size());
+  const bool reduces = r.reduces();
+  int64_t n = 1;
+  for (int32_t d = 0; d < rank - (reduces ? 1 : 0); ++d) n *= k->shape[d];
+  const int64_t cols = reduces ? k->shape.back() : 1;
+  if (n == 0) return PK_OK;
+  std::vector<void *> ptrs;
+  bool dense = true;
+  for (uint32_t i = 0; i < num_args; ++i) {
+    ptrs.push_back(static_cast<char *>(args[i].data) + args[i].byte_offset);
+    dense = dense && pk::kit::view_of(args[i]).contiguous;
+  }
+  pk::codegen::CpuFn fn = k->dense;
+  std::vector<int64_t> shape;
+  std::vector<std::vector<int64_t>> strides;
+  if (!dense && rank > 0) {
+    // Strided views (graph inputs or outputs the caller passed with strides): the rank-r variant, compiled once.
+    pk::codegen::KernelSpec strided = k->spec;
+    strided.rank = rank;
+    std::string err;
+    fn = reinterpret_cast<pk::codegen::CpuFn>(pk::codegen::jit_compile(strided, pk::codegen::HostMode::cpu, err));
+    if (fn == nullptr) return fail(PK_ERROR_INTERNAL, 0, -1, "cpu: fused kernel (strided): %s", err.c_str());
+    shape = k->shape;
+    for (uint32_t i = 0; i < num_args; ++i) {
+      pk::kit::View v = pk::kit::view_of(args[i]);
+      std::vector<int64_t> s(v.strides, v.strides + v.ndim);
+      s.resize(static_cast<size_t>(rank), 0);  // a reduced output: stride 0 on the reduced axis
+      strides.push_back(std::move(s));
+    }
+  }
+  pk::codegen::Params params(ptrs, n, cols, shape, strides);
+  void **values = params.values();
+  const int64_t grain = std::max<int64_t>(1, kGrainElements / std::max<int64_t>(cols, 1));
+  parallel_for(0, n, grain, [&](int64_t lo, int64_t hi) { fn(values, lo, hi); });
+  return PK_OK;
+}
+
+pk_status kernel_launch(pk_be_stream *, pk_be_kernel *k, const pk_tensor *args, uint32_t num_args) {
+  if (k == nullptr) return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "cpu: kernel_launch: NULL kernel");
+  try {
+    return kernel_launch_impl(k, args, num_args);
+  } catch (const std::bad_alloc &) {
+    return fail(PK_ERROR_OUT_OF_MEMORY, 0, -1, "cpu: fused kernel: out of memory");
+  }
+}
+
+pk_status kernel_destroy(pk_be_context *, pk_be_kernel *k) {
+  // The machine code stays in the generator's cache for the next region with the same signature.
+  std::unique_ptr<pk_be_kernel> owned(k);
+  return PK_OK;
+}
+
+}  // namespace
+
+void install_fusion(pk_backend_api &api) {
+  api.fusion_offer = fusion_offer;
+  api.kernel_launch = kernel_launch;
+  api.kernel_destroy = kernel_destroy;
+}
+
+}  // namespace pk::cpu
+
+#else
+
+namespace pk::cpu {
+void install_fusion(pk_backend_api &) {}
+}  // namespace pk::cpu
+
+#endif

@@ -1,0 +1,405 @@
+// gpu_backend.cpp — the PrimKit ABI of the cuda and cuda-emu plugins, written once over pk::gpu::Executor:
+// negotiation, metadata, memory, streams and events (sticky errors), the capability query and op launches
+// through kernels from the LLVM code generator, and fusion of elementwise regions.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "gpu_backend.hpp"
+#include "primkit/backend_kit.hpp"
+#include "primkit/op_info.hpp"
+
+using pk::kit::fail;
+
+struct pk_be_context {
+  const pk_host_services *host = nullptr;
+  std::unique_ptr<pk::gpu::Executor> exec;
+  std::mutex mutex;
+  std::map<std::string, void *> kernels;  // "<device>|<spec key>" -> executor kernel handle
+};
+
+struct pk_be_stream {
+  pk_be_context *ctx = nullptr;
+  uint32_t device = 0;
+  void *handle = nullptr;
+  pk_status sticky = PK_OK;
+  char sticky_message[PK_MESSAGE_CAPACITY] = {0};
+};
+
+struct pk_be_event {
+  pk_be_context *ctx = nullptr;
+  void *handle = nullptr;
+  pk_be_stream *recorded_on = nullptr;
+};
+
+// A fused region compiled for one device: the dense kernel now, a strided one on the first launch that needs it.
+struct pk_be_kernel {
+  uint32_t device = 0;
+  pk::codegen::KernelSpec spec;  // rank 0
+  std::vector<int64_t> shape;    // the element shape
+  void *dense = nullptr;
+};
+
+namespace {
+
+pk_status sticky_check(pk_be_stream *s) {
+  if (s->sticky == PK_OK) return PK_OK;
+  return fail(PK_ERROR_STREAM_FAILED, 0, -1, "%s: stream failed earlier: %s", pk::gpu::backend_name(),
+              s->sticky_message);
+}
+
+pk_status make_sticky(pk_be_stream *s, pk_status st) {
+  if (st != PK_OK && st != PK_UNIMPLEMENTED && st != PK_NOT_READY) {
+    s->sticky = st;
+    std::snprintf(s->sticky_message, sizeof s->sticky_message, "%s", pk::kit::last_error().message);
+  }
+  return st;
+}
+
+template <class T>
+void copy_out(const T &value, T *out) {
+  const uint32_t n = std::min<uint32_t>(out->struct_size, sizeof value);
+  std::memcpy(out, &value, n);
+  out->struct_size = n;
+}
+
+// Kernel handle for a spec on a device, compiled once per context.
+pk_status kernel_for(pk_be_context *ctx, uint32_t device, const pk::codegen::KernelSpec &spec, void **out) {
+  const std::string k = std::to_string(device) + "|" + pk::codegen::key(spec);
+  std::lock_guard<std::mutex> g(ctx->mutex);
+  auto it = ctx->kernels.find(k);
+  if (it != ctx->kernels.end()) {
+    *out = it->second;
+    return PK_OK;
+  }
+  void *kernel = nullptr;
+  if (pk_status st = ctx->exec->load_kernel(device, spec, &kernel)) return st;
+  ctx->kernels.emplace(k, kernel);
+  *out = kernel;
+  return PK_OK;
+}
+
+bool dense(const pk_tensor &t) {
+  return pk::kit::view_of(t).contiguous;
+}
+void *element0(const pk_tensor &t) {
+  return static_cast<char *>(t.data) + t.byte_offset;
+}
+
+// Strides of a tensor over the element space of rank `rank`; a tensor of rank rank-1 (a reduced output) gets
+// stride 0 on the last axis.
+std::vector<int64_t> strides_over(const pk_tensor &t, int32_t rank) {
+  pk::kit::View v = pk::kit::view_of(t);
+  std::vector<int64_t> s(v.strides, v.strides + v.ndim);
+  while (static_cast<int32_t>(s.size()) < rank) s.push_back(0);
+  return s;
+}
+
+// Runs a spec over tensors: args (inputs then outputs) with `shape` the element space.
+pk_status run(pk_be_stream *stream, pk::codegen::KernelSpec spec, void *dense_kernel, const pk_tensor *args,
+              size_t nargs, const std::vector<int64_t> &shape) {
+  const bool reduces = spec.region.reduces();
+  const int32_t rank = static_cast<int32_t>(shape.size());
+  int64_t numel = 1;
+  for (int64_t e : shape) numel *= e;
+  const int64_t cols = reduces ? shape.back() : 1;
+  int64_t n = numel;
+  if (reduces) {
+    n = 1;
+    for (int32_t d = 0; d + 1 < rank; ++d) n *= shape[d];
+  }
+  if (n == 0) return PK_OK;
+  bool all_dense = true;
+  for (size_t k = 0; k < nargs; ++k) all_dense = all_dense && dense(args[k]);
+  std::vector<void *> ptrs;
+  for (size_t k = 0; k < nargs; ++k) ptrs.push_back(element0(args[k]));
+  void *kernel = dense_kernel;
+  std::vector<int64_t> shp;
+  std::vector<std::vector<int64_t>> strides;
+  if (!all_dense && rank > 0) {
+    spec.rank = rank;
+    shp = shape;
+    for (size_t k = 0; k < nargs; ++k) strides.push_back(strides_over(args[k], rank));
+    kernel = nullptr;
+  }
+  if (kernel == nullptr) {
+    if (pk_status st = kernel_for(stream->ctx, stream->device, spec, &kernel)) return st;
+  }
+  pk::codegen::Params params(ptrs, n, cols, shp, strides);
+  return stream->ctx->exec->launch(stream->handle, kernel, params.values(), n);
+}
+
+// --- lifecycle and metadata -------------------------------------------------------------------------------
+
+pk_status g_open(const pk_host_services *host, pk_be_context **out) {
+  if (out == nullptr) return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "%s: open: out is NULL", pk::gpu::backend_name());
+  auto ctx = std::unique_ptr<pk_be_context>(new (std::nothrow) pk_be_context);
+  if (!ctx) return fail(PK_ERROR_OUT_OF_MEMORY, 0, -1, "%s: open: no memory", pk::gpu::backend_name());
+  ctx->host = host;
+  try {
+    ctx->exec = pk::gpu::make_executor();
+  } catch (...) {
+    return fail(PK_ERROR_INTERNAL, 0, -1, "%s: open: executor construction failed", pk::gpu::backend_name());
+  }
+  *out = ctx.release();
+  return PK_OK;
+}
+
+void g_close(pk_be_context *ctx) {
+  std::unique_ptr<pk_be_context> owned(ctx);
+}
+
+pk_status g_get_info(pk_be_context *, pk_backend_info *out) {
+  if (out == nullptr) return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "get_info: out is NULL");
+  pk_backend_info info;
+  PK_STRUCT_INIT(info);
+  std::snprintf(info.name, sizeof info.name, "%s", pk::gpu::backend_name());
+  std::snprintf(info.vendor, sizeof info.vendor, "PrimKit reference (LLVM codegen)");
+  info.version_major = 0;
+  info.version_minor = 1;
+  info.abi_version = PK_ABI_VERSION;
+  copy_out(info, out);
+  return PK_OK;
+}
+
+pk_status g_get_last_error(pk_be_context *, pk_error_info *out) {
+  return pk::kit::copy_last_error(out);
+}
+
+pk_status g_device_count(pk_be_context *ctx, uint32_t *out) {
+  if (out == nullptr) return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "device_count: out is NULL");
+  *out = ctx->exec->device_count();
+  return PK_OK;
+}
+
+pk_status g_device_get_props(pk_be_context *ctx, uint32_t index, pk_device_props *out) {
+  if (out == nullptr) return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "device_get_props: out is NULL");
+  pk_device_props p;
+  PK_STRUCT_INIT(p);
+  if (pk_status st = ctx->exec->device_props(index, p)) return st;
+  copy_out(p, out);
+  return PK_OK;
+}
+
+// --- memory, streams, events --------------------------------------------------------------------------------
+
+pk_status g_mem_alloc(pk_be_context *ctx, uint32_t device, uint64_t bytes, void **out) {
+  return ctx->exec->alloc(device, bytes, out);
+}
+pk_status g_mem_free(pk_be_context *ctx, uint32_t device, void *ptr) {
+  return ctx->exec->free(device, ptr);
+}
+
+pk_status g_copy_h2d(pk_be_stream *s, void *dst, uint64_t dst_offset, const void *src, uint64_t bytes) {
+  if (pk_status st = sticky_check(s)) return st;
+  if (bytes == 0) return PK_OK;
+  return make_sticky(s, s->ctx->exec->copy_h2d(s->handle, static_cast<char *>(dst) + dst_offset, src, bytes));
+}
+pk_status g_copy_d2h(pk_be_stream *s, void *dst, const void *src, uint64_t src_offset, uint64_t bytes) {
+  if (pk_status st = sticky_check(s)) return st;
+  if (bytes == 0) return PK_OK;
+  return make_sticky(s, s->ctx->exec->copy_d2h(s->handle, dst, static_cast<const char *>(src) + src_offset, bytes));
+}
+pk_status g_copy_d2d(pk_be_stream *s, void *dst, uint64_t dst_offset, const void *src, uint64_t src_offset,
+                     uint64_t bytes) {
+  if (pk_status st = sticky_check(s)) return st;
+  if (bytes == 0) return PK_OK;
+  return make_sticky(s, s->ctx->exec->copy_d2d(s->handle, static_cast<char *>(dst) + dst_offset,
+                                               static_cast<const char *>(src) + src_offset, bytes));
+}
+
+pk_status g_stream_create(pk_be_context *ctx, uint32_t device, pk_be_stream **out) {
+  auto s = std::unique_ptr<pk_be_stream>(new (std::nothrow) pk_be_stream);
+  if (!s) return fail(PK_ERROR_OUT_OF_MEMORY, 0, -1, "%s: no memory for a stream", pk::gpu::backend_name());
+  s->ctx = ctx;
+  s->device = device;
+  if (pk_status st = ctx->exec->stream_create(device, &s->handle)) return st;
+  *out = s.release();
+  return PK_OK;
+}
+pk_status g_stream_destroy(pk_be_stream *s) {
+  std::unique_ptr<pk_be_stream> owned(s);
+  return s->ctx->exec->stream_destroy(s->handle);
+}
+pk_status g_stream_synchronize(pk_be_stream *s) {
+  if (pk_status st = sticky_check(s)) return st;
+  return make_sticky(s, s->ctx->exec->stream_synchronize(s->handle));
+}
+pk_status g_stream_query(pk_be_stream *s) {
+  if (pk_status st = sticky_check(s)) return st;
+  return make_sticky(s, s->ctx->exec->stream_query(s->handle));
+}
+pk_status g_event_create(pk_be_context *ctx, uint32_t device, pk_be_event **out) {
+  auto e = std::unique_ptr<pk_be_event>(new (std::nothrow) pk_be_event);
+  if (!e) return fail(PK_ERROR_OUT_OF_MEMORY, 0, -1, "%s: no memory for an event", pk::gpu::backend_name());
+  e->ctx = ctx;
+  if (pk_status st = ctx->exec->event_create(device, &e->handle)) return st;
+  *out = e.release();
+  return PK_OK;
+}
+pk_status g_event_destroy(pk_be_event *e) {
+  std::unique_ptr<pk_be_event> owned(e);
+  return e->ctx->exec->event_destroy(e->handle);
+}
+pk_status g_event_record(pk_be_event *e, pk_be_stream *s) {
+  if (pk_status st = sticky_check(s)) return st;
+  e->recorded_on = s;
+  return make_sticky(s, s->ctx->exec->event_record(e->handle, s->handle));
+}
+pk_status g_stream_wait_event(pk_be_stream *s, pk_be_event *e) {
+  if (pk_status st = sticky_check(s)) return st;
+  return make_sticky(s, s->ctx->exec->stream_wait_event(s->handle, e->handle));
+}
+pk_status g_event_synchronize(pk_be_event *e) {
+  if (e->recorded_on && e->recorded_on->sticky != PK_OK) return sticky_check(e->recorded_on);
+  return e->ctx->exec->event_synchronize(e->handle);
+}
+pk_status g_event_query(pk_be_event *e) {
+  if (e->recorded_on && e->recorded_on->sticky != PK_OK) return sticky_check(e->recorded_on);
+  return e->ctx->exec->event_query(e->handle);
+}
+
+// --- ops -------------------------------------------------------------------------------------------------------
+
+pk_status g_op_query(pk_be_context *, const pk_op_query *q, pk_op_support *out) {
+  if (q == nullptr || out == nullptr) return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "op_query: NULL argument");
+  pk_op_support s;
+  PK_STRUCT_INIT(s);
+  pk::codegen::Region r;
+  std::string why;
+  if (pk::codegen::region_for_query(*q, r, why)) {
+    s.supported = 1;
+    s.native = 1;
+    std::snprintf(s.reason, sizeof s.reason, "LLVM-generated kernel (any strides)");
+  } else {
+    std::snprintf(s.reason, sizeof s.reason, "%s", why.c_str());
+  }
+  copy_out(s, out);
+  return PK_OK;
+}
+
+pk_status g_op_launch(pk_be_stream *stream, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
+                      const pk_tensor *outputs, uint32_t num_outputs, const void *attrs) {
+  if (pk_status st = sticky_check(stream)) return st;
+  pk::codegen::KernelSpec spec;
+  std::string why;
+  if (!pk::codegen::region_for_op(op_id, inputs, num_inputs, outputs, num_outputs, attrs, spec.region, why)) {
+    return fail(PK_UNIMPLEMENTED, op_id, -1, "%s: %s", pk::gpu::backend_name(), why.c_str());
+  }
+  std::vector<pk_tensor> args(inputs, inputs + num_inputs);
+  args.push_back(outputs[0]);
+  // The element space: the input's shape (a reduction's output drops its last axis).
+  const pk_tensor &space = num_inputs ? inputs[0] : outputs[0];
+  std::vector<int64_t> shape(space.shape, space.shape + space.ndim);
+  try {
+    return make_sticky(stream, run(stream, spec, nullptr, args.data(), args.size(), shape));
+  } catch (const std::bad_alloc &) {
+    return make_sticky(stream, fail(PK_ERROR_OUT_OF_MEMORY, op_id, -1, "%s: out of memory", pk::gpu::backend_name()));
+  }
+}
+
+// --- fusion ---------------------------------------------------------------------------------------------------
+
+pk_status g_fusion_offer(pk_be_context *ctx, uint32_t device, const pk_subgraph *graph, pk_fusion_claim *claim,
+                         pk_be_kernel **out) {
+  if (graph == nullptr || claim == nullptr || out == nullptr || claim->num_nodes != graph->num_nodes) {
+    return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "fusion_offer: bad arguments");
+  }
+  *out = nullptr;
+  try {
+    std::vector<uint8_t> claimed(graph->num_nodes, 0);
+    auto k = std::make_unique<pk_be_kernel>();
+    int64_t shape[PK_MAX_RANK];
+    int32_t ndim = 0;
+    std::string why;
+    if (!pk::codegen::region_from_subgraph(*graph, claimed.data(), k->spec.region, shape, ndim, why)) {
+      return PK_OK;  // declining is always legal
+    }
+    k->device = device;
+    k->shape.assign(shape, shape + ndim);
+    // Compile now: a kernel that cannot be built is declined here rather than failing at run time.
+    if (kernel_for(ctx, device, k->spec, &k->dense) != PK_OK) return PK_OK;
+    std::copy(claimed.begin(), claimed.end(), claim->claimed);
+    *out = k.release();
+    return PK_OK;
+  } catch (const std::bad_alloc &) {
+    return fail(PK_ERROR_OUT_OF_MEMORY, 0, -1, "%s: fusion_offer: out of memory", pk::gpu::backend_name());
+  }
+}
+
+pk_status g_kernel_launch(pk_be_stream *stream, pk_be_kernel *kernel, const pk_tensor *args, uint32_t num_args) {
+  if (pk_status st = sticky_check(stream)) return st;
+  if (kernel == nullptr || num_args != kernel->spec.region.num_args()) {
+    return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "%s: kernel_launch: expected %zu arguments, got %u",
+                pk::gpu::backend_name(), kernel ? kernel->spec.region.num_args() : size_t{0}, num_args);
+  }
+  try {
+    return make_sticky(stream, run(stream, kernel->spec, kernel->dense, args, num_args, kernel->shape));
+  } catch (const std::bad_alloc &) {
+    return make_sticky(stream, fail(PK_ERROR_OUT_OF_MEMORY, 0, -1, "%s: out of memory", pk::gpu::backend_name()));
+  }
+}
+
+pk_status g_kernel_destroy(pk_be_context *, pk_be_kernel *kernel) {
+  // The compiled code stays in the context's cache for the next region with the same key.
+  std::unique_ptr<pk_be_kernel> owned(kernel);
+  return PK_OK;
+}
+
+pk_backend_api make_api() {
+  pk_backend_api a;
+  PK_STRUCT_INIT(a);
+  a.abi_version = PK_ABI_VERSION;
+  a.open = g_open;
+  a.close = g_close;
+  a.get_info = g_get_info;
+  a.get_last_error = g_get_last_error;
+  a.device_count = g_device_count;
+  a.device_get_props = g_device_get_props;
+  a.mem_alloc = g_mem_alloc;
+  a.mem_free = g_mem_free;
+  a.copy_host_to_device = g_copy_h2d;
+  a.copy_device_to_host = g_copy_d2h;
+  a.copy_device_to_device = g_copy_d2d;
+  a.stream_create = g_stream_create;
+  a.stream_destroy = g_stream_destroy;
+  a.stream_synchronize = g_stream_synchronize;
+  a.stream_query = g_stream_query;
+  a.event_create = g_event_create;
+  a.event_destroy = g_event_destroy;
+  a.event_record = g_event_record;
+  a.stream_wait_event = g_stream_wait_event;
+  a.event_synchronize = g_event_synchronize;
+  a.event_query = g_event_query;
+  a.op_query = g_op_query;
+  a.op_launch = g_op_launch;
+  a.fusion_offer = g_fusion_offer;
+  a.kernel_launch = g_kernel_launch;
+  a.kernel_destroy = g_kernel_destroy;
+  return a;
+}
+
+const pk_backend_api k_api = make_api();
+
+}  // namespace
+
+extern "C" PK_EXPORT pk_status pk_backend_entry(const pk_host_services *host, uint32_t *chosen_version,
+                                                const pk_backend_api **out_api, char *message,
+                                                size_t message_capacity) {
+  if (host == nullptr || chosen_version == nullptr || out_api == nullptr) return PK_ERROR_INVALID_ARGUMENT;
+  if (PK_VERSION_MAJOR(host->host_abi_version) != PK_ABI_VERSION_MAJOR) {
+    if (message && message_capacity) {
+      std::snprintf(message, message_capacity, "the %s backend speaks ABI major %u; the host speaks %u",
+                    pk::gpu::backend_name(), PK_ABI_VERSION_MAJOR, PK_VERSION_MAJOR(host->host_abi_version));
+    }
+    return PK_ERROR_ABI_MISMATCH;
+  }
+  *chosen_version = std::min<uint32_t>(PK_ABI_VERSION, host->host_abi_version);
+  *out_api = &k_api;
+  return PK_OK;
+}

@@ -1,0 +1,1095 @@
+// cl_codegen.cpp — OpenCL C generation. Every value a generated kernel computes with lives in its dtype's
+// compute type (float for bf16 and the fp8 formats, the dtype itself otherwise); loads decode the storage and
+// stores encode it with one round-to-nearest-even. The op semantics are those of docs/ops.md (integer wrap,
+// x / 0 = 0 for integers, NaN propagation of maximum/minimum, saturating conversions ...).
+#include "cl_codegen.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <limits>
+
+#include "primkit/backend_kit.hpp"
+#include "primkit/op_info.hpp"
+
+namespace pk::ocl {
+namespace {
+
+struct ClType {
+  const char *st;  // storage type
+  const char *ct;  // compute type
+  const char *ut;  // unsigned type of the same width (integers)
+  int bits;
+  bool flt;    // a floating-point dtype
+  bool small;  // stored narrower than it computes (bf16, fp8)
+  bool sgn;    // signed integer
+  bool boolean;
+};
+
+const ClType &cl_type(int32_t dt) {
+  static const ClType kBool{"uchar", "uchar", "uchar", 8, false, false, false, true};
+  static const ClType kU8{"uchar", "uchar", "uchar", 8, false, false, false, false};
+  static const ClType kI8{"char", "char", "uchar", 8, false, false, true, false};
+  static const ClType kI16{"short", "short", "ushort", 16, false, false, true, false};
+  static const ClType kI32{"int", "int", "uint", 32, false, false, true, false};
+  static const ClType kI64{"long", "long", "ulong", 64, false, false, true, false};
+  static const ClType kBf16{"ushort", "float", "ushort", 16, true, true, false, false};
+  static const ClType kF32{"float", "float", "uint", 32, true, false, false, false};
+  static const ClType kF64{"double", "double", "ulong", 64, true, false, false, false};
+  static const ClType kF8{"uchar", "float", "uchar", 8, true, true, false, false};
+  switch (dt) {
+    case PK_DTYPE_BOOL:
+      return kBool;
+    case PK_DTYPE_U8:
+      return kU8;
+    case PK_DTYPE_I8:
+      return kI8;
+    case PK_DTYPE_I16:
+      return kI16;
+    case PK_DTYPE_I32:
+      return kI32;
+    case PK_DTYPE_I64:
+      return kI64;
+    case PK_DTYPE_BF16:
+      return kBf16;
+    case PK_DTYPE_F64:
+      return kF64;
+    case PK_DTYPE_F8E4M3FN:
+    case PK_DTYPE_F8E5M2:
+      return kF8;
+    default:
+      return kF32;
+  }
+}
+
+bool is_int(int32_t dt) {
+  return dt >= PK_DTYPE_U8 && dt <= PK_DTYPE_I64;
+}
+bool is_flt(int32_t dt) {
+  return cl_type(dt).flt && dt != PK_DTYPE_F16 && dt != PK_DTYPE_C64 && dt != PK_DTYPE_C128;
+}
+
+// Decodes a storage lvalue into the compute type.
+std::string load_expr(int32_t dt, const std::string &x) {
+  switch (dt) {
+    case PK_DTYPE_BF16:
+      return "pk_bf16_to_f32(" + x + ")";
+    case PK_DTYPE_F8E4M3FN:
+      return "pk_e4m3_to_f32(" + x + ")";
+    case PK_DTYPE_F8E5M2:
+      return "pk_e5m2_to_f32(" + x + ")";
+    default:
+      return x;
+  }
+}
+
+// Encodes a compute value into storage (one rounding for the narrow formats).
+std::string store_expr(int32_t dt, const std::string &v) {
+  switch (dt) {
+    case PK_DTYPE_BF16:
+      return "pk_f32_to_bf16(" + v + ")";
+    case PK_DTYPE_F8E4M3FN:
+      return "pk_f32_to_e4m3(" + v + ")";
+    case PK_DTYPE_F8E5M2:
+      return "pk_f32_to_e5m2(" + v + ")";
+    default:
+      return v;
+  }
+}
+
+// Helpers every program carries: the storage formats of bf16 and fp8 (same algorithm as backend_kit.hpp's
+// encode_small_float, so both backends round identically) and the dims struct of strided kernels.
+const char *kPrelude = R"CL(
+typedef struct { long v[8]; } pk_dims;
+inline float pk_bf16_to_f32(ushort b) { return as_float(((uint)b) << 16); }
+inline ushort pk_f32_to_bf16(float f) {
+  uint u = as_uint(f);
+  if (isnan(f)) return (ushort)(((u >> 16) & 0x8000u) | 0x7fc0u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return (ushort)(u >> 16);
+}
+inline float pk_dec_small(uint bits, int ebits, int mbits, int has_inf) {
+  const int total = 1 + ebits + mbits;
+  const uint neg = (bits >> (total - 1)) & 1u;
+  const uint e = (bits >> mbits) & ((1u << ebits) - 1u);
+  const uint m = bits & ((1u << mbits) - 1u);
+  const int bias = (1 << (ebits - 1)) - 1;
+  float v;
+  if (has_inf && e == (1u << ebits) - 1u) v = m ? as_float(0x7fc00000u) : INFINITY;
+  else if (!has_inf && e == (1u << ebits) - 1u && m == (1u << mbits) - 1u) v = as_float(0x7fc00000u);
+  else if (e == 0u) v = ldexp((float)m, 1 - bias - mbits);
+  else v = ldexp(1.0f + ldexp((float)m, -mbits), (int)e - bias);
+  return neg ? -v : v;
+}
+#define PK_ENC_SMALL(NAME, T, ONE)                                                                  \
+inline uint NAME(T v, int ebits, int mbits, int has_inf, uint nan_bits) {                           \
+  const int total = 1 + ebits + mbits;                                                              \
+  const uint sign = signbit(v) ? (1u << (total - 1)) : 0u;                                          \
+  if (isnan(v)) return sign | nan_bits;                                                             \
+  const T a = fabs(v);                                                                              \
+  const int bias = (1 << (ebits - 1)) - 1;                                                          \
+  const int emax = has_inf ? ((1 << ebits) - 2) - bias : ((1 << ebits) - 1) - bias;                 \
+  const T maxf = has_inf ? ldexp((T)2 - ldexp(ONE, -mbits), emax) : ldexp((T)2 - ldexp(ONE, 1 - mbits), emax); \
+  const uint max_bits = has_inf ? ((((1u << ebits) - 2u) << mbits) | ((1u << mbits) - 1u))          \
+                                : ((((1u << ebits) - 1u) << mbits) | ((1u << mbits) - 2u));         \
+  const uint over = has_inf ? (((1u << ebits) - 1u) << mbits) : max_bits;                           \
+  if (isinf(a)) return sign | over;                                                                 \
+  if (a == (T)0) return sign;                                                                       \
+  int e;                                                                                            \
+  frexp(a, &e);                                                                                     \
+  int ue = e - 1;                                                                                   \
+  const int emin = 1 - bias;                                                                        \
+  if (ue < emin) ue = emin;                                                                         \
+  const T q = ldexp(ONE, ue - mbits);                                                               \
+  const T r = rint(a / q) * q;                                                                      \
+  if (r > maxf) return sign | over;                                                                 \
+  if (r == (T)0) return sign;                                                                       \
+  frexp(r, &e);                                                                                     \
+  ue = e - 1;                                                                                       \
+  uint bits;                                                                                        \
+  if (ue < emin) bits = (uint)(r / ldexp(ONE, emin - mbits));                                       \
+  else bits = ((uint)(ue + bias) << mbits) | (uint)((r / ldexp(ONE, ue) - (T)1) * ldexp(ONE, mbits)); \
+  return sign | bits;                                                                               \
+}
+PK_ENC_SMALL(pk_enc_small_f, float, 1.0f)
+inline float pk_e4m3_to_f32(uchar b) { return pk_dec_small(b, 4, 3, 0); }
+inline float pk_e5m2_to_f32(uchar b) { return pk_dec_small(b, 5, 2, 1); }
+inline uchar pk_f32_to_e4m3(float v) { return (uchar)pk_enc_small_f(v, 4, 3, 0, 0x7fu); }
+inline uchar pk_f32_to_e5m2(float v) { return (uchar)pk_enc_small_f(v, 5, 2, 1, 0x7eu); }
+inline ulong pk_gcd(ulong a, ulong b) { while (b != 0) { ulong t = a % b; a = b; b = t; } return a; }
+#define PK_REM_FLT(T) inline T pk_rem_##T(T a, T b) { \
+  T r = fmod(a, b); \
+  if (r != (T)0 && ((r < (T)0) != (b < (T)0))) r += b; else if (r == (T)0) r = copysign((T)0, b); \
+  return r; }
+#define PK_REM_INT(T) inline T pk_rem_##T(T a, T b) { \
+  if (b == 0 || b == (T)-1) return (T)0; \
+  T r = (T)(a % b); \
+  if (r != 0 && ((r < 0) != (b < 0))) r = (T)(r + b); \
+  return r; }
+PK_REM_FLT(float)
+PK_REM_INT(char)
+PK_REM_INT(short)
+PK_REM_INT(int)
+PK_REM_INT(long)
+inline uchar pk_rem_uchar(uchar a, uchar b) { return b == 0 ? (uchar)0 : (uchar)(a % b); }
+)CL";
+
+const char *kPreludeFp64 = R"CL(
+PK_ENC_SMALL(pk_enc_small_d, double, 1.0)
+inline ushort pk_f64_to_bf16(double v) { return (ushort)pk_enc_small_d(v, 8, 7, 1, 0x7fc0u); }
+inline uchar pk_f64_to_e4m3(double v) { return (uchar)pk_enc_small_d(v, 4, 3, 0, 0x7fu); }
+inline uchar pk_f64_to_e5m2(double v) { return (uchar)pk_enc_small_d(v, 5, 2, 1, 0x7eu); }
+PK_REM_FLT(double)
+)CL";
+
+std::string prelude(const DeviceCaps &caps) {
+  std::string s;
+  if (caps.fp64) s += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
+  s += kPrelude;
+  if (caps.fp64) s += kPreludeFp64;
+  return s;
+}
+
+// A conversion of compute value x (of src) into dst's compute type, rounding once to dst's format.
+std::string convert_expr(int32_t src, int32_t dst, const std::string &x, const DeviceCaps &caps) {
+  const ClType &s = cl_type(src), &d = cl_type(dst);
+  if (src == dst) return x;
+  if (d.boolean) return "(uchar)((" + x + ") != 0)";
+  if (is_int(dst)) {
+    if (s.flt) {
+      return std::string("(isnan(") + x + ") ? (" + d.ct + ")0 : convert_" + d.ct + "_sat_rtz(" + x + "))";
+    }
+    return std::string("(") + d.ct + ")(" + x + ")";  // integer to integer wraps modulo 2^bits
+  }
+  if (dst == PK_DTYPE_F32 || dst == PK_DTYPE_F64) return std::string("convert_") + d.ct + "(" + x + ")";
+  // Narrow float formats: encode straight from the source's value (double for f64 and integers, which f32 could
+  // round first), then decode into the compute type, which holds it exactly.
+  const char *fmt = dst == PK_DTYPE_BF16 ? "bf16" : dst == PK_DTYPE_F8E4M3FN ? "e4m3" : "e5m2";
+  const bool via_double = caps.fp64 && (src == PK_DTYPE_F64 || is_int(src));
+  std::string enc = via_double ? std::string("pk_f64_to_") + fmt + "(convert_double(" + x + "))"
+                               : std::string("pk_f32_to_") + fmt + "(convert_float(" + x + "))";
+  return load_expr(dst, enc);
+}
+
+// Vector-friendly float ops: their expressions are valid for floatN/doubleN unchanged.
+bool vector_op(uint32_t op) {
+  switch (op) {
+    case PK_OP_ADD:
+    case PK_OP_SUB:
+    case PK_OP_MUL:
+    case PK_OP_DIV:
+    case PK_OP_NEG:
+    case PK_OP_ABS:
+    case PK_OP_EXP:
+    case PK_OP_LOG:
+    case PK_OP_SQRT:
+    case PK_OP_FLOOR:
+    case PK_OP_CEIL:
+    case PK_OP_TRUNC:
+    case PK_OP_SIN:
+    case PK_OP_COS:
+    case PK_OP_TAN:
+    case PK_OP_TANH:
+    case PK_OP_SINH:
+    case PK_OP_COSH:
+    case PK_OP_ASIN:
+    case PK_OP_ACOS:
+    case PK_OP_ATAN:
+    case PK_OP_ASINH:
+    case PK_OP_ACOSH:
+    case PK_OP_ATANH:
+    case PK_OP_CBRT:
+    case PK_OP_ERF:
+    case PK_OP_ERFC:
+    case PK_OP_EXPM1:
+    case PK_OP_EXP2:
+    case PK_OP_LOG1P:
+    case PK_OP_LOG2:
+    case PK_OP_LOG10:
+    case PK_OP_RECIPROCAL:
+    case PK_OP_RSQRT:
+    case PK_OP_POW:
+    case PK_OP_ATAN2:
+    case PK_OP_HYPOT:
+    case PK_OP_COPYSIGN:
+    case PK_OP_FMA:
+    case PK_OP_FMOD:
+    case PK_OP_ROUND:
+    case PK_OP_CLONE:
+    case PK_OP_FILL:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// One-argument float builtins named like the op.
+const char *float_builtin1(uint32_t op) {
+  switch (op) {
+    case PK_OP_EXP:
+      return "exp";
+    case PK_OP_LOG:
+      return "log";
+    case PK_OP_SQRT:
+      return "sqrt";
+    case PK_OP_FLOOR:
+      return "floor";
+    case PK_OP_CEIL:
+      return "ceil";
+    case PK_OP_TRUNC:
+      return "trunc";
+    case PK_OP_ACOS:
+      return "acos";
+    case PK_OP_ACOSH:
+      return "acosh";
+    case PK_OP_ASIN:
+      return "asin";
+    case PK_OP_ASINH:
+      return "asinh";
+    case PK_OP_ATAN:
+      return "atan";
+    case PK_OP_ATANH:
+      return "atanh";
+    case PK_OP_COS:
+      return "cos";
+    case PK_OP_COSH:
+      return "cosh";
+    case PK_OP_SIN:
+      return "sin";
+    case PK_OP_SINH:
+      return "sinh";
+    case PK_OP_TAN:
+      return "tan";
+    case PK_OP_TANH:
+      return "tanh";
+    case PK_OP_CBRT:
+      return "cbrt";
+    case PK_OP_ERF:
+      return "erf";
+    case PK_OP_ERFC:
+      return "erfc";
+    case PK_OP_EXPM1:
+      return "expm1";
+    case PK_OP_EXP2:
+      return "exp2";
+    case PK_OP_LOG1P:
+      return "log1p";
+    case PK_OP_LOG2:
+      return "log2";
+    case PK_OP_LOG10:
+      return "log10";
+    case PK_OP_LGAMMA:
+      return "lgamma";
+    case PK_OP_RSQRT:
+      return "rsqrt";
+    default:
+      return nullptr;
+  }
+}
+
+const char *float_builtin2(uint32_t op) {
+  switch (op) {
+    case PK_OP_POW:
+      return "pow";
+    case PK_OP_ATAN2:
+      return "atan2";
+    case PK_OP_HYPOT:
+      return "hypot";
+    case PK_OP_COPYSIGN:
+      return "copysign";
+    case PK_OP_FMOD:
+      return "fmod";
+    case PK_OP_NEXTAFTER:
+      return "nextafter";
+    default:
+      return nullptr;
+  }
+}
+
+// The expression of one op over compute-typed operands a[] (of dtype t, the op's type variable), in the compute
+// type `C` (a scalar or vector type name). Returns "" when the op has no kernel for t (why says so).
+std::string op_expr(uint32_t op, int32_t t, int32_t out_dt, uint32_t variant, uint64_t const_bits, const std::string *a,
+                    const std::string &C, const DeviceCaps &caps, std::string *why) {
+  const ClType &ty = cl_type(t);
+  const bool flt = is_flt(t), in = is_int(t), bl = t == PK_DTYPE_BOOL;
+  const std::string UT = ty.ut;
+  auto no = [&](const char *reason) {
+    if (why) *why = reason;
+    return std::string();
+  };
+  auto wrap2 = [&](const char *o) {  // integer arithmetic modulo 2^bits through the unsigned type
+    return "(" + C + ")((" + UT + ")(" + a[0] + ") " + o + " (" + UT + ")(" + a[1] + "))";
+  };
+  auto b = [](const std::string &s) { return "(uchar)(" + s + ")"; };
+  const std::string A = a ? a[0] : "", B = a ? a[1] : "", Cc = a ? a[2] : "";
+  if (const char *f = float_builtin1(op)) {
+    if (!flt) return no("defined for floating-point dtypes only");
+    return std::string(f) + "(" + A + ")";
+  }
+  if (const char *f = float_builtin2(op)) {
+    if (op == PK_OP_FMOD && in) {
+      if (ty.sgn)
+        return "((" + B + ") == 0 || (" + B + ") == (" + C + ")-1 ? (" + C + ")0 : (" + C + ")((" + A + ") % (" + B +
+               ")))";
+      return "((" + B + ") == 0 ? (" + C + ")0 : (" + C + ")((" + A + ") % (" + B + ")))";
+    }
+    if (!flt) return no("defined for floating-point dtypes only");
+    // nextafter steps in the storage format, which f32 arithmetic does not see.
+    if (op == PK_OP_NEXTAFTER && ty.small)
+      return no("nextafter of bf16/fp8 is not generated (needs format-level stepping)");
+    return std::string(f) + "(" + A + ", " + B + ")";
+  }
+  switch (op) {
+    case PK_OP_ABS:
+      if (flt) return "fabs(" + A + ")";
+      if (in)
+        return ty.sgn ? "((" + A + ") < 0 ? (" + C + ")((" + UT + ")0 - (" + UT + ")(" + A + ")) : (" + A + "))" : A;
+      return no("abs of this dtype is not generated");
+    case PK_OP_NEG:
+      if (flt) return "(-(" + A + "))";
+      if (in) return "(" + C + ")((" + UT + ")0 - (" + UT + ")(" + A + "))";
+      return no("neg of this dtype is not generated");
+    case PK_OP_ROUND:
+      if (!flt) return no("defined for floating-point dtypes only");
+      return (variant == PK_ROUNDING_HALF_AWAY_FROM_ZERO ? "round(" : "rint(") + A + ")";
+    case PK_OP_RECIPROCAL:
+      if (!flt) return no("defined for floating-point dtypes only");
+      return "((" + C + ")1 / (" + A + "))";
+    case PK_OP_BITWISE_NOT:
+      if (bl) return b("(" + A + ") == 0");
+      if (in) return "(" + C + ")(~(" + A + "))";
+      return no("integral dtypes only");
+    case PK_OP_ISFINITE:
+      return flt ? b("isfinite(" + A + ")") : (in ? std::string("(uchar)1") : no("not generated"));
+    case PK_OP_ISNAN:
+      return flt ? b("isnan(" + A + ")") : (in ? std::string("(uchar)0") : no("not generated"));
+    case PK_OP_ISINF:
+      return flt ? b("isinf(" + A + ")") : (in ? std::string("(uchar)0") : no("not generated"));
+    case PK_OP_SIGNBIT:
+      if (flt) return b("signbit(" + A + ")");
+      if (in) return ty.sgn ? b("(" + A + ") < 0") : std::string("(uchar)0");
+      return no("not generated");
+    case PK_OP_SIGN:
+      if (flt) return "((" + A + ") > 0 ? (" + C + ")1 : ((" + A + ") < 0 ? (" + C + ")-1 : (" + A + ")))";
+      if (in) return ty.sgn ? "(" + C + ")(((" + A + ") > 0) - ((" + A + ") < 0))" : "(" + C + ")((" + A + ") > 0)";
+      return no("not generated");
+    case PK_OP_LOGICAL_NOT:
+      if (flt || in || bl) return b("(" + A + ") == 0");
+      return no("not generated");
+    case PK_OP_ANGLE:
+      if (t != PK_DTYPE_F32 && t != PK_DTYPE_F64) return no("angle of complex dtypes is not generated");
+      return "(isnan(" + A + ") ? (" + A + ") : ((" + A + ") < 0 ? (" + C + ")M_PI : (" + C + ")0))";
+    case PK_OP_POPULATION_COUNT:
+      if (!in) return no("integer dtypes only");
+      return "(" + C + ")popcount(" + A + ")";
+    case PK_OP_COUNT_LEADING_ZEROS:
+      if (!in) return no("integer dtypes only");
+      return "(" + C + ")clz(" + A + ")";
+    case PK_OP_FILL: {
+      if (!(flt || in || bl)) return no("not generated");
+      // The value arrives as the output dtype's storage bits (converted on the host exactly like
+      // convert_element_type), so the kernel holds it as a literal of the compute type.
+      char lit[96];
+      if (out_dt == PK_DTYPE_F32) {
+        std::snprintf(lit, sizeof lit, "as_float(0x%08xu)", static_cast<unsigned>(const_bits));
+      } else if (out_dt == PK_DTYPE_F64) {
+        std::snprintf(lit, sizeof lit, "as_double(0x%016llxul)", static_cast<unsigned long long>(const_bits));
+      } else if (ty.small) {
+        char raw[48];
+        std::snprintf(raw, sizeof raw, "(%s)0x%llxu", ty.st, static_cast<unsigned long long>(const_bits));
+        std::snprintf(lit, sizeof lit, "%s", load_expr(out_dt, raw).c_str());
+      } else {
+        std::snprintf(lit, sizeof lit, "as_%s((%s)0x%llxul)", ty.ct, ty.ut,
+                      static_cast<unsigned long long>(const_bits));
+      }
+      return "((" + C + ")(" + lit + "))";
+    }
+    // --- binary
+    case PK_OP_ADD:
+    case PK_OP_SUB:
+    case PK_OP_MUL: {
+      const char *o = op == PK_OP_ADD ? "+" : op == PK_OP_SUB ? "-" : "*";
+      if (flt) return "((" + A + ") " + o + " (" + B + "))";
+      if (in) return wrap2(o);
+      return no("not generated for this dtype");
+    }
+    case PK_OP_DIV:
+      if (flt) return "((" + A + ") / (" + B + "))";
+      if (in) {
+        if (ty.sgn) {
+          return "((" + B + ") == 0 ? (" + C + ")0 : ((" + B + ") == (" + C + ")-1 ? (" + C + ")((" + UT + ")0 - (" +
+                 UT + ")(" + A + ")) : (" + C + ")((" + A + ") / (" + B + "))))";
+        }
+        return "((" + B + ") == 0 ? (" + C + ")0 : (" + C + ")((" + A + ") / (" + B + ")))";
+      }
+      return no("not generated for this dtype");
+    case PK_OP_MAXIMUM:
+    case PK_OP_MINIMUM:
+    case PK_OP_FMAX:
+    case PK_OP_FMIN: {
+      const bool mx = op == PK_OP_MAXIMUM || op == PK_OP_FMAX;
+      if (in) return std::string(mx ? "max(" : "min(") + A + ", " + B + ")";
+      if (!flt) return no("not generated for this dtype");
+      // Equal operands (±0) pick +0 for max and -0 for min.
+      const std::string cmp = mx ? ">" : "<";
+      const std::string pick = "((" + A + ") " + cmp + " (" + B + ") ? (" + A + ") : ((" + B + ") " + cmp + " (" + A +
+                               ") ? (" + B + ") : (signbit(" + A + ") == " + (mx ? "0" : "1") + " ? (" + A + ") : (" +
+                               B + "))))";
+      if (op == PK_OP_MAXIMUM || op == PK_OP_MINIMUM) {
+        return "((isnan(" + A + ") || isnan(" + B + ")) ? ((" + A + ") + (" + B + ")) : " + pick + ")";
+      }
+      return "(isnan(" + A + ") ? (" + B + ") : (isnan(" + B + ") ? (" + A + ") : " + pick + "))";
+    }
+    case PK_OP_SHIFT_LEFT:
+    case PK_OP_SHIFT_RIGHT_LOGICAL:
+    case PK_OP_SHIFT_RIGHT_ARITHMETIC: {
+      if (!in) return no("integer dtypes only");
+      const std::string out_of_range = "((" + B + ") < 0 || (long)(" + B + ") >= " + std::to_string(ty.bits) + ")";
+      if (op == PK_OP_SHIFT_LEFT) {
+        return "(" + out_of_range + " ? (" + C + ")0 : (" + C + ")((" + UT + ")(" + A + ") << (" + B + ")))";
+      }
+      if (op == PK_OP_SHIFT_RIGHT_LOGICAL || !ty.sgn) {
+        return "(" + out_of_range + " ? (" + C + ")0 : (" + C + ")((" + UT + ")(" + A + ") >> (" + B + ")))";
+      }
+      return "(" + out_of_range + " ? ((" + A + ") < 0 ? (" + C + ")-1 : (" + C + ")0) : (" + C + ")((" + A + ") >> (" +
+             B + ")))";
+    }
+    case PK_OP_REMAINDER:
+      // Python-style modulus, through helpers of the prelude (one per compute type).
+      if (flt || in) return std::string("pk_rem_") + ty.ct + "(" + A + ", " + B + ")";
+      return no("not generated for this dtype");
+    case PK_OP_GCD:
+      if (!in) return no("integer dtypes only");
+      if (ty.sgn) {
+        return "(" + C + ")pk_gcd((" + A + ") < 0 ? (ulong)0 - (ulong)(long)(" + A + ") : (ulong)(" + A + "), (" + B +
+               ") < 0 ? (ulong)0 - (ulong)(long)(" + B + ") : (ulong)(" + B + "))";
+      }
+      return "(" + C + ")pk_gcd((ulong)(" + A + "), (ulong)(" + B + "))";
+    case PK_OP_BITWISE_AND:
+    case PK_OP_BITWISE_OR:
+    case PK_OP_BITWISE_XOR: {
+      if (!(in || bl)) return no("integral dtypes only");
+      const char *o = op == PK_OP_BITWISE_AND ? "&" : op == PK_OP_BITWISE_OR ? "|" : "^";
+      return "(" + C + ")((" + A + ") " + o + " (" + B + "))";
+    }
+    case PK_OP_LOGICAL_AND:
+    case PK_OP_LOGICAL_OR:
+    case PK_OP_LOGICAL_XOR: {
+      if (!(in || bl || flt)) return no("not generated for this dtype");
+      const char *o = op == PK_OP_LOGICAL_AND ? "&&" : op == PK_OP_LOGICAL_OR ? "||" : "!=";
+      return b("((" + A + ") != 0) " + o + " ((" + B + ") != 0)");
+    }
+    case PK_OP_LT:
+    case PK_OP_LE:
+    case PK_OP_GT:
+    case PK_OP_GE:
+    case PK_OP_EQ:
+    case PK_OP_NE: {
+      if (!(in || bl || flt)) return no("not generated for this dtype");
+      const char *o = op == PK_OP_LT   ? "<"
+                      : op == PK_OP_LE ? "<="
+                      : op == PK_OP_GT ? ">"
+                      : op == PK_OP_GE ? ">="
+                      : op == PK_OP_EQ ? "=="
+                                       : "!=";
+      return b("(" + A + ") " + o + " (" + B + ")");
+    }
+    case PK_OP_WHERE:
+      if (!(in || bl || flt)) return no("not generated for this dtype");
+      return "((" + A + ") ? (" + B + ") : (" + Cc + "))";
+    case PK_OP_FMA:
+      if (!flt) return no("defined for floating-point dtypes only");
+      return "fma(" + A + ", " + B + ", " + Cc + ")";
+    case PK_OP_CLONE:
+    case PK_OP_COPY_TO:
+      if (!(in || bl || flt)) return no("not generated for this dtype");
+      return op == PK_OP_COPY_TO ? B : A;
+    case PK_OP_CONVERT_ELEMENT_TYPE: {
+      const int32_t dst = static_cast<int32_t>(variant);
+      if (!(in || bl || flt)) return no("not generated for this source dtype");
+      if (!(is_int(dst) || dst == PK_DTYPE_BOOL || is_flt(dst))) return no("not generated for this target dtype");
+      return convert_expr(t, dst, A, caps);
+    }
+    default:
+      return no("no OpenCL kernel is generated for this op");
+  }
+}
+
+// The type variable's dtype of a node: where's is its second input, copy_to's either; otherwise input 0.
+int32_t type_var_dtype(uint32_t op, const int32_t *in_dtypes, uint32_t num_inputs) {
+  if (op == PK_OP_WHERE) return num_inputs > 1 ? in_dtypes[1] : -1;
+  return num_inputs > 0 ? in_dtypes[0] : -1;
+}
+
+}  // namespace
+
+bool dtype_supported(int32_t dt, const DeviceCaps &caps, std::string *why) {
+  auto no = [&](const char *r) {
+    if (why) *why = r;
+    return false;
+  };
+  if (dt < 0 || dt >= PK_DTYPE_COUNT) return no("unknown dtype");
+  if (dt == PK_DTYPE_F16) {
+    return no(caps.fp16 ? "f16 kernels are not generated yet" : "f16 needs cl_khr_fp16, which this device lacks");
+  }
+  if (dt == PK_DTYPE_C64 || dt == PK_DTYPE_C128)
+    return no("complex dtypes are not generated by the OpenCL backend yet");
+  if (dt == PK_DTYPE_F64 && !caps.fp64) return no("f64 needs cl_khr_fp64, which this device lacks");
+  return true;
+}
+
+size_t dtype_bytes(int32_t dt) {
+  return static_cast<size_t>(cl_type(dt).bits / 8);
+}
+
+bool ew_op_supported(uint32_t op_id, const int32_t *in_dtypes, uint32_t num_inputs, int32_t out_dtype, uint32_t variant,
+                     const DeviceCaps &caps, std::string *why) {
+  for (uint32_t i = 0; i < num_inputs; ++i)
+    if (!dtype_supported(in_dtypes[i], caps, why)) return false;
+  if (!dtype_supported(out_dtype, caps, why)) return false;
+  const int32_t t = type_var_dtype(op_id, in_dtypes, num_inputs);
+  if (t < 0) {
+    if (why) *why = "not an elementwise op";
+    return false;
+  }
+  static const std::string kArgs[3] = {"a", "b", "c"};
+  const std::string C = cl_type(t).ct;
+  return !op_expr(op_id, t, out_dtype, variant, 0, kArgs, C, caps, why).empty();
+}
+
+std::string gen_elementwise(const EwGraph &g, const DeviceCaps &caps, bool *vector, uint32_t *vec_elems) {
+  // The vector kernel needs every value in one of f32/f64 and every op vector-friendly.
+  // Only the values the nodes touch count (a fused graph also lists values of nodes it did not claim).
+  std::vector<int32_t> used(g.args.begin(), g.args.end());
+  for (const EwNode &n : g.nodes) used.push_back(n.output);
+  const int32_t vt = used.empty() ? -1 : g.dtypes[used[0]];
+  bool vec = vt == PK_DTYPE_F32 || vt == PK_DTYPE_F64;
+  for (int32_t v : used) vec = vec && g.dtypes[v] == vt;
+  for (const EwNode &n : g.nodes) {
+    vec = vec && vector_op(n.op_id);
+    if (n.op_id == PK_OP_CONVERT_ELEMENT_TYPE) vec = vec && static_cast<int32_t>(n.variant) == vt;
+  }
+  // 256-bit vectors (float8 / double4): wider ones change the call ABI of the builtins on AVX2-only PoCL builds
+  // (and it warns on every build); two of them per work-item amortize the work-item loop.
+  const uint32_t W = vt == PK_DTYPE_F64 ? 4 : 8, U = 2;
+  if (vector) *vector = vec;
+  if (vec_elems) *vec_elems = vec ? W * U : 1;
+
+  auto body = [&](const std::function<std::string(size_t)> &lvalue, bool vec_body) {
+    std::string s;
+    auto ctype = [&](int32_t dt) {
+      return vec_body ? std::string(cl_type(dt).ct) + std::to_string(W) : std::string(cl_type(dt).ct);
+    };
+    for (uint32_t k = 0; k < g.num_in_args; ++k) {
+      const int32_t v = g.args[k];
+      const int32_t dt = g.dtypes[v];
+      s += "    const " + ctype(dt) + " v" + std::to_string(v) + " = " +
+           (vec_body ? "vload" + std::to_string(W) + "(0, " + lvalue(k) + ")" : load_expr(dt, lvalue(k))) + ";\n";
+    }
+    for (const EwNode &n : g.nodes) {
+      int32_t in_dt[3] = {-1, -1, -1};
+      std::string a[3];
+      for (uint32_t i = 0; i < n.num_inputs; ++i) {
+        in_dt[i] = g.dtypes[n.inputs[i]];
+        a[i] = "v" + std::to_string(n.inputs[i]);
+      }
+      const int32_t t = type_var_dtype(n.op_id, in_dt, n.num_inputs);
+      const int32_t out_dt = g.dtypes[n.output];
+      // Operators yield the compute type of their type variable (or uchar for predicates); the variable holds the
+      // output's compute type, so the assignment converts where they differ (only between equal-valued types).
+      s += "    const " + ctype(out_dt) + " v" + std::to_string(n.output) + " = " +
+           op_expr(n.op_id, t, out_dt, n.variant, n.const_bits, a, ctype(t), caps, nullptr) + ";\n";
+    }
+    for (size_t k = g.num_in_args; k < g.args.size(); ++k) {
+      const int32_t v = g.args[k];
+      const int32_t dt = g.dtypes[v];
+      if (vec_body) {
+        s += "    vstore" + std::to_string(W) + "(v" + std::to_string(v) + ", 0, " + lvalue(k) + ");\n";
+      } else {
+        s += "    " + lvalue(k) + " = " + store_expr(dt, "v" + std::to_string(v)) + ";\n";
+      }
+    }
+    return s;
+  };
+  auto params = [&](bool strided) {
+    std::string p;
+    for (size_t k = 0; k < g.args.size(); ++k) {
+      const bool out = k >= g.num_in_args;
+      const std::string K = std::to_string(k);
+      p += std::string(out ? "__global " : "__global const ") + cl_type(g.dtypes[g.args[k]]).st + " *p" + K +
+           ", const ulong o" + K + ", ";
+      if (strided) p += "const pk_dims s" + K + ", ";
+    }
+    if (strided) p += "const pk_dims shape, const int rank, ";
+    return p + "const ulong n";
+  };
+  // Each op rounds on its own (add, mul ... are correctly rounded): no fused multiply-add across nodes, which
+  // would also make a fused chain differ from the same ops run one by one.
+  std::string src = prelude(caps) + "#pragma OPENCL FP_CONTRACT OFF\n";
+  // Dense: element i of every tensor is at its offset + i.
+  src += "__kernel void pk_ew_contig(" + params(false) +
+         ") {\n  const ulong i = get_global_id(0);\n  if (i >= n) return;\n";
+  src += "  {\n" + body([](size_t k) { return "p" + std::to_string(k) + "[o" + std::to_string(k) + " + i]"; }, false) +
+         "  }\n}\n";
+  // Strided: the row-major index is decomposed once into every tensor's element offset.
+  src += "__kernel void pk_ew_strided(" + params(true) +
+         ") {\n  const ulong i = get_global_id(0);\n  if (i >= n) return;\n";
+  for (size_t k = 0; k < g.args.size(); ++k)
+    src += "  long e" + std::to_string(k) + " = (long)o" + std::to_string(k) + ";\n";
+  src +=
+      "  ulong rest = i;\n  for (int d = rank - 1; d >= 0; --d) {\n    const long x = (long)(rest % "
+      "(ulong)shape.v[d]);\n"
+      "    rest /= (ulong)shape.v[d];\n";
+  for (size_t k = 0; k < g.args.size(); ++k)
+    src += "    e" + std::to_string(k) + " += x * s" + std::to_string(k) + ".v[d];\n";
+  src += "  }\n  {\n" + body([](size_t k) { return "p" + std::to_string(k) + "[e" + std::to_string(k) + "]"; }, false) +
+         "  }\n}\n";
+  if (vec) {
+    // W * U elements per work-item through vloadW/vstoreW; the last work-item finishes a partial tail element-wise.
+    const std::string E = std::to_string(W * U);
+    src += "__kernel void pk_ew_vec(" + params(false) + ") {\n  const ulong base = get_global_id(0) * " + E +
+           ";\n  if (base + " + E + " <= n) {\n    #pragma unroll\n    for (uint u = 0; u < " + std::to_string(U) +
+           "; ++u) {\n      const ulong i = base + u * " + std::to_string(W) + ";\n";
+    src += body([](size_t k) { return "p" + std::to_string(k) + " + o" + std::to_string(k) + " + i"; }, true) +
+           "    }\n  } else {\n";
+    src += "    for (ulong i = base; i < n; ++i) {\n" +
+           body([](size_t k) { return "p" + std::to_string(k) + "[o" + std::to_string(k) + " + i]"; }, false) +
+           "    }\n  }\n}\n";
+  }
+  return src;
+}
+
+// --- reductions -------------------------------------------------------------------------------------------------
+
+namespace {
+struct RedTypes {
+  std::string acc;         // accumulator type
+  std::string init;        // identity, in the accumulator type
+  std::string combine_fn;  // body of pk_comb(acc a, acc x)
+};
+
+RedTypes red_types(uint32_t op, int32_t dt) {
+  const ClType &ty = cl_type(dt);
+  RedTypes r;
+  const bool flt = is_flt(dt);
+  if (op == PK_OP_SUM || op == PK_OP_PROD) {
+    // Integers accumulate modulo 2^64 (ulong), which wraps to their width on the store; floats in their compute
+    // type (f32 for the narrow formats).
+    r.acc = flt ? ty.ct : "ulong";
+    r.init = op == PK_OP_SUM ? "0" : "1";
+    r.combine_fn = op == PK_OP_SUM ? "return a + x;" : "return a * x;";
+    return r;
+  }
+  const bool mx = op == PK_OP_AMAX;
+  r.acc = ty.ct;
+  if (flt) {
+    r.init = mx ? "-INFINITY" : "INFINITY";
+    // NaN sticks; equal ±0 pick +0 for amax and -0 for amin (as maximum/minimum do).
+    r.combine_fn = std::string("if (isnan(a)) return a; if (isnan(x)) return x; if (x ") + (mx ? ">" : "<") +
+                   " a) return x; if (x == a && signbit(a) != signbit(x)) return " +
+                   (mx ? "signbit(a) ? x : a" : "signbit(a) ? a : x") + "; return a;";
+  } else {
+    const char *lim = nullptr;
+    switch (dt) {
+      case PK_DTYPE_U8:
+        lim = mx ? "0" : "UCHAR_MAX";
+        break;
+      case PK_DTYPE_I8:
+        lim = mx ? "CHAR_MIN" : "CHAR_MAX";
+        break;
+      case PK_DTYPE_I16:
+        lim = mx ? "SHRT_MIN" : "SHRT_MAX";
+        break;
+      case PK_DTYPE_I32:
+        lim = mx ? "INT_MIN" : "INT_MAX";
+        break;
+      default:
+        lim = mx ? "LONG_MIN" : "LONG_MAX";
+        break;
+    }
+    r.init = lim;
+    r.combine_fn = mx ? "return max(a, x);" : "return min(a, x);";
+  }
+  return r;
+}
+}  // namespace
+
+bool reduction_supported(uint32_t op_id, int32_t dt, const DeviceCaps &caps, std::string *why) {
+  if (op_id != PK_OP_SUM && op_id != PK_OP_PROD && op_id != PK_OP_AMAX && op_id != PK_OP_AMIN) {
+    if (why) *why = "this reduction is not generated by the OpenCL backend";
+    return false;
+  }
+  if (!dtype_supported(dt, caps, why)) return false;
+  if (!(is_int(dt) || is_flt(dt))) {
+    if (why) *why = "reductions of this dtype are not generated";
+    return false;
+  }
+  return true;
+}
+
+bool argreduce_supported(uint32_t op_id, int32_t dt, const DeviceCaps &caps, std::string *why) {
+  if (op_id != PK_OP_ARGMAX && op_id != PK_OP_ARGMIN) {
+    if (why) *why = "not an index reduction";
+    return false;
+  }
+  if (!dtype_supported(dt, caps, why)) return false;
+  if (!(is_int(dt) || is_flt(dt))) {
+    if (why) *why = "index reductions of this dtype are not generated";
+    return false;
+  }
+  return true;
+}
+
+std::string gen_argreduce(uint32_t op, int32_t dt, const DeviceCaps &caps) {
+  const ClType &ty = cl_type(dt);
+  const bool mx = op == PK_OP_ARGMAX;
+  std::string src = prelude(caps);
+  // The first extreme wins (strict comparison); for floats the first NaN wins and ends the walk.
+  src += std::string("__kernel void pk_arg_direct(__global const ") + ty.st +
+         " *in, const ulong in_off, const pk_dims ks, const pk_dims kin, const pk_dims kout, const int nkept,\n"
+         "    const long len, const long stride, const ulong n_out, __global long *out, const ulong out_off) {\n"
+         "  const ulong o = get_global_id(0);\n  if (o >= n_out) return;\n"
+         "  long ib = (long)in_off, ob = (long)out_off;\n  ulong rest = o;\n"
+         "  for (int d = nkept - 1; d >= 0; --d) {\n    const long x = (long)(rest % (ulong)ks.v[d]);\n"
+         "    rest /= (ulong)ks.v[d];\n    ib += x * kin.v[d];\n    ob += x * kout.v[d];\n  }\n"
+         "  " +
+         ty.ct + " best = " + load_expr(dt, "in[ib]") + ";\n  long at = 0;\n";
+  if (is_flt(dt)) src += "  if (!isnan(best)) {\n";
+  src += "  for (long j = 1; j < len; ++j) {\n    const " + std::string(ty.ct) +
+         " x = " + load_expr(dt, "in[ib + j * stride]") + ";\n";
+  if (is_flt(dt)) src += "    if (isnan(x)) { at = j; break; }\n";
+  src += std::string("    if (x ") + (mx ? ">" : "<") + " best) { best = x; at = j; }\n  }\n";
+  if (is_flt(dt)) src += "  }\n";
+  src += "  out[ob] = at;\n}\n";
+  return src;
+}
+
+size_t reduction_acc_bytes(int32_t dt) {
+  if (!is_flt(dt)) return 8;  // ulong for sums/products, the integer itself for extrema (<= 8)
+  return dt == PK_DTYPE_F64 ? 8 : 4;
+}
+
+std::string gen_reduction(uint32_t op, int32_t dt, const DeviceCaps &caps) {
+  const ClType &ty = cl_type(dt);
+  const RedTypes r = red_types(op, dt);
+  const std::string ACC = r.acc;
+  const std::string conv_in = is_flt(dt) || (op != PK_OP_SUM && op != PK_OP_PROD) ? "" : "(ulong)(long)";
+  std::string src = prelude(caps);
+  src += "inline " + ACC + " pk_comb(" + ACC + " a, " + ACC + " x) { " + r.combine_fn + " }\n";
+  src += "#define PK_LD(p, e) (" + conv_in + "(" + load_expr(dt, "p[e]") + "))\n";
+  src += "#define PK_ST(v) (" + store_expr(dt, std::string("(") + ty.ct + ")(v)") + ")\n";
+  // Offset of reduced element j: the reduced axes' index decomposition (rank nred).
+  src += R"CL(
+inline long pk_red_off(ulong j, const pk_dims rs, const pk_dims rst, const int nred) {
+  long off = 0;
+  for (int d = nred - 1; d >= 0; --d) { off += (long)(j % (ulong)rs.v[d]) * rst.v[d]; j /= (ulong)rs.v[d]; }
+  return off;
+}
+inline void pk_out_offs(ulong o, const pk_dims ks, const pk_dims kin, const pk_dims kout, const int nkept,
+                        long *in_off, long *out_off) {
+  long a = 0, b = 0;
+  for (int d = nkept - 1; d >= 0; --d) {
+    const long x = (long)(o % (ulong)ks.v[d]);
+    o /= (ulong)ks.v[d];
+    a += x * kin.v[d];
+    b += x * kout.v[d];
+  }
+  *in_off = a;
+  *out_off = b;
+}
+)CL";
+  const std::string T = ty.st;
+  const std::string common =
+      "__global const " + T +
+      " *in, const ulong in_off, const pk_dims ks, const pk_dims kin, "
+      "const pk_dims kout, const int nkept, const pk_dims rs, const pk_dims rst, const int nred, "
+      "const ulong n_out, const ulong n_red";
+  // One work-item per output: walks its reduced elements (the last reduced axis innermost, strided by its step).
+  src += "__kernel void pk_red_direct(" + common + ", __global " + T +
+         " *out, const ulong out_off) {\n"
+         "  const ulong o = get_global_id(0);\n  if (o >= n_out) return;\n  long ib, ob;\n"
+         "  pk_out_offs(o, ks, kin, kout, nkept, &ib, &ob);\n  ib += (long)in_off;\n"
+         "  " +
+         ACC + " acc = (" + ACC + ")(" + r.init +
+         ");\n"
+         "  if (nred == 1) {\n    const long st = rst.v[0];\n"
+         "    for (ulong j = 0; j < n_red; ++j) acc = pk_comb(acc, PK_LD(in, ib + (long)j * st));\n"
+         "  } else {\n    for (ulong j = 0; j < n_red; ++j) acc = pk_comb(acc, PK_LD(in, ib + pk_red_off(j, rs, rst, "
+         "nred)));\n  }\n"
+         "  out[(long)out_off + ob] = PK_ST(acc);\n}\n";
+  // Two stages for few outputs with many reduced elements: work-group g reduces slice g % parts of output
+  // g / parts into partials[g]; pk_red_final combines each output's parts in order.
+  src += "__kernel __attribute__((reqd_work_group_size(" + std::to_string(kRedLocal) +
+         ", 1, 1)))\n"
+         "void pk_red_partial(" +
+         common + ", __global " + ACC +
+         " *partials, const uint parts) {\n"
+         "  __local " +
+         ACC + " scratch[" + std::to_string(kRedLocal) +
+         "];\n"
+         "  const uint g = get_group_id(0), lid = get_local_id(0);\n"
+         "  const ulong o = g / parts, part = g % parts;\n  long ib, ob;\n"
+         "  pk_out_offs(o, ks, kin, kout, nkept, &ib, &ob);\n  ib += (long)in_off;\n"
+         "  const ulong chunk = (n_red + parts - 1) / parts;\n  const ulong lo = part * chunk;\n"
+         "  const ulong hi = min(n_red, lo + chunk);\n"
+         "  " +
+         ACC + " acc = (" + ACC + ")(" + r.init +
+         ");\n"
+         "  if (nred == 1) {\n    const long st = rst.v[0];\n"
+         "    for (ulong j = lo + lid; j < hi; j += " +
+         std::to_string(kRedLocal) +
+         ") acc = pk_comb(acc, PK_LD(in, ib + (long)j * st));\n"
+         "  } else {\n"
+         "    for (ulong j = lo + lid; j < hi; j += " +
+         std::to_string(kRedLocal) +
+         ") acc = pk_comb(acc, PK_LD(in, ib + pk_red_off(j, rs, rst, nred)));\n"
+         "  }\n  scratch[lid] = acc;\n  barrier(CLK_LOCAL_MEM_FENCE);\n"
+         "  for (uint s = " +
+         std::to_string(kRedLocal / 2) +
+         "; s > 0; s >>= 1) {\n"
+         "    if (lid < s) scratch[lid] = pk_comb(scratch[lid], scratch[lid + s]);\n    "
+         "barrier(CLK_LOCAL_MEM_FENCE);\n  }\n"
+         "  if (lid == 0) partials[g] = scratch[0];\n}\n";
+  src += "__kernel void pk_red_final(__global const " + ACC +
+         " *partials, const uint parts, const pk_dims ks, "
+         "const pk_dims kout, const int nkept, const ulong n_out, __global " +
+         T +
+         " *out, const ulong out_off) {\n"
+         "  const ulong o = get_global_id(0);\n  if (o >= n_out) return;\n  long ib, ob;\n"
+         "  pk_out_offs(o, ks, ks, kout, nkept, &ib, &ob);\n"
+         "  " +
+         ACC +
+         " acc = partials[o * parts];\n"
+         "  for (uint p = 1; p < parts; ++p) acc = pk_comb(acc, partials[o * parts + p]);\n"
+         "  out[(long)out_off + ob] = PK_ST(acc);\n}\n";
+  return src;
+}
+
+// --- matmul -----------------------------------------------------------------------------------------------------
+
+bool matmul_supported(int32_t dt, const DeviceCaps &caps, std::string *why) {
+  if (!dtype_supported(dt, caps, why)) return false;
+  if (!(is_int(dt) || is_flt(dt))) {
+    if (why) *why = "matmul of this dtype is not generated";
+    return false;
+  }
+  return true;
+}
+
+std::string gen_matmul(int32_t dt, const DeviceCaps &caps) {
+  const ClType &ty = cl_type(dt);
+  const bool flt = is_flt(dt);
+  // Floats accumulate in their compute type (f32 for the narrow formats); integers modulo 2^64.
+  const std::string ACC = flt ? ty.ct : "ulong";
+  const std::string LD = flt ? "" : "(ulong)(long)";
+  const std::string T = ty.st;
+  const uint32_t R = kMmTile / kMmLocal;  // outputs per work-item along each axis
+  std::string src = prelude(caps);
+  src += "#define TM " + std::to_string(kMmTile) + "\n#define TK " + std::to_string(kMmTileK) + "\n#define LS " +
+         std::to_string(kMmLocal) + "\n#define R " + std::to_string(R) + "\n";
+  src += "#define PK_LD(p, e) (" + LD + "(" + load_expr(dt, "p[e]") + "))\n";
+  src += "#define PK_ST(v) (" + store_expr(dt, std::string("(") + ty.ct + ")(v)") + ")\n";
+  src +=
+      "__kernel __attribute__((reqd_work_group_size(LS, LS, 1)))\n"
+      "void pk_matmul(__global const " +
+      T +
+      " *A, const ulong a_off, const long sab, const long sam, const long sak,\n"
+      "               __global const " +
+      T +
+      " *B, const ulong b_off, const long sbb, const long sbk, const long sbn,\n"
+      "               __global " +
+      T +
+      " *C, const ulong c_off, const long scb, const long scm, const long scn,\n"
+      "               const long M, const long N, const long K) {\n"
+      "  __local " +
+      ACC + " As[TK][TM];\n  __local " + ACC + " Bs[TK][TM];\n";
+  src += R"CL(
+  const int tx = get_local_id(0), ty = get_local_id(1);
+  const long n0 = (long)get_group_id(0) * TM, m0 = (long)get_group_id(1) * TM;
+  const long bt = get_global_id(2);
+  const long abase = (long)a_off + bt * sab, bbase = (long)b_off + bt * sbb;
+  const int lid = ty * LS + tx;
+)CL";
+  src += "  " + ACC + " acc[R][R];\n  for (int i = 0; i < R; ++i) for (int j = 0; j < R; ++j) acc[i][j] = 0;\n";
+  src += R"CL(
+  for (long k0 = 0; k0 < K; k0 += TK) {
+    // Each work-item stages (TM * TK) / (LS * LS) elements of each tile; out-of-range elements are zero.
+    for (int e = lid; e < TM * TK; e += LS * LS) {
+      const int mm = e / TK, kk = e % TK;
+      const long gm = m0 + mm, gk = k0 + kk;
+      As[kk][mm] = (gm < M && gk < K) ? PK_LD(A, abase + gm * sam + gk * sak) : 0;
+    }
+    for (int e = lid; e < TK * TM; e += LS * LS) {
+      const int kk = e / TM, nn = e % TM;
+      const long gk = k0 + kk, gn = n0 + nn;
+      Bs[kk][nn] = (gk < K && gn < N) ? PK_LD(B, bbase + gk * sbk + gn * sbn) : 0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int kk = 0; kk < TK; ++kk) {
+      for (int i = 0; i < R; ++i) {
+        for (int j = 0; j < R; ++j) acc[i][j] += As[kk][ty + LS * i] * Bs[kk][tx + LS * j];
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  for (int i = 0; i < R; ++i) {
+    const long gm = m0 + ty + LS * i;
+    if (gm >= M) continue;
+    for (int j = 0; j < R; ++j) {
+      const long gn = n0 + tx + LS * j;
+      if (gn < N) C[(long)c_off + bt * scb + gm * scm + gn * scn] = PK_ST(acc[i][j]);
+    }
+  }
+}
+)CL";
+  return src;
+}
+
+// --- creation ---------------------------------------------------------------------------------------------------
+
+std::string gen_set(size_t bytes) {
+  const char *T = bytes == 1 ? "uchar" : bytes == 2 ? "ushort" : bytes == 4 ? "uint" : "ulong";
+  std::string src = "typedef struct { long v[8]; } pk_dims;\n";
+  src += std::string("__kernel void pk_set_contig(__global ") + T +
+         " *p, const ulong o, const ulong n, const ulong bits) {\n  const ulong i = get_global_id(0);\n"
+         "  if (i < n) p[o + i] = (" +
+         T + ")bits;\n}\n";
+  src +=
+      std::string("__kernel void pk_set_strided(__global ") + T +
+      " *p, const ulong o, const pk_dims s, const pk_dims shape, const int rank, const ulong n, const ulong bits) {\n"
+      "  const ulong i = get_global_id(0);\n  if (i >= n) return;\n  long e = (long)o;\n  ulong rest = i;\n"
+      "  for (int d = rank - 1; d >= 0; --d) { e += (long)(rest % (ulong)shape.v[d]) * s.v[d]; rest /= "
+      "(ulong)shape.v[d]; }\n"
+      "  p[e] = (" +
+      T + ")bits;\n}\n";
+  return src;
+}
+
+std::string gen_iota(int32_t dt, const DeviceCaps &caps) {
+  const ClType &ty = cl_type(dt);
+  std::string src = prelude(caps);
+  src += std::string("__kernel void pk_iota(__global ") + ty.st +
+         " *p, const ulong o, const long stride, const ulong n, const long start, const long step) {\n"
+         "  const ulong i = get_global_id(0);\n  if (i >= n) return;\n"
+         "  const long v = (long)((ulong)start + i * (ulong)step);\n"
+         "  p[(long)o + (long)i * stride] = " +
+         store_expr(dt, convert_expr(PK_DTYPE_I64, dt, "v", caps)) + ";\n}\n";
+  return src;
+}
+
+// --- host-side constants ----------------------------------------------------------------------------------------
+
+uint64_t value_bits(double v, int32_t dt) {
+  auto sat_int = [&](double lo, double hi) -> int64_t {
+    if (std::isnan(v)) return 0;
+    const double t = std::trunc(v);
+    if (t <= lo) return static_cast<int64_t>(lo);
+    if (t >= hi) return dt == PK_DTYPE_I64 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(hi);
+    return static_cast<int64_t>(t);
+  };
+  switch (dt) {
+    case PK_DTYPE_BOOL:
+      return v != 0.0 ? 1u : 0u;  // NaN != 0
+    case PK_DTYPE_U8:
+      return static_cast<uint64_t>(sat_int(0, 255)) & 0xffu;
+    case PK_DTYPE_I8:
+      return static_cast<uint64_t>(sat_int(-128, 127)) & 0xffu;
+    case PK_DTYPE_I16:
+      return static_cast<uint64_t>(sat_int(-32768, 32767)) & 0xffffu;
+    case PK_DTYPE_I32:
+      return static_cast<uint64_t>(sat_int(-2147483648.0, 2147483647.0)) & 0xffffffffu;
+    case PK_DTYPE_I64:
+      return static_cast<uint64_t>(sat_int(-9223372036854775808.0, 9223372036854775807.0));
+    case PK_DTYPE_BF16:
+      return kit::bfloat16(v).bits;
+    case PK_DTYPE_F8E4M3FN:
+      return kit::f8e4m3fn(v).bits;
+    case PK_DTYPE_F8E5M2:
+      return kit::f8e5m2(v).bits;
+    case PK_DTYPE_F32: {
+      const float f = static_cast<float>(v);
+      uint32_t b;
+      std::memcpy(&b, &f, 4);
+      return b;
+    }
+    case PK_DTYPE_F64: {
+      uint64_t b;
+      std::memcpy(&b, &v, 8);
+      return b;
+    }
+    default:
+      return 0;
+  }
+}
+
+uint64_t extreme_bits(int32_t dt, bool largest) {
+  switch (dt) {
+    case PK_DTYPE_BOOL:
+      return largest ? 1u : 0u;
+    case PK_DTYPE_U8:
+      return largest ? 0xffu : 0u;
+    case PK_DTYPE_I8:
+      return largest ? 0x7fu : 0x80u;
+    case PK_DTYPE_I16:
+      return largest ? 0x7fffu : 0x8000u;
+    case PK_DTYPE_I32:
+      return largest ? 0x7fffffffu : 0x80000000u;
+    case PK_DTYPE_I64:
+      return largest ? 0x7fffffffffffffffull : 0x8000000000000000ull;
+    case PK_DTYPE_BF16:
+      return largest ? 0x7f7fu : 0xff7fu;
+    case PK_DTYPE_F32:
+      return largest ? 0x7f7fffffu : 0xff7fffffu;
+    case PK_DTYPE_F64:
+      return largest ? 0x7fefffffffffffffull : 0xffefffffffffffffull;
+    case PK_DTYPE_F8E4M3FN:
+      return largest ? 0x7eu : 0xfeu;
+    case PK_DTYPE_F8E5M2:
+      return largest ? 0x7bu : 0xfbu;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace pk::ocl

@@ -1,0 +1,89 @@
+// cl_codegen.hpp — OpenCL C 1.2 source generation from the op table: elementwise graphs (one op, or a fused
+// chain), reductions, tiled matmul and creation kernels. Sources are generated at run time, the first time a
+// (kernel kind, op, dtypes) is launched, and compiled by cl_programs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "primkit/primkit.h"
+
+namespace pk::ocl {
+
+// What the device's OpenCL C compiler offers beyond the core language.
+struct DeviceCaps {
+  bool fp64 = false;  // cl_khr_fp64
+  bool fp16 = false;  // cl_khr_fp16
+};
+
+// The shape/strides of one tensor as kernels receive them (a struct argument; layout-identical to the OpenCL C
+// `pk_dims` the generated sources declare).
+struct Dims {
+  int64_t v[PK_MAX_RANK];
+};
+
+// Whether kernels can compute in this dtype on the device; `why` says why not.
+bool dtype_supported(int32_t dtype, const DeviceCaps &caps, std::string *why);
+// Storage bytes of a dtype (1, 2, 4 or 8 for every supported one).
+size_t dtype_bytes(int32_t dtype);
+
+// One node of an elementwise graph: op, dtypes of its inputs and output, and op specifics.
+struct EwNode {
+  uint32_t op_id = 0;
+  uint32_t num_inputs = 0;
+  int32_t inputs[3] = {-1, -1, -1};  // value indices
+  int32_t output = -1;
+  uint32_t variant = 0;     // round: the rounding mode; convert_element_type: the target dtype
+  uint64_t const_bits = 0;  // fill: the value, already converted to the output dtype's storage bits
+};
+
+// A graph of elementwise nodes over values of one shape. The kernel's arguments are args[0..num_in_args) (loaded)
+// then args[num_in_args..) (stored), each a tensor of its value's dtype.
+struct EwGraph {
+  std::vector<int32_t> dtypes;  // per value
+  std::vector<int32_t> args;
+  uint32_t num_in_args = 0;
+  std::vector<EwNode> nodes;
+};
+
+// Whether one elementwise op (categories unary, binary, compare, ternary, conversion, plus copy_to) runs for
+// these dtypes. in_dtypes has num_inputs entries. `variant` as in EwNode.
+bool ew_op_supported(uint32_t op_id, const int32_t *in_dtypes, uint32_t num_inputs, int32_t out_dtype, uint32_t variant,
+                     const DeviceCaps &caps, std::string *why);
+
+// OpenCL C for an elementwise graph, with kernels pk_ew_contig (dense tensors: one element per work-item),
+// pk_ew_strided (any strides) and, when *vector is set on return, pk_ew_vec (dense, kVecElems elements per
+// work-item through vloadN/vstoreN). Arguments: for each tensor `ptr, ulong offset` (+ `pk_dims strides` in the
+// strided kernel), then (strided) `pk_dims shape, int rank`, then `ulong n`.
+std::string gen_elementwise(const EwGraph &g, const DeviceCaps &caps, bool *vector, uint32_t *vec_elems);
+
+// Reductions sum/prod/amax/amin for one dtype: kernels pk_red_direct (one work-item per output),
+// pk_red_partial and pk_red_final (two-stage, work-groups of kRedLocal over a slice of the reduced elements).
+constexpr uint32_t kRedLocal = 64;
+bool reduction_supported(uint32_t op_id, int32_t dtype, const DeviceCaps &caps, std::string *why);
+std::string gen_reduction(uint32_t op_id, int32_t dtype, const DeviceCaps &caps);
+// argmax / argmin along one axis: kernel pk_arg_direct, one work-item per output (i64 indices).
+bool argreduce_supported(uint32_t op_id, int32_t dtype, const DeviceCaps &caps, std::string *why);
+std::string gen_argreduce(uint32_t op_id, int32_t dtype, const DeviceCaps &caps);
+// The accumulator's size in bytes (for the partials buffer of the two-stage path).
+size_t reduction_acc_bytes(int32_t dtype);
+
+// Tiled matmul C[b] = A[b] x B[b] through local memory: tiles of kMmTile x kMmTile outputs per work-group of
+// kMmLocal x kMmLocal work-items (each computes a kMmTile/kMmLocal square of outputs), K in steps of kMmTileK.
+constexpr uint32_t kMmTile = 32, kMmLocal = 8, kMmTileK = 16;
+bool matmul_supported(int32_t dtype, const DeviceCaps &caps, std::string *why);
+std::string gen_matmul(int32_t dtype, const DeviceCaps &caps);
+
+// Creation: pk_set_contig / pk_set_strided write one storage pattern (passed as ulong) into a tensor of `bytes`
+// wide elements; pk_iota writes start + i * step converted to dtype.
+std::string gen_set(size_t bytes);
+std::string gen_iota(int32_t dtype, const DeviceCaps &caps);
+
+// Host-side: the storage bits of `value` converted to dtype as convert_element_type does (round to nearest even,
+// ints truncate and saturate, NaN -> 0, f8e4m3fn saturates, bool is value != 0).
+uint64_t value_bits(double value, int32_t dtype);
+// The largest / lowest finite value of a dtype (maximum_value / minimum_value), as storage bits.
+uint64_t extreme_bits(int32_t dtype, bool largest);
+
+}  // namespace pk::ocl

@@ -1,0 +1,1211 @@
+// opencl_backend.cpp — the OpenCL reference backend's plugin entry: platform/device discovery through the ICD
+// loader, cl_mem device memory, streams as in-order command queues, events as cl_event markers, the capability
+// query and launches of kernels generated from the op table (cl_codegen) and built lazily (cl_programs), and the
+// fusion hook that compiles elementwise chains into one kernel.
+//
+// Nothing here waits for the device after an op: the runtime calls stream_synchronize when it needs results.
+// A failed enqueue (or a failure clFinish reports) makes its stream's error sticky, as the ABI requires.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "cl_codegen.hpp"
+#include "cl_programs.hpp"
+#include "cl_util.hpp"
+#include "primkit/backend_kit.hpp"
+#include "primkit/op_info.hpp"
+
+namespace pk::ocl {
+namespace {
+
+using kit::fail;
+
+// A built program and its kernels. clSetKernelArg + clEnqueueNDRangeKernel on one cl_kernel must not interleave
+// between threads, hence the mutex.
+struct KernelSet {
+  Program program;
+  std::mutex mu;
+  Kernel k[4];
+  bool vector = false;
+  uint32_t vec_elems = 1;
+};
+
+struct DeviceState {
+  cl_platform_id platform = nullptr;
+  cl_device_id id = nullptr;
+  cl_context context = nullptr;  // owned by the context's platform list
+  std::string name, key, options;
+  DeviceCaps caps;
+  uint64_t memory = 0, max_alloc = 0;
+  uint32_t compute_units = 1, alignment = 64;
+  bool denormals = true;
+  std::mutex mu;  // guards `kernels` (and serializes program builds)
+  std::unordered_map<uint64_t, std::unique_ptr<KernelSet>> kernels;
+};
+
+std::string device_string(cl_device_id d, cl_device_info what) {
+  size_t n = 0;
+  if (clGetDeviceInfo(d, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return "";
+  std::string s(n, '\0');
+  clGetDeviceInfo(d, what, n, s.data(), nullptr);
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  return s;
+}
+
+std::string platform_string(cl_platform_id p, cl_platform_info what) {
+  size_t n = 0;
+  if (clGetPlatformInfo(p, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return "";
+  std::string s(n, '\0');
+  clGetPlatformInfo(p, what, n, s.data(), nullptr);
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  return s;
+}
+
+template <class T>
+T device_value(cl_device_id d, cl_device_info what) {
+  T v{};
+  clGetDeviceInfo(d, what, sizeof v, &v, nullptr);
+  return v;
+}
+
+bool has_extension(const std::string &exts, const char *name) {
+  size_t pos = 0;
+  const size_t n = std::strlen(name);
+  while ((pos = exts.find(name, pos)) != std::string::npos) {
+    if ((pos == 0 || exts[pos - 1] == ' ') && (pos + n == exts.size() || exts[pos + n] == ' ')) return true;
+    pos += n;
+  }
+  return false;
+}
+
+}  // namespace
+}  // namespace pk::ocl
+
+using pk::ocl::DeviceState;
+using pk::ocl::KernelSet;
+
+struct pk_be_context {
+  const pk_host_services *host = nullptr;
+  std::vector<pk::ocl::Context> contexts;  // one per platform
+  std::vector<std::unique_ptr<DeviceState>> devices;
+  std::string discovery_note;  // why there are no devices, if so
+  std::mutex mu;
+  std::unordered_set<cl_mem> allocations;  // released in close() if the host forgot them
+};
+
+struct pk_be_stream {
+  pk_be_context *ctx = nullptr;
+  DeviceState *dev = nullptr;
+  pk::ocl::Queue queue;
+  pk_status sticky = PK_OK;
+  char sticky_message[PK_MESSAGE_CAPACITY] = {0};
+  // Scratch for two-stage reductions; reused by later launches (the queue is in order).
+  pk::ocl::Mem scratch;
+  size_t scratch_bytes = 0;
+};
+
+struct pk_be_event {
+  DeviceState *dev = nullptr;
+  pk::ocl::Event event;
+  pk_be_stream *recorded_on = nullptr;
+};
+
+// A fused elementwise region compiled at offer time.
+struct pk_be_kernel {
+  DeviceState *dev = nullptr;
+  pk::ocl::EwGraph graph;
+  std::unique_ptr<KernelSet> kernels;
+  int32_t ndim = 0;
+  int64_t shape[PK_MAX_RANK] = {0};
+  uint64_t numel = 1;
+};
+
+namespace pk::ocl {
+namespace {
+
+enum KernelSlot { kContig = 0, kStrided = 1, kVec = 2 };
+constexpr size_t kLocal = 256;  // work-group size of the one-element-per-work-item kernels
+
+pk_status sticky_check(pk_be_stream *s) {
+  if (s->sticky == PK_OK) return PK_OK;
+  return fail(PK_ERROR_STREAM_FAILED, 0, -1, "opencl: stream failed earlier: %s", s->sticky_message);
+}
+
+// Records an enqueue failure and makes it the stream's sticky error.
+pk_status stream_fail(pk_be_stream *s, cl_int err, uint32_t op, const char *what) {
+  pk_status st =
+      cl_fail(status_of(err), err, op, "opencl: %s%s%s", op ? pk::meta::op_name(op) : "", op ? ": " : "", what);
+  s->sticky = st;
+  std::snprintf(s->sticky_message, sizeof s->sticky_message, "%s", kit::last_error().message);
+  return st;
+}
+
+void log_line(pk_be_context *ctx, int level, const std::string &msg) {
+  if (ctx && ctx->host && ctx->host->log) ctx->host->log(level, msg.c_str());
+}
+
+// --- tensors ----------------------------------------------------------------------------------------------------
+
+struct TensorArg {
+  cl_mem mem = nullptr;
+  uint64_t offset = 0;  // in elements
+  Dims strides{};
+  bool dense = true;
+};
+
+// Byte offsets that are not a multiple of the element size cannot be addressed by typed kernel pointers.
+bool aligned_offset(const pk_tensor &t) {
+  const size_t e = (t.dtype.bits * t.dtype.lanes + 7u) / 8u;
+  return e == 0 || t.byte_offset % e == 0;
+}
+
+TensorArg tensor_arg(const pk_tensor &t) {
+  TensorArg a;
+  a.mem = static_cast<cl_mem>(t.data);
+  const size_t e = (t.dtype.bits * t.dtype.lanes + 7u) / 8u;
+  a.offset = e ? t.byte_offset / e : 0;
+  int64_t expect = 1;
+  for (int32_t d = t.ndim - 1; d >= 0; --d) {
+    a.strides.v[d] = t.strides ? t.strides[d] : expect;
+    if (t.shape[d] != 1 && a.strides.v[d] != expect) a.dense = false;
+    expect *= t.shape[d];
+  }
+  return a;
+}
+
+uint64_t numel_of(const pk_tensor &t) {
+  uint64_t n = 1;
+  for (int32_t d = 0; d < t.ndim; ++d) n *= static_cast<uint64_t>(t.shape[d]);
+  return n;
+}
+
+size_t round_up(size_t n, size_t m) {
+  return (n + m - 1) / m * m;
+}
+
+// Sets kernel arguments in order, remembering the first failure.
+struct Args {
+  cl_kernel k;
+  cl_uint i = 0;
+  cl_int err = CL_SUCCESS;
+  template <class T>
+  Args &operator()(const T &v) {
+    if (err == CL_SUCCESS) err = clSetKernelArg(k, i, sizeof(T), &v);
+    ++i;
+    return *this;
+  }
+};
+
+// --- kernel cache -----------------------------------------------------------------------------------------------
+
+enum class Path { none, elementwise, set, iota, reduction, argreduce, matmul };
+
+uint64_t kernel_key(Path p, uint32_t op, const int32_t *dts, uint32_t n, uint32_t variant) {
+  uint64_t k = static_cast<uint64_t>(p) | (static_cast<uint64_t>(op & 0xfffu) << 4);
+  for (uint32_t i = 0; i < 4; ++i) k |= static_cast<uint64_t>((i < n ? dts[i] + 1 : 0) & 0xf) << (16 + 4 * i);
+  return k | (static_cast<uint64_t>(variant & 0xffffu) << 32);
+}
+
+// Builds a program for `source` and creates the named kernels.
+pk_status make_kernel_set(DeviceState &dev, const std::string &source, const char *const *names, size_t count,
+                          uint32_t op, std::unique_ptr<KernelSet> &out) {
+  BuildInfo info;
+  Program p = build_program(dev.context, dev.id, dev.key, source, dev.options, &info);
+  if (!p) {
+    kit::last_error().op_id = op;
+    return kit::last_error().status;
+  }
+  auto set = std::make_unique<KernelSet>();
+  for (size_t i = 0; i < count; ++i) {
+    if (names[i] == nullptr) continue;
+    cl_int err = CL_SUCCESS;
+    set->k[i] = Kernel(clCreateKernel(p.get(), names[i], &err));
+    if (err != CL_SUCCESS) return cl_fail(PK_ERROR_INTERNAL, err, op, "opencl: clCreateKernel(%s) failed", names[i]);
+  }
+  set->program = std::move(p);
+  out = std::move(set);
+  return PK_OK;
+}
+
+// The kernel set for `key`, generated by `gen` and built at first use. Builds run under the device lock: two
+// threads asking for one new kernel build it once.
+template <class Gen>
+pk_status get_kernels(DeviceState &dev, uint64_t key, uint32_t op, const char *const *names, size_t count, Gen &&gen,
+                      KernelSet **out) {
+  std::lock_guard<std::mutex> g(dev.mu);
+  auto it = dev.kernels.find(key);
+  if (it != dev.kernels.end()) {
+    *out = it->second.get();
+    return PK_OK;
+  }
+  bool vector = false;
+  uint32_t vec_elems = 1;
+  std::unique_ptr<KernelSet> set;
+  const std::string source = gen(&vector, &vec_elems);
+  if (pk_status st = make_kernel_set(dev, source, names, vector ? count : std::min<size_t>(count, 2), op, set))
+    return st;
+  set->vector = vector;
+  set->vec_elems = vec_elems;
+  *out = set.get();
+  dev.kernels.emplace(key, std::move(set));
+  return PK_OK;
+}
+
+// --- what runs where --------------------------------------------------------------------------------------------
+
+bool is_ew_op(const pk::meta::OpInfo &op) {
+  const char *c = op.category;
+  return std::strcmp(c, "unary") == 0 || std::strcmp(c, "binary") == 0 || std::strcmp(c, "compare") == 0 ||
+         std::strcmp(c, "ternary") == 0 || op.id == PK_OP_CONVERT_ELEMENT_TYPE || op.id == PK_OP_CLONE ||
+         op.id == PK_OP_COPY_TO;
+}
+
+// Which kernel family runs a launch with these dtypes; Path::none with `why` when none does. Shared by op_query
+// and op_launch so that both always agree. `attrs` may be NULL (a coverage query: any attribute values).
+Path classify(const DeviceState &dev, uint32_t op_id, const int32_t *in_dt, uint32_t nin, const int32_t *out_dt,
+              uint32_t nout, const void *attrs, std::string *why) {
+  const pk::meta::OpInfo *op = pk::meta::find_op(op_id);
+  auto no = [&](const std::string &r) {
+    if (why) *why = r;
+    return Path::none;
+  };
+  if (op == nullptr) return no("unknown op");
+  if (nout != 1) return no(std::string("no OpenCL kernel for ") + op->name);
+  switch (op_id) {
+    case PK_OP_FILL:
+    case PK_OP_FULL:
+    case PK_OP_SCALAR_TENSOR:
+    case PK_OP_MAXIMUM_VALUE:
+    case PK_OP_MINIMUM_VALUE: {
+      std::string w;
+      if (!dtype_supported(out_dt[0], dev.caps, &w)) return no(w);
+      return Path::set;
+    }
+    case PK_OP_IOTA: {
+      std::string w;
+      if (!dtype_supported(out_dt[0], dev.caps, &w)) return no(w);
+      return Path::iota;
+    }
+    case PK_OP_SUM:
+    case PK_OP_PROD:
+    case PK_OP_AMAX:
+    case PK_OP_AMIN: {
+      std::string w;
+      if (nin != 1 || !reduction_supported(op_id, in_dt[0], dev.caps, &w)) return no(w);
+      return Path::reduction;
+    }
+    case PK_OP_ARGMAX:
+    case PK_OP_ARGMIN: {
+      std::string w;
+      if (nin != 1 || !argreduce_supported(op_id, in_dt[0], dev.caps, &w)) return no(w);
+      return Path::argreduce;
+    }
+    case PK_OP_MATMUL:
+    case PK_OP_BATCH_MATMUL: {
+      std::string w;
+      if (nin != 2 || !matmul_supported(in_dt[0], dev.caps, &w)) return no(w);
+      return Path::matmul;
+    }
+    default:
+      break;
+  }
+  if (!is_ew_op(*op) || op->tier != pk::meta::Tier::primitive || nin > 3) {
+    return no(std::string("no OpenCL kernel is generated for ") + op->name);
+  }
+  uint32_t variant = 0;
+  if (op_id == PK_OP_CONVERT_ELEMENT_TYPE) variant = static_cast<uint32_t>(out_dt[0]);
+  if (op_id == PK_OP_ROUND && attrs) variant = static_cast<uint32_t>(static_cast<const pk_attrs_round *>(attrs)->mode);
+  std::string w;
+  if (!ew_op_supported(op_id, in_dt, nin, out_dt[0], variant, dev.caps, &w)) return no(w);
+  return Path::elementwise;
+}
+
+// --- launches ---------------------------------------------------------------------------------------------------
+
+pk_status enqueue(pk_be_stream *s, cl_kernel k, cl_uint dims, const size_t *global, const size_t *local, uint32_t op) {
+  cl_int err = clEnqueueNDRangeKernel(s->queue.get(), k, dims, nullptr, global, local, 0, nullptr, nullptr);
+  if (err != CL_SUCCESS) return stream_fail(s, err, op, "clEnqueueNDRangeKernel failed");
+  return PK_OK;
+}
+
+// Runs an elementwise kernel set over tensors args (inputs then outputs) of `n` elements with the shape of t0.
+pk_status run_elementwise(pk_be_stream *s, KernelSet &ks, const pk_tensor *const *tensors, size_t count, uint64_t n,
+                          int32_t ndim, const int64_t *shape, uint32_t op) {
+  if (n == 0) return PK_OK;
+  TensorArg a[16];
+  if (count > 16) return fail(PK_ERROR_INTERNAL, op, -1, "opencl: more than 16 tensors in one elementwise kernel");
+  bool dense = true;
+  for (size_t i = 0; i < count; ++i) {
+    a[i] = tensor_arg(*tensors[i]);
+    dense = dense && a[i].dense;
+  }
+  const int slot = dense ? (ks.vector ? kVec : kContig) : kStrided;
+  cl_kernel k = ks.k[slot].get();
+  std::lock_guard<std::mutex> g(ks.mu);
+  Args set{k};
+  for (size_t i = 0; i < count; ++i) {
+    set(a[i].mem)(a[i].offset);
+    if (!dense) set(a[i].strides);
+  }
+  if (!dense) {
+    Dims sh{};
+    for (int32_t d = 0; d < ndim; ++d) sh.v[d] = shape[d];
+    set(sh)(static_cast<cl_int>(ndim));
+  }
+  set(n);
+  if (set.err != CL_SUCCESS) return stream_fail(s, set.err, op, "clSetKernelArg failed");
+  const uint64_t items = slot == kVec ? (n + ks.vec_elems - 1) / ks.vec_elems : n;
+  const size_t global = round_up(static_cast<size_t>(items), kLocal), local = kLocal;
+  return enqueue(s, k, 1, &global, &local, op);
+}
+
+uint32_t ew_variant(uint32_t op_id, int32_t out_dt, const void *attrs) {
+  if (op_id == PK_OP_CONVERT_ELEMENT_TYPE) return static_cast<uint32_t>(out_dt);
+  if (op_id == PK_OP_ROUND && attrs) return static_cast<uint32_t>(static_cast<const pk_attrs_round *>(attrs)->mode);
+  return 0;
+}
+
+uint64_t ew_key(uint32_t op_id, const int32_t *in_dt, uint32_t nin, int32_t out_dt, uint32_t variant) {
+  const int32_t dts[4] = {in_dt[0], nin > 1 ? in_dt[1] : -1, nin > 2 ? in_dt[2] : -1, out_dt};
+  return kernel_key(Path::elementwise, op_id, dts, 4, variant);
+}
+
+// Elementwise ops by id, for the launch fast path (filled once from the op table).
+bool is_ew_id(uint32_t op_id) {
+  static const std::vector<bool> table = [] {
+    std::vector<bool> t(PK_OP_ID_LIMIT, false);
+    for (const pk::meta::OpInfo *op = pk::meta::ops_begin(); op != pk::meta::ops_end(); ++op) {
+      if (op->id < PK_OP_ID_LIMIT && op->tier == pk::meta::Tier::primitive && is_ew_op(*op) && op->id != PK_OP_FILL) {
+        t[op->id] = true;
+      }
+    }
+    return t;
+  }();
+  return op_id < table.size() && table[op_id];
+}
+
+KernelSet *find_kernels(DeviceState &dev, uint64_t key) {
+  std::lock_guard<std::mutex> g(dev.mu);
+  auto it = dev.kernels.find(key);
+  return it == dev.kernels.end() ? nullptr : it->second.get();
+}
+
+pk_status launch_elementwise(pk_be_stream *s, uint32_t op_id, const pk_tensor *inputs, uint32_t nin,
+                             const pk_tensor *outputs, const int32_t *in_dt, int32_t out_dt, const void *attrs,
+                             KernelSet *ks = nullptr) {
+  DeviceState &dev = *s->dev;
+  const uint32_t variant = ew_variant(op_id, out_dt, attrs);
+  const uint64_t key = ew_key(op_id, in_dt, nin, out_dt, variant);
+  static const char *const kNames[] = {"pk_ew_contig", "pk_ew_strided", "pk_ew_vec"};
+  pk_status st = ks ? PK_OK
+                    : get_kernels(
+                          dev, key, op_id, kNames, 3,
+                          [&](bool *vec, uint32_t *w) {
+                            EwGraph g;
+                            EwNode node;
+                            node.op_id = op_id;
+                            node.num_inputs = nin;
+                            for (uint32_t i = 0; i < nin; ++i) {
+                              g.dtypes.push_back(in_dt[i]);
+                              g.args.push_back(static_cast<int32_t>(i));
+                              node.inputs[i] = static_cast<int32_t>(i);
+                            }
+                            g.dtypes.push_back(out_dt);
+                            g.args.push_back(static_cast<int32_t>(nin));
+                            g.num_in_args = nin;
+                            node.output = static_cast<int32_t>(nin);
+                            node.variant = variant;
+                            g.nodes.push_back(node);
+                            return gen_elementwise(g, dev.caps, vec, w);
+                          },
+                          &ks);
+  if (st != PK_OK) return st;
+  const pk_tensor *ts[4] = {&inputs[0], nin > 1 ? &inputs[1] : nullptr, nin > 2 ? &inputs[2] : nullptr, nullptr};
+  ts[nin] = &outputs[0];
+  return run_elementwise(s, *ks, ts, nin + 1, numel_of(outputs[0]), outputs[0].ndim, outputs[0].shape, op_id);
+}
+
+pk_status launch_set(pk_be_stream *s, uint32_t op_id, const pk_tensor &out, int32_t out_dt, const void *attrs) {
+  uint64_t bits = 0;
+  switch (op_id) {
+    case PK_OP_FILL:
+      bits = value_bits(static_cast<const pk_attrs_fill *>(attrs)->value, out_dt);
+      break;
+    case PK_OP_FULL:
+      bits = value_bits(static_cast<const pk_attrs_full *>(attrs)->value, out_dt);
+      break;
+    case PK_OP_SCALAR_TENSOR:
+      bits = value_bits(static_cast<const pk_attrs_scalar_tensor *>(attrs)->value, out_dt);
+      break;
+    case PK_OP_MAXIMUM_VALUE:
+      bits = extreme_bits(out_dt, true);
+      break;
+    default:
+      bits = extreme_bits(out_dt, false);
+      break;
+  }
+  const uint64_t n = numel_of(out);
+  if (n == 0) return PK_OK;
+  const size_t bytes = dtype_bytes(out_dt);
+  const int32_t dts[1] = {static_cast<int32_t>(bytes)};
+  static const char *const kNames[] = {"pk_set_contig", "pk_set_strided"};
+  KernelSet *ks = nullptr;
+  pk_status st = get_kernels(
+      *s->dev, kernel_key(Path::set, 0, dts, 1, 0), op_id, kNames, 2,
+      [&](bool *, uint32_t *) { return gen_set(bytes); }, &ks);
+  if (st != PK_OK) return st;
+  const TensorArg a = tensor_arg(out);
+  cl_kernel k = ks->k[a.dense ? kContig : kStrided].get();
+  std::lock_guard<std::mutex> g(ks->mu);
+  Args set{k};
+  set(a.mem)(a.offset);
+  if (!a.dense) {
+    Dims sh{};
+    for (int32_t d = 0; d < out.ndim; ++d) sh.v[d] = out.shape[d];
+    set(a.strides)(sh)(static_cast<cl_int>(out.ndim));
+  }
+  set(n)(bits);
+  if (set.err != CL_SUCCESS) return stream_fail(s, set.err, op_id, "clSetKernelArg failed");
+  const size_t global = round_up(static_cast<size_t>(n), kLocal), local = kLocal;
+  return enqueue(s, k, 1, &global, &local, op_id);
+}
+
+pk_status launch_iota(pk_be_stream *s, const pk_tensor &out, int32_t out_dt, const pk_attrs_iota &at) {
+  const uint64_t n = numel_of(out);
+  if (n == 0) return PK_OK;
+  const int32_t dts[1] = {out_dt};
+  static const char *const kNames[] = {"pk_iota"};
+  KernelSet *ks = nullptr;
+  pk_status st = get_kernels(
+      *s->dev, kernel_key(Path::iota, PK_OP_IOTA, dts, 1, 0), PK_OP_IOTA, kNames, 1,
+      [&](bool *, uint32_t *) { return gen_iota(out_dt, s->dev->caps); }, &ks);
+  if (st != PK_OK) return st;
+  const TensorArg a = tensor_arg(out);
+  cl_kernel k = ks->k[0].get();
+  std::lock_guard<std::mutex> g(ks->mu);
+  Args set{k};
+  set(a.mem)(a.offset)(static_cast<cl_long>(a.strides.v[0]))(n)(static_cast<cl_long>(at.start))(
+      static_cast<cl_long>(at.step));
+  if (set.err != CL_SUCCESS) return stream_fail(s, set.err, PK_OP_IOTA, "clSetKernelArg failed");
+  const size_t global = round_up(static_cast<size_t>(n), kLocal), local = kLocal;
+  return enqueue(s, k, 1, &global, &local, PK_OP_IOTA);
+}
+
+// The reduce ops' attribute structs share one layout (struct_size, num_dims, dims).
+static_assert(offsetof(pk_attrs_sum, dims) == offsetof(pk_attrs_amax, dims) &&
+                  offsetof(pk_attrs_sum, dims) == offsetof(pk_attrs_amin, dims) &&
+                  offsetof(pk_attrs_sum, dims) == offsetof(pk_attrs_prod, dims) &&
+                  offsetof(pk_attrs_sum, num_dims) == offsetof(pk_attrs_prod, num_dims),
+              "reduction attribute layouts differ");
+
+pk_status ensure_scratch(pk_be_stream *s, size_t bytes, uint32_t op) {
+  if (s->scratch_bytes >= bytes) return PK_OK;
+  cl_int err = CL_SUCCESS;
+  Mem m(clCreateBuffer(s->dev->context, CL_MEM_READ_WRITE, bytes, nullptr, &err));
+  if (!m) return stream_fail(s, err, op, "allocating the reduction scratch buffer failed");
+  // The old scratch may still be read by queued work: OpenCL keeps a released buffer alive until it is done.
+  s->scratch = std::move(m);
+  s->scratch_bytes = bytes;
+  return PK_OK;
+}
+
+pk_status launch_reduction(pk_be_stream *s, uint32_t op_id, const pk_tensor &in, const pk_tensor &out, int32_t dt,
+                           const void *attrs) {
+  DeviceState &dev = *s->dev;
+  const auto *at = static_cast<const pk_attrs_sum *>(attrs);
+  uint32_t mask = 0;
+  for (int32_t i = 0; at && i < at->num_dims; ++i) mask |= 1u << at->dims[i];
+  const TensorArg ia = tensor_arg(in), oa = tensor_arg(out);
+  // Kept axes (with the output's strides, in order) and reduced axes; extent-1 axes dropped, and adjacent reduced
+  // axes that are contiguous in memory merged, so a row reduction walks one strided axis.
+  Dims ks{}, kin{}, kout{}, rs{}, rst{};
+  int32_t nk = 0, nr = 0, od = 0;
+  uint64_t n_out = 1, n_red = 1;
+  for (int32_t d = 0; d < in.ndim; ++d) {
+    const int64_t ext = in.shape[d];
+    if (mask & (1u << d)) {
+      n_red *= static_cast<uint64_t>(ext);
+      if (ext == 1) continue;
+      if (nr > 0 && rst.v[nr - 1] == ia.strides.v[d] * ext) {
+        rs.v[nr - 1] *= ext;
+        rst.v[nr - 1] = ia.strides.v[d];
+      } else {
+        rs.v[nr] = ext;
+        rst.v[nr++] = ia.strides.v[d];
+      }
+    } else {
+      n_out *= static_cast<uint64_t>(ext);
+      if (ext != 1) {
+        ks.v[nk] = ext;
+        kin.v[nk] = ia.strides.v[d];
+        kout.v[nk++] = oa.strides.v[od];
+      }
+      ++od;
+    }
+  }
+  if (nr == 0) {
+    rs.v[0] = 1;
+    rst.v[0] = 0;
+    nr = 1;
+  }
+  if (n_out == 0) return PK_OK;
+  const int32_t dts[1] = {dt};
+  static const char *const kNames[] = {"pk_red_direct", "pk_red_partial", "pk_red_final"};
+  KernelSet *kset = nullptr;
+  // All three kernels always exist: ask for three names by claiming the "vector" slot count.
+  pk_status st = get_kernels(
+      dev, kernel_key(Path::reduction, op_id, dts, 1, 0), op_id, kNames, 3,
+      [&](bool *vec, uint32_t *) {
+        *vec = true;
+        return gen_reduction(op_id, dt, dev.caps);
+      },
+      &kset);
+  if (st != PK_OK) return st;
+  const cl_int cnk = nk, cnr = nr;
+  const bool direct = n_red < 8192 || n_out >= 256;
+  std::lock_guard<std::mutex> g(kset->mu);
+  if (direct) {
+    cl_kernel k = kset->k[0].get();
+    Args set{k};
+    set(ia.mem)(ia.offset)(ks)(kin)(kout)(cnk)(rs)(rst)(cnr)(n_out)(n_red)(oa.mem)(oa.offset);
+    if (set.err != CL_SUCCESS) return stream_fail(s, set.err, op_id, "clSetKernelArg failed");
+    const size_t local = 64, global = round_up(static_cast<size_t>(n_out), local);
+    return enqueue(s, k, 1, &global, &local, op_id);
+  }
+  const cl_uint parts = static_cast<cl_uint>(std::min<uint64_t>(64, std::max<uint64_t>(1, n_red / (kRedLocal * 256))));
+  if (pk_status e = ensure_scratch(s, n_out * parts * reduction_acc_bytes(dt), op_id)) return e;
+  cl_mem scratch = s->scratch.get();
+  cl_kernel k1 = kset->k[1].get(), k2 = kset->k[2].get();
+  Args set1{k1};
+  set1(ia.mem)(ia.offset)(ks)(kin)(kout)(cnk)(rs)(rst)(cnr)(n_out)(n_red)(scratch)(parts);
+  if (set1.err != CL_SUCCESS) return stream_fail(s, set1.err, op_id, "clSetKernelArg failed");
+  const size_t local1 = kRedLocal, global1 = static_cast<size_t>(n_out) * parts * kRedLocal;
+  if (pk_status e = enqueue(s, k1, 1, &global1, &local1, op_id)) return e;
+  Args set2{k2};
+  set2(scratch)(parts)(ks)(kout)(cnk)(n_out)(oa.mem)(oa.offset);
+  if (set2.err != CL_SUCCESS) return stream_fail(s, set2.err, op_id, "clSetKernelArg failed");
+  const size_t local2 = 64, global2 = round_up(static_cast<size_t>(n_out), local2);
+  return enqueue(s, k2, 1, &global2, &local2, op_id);
+}
+
+pk_status launch_argreduce(pk_be_stream *s, uint32_t op_id, const pk_tensor &in, const pk_tensor &out, int32_t dt,
+                           const void *attrs) {
+  DeviceState &dev = *s->dev;
+  const int64_t dim = static_cast<const pk_attrs_argmax *>(attrs)->dim;
+  const TensorArg ia = tensor_arg(in), oa = tensor_arg(out);
+  Dims ks{}, kin{}, kout{};
+  int32_t nk = 0, od = 0;
+  uint64_t n_out = 1;
+  for (int32_t d = 0; d < in.ndim; ++d) {
+    if (d == dim) continue;
+    n_out *= static_cast<uint64_t>(in.shape[d]);
+    ks.v[nk] = in.shape[d];
+    kin.v[nk] = ia.strides.v[d];
+    kout.v[nk++] = oa.strides.v[od++];
+  }
+  if (n_out == 0) return PK_OK;
+  const int32_t dts[1] = {dt};
+  static const char *const kNames[] = {"pk_arg_direct"};
+  KernelSet *kset = nullptr;
+  pk_status st = get_kernels(
+      dev, kernel_key(Path::argreduce, op_id, dts, 1, 0), op_id, kNames, 1,
+      [&](bool *, uint32_t *) { return gen_argreduce(op_id, dt, dev.caps); }, &kset);
+  if (st != PK_OK) return st;
+  cl_kernel k = kset->k[0].get();
+  std::lock_guard<std::mutex> g(kset->mu);
+  Args set{k};
+  const cl_int cnk = nk;
+  const cl_long len = in.ndim ? in.shape[dim] : 1, stride = in.ndim ? ia.strides.v[dim] : 0;
+  set(ia.mem)(ia.offset)(ks)(kin)(kout)(cnk)(len)(stride)(n_out)(oa.mem)(oa.offset);
+  if (set.err != CL_SUCCESS) return stream_fail(s, set.err, op_id, "clSetKernelArg failed");
+  const size_t local = 64, global = round_up(static_cast<size_t>(n_out), local);
+  return enqueue(s, k, 1, &global, &local, op_id);
+}
+
+pk_status launch_matmul(pk_be_stream *s, uint32_t op_id, const pk_tensor &a, const pk_tensor &b, const pk_tensor &c,
+                        int32_t dt) {
+  DeviceState &dev = *s->dev;
+  const TensorArg aa = tensor_arg(a), ba = tensor_arg(b), ca = tensor_arg(c);
+  const bool batched = op_id == PK_OP_BATCH_MATMUL;
+  const int o = batched ? 1 : 0;
+  const cl_long M = a.shape[o], K = a.shape[o + 1], N = b.shape[o + 1], B = batched ? a.shape[0] : 1;
+  const cl_long sab = batched ? aa.strides.v[0] : 0, sbb = batched ? ba.strides.v[0] : 0,
+                scb = batched ? ca.strides.v[0] : 0;
+  if (M == 0 || N == 0 || B == 0) return PK_OK;
+  const int32_t dts[1] = {dt};
+  static const char *const kNames[] = {"pk_matmul"};
+  KernelSet *ks = nullptr;
+  pk_status st = get_kernels(
+      dev, kernel_key(Path::matmul, PK_OP_MATMUL, dts, 1, 0), op_id, kNames, 1,
+      [&](bool *, uint32_t *) { return gen_matmul(dt, dev.caps); }, &ks);
+  if (st != PK_OK) return st;
+  cl_kernel k = ks->k[0].get();
+  std::lock_guard<std::mutex> g(ks->mu);
+  Args set{k};
+  set(aa.mem)(aa.offset)(sab)(static_cast<cl_long>(aa.strides.v[o]))(static_cast<cl_long>(aa.strides.v[o + 1]));
+  set(ba.mem)(ba.offset)(sbb)(static_cast<cl_long>(ba.strides.v[o]))(static_cast<cl_long>(ba.strides.v[o + 1]));
+  set(ca.mem)(ca.offset)(scb)(static_cast<cl_long>(ca.strides.v[o]))(static_cast<cl_long>(ca.strides.v[o + 1]));
+  set(M)(N)(K);
+  if (set.err != CL_SUCCESS) return stream_fail(s, set.err, op_id, "clSetKernelArg failed");
+  const size_t local[3] = {kMmLocal, kMmLocal, 1};
+  const size_t global[3] = {static_cast<size_t>((N + kMmTile - 1) / kMmTile) * kMmLocal,
+                            static_cast<size_t>((M + kMmTile - 1) / kMmTile) * kMmLocal, static_cast<size_t>(B)};
+  return enqueue(s, k, 3, global, local, op_id);
+}
+
+// --- ABI slots --------------------------------------------------------------------------------------------------
+
+template <class T>
+void copy_out(const T &value, T *out) {
+  const uint32_t n = std::min<uint32_t>(out->struct_size, sizeof value);
+  std::memcpy(out, &value, n);
+  out->struct_size = n;
+}
+
+pk_status ocl_open(const pk_host_services *host, pk_be_context **out) {
+  if (out == nullptr) return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "opencl: open: out is NULL");
+  auto ctx = std::unique_ptr<pk_be_context>(new (std::nothrow) pk_be_context);
+  if (!ctx) return fail(PK_ERROR_OUT_OF_MEMORY, 0, -1, "opencl: open: no memory for the context");
+  ctx->host = host;
+  try {
+    cl_uint np = 0;
+    cl_int err = clGetPlatformIDs(0, nullptr, &np);
+    // No platform is not a failure: the backend loads and reports zero devices (get_last_error says why).
+    if (err != CL_SUCCESS || np == 0) {
+      ctx->discovery_note = std::string("opencl: no OpenCL platform (clGetPlatformIDs: ") + cl_error_name(err) + ")";
+    }
+    std::vector<cl_platform_id> platforms(np);
+    if (np) clGetPlatformIDs(np, platforms.data(), nullptr);
+    for (cl_platform_id p : platforms) {
+      cl_uint nd = 0;
+      if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS || nd == 0) continue;
+      std::vector<cl_device_id> all(nd), usable;
+      clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, all.data(), nullptr);
+      for (cl_device_id d : all) {
+        // Kernels are compiled at run time: a device without a compiler cannot run any.
+        if (device_value<cl_bool>(d, CL_DEVICE_AVAILABLE) && device_value<cl_bool>(d, CL_DEVICE_COMPILER_AVAILABLE)) {
+          usable.push_back(d);
+        }
+      }
+      if (usable.empty()) continue;
+      // One context per platform, so events and buffers are shared by all its devices.
+      const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(p), 0};
+      Context c(clCreateContext(props, static_cast<cl_uint>(usable.size()), usable.data(), nullptr, nullptr, &err));
+      if (!c) {
+        log_line(ctx.get(), 1, std::string("opencl: clCreateContext failed: ") + cl_error_name(err));
+        continue;
+      }
+      const std::string pname = platform_string(p, CL_PLATFORM_NAME), pver = platform_string(p, CL_PLATFORM_VERSION);
+      for (cl_device_id d : usable) {
+        auto ds = std::make_unique<DeviceState>();
+        ds->platform = p;
+        ds->id = d;
+        ds->context = c.get();
+        ds->name = device_string(d, CL_DEVICE_NAME);
+        ds->key = pname + '|' + pver + '|' + ds->name + '|' + device_string(d, CL_DRIVER_VERSION) + '|' +
+                  device_string(d, CL_DEVICE_VERSION);
+        const std::string exts = device_string(d, CL_DEVICE_EXTENSIONS);
+        ds->caps.fp64 = has_extension(exts, "cl_khr_fp64");
+        ds->caps.fp16 = has_extension(exts, "cl_khr_fp16");
+        ds->memory = device_value<cl_ulong>(d, CL_DEVICE_GLOBAL_MEM_SIZE);
+        ds->max_alloc = device_value<cl_ulong>(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+        ds->compute_units = device_value<cl_uint>(d, CL_DEVICE_MAX_COMPUTE_UNITS);
+        ds->alignment = std::max<cl_uint>(1, device_value<cl_uint>(d, CL_DEVICE_MEM_BASE_ADDR_ALIGN) / 8);
+        const cl_device_fp_config fp = device_value<cl_device_fp_config>(d, CL_DEVICE_SINGLE_FP_CONFIG);
+        ds->denormals = (fp & CL_FP_DENORM) != 0;
+        ds->options = "-cl-std=CL1.2";
+        // OpenCL allows 2.5 ulp for f32 division and 3 ulp for sqrt; the op table says correctly rounded.
+        if (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) ds->options += " -cl-fp32-correctly-rounded-divide-sqrt";
+        ctx->devices.push_back(std::move(ds));
+      }
+      ctx->contexts.push_back(std::move(c));
+    }
+    if (ctx->devices.empty() && ctx->discovery_note.empty()) {
+      ctx->discovery_note = "opencl: no available OpenCL device with a compiler";
+    }
+  } catch (const std::bad_alloc &) {
+    return fail(PK_ERROR_OUT_OF_MEMORY, 0, -1, "opencl: open: out of memory");
+  }
+  *out = ctx.release();
+  return PK_OK;
+}
+
+void ocl_close(pk_be_context *ctx) {
+  if (ctx == nullptr) return;
+  for (cl_mem m : ctx->allocations) clReleaseMemObject(m);
+  std::unique_ptr<pk_be_context> owned(ctx);
+}
+
+pk_status ocl_get_info(pk_be_context *, pk_backend_info *out) {
+  if (out == nullptr) return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "opencl: get_info: out is NULL");
+  pk_backend_info info;
+  PK_STRUCT_INIT(info);
+  std::snprintf(info.name, sizeof info.name, "opencl");
+  std::snprintf(info.vendor, sizeof info.vendor, "PrimKit reference");
+  info.version_major = 1;
+  info.abi_version = PK_ABI_VERSION;
+  copy_out(info, out);
+  return PK_OK;
+}
+
+pk_status ocl_get_last_error(pk_be_context *, pk_error_info *out) {
+  return kit::copy_last_error(out);
+}
+
+pk_status ocl_device_count(pk_be_context *ctx, uint32_t *out) {
+  if (out == nullptr) return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "opencl: device_count: out is NULL");
+  *out = static_cast<uint32_t>(ctx->devices.size());
+  if (ctx->devices.empty()) fail(PK_OK, 0, -1, "%s", ctx->discovery_note.c_str());
+  return PK_OK;
+}
+
+pk_status ocl_device_get_props(pk_be_context *ctx, uint32_t index, pk_device_props *out) {
+  if (out == nullptr || index >= ctx->devices.size()) {
+    return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "opencl: no device %u", index);
+  }
+  const DeviceState &d = *ctx->devices[index];
+  pk_device_props p;
+  PK_STRUCT_INIT(p);
+  std::snprintf(p.name, sizeof p.name, "%s", d.name.c_str());
+  p.device_type = PK_DEVICE_OPENCL;
+  p.device_id = static_cast<int32_t>(index);
+  p.memory_bytes = d.memory;
+  p.compute_units = d.compute_units;
+  p.features = PK_DEVICE_FEATURE_ASYNC | PK_DEVICE_FEATURE_FUSION;
+  // OpenCL's ULP table is the limit for the builtins; subnormals only where the device keeps them.
+  p.float_policy = PK_FLOAT_FAST_MATH_TRANSCENDENTALS |
+                   (d.denormals ? 0u : (PK_FLOAT_FLUSH_SUBNORMAL_OUTPUTS | PK_FLOAT_FLUSH_SUBNORMAL_INPUTS));
+  for (int32_t dt = 0; dt < PK_DTYPE_COUNT; ++dt) {
+    if (dtype_supported(dt, d.caps, nullptr)) p.dtype_mask |= 1u << dt;
+  }
+  p.max_allocation_bytes = d.max_alloc;
+  p.alignment = d.alignment;
+  copy_out(p, out);
+  return PK_OK;
+}
+
+pk_status ocl_mem_alloc(pk_be_context *ctx, uint32_t device, uint64_t bytes, void **out) {
+  if (out == nullptr || bytes == 0 || device >= ctx->devices.size()) {
+    return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "opencl: mem_alloc: bad arguments (%llu bytes on device %u)",
+                static_cast<unsigned long long>(bytes), device);
+  }
+  DeviceState &d = *ctx->devices[device];
+  if (bytes > d.max_alloc) {
+    // Checked here because some drivers accept the size and fail only at first use.
+    pk_status st = fail(PK_ERROR_OUT_OF_MEMORY, 0, -1,
+                        "opencl: mem_alloc: %llu bytes exceed the device's largest allocation of %llu bytes "
+                        "(CL_DEVICE_MAX_MEM_ALLOC_SIZE): CL_INVALID_BUFFER_SIZE (%d)",
+                        static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(d.max_alloc),
+                        static_cast<int>(CL_INVALID_BUFFER_SIZE));
+    kit::last_error().vendor_code = CL_INVALID_BUFFER_SIZE;
+    return st;
+  }
+  cl_int err = CL_SUCCESS;
+  Mem m(clCreateBuffer(d.context, CL_MEM_READ_WRITE, static_cast<size_t>(bytes), nullptr, &err));
+  if (!m) {
+    return cl_fail(status_of(err), err, 0, "opencl: mem_alloc of %llu bytes: clCreateBuffer failed",
+                   static_cast<unsigned long long>(bytes));
+  }
+  std::lock_guard<std::mutex> g(ctx->mu);
+  try {
+    ctx->allocations.insert(m.get());
+  } catch (...) {
+    return fail(PK_ERROR_OUT_OF_MEMORY, 0, -1, "opencl: cannot track an allocation");
+  }
+  *out = m.release();
+  return PK_OK;
+}
+
+pk_status ocl_mem_free(pk_be_context *ctx, uint32_t, void *ptr) {
+  cl_mem m = static_cast<cl_mem>(ptr);
+  std::lock_guard<std::mutex> g(ctx->mu);
+  if (ctx->allocations.erase(m) == 0)
+    return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "opencl: mem_free of an unknown buffer");
+  clReleaseMemObject(m);
+  return PK_OK;
+}
+
+pk_status ocl_copy_h2d(pk_be_stream *s, void *dst, uint64_t dst_offset, const void *src, uint64_t bytes) {
+  if (pk_status st = sticky_check(s)) return st;
+  if (bytes == 0) return PK_OK;
+  cl_int err = clEnqueueWriteBuffer(s->queue.get(), static_cast<cl_mem>(dst), CL_FALSE, dst_offset, bytes, src, 0,
+                                    nullptr, nullptr);
+  return err == CL_SUCCESS ? PK_OK : stream_fail(s, err, 0, "copy host to device: clEnqueueWriteBuffer failed");
+}
+
+pk_status ocl_copy_d2h(pk_be_stream *s, void *dst, const void *src, uint64_t src_offset, uint64_t bytes) {
+  if (pk_status st = sticky_check(s)) return st;
+  if (bytes == 0) return PK_OK;
+  cl_int err = clEnqueueReadBuffer(s->queue.get(), static_cast<cl_mem>(const_cast<void *>(src)), CL_FALSE, src_offset,
+                                   bytes, dst, 0, nullptr, nullptr);
+  return err == CL_SUCCESS ? PK_OK : stream_fail(s, err, 0, "copy device to host: clEnqueueReadBuffer failed");
+}
+
+pk_status ocl_copy_d2d(pk_be_stream *s, void *dst, uint64_t dst_offset, const void *src, uint64_t src_offset,
+                       uint64_t bytes) {
+  if (pk_status st = sticky_check(s)) return st;
+  if (bytes == 0) return PK_OK;
+  cl_int err = clEnqueueCopyBuffer(s->queue.get(), static_cast<cl_mem>(const_cast<void *>(src)),
+                                   static_cast<cl_mem>(dst), src_offset, dst_offset, bytes, 0, nullptr, nullptr);
+  return err == CL_SUCCESS ? PK_OK : stream_fail(s, err, 0, "copy device to device: clEnqueueCopyBuffer failed");
+}
+
+pk_status ocl_stream_create(pk_be_context *ctx, uint32_t device, pk_be_stream **out) {
+  if (out == nullptr || device >= ctx->devices.size()) {
+    return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "opencl: stream_create: no device %u", device);
+  }
+  auto s = std::unique_ptr<pk_be_stream>(new (std::nothrow) pk_be_stream);
+  if (!s) return fail(PK_ERROR_OUT_OF_MEMORY, 0, -1, "opencl: no memory for a stream");
+  s->ctx = ctx;
+  s->dev = ctx->devices[device].get();
+  cl_int err = CL_SUCCESS;
+  s->queue = Queue(clCreateCommandQueue(s->dev->context, s->dev->id, 0, &err));  // in order, no profiling
+  if (!s->queue) return cl_fail(status_of(err), err, 0, "opencl: stream_create: clCreateCommandQueue failed");
+  *out = s.release();
+  return PK_OK;
+}
+
+pk_status ocl_stream_destroy(pk_be_stream *s) {
+  std::unique_ptr<pk_be_stream> owned(s);
+  if (s && s->queue) clFinish(s->queue.get());
+  return PK_OK;
+}
+
+pk_status ocl_stream_synchronize(pk_be_stream *s) {
+  cl_int err = clFinish(s->queue.get());
+  if (err != CL_SUCCESS && s->sticky == PK_OK) stream_fail(s, err, 0, "stream_synchronize: clFinish failed");
+  return sticky_check(s);
+}
+
+pk_status ocl_stream_query(pk_be_stream *s) {
+  if (pk_status st = sticky_check(s)) return st;
+  Event ev;
+  cl_int err = clEnqueueMarkerWithWaitList(s->queue.get(), 0, nullptr, ev.out());
+  if (err == CL_SUCCESS) err = clFlush(s->queue.get());
+  cl_int status = CL_COMPLETE;
+  if (err == CL_SUCCESS) {
+    err = clGetEventInfo(ev.get(), CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+  }
+  if (err != CL_SUCCESS) return stream_fail(s, err, 0, "stream_query failed");
+  if (status < 0) return stream_fail(s, status, 0, "earlier work on the stream failed");
+  return status == CL_COMPLETE ? PK_OK : PK_NOT_READY;
+}
+
+pk_status ocl_event_create(pk_be_context *ctx, uint32_t device, pk_be_event **out) {
+  if (out == nullptr || device >= ctx->devices.size()) {
+    return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "opencl: event_create: no device %u", device);
+  }
+  auto e = std::unique_ptr<pk_be_event>(new (std::nothrow) pk_be_event);
+  if (!e) return fail(PK_ERROR_OUT_OF_MEMORY, 0, -1, "opencl: no memory for an event");
+  e->dev = ctx->devices[device].get();
+  *out = e.release();
+  return PK_OK;
+}
+
+pk_status ocl_event_destroy(pk_be_event *e) {
+  std::unique_ptr<pk_be_event> owned(e);
+  return PK_OK;
+}
+
+pk_status ocl_event_record(pk_be_event *e, pk_be_stream *s) {
+  if (pk_status st = sticky_check(s)) return st;
+  cl_int err = clEnqueueMarkerWithWaitList(s->queue.get(), 0, nullptr, e->event.out());
+  // Flushed so that event_query on another thread sees progress without anyone else flushing this queue.
+  if (err == CL_SUCCESS) err = clFlush(s->queue.get());
+  if (err != CL_SUCCESS) return stream_fail(s, err, 0, "event_record: clEnqueueMarkerWithWaitList failed");
+  e->recorded_on = s;
+  return PK_OK;
+}
+
+pk_status ocl_stream_wait_event(pk_be_stream *s, pk_be_event *e) {
+  if (pk_status st = sticky_check(s)) return st;
+  if (!e->event) return PK_OK;  // never recorded: nothing to wait for
+  cl_event ev = e->event.get();
+  cl_int err;
+  if (e->dev->context == s->dev->context) {
+    err = clEnqueueBarrierWithWaitList(s->queue.get(), 1, &ev, nullptr);
+  } else {
+    // Another platform's event cannot enter this queue's wait list: wait on the host instead.
+    err = clWaitForEvents(1, &ev);
+  }
+  return err == CL_SUCCESS ? PK_OK : stream_fail(s, err, 0, "stream_wait_event failed");
+}
+
+pk_status event_status(pk_be_event *e, bool block) {
+  if (!e->event) return PK_OK;
+  cl_event ev = e->event.get();
+  cl_int status = CL_COMPLETE;
+  cl_int err = block ? clWaitForEvents(1, &ev) : CL_SUCCESS;
+  if (err == CL_SUCCESS || err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) {
+    err = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+  }
+  if (err != CL_SUCCESS) return cl_fail(status_of(err), err, 0, "opencl: event status unavailable");
+  if (status < 0) {
+    return cl_fail(PK_ERROR_STREAM_FAILED, status, 0, "opencl: the recording stream failed before the event");
+  }
+  if (e->recorded_on && e->recorded_on->sticky != PK_OK) return sticky_check(e->recorded_on);
+  return status == CL_COMPLETE ? PK_OK : PK_NOT_READY;
+}
+
+pk_status ocl_event_synchronize(pk_be_event *e) {
+  return event_status(e, true);
+}
+pk_status ocl_event_query(pk_be_event *e) {
+  return event_status(e, false);
+}
+
+// Dtype ids of a query's or launch's tensors; false if one is no PrimKit dtype.
+bool dtype_ids(const pk_tensor *ts, uint32_t n, int32_t *out) {
+  for (uint32_t i = 0; i < n; ++i) {
+    out[i] = kit::dtype_id(ts[i].dtype);
+    if (out[i] < 0) return false;
+  }
+  return true;
+}
+
+pk_status ocl_op_query(pk_be_context *ctx, const pk_op_query *q, pk_op_support *out) {
+  if (q == nullptr || out == nullptr) return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "opencl: op_query: NULL argument");
+  pk_op_support s;
+  PK_STRUCT_INIT(s);
+  std::string why;
+  int32_t in_dt[8], out_dt[8];
+  if (q->device_index >= ctx->devices.size()) {
+    why = "no such device";
+  } else if (q->num_inputs > 8 || q->num_outputs > 8 || !dtype_ids(q->inputs, q->num_inputs, in_dt) ||
+             !dtype_ids(q->outputs, q->num_outputs, out_dt)) {
+    why = "unsupported arity or dtype";
+  } else {
+    const Path p = classify(*ctx->devices[q->device_index], q->op_id, in_dt, q->num_inputs, out_dt, q->num_outputs,
+                            q->attrs, &why);
+    bool ok = p != Path::none;
+    for (uint32_t i = 0; ok && i < q->num_inputs + q->num_outputs; ++i) {
+      const pk_tensor &t = i < q->num_inputs ? q->inputs[i] : q->outputs[i - q->num_inputs];
+      if (!aligned_offset(t)) {
+        ok = false;
+        why = "a byte_offset that is not a multiple of the element size";
+      }
+    }
+    s.supported = ok ? 1 : 0;
+    s.native = ok ? 1 : 0;
+  }
+  std::snprintf(s.reason, sizeof s.reason, "%s", why.c_str());
+  copy_out(s, out);
+  return PK_OK;
+}
+
+pk_status ocl_op_launch(pk_be_stream *stream, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
+                        const pk_tensor *outputs, uint32_t num_outputs, const void *attrs) {
+  if (pk_status st = sticky_check(stream)) return st;
+  int32_t in_dt[8], out_dt[8];
+  if (num_inputs > 8 || num_outputs > 8 || !dtype_ids(inputs, num_inputs, in_dt) ||
+      !dtype_ids(outputs, num_outputs, out_dt)) {
+    return fail(PK_UNIMPLEMENTED, op_id, -1, "opencl: %s: unsupported arity or dtype", pk::meta::op_name(op_id));
+  }
+  for (uint32_t i = 0; i < num_inputs + num_outputs; ++i) {
+    if (!aligned_offset(i < num_inputs ? inputs[i] : outputs[i - num_inputs])) {
+      return fail(PK_UNIMPLEMENTED, op_id, static_cast<int32_t>(i),
+                  "opencl: %s: a byte_offset that is not a multiple of the element size", pk::meta::op_name(op_id));
+    }
+  }
+  try {
+    // Fast path: an elementwise kernel built earlier means classify() said yes for exactly this key before
+    // (classify builds the op's expression text, which costs microseconds).
+    if (is_ew_id(op_id) && num_inputs >= 1 && num_inputs <= 3 && num_outputs == 1) {
+      const uint64_t key = ew_key(op_id, in_dt, num_inputs, out_dt[0], ew_variant(op_id, out_dt[0], attrs));
+      if (KernelSet *ks = find_kernels(*stream->dev, key)) {
+        return launch_elementwise(stream, op_id, inputs, num_inputs, outputs, in_dt, out_dt[0], attrs, ks);
+      }
+    }
+    std::string why;
+    switch (classify(*stream->dev, op_id, in_dt, num_inputs, out_dt, num_outputs, attrs, &why)) {
+      case Path::none:
+        return fail(PK_UNIMPLEMENTED, op_id, -1, "opencl: %s: %s", pk::meta::op_name(op_id), why.c_str());
+      case Path::elementwise:
+        return launch_elementwise(stream, op_id, inputs, num_inputs, outputs, in_dt, out_dt[0], attrs);
+      case Path::set:
+        return launch_set(stream, op_id, outputs[0], out_dt[0], attrs);
+      case Path::iota:
+        return launch_iota(stream, outputs[0], out_dt[0], *static_cast<const pk_attrs_iota *>(attrs));
+      case Path::reduction:
+        return launch_reduction(stream, op_id, inputs[0], outputs[0], in_dt[0], attrs);
+      case Path::argreduce:
+        return launch_argreduce(stream, op_id, inputs[0], outputs[0], in_dt[0], attrs);
+      case Path::matmul:
+        return launch_matmul(stream, op_id, inputs[0], inputs[1], outputs[0], in_dt[0]);
+    }
+  } catch (const std::bad_alloc &) {
+    return fail(PK_ERROR_OUT_OF_MEMORY, op_id, -1, "opencl: %s: out of host memory", pk::meta::op_name(op_id));
+  }
+  return fail(PK_ERROR_INTERNAL, op_id, -1, "opencl: unreachable");
+}
+
+// --- fusion -----------------------------------------------------------------------------------------------------
+
+// Claims the longest prefix (in the offered topological order) of elementwise nodes this backend generates, all of
+// the first node's output shape: a prefix of a topological order is always convex. Fewer than two nodes: decline.
+pk_status ocl_fusion_offer(pk_be_context *ctx, uint32_t device, const pk_subgraph *graph, pk_fusion_claim *claim,
+                           pk_be_kernel **out) {
+  if (graph == nullptr || claim == nullptr || out == nullptr || device >= ctx->devices.size()) {
+    return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "opencl: fusion_offer: bad arguments");
+  }
+  *out = nullptr;
+  DeviceState &dev = *ctx->devices[device];
+  try {
+    auto k = std::make_unique<pk_be_kernel>();
+    k->dev = &dev;
+    EwGraph &g = k->graph;
+    for (uint32_t v = 0; v < graph->num_values; ++v) g.dtypes.push_back(kit::dtype_id(graph->values[v].dtype));
+    uint32_t claimed = 0;
+    const pk_graph_value *shape0 = nullptr;
+    for (uint32_t i = 0; i < graph->num_nodes && i < claim->num_nodes; ++i) {
+      const pk_graph_node &n = graph->nodes[i];
+      const pk::meta::OpInfo *op = pk::meta::find_op(n.op_id);
+      if (op == nullptr || !is_ew_op(*op) || n.num_outputs != 1 || n.num_inputs > 3 || n.num_inputs == 0) break;
+      const pk_graph_value &ov = graph->values[n.outputs[0]];
+      if (shape0 && (ov.ndim != shape0->ndim || !std::equal(ov.shape, ov.shape + ov.ndim, shape0->shape))) break;
+      EwNode node;
+      node.op_id = n.op_id;
+      node.num_inputs = n.num_inputs;
+      int32_t in_dt[3] = {-1, -1, -1};
+      bool shapes_ok = true;
+      for (uint32_t j = 0; j < n.num_inputs; ++j) {
+        node.inputs[j] = static_cast<int32_t>(n.inputs[j]);
+        in_dt[j] = g.dtypes[n.inputs[j]];
+        const pk_graph_value &iv = graph->values[n.inputs[j]];
+        shapes_ok = shapes_ok && iv.ndim == ov.ndim && std::equal(iv.shape, iv.shape + iv.ndim, ov.shape);
+      }
+      node.output = static_cast<int32_t>(n.outputs[0]);
+      const int32_t out_dt = g.dtypes[n.outputs[0]];
+      if (n.op_id == PK_OP_CONVERT_ELEMENT_TYPE) node.variant = static_cast<uint32_t>(out_dt);
+      if (n.op_id == PK_OP_ROUND && n.attrs)
+        node.variant = static_cast<uint32_t>(static_cast<const pk_attrs_round *>(n.attrs)->mode);
+      if (n.op_id == PK_OP_FILL) {
+        if (n.attrs == nullptr) break;
+        node.const_bits = value_bits(static_cast<const pk_attrs_fill *>(n.attrs)->value, out_dt);
+      }
+      if (!shapes_ok || !ew_op_supported(n.op_id, in_dt, n.num_inputs, out_dt, node.variant, dev.caps, nullptr)) break;
+      g.nodes.push_back(node);
+      shape0 = &ov;
+      ++claimed;
+    }
+    if (claimed < 2) return PK_OK;
+    // Arguments in pk_fusion_claim order: values read but not produced by the claim, then produced values read
+    // after it or leaving the subgraph; both ascending.
+    std::vector<bool> produced(graph->num_values, false), read(graph->num_values, false),
+        read_after(graph->num_values, false);
+    for (uint32_t i = 0; i < graph->num_nodes; ++i) {
+      const pk_graph_node &n = graph->nodes[i];
+      for (uint32_t j = 0; j < n.num_inputs; ++j) (i < claimed ? read : read_after)[n.inputs[j]] = true;
+      if (i < claimed) produced[n.outputs[0]] = true;
+    }
+    for (uint32_t v = 0; v < graph->num_values; ++v)
+      if (read[v] && !produced[v]) g.args.push_back(static_cast<int32_t>(v));
+    g.num_in_args = static_cast<uint32_t>(g.args.size());
+    for (uint32_t v = 0; v < graph->num_values; ++v)
+      if (produced[v] && (read_after[v] || graph->values[v].is_output)) g.args.push_back(static_cast<int32_t>(v));
+    if (g.args.size() > 16 || g.args.size() == g.num_in_args) return PK_OK;
+    k->ndim = shape0->ndim;
+    std::copy(shape0->shape, shape0->shape + shape0->ndim, k->shape);
+    for (int32_t d = 0; d < k->ndim; ++d) k->numel *= static_cast<uint64_t>(k->shape[d]);
+    bool vector = false;
+    uint32_t w = 1;
+    const std::string source = gen_elementwise(g, dev.caps, &vector, &w);
+    static const char *const kNames[] = {"pk_ew_contig", "pk_ew_strided", "pk_ew_vec"};
+    if (pk_status st = make_kernel_set(dev, source, kNames, vector ? 3 : 2, 0, k->kernels)) {
+      // A region that fails to build is declined (the nodes then run one by one), but said in the log.
+      log_line(ctx, 1, std::string("opencl: fused region declined: ") + kit::last_error().message);
+      (void)st;
+      return PK_OK;
+    }
+    k->kernels->vector = vector;
+    k->kernels->vec_elems = w;
+    for (uint32_t i = 0; i < claimed; ++i) claim->claimed[i] = 1;
+    *out = k.release();
+  } catch (const std::bad_alloc &) {
+    return fail(PK_ERROR_OUT_OF_MEMORY, 0, -1, "opencl: fusion_offer: out of host memory");
+  }
+  return PK_OK;
+}
+
+pk_status ocl_kernel_launch(pk_be_stream *s, pk_be_kernel *k, const pk_tensor *args, uint32_t num_args) {
+  if (pk_status st = sticky_check(s)) return st;
+  if (k == nullptr || num_args != k->graph.args.size() || (num_args && args == nullptr)) {
+    return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "opencl: kernel_launch: expected %zu arguments, got %u",
+                k ? k->graph.args.size() : size_t{0}, num_args);
+  }
+  const pk_tensor *ts[16];
+  for (uint32_t i = 0; i < num_args; ++i) {
+    if (!aligned_offset(args[i])) {
+      return fail(PK_ERROR_INVALID_ARGUMENT, 0, static_cast<int32_t>(i),
+                  "opencl: kernel_launch: argument %u has a byte_offset that is not a multiple of its element size", i);
+    }
+    ts[i] = &args[i];
+  }
+  return run_elementwise(s, *k->kernels, ts, num_args, k->numel, k->ndim, k->shape, 0);
+}
+
+pk_status ocl_kernel_destroy(pk_be_context *, pk_be_kernel *k) {
+  std::unique_ptr<pk_be_kernel> owned(k);
+  return PK_OK;
+}
+
+pk_backend_api make_api() {
+  pk_backend_api a;
+  PK_STRUCT_INIT(a);
+  a.abi_version = PK_ABI_VERSION;
+  a.open = ocl_open;
+  a.close = ocl_close;
+  a.get_info = ocl_get_info;
+  a.get_last_error = ocl_get_last_error;
+  a.device_count = ocl_device_count;
+  a.device_get_props = ocl_device_get_props;
+  a.mem_alloc = ocl_mem_alloc;
+  a.mem_free = ocl_mem_free;
+  a.copy_host_to_device = ocl_copy_h2d;
+  a.copy_device_to_host = ocl_copy_d2h;
+  a.copy_device_to_device = ocl_copy_d2d;
+  a.stream_create = ocl_stream_create;
+  a.stream_destroy = ocl_stream_destroy;
+  a.stream_synchronize = ocl_stream_synchronize;
+  a.stream_query = ocl_stream_query;
+  a.event_create = ocl_event_create;
+  a.event_destroy = ocl_event_destroy;
+  a.event_record = ocl_event_record;
+  a.stream_wait_event = ocl_stream_wait_event;
+  a.event_synchronize = ocl_event_synchronize;
+  a.event_query = ocl_event_query;
+  a.op_query = ocl_op_query;
+  a.op_launch = ocl_op_launch;
+  a.fusion_offer = ocl_fusion_offer;
+  a.kernel_launch = ocl_kernel_launch;
+  a.kernel_destroy = ocl_kernel_destroy;
+  return a;
+}
+
+const pk_backend_api k_api = make_api();
+
+}  // namespace
+}  // namespace pk::ocl
+
+extern "C" PK_EXPORT pk_status pk_backend_entry(const pk_host_services *host, uint32_t *chosen_version,
+                                                const pk_backend_api **out_api, char *message,
+                                                size_t message_capacity) {
+  if (host == nullptr || chosen_version == nullptr || out_api == nullptr) return PK_ERROR_INVALID_ARGUMENT;
+  if (PK_VERSION_MAJOR(host->host_abi_version) != PK_ABI_VERSION_MAJOR) {
+    if (message && message_capacity) {
+      std::snprintf(message, message_capacity, "the opencl backend speaks ABI major %u; the host speaks %u",
+                    PK_ABI_VERSION_MAJOR, PK_VERSION_MAJOR(host->host_abi_version));
+    }
+    return PK_ERROR_ABI_MISMATCH;
+  }
+  *chosen_version = std::min<uint32_t>(PK_ABI_VERSION, host->host_abi_version);
+  *out_api = &pk::ocl::k_api;
+  return PK_OK;
+}

@@ -1,0 +1,48 @@
+// conformance_internal.hpp — what the parts of the conformance library share but do not publish.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "primkit/conformance.hpp"
+
+namespace pk::conformance::detail {
+
+// What the comparison of one case needs besides the two outputs.
+struct Tolerance {
+  ContractCheck check;
+  uint32_t float_policy = 0;  // the device's PK_FLOAT_* bits
+  int64_t reduction_length = 1;
+  // Reduction checks: per output element, the magnitude the error bound scales with (the sum of |terms|);
+  // empty = use the largest |expected| of the output.
+  std::vector<long double> magnitude;
+  // Per output element, the largest partial result any evaluation order may meet (products); empty = the
+  // magnitude. Beyond the format's range an overflowed (non-finite or saturated) result is accepted.
+  std::vector<long double> overflow_scale;
+};
+
+// Outcome of comparing one output of one case.
+struct OutputComparison {
+  uint64_t failed_elements = 0;
+  bool quality_warning = false;
+  double max_ulp = 0;      // worst error in ULPs (see Check)
+  double worst_ratio = 0;  // worst error / allowed error
+  int64_t worst_index = -1;
+  Histogram histogram;
+};
+
+// Compares `actual` (row-major bytes of expected.dtype, expected.numel elements) with the oracle's output.
+// `alternative` (may be null) is a second acceptable reference: the oracle run on inputs with subnormals
+// flushed, for devices that declare PK_FLOAT_FLUSH_SUBNORMAL_INPUTS.
+OutputComparison compare_output(const oracle::OutputValue &expected, const std::vector<uint8_t> &actual,
+                                const Tolerance &tol, const oracle::OutputValue *alternative);
+
+// Text of element i of a row-major byte buffer of dtype, e.g. "1.5 (0x3fc00000)".
+std::string element_text(int32_t dtype, const uint8_t *bytes, int64_t i);
+std::string wide_text(const oracle::Wide &w, int32_t dtype);
+
+// Row-major index -> byte offset of that element in a host tensor view.
+int64_t element_byte_offset(const oracle::HostTensor &t, int64_t index);
+
+}  // namespace pk::conformance::detail

@@ -1,0 +1,1259 @@
+// runner.cpp — runs the cases of each (op, dtype) on a backend through the runtime, in forked children.
+//
+// Isolation: the parent never loads the backend. A probe child loads it, reports its metadata, devices and the
+// capability query of every pair, and exits; then children each run a group of ops (several ops per child: a
+// fork per op would dominate the run time) and stream their progress and results back over a pipe, one line
+// per event:
+//   B <op> <dtype>      a pair starts            C <case id>   a case starts
+//   R <encoded result>  a pair is done
+// A child that dies (signal, abort, exit) or makes no progress for the timeout turns the pair it was in into
+// CRASH or TIMEOUT, naming the case; the ops of its group that had not run yet are re-run one op per child so a
+// single bad op cannot take the others with it. Children load the backend themselves (by path with
+// PK_RUNTIME_NO_DISCOVERY + pk_runtime_load_plugin, or by name with discovery) in strict mode
+// (PK_RUNTIME_STRICT), so a result is the backend's own and never the CPU fallback's; composite ops the backend
+// lacks are decomposed by the runtime into the backend's own primitives, which is what a user would run.
+#include <dlfcn.h>
+#include <fnmatch.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "conformance_internal.hpp"
+
+namespace pk::conformance {
+
+namespace {
+
+using meta::OpInfo;
+using oracle::HostTensor;
+
+std::string last_error() {
+  pk_error_info e;
+  PK_STRUCT_INIT(e);
+  pk_get_last_error(&e);
+  return e.message;
+}
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// --- backend access -------------------------------------------------------------------------------------------
+
+bool looks_like_path(const std::string &s) {
+  return s.find('/') != std::string::npos || (s.size() > 3 && s.compare(s.size() - 3, 3, ".so") == 0);
+}
+
+// Why a backend has no device. The host API only says "zero devices"; the backend's own explanation comes from
+// its get_last_error slot right after device_count, so ask the plugin directly (a second context, closed again).
+std::string zero_device_reason(const std::string &path) {
+  void *lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) return "";
+  std::string reason;
+  auto entry = reinterpret_cast<pk_backend_entry_fn>(::dlsym(lib, PK_BACKEND_ENTRY_SYMBOL));
+  pk_host_services host;
+  PK_STRUCT_INIT(host);
+  host.host_abi_version = PK_ABI_VERSION;
+  uint32_t chosen = 0;
+  const pk_backend_api *api = nullptr;
+  char message[256] = {0};
+  pk_be_context *ctx = nullptr;
+  if (entry && entry(&host, &chosen, &api, message, sizeof message) == PK_OK && api && api->open &&
+      api->open(&host, &ctx) == PK_OK) {
+    uint32_t count = 0;
+    if (api->device_count) api->device_count(ctx, &count);
+    pk_error_info e;
+    PK_STRUCT_INIT(e);
+    if (count == 0 && api->get_last_error && api->get_last_error(ctx, &e) == PK_OK) {
+      e.message[sizeof(e.message) - 1] = '\0';
+      reason = e.message;
+    }
+    if (api->close) api->close(ctx);
+  }
+  ::dlclose(lib);
+  return reason;
+}
+
+// A strict runtime with the backend loaded. Owns the runtime.
+struct Session {
+  pk_runtime_t runtime = nullptr;
+  pk_backend_t backend = nullptr;
+  pk_device_t device = nullptr;
+  std::string error;
+  std::string no_devices;  // non-empty: the backend loaded but has no device (the reason)
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
+  Session(const std::string &name_or_path, uint32_t device_index) {
+    pk_runtime_options opts;
+    PK_STRUCT_INIT(opts);
+    const bool by_path = looks_like_path(name_or_path);
+    opts.flags =
+        static_cast<uint32_t>(PK_RUNTIME_STRICT) | (by_path ? static_cast<uint32_t>(PK_RUNTIME_NO_DISCOVERY) : 0u);
+    if (pk_runtime_create(&opts, &runtime) != PK_OK) {
+      error = "cannot create the runtime: " + last_error();
+      return;
+    }
+    if (by_path) {
+      if (pk_runtime_load_plugin(runtime, name_or_path.c_str(), &backend) != PK_OK) {
+        error = last_error();
+        return;
+      }
+    } else if (pk_runtime_find_backend(runtime, name_or_path.c_str(), &backend) != PK_OK) {
+      error = "no backend named '" + name_or_path + "' was found";
+      const char *errors = pk_runtime_load_errors(runtime);
+      if (errors && *errors) error += "; plugins that failed to load:\n" + std::string(errors);
+      return;
+    }
+    uint32_t count = 0;
+    pk_backend_device_count(backend, &count);
+    if (count == 0) {
+      no_devices = zero_device_reason(pk_backend_path(backend));
+      if (no_devices.empty()) no_devices = "the backend reports zero devices and gives no reason";
+      return;
+    }
+    if (device_index >= count) {
+      error = "the backend has " + std::to_string(count) + " devices, no device " + std::to_string(device_index);
+      return;
+    }
+    pk_backend_device(backend, device_index, &device);
+  }
+  ~Session() {
+    if (runtime) pk_runtime_destroy(runtime);
+  }
+};
+
+bool coverage(pk_device_t dev, const OpInfo &op, int32_t dtype, std::string &reason) {
+  std::vector<pk_tensor> ins(op.num_inputs);
+  for (uint32_t i = 0; i < op.num_inputs; ++i) {
+    PK_STRUCT_INIT(ins[i]);
+    const meta::OperandInfo &in = op.inputs[i];
+    int32_t d = in.fixed_dtype;
+    if (in.type_var == 0) d = dtype;
+    if (in.type_var > 0) {
+      uint32_t m = op.type_vars[in.type_var].dtype_mask;
+      d = (m & (1u << PK_DTYPE_I64)) ? PK_DTYPE_I64 : __builtin_ctz(m);
+    }
+    ins[i].dtype = meta::dtype_desc(d);
+    ins[i].ndim = 2;
+  }
+  std::vector<uint8_t> attrs;
+  if (op.num_inputs == 0 && op.attrs_size) {
+    // Creation ops: the dtype is an attribute; ask with it set.
+    attrs.assign(meta::kMaxAttrsSize, 0);
+    meta::default_attrs(op, attrs.data());
+    for (uint32_t k = 0; k < op.num_attrs; ++k)
+      if (std::strcmp(op.attrs[k].name, "dtype") == 0) std::memcpy(attrs.data() + op.attrs[k].offset, &dtype, 4);
+  }
+  pk_op_query q;
+  PK_STRUCT_INIT(q);
+  q.op_id = op.id;
+  q.num_inputs = op.num_inputs;
+  q.inputs = ins.data();
+  q.attrs = attrs.empty() ? nullptr : attrs.data();
+  pk_op_support s;
+  PK_STRUCT_INIT(s);
+  if (pk_device_query_op(dev, &q, &s) != PK_OK) {
+    reason = "capability query failed: " + last_error();
+    return false;
+  }
+  reason = s.reason;
+  return s.supported != 0;
+}
+
+// --- one case -------------------------------------------------------------------------------------------------
+
+struct Buffer {
+  pk_buffer_t handle = nullptr;
+  Buffer() = default;
+  Buffer(const Buffer &) = delete;
+  Buffer &operator=(const Buffer &) = delete;
+  Buffer(Buffer &&o) noexcept : handle(o.handle) { o.handle = nullptr; }
+  ~Buffer() { pk_buffer_destroy(handle); }
+};
+
+struct Stream {
+  pk_stream_t handle = nullptr;
+  explicit Stream(pk_device_t dev) { pk_stream_create(dev, &handle); }
+  Stream(const Stream &) = delete;
+  Stream &operator=(const Stream &) = delete;
+  ~Stream() { pk_stream_destroy(handle); }
+};
+
+bool has_name(const OpInfo &op, std::initializer_list<const char *> names) {
+  for (const char *n : names)
+    if (std::strcmp(op.name, n) == 0) return true;
+  return false;
+}
+
+const meta::AttrInfo *attr_named(const OpInfo &op, const char *name) {
+  for (uint32_t i = 0; i < op.num_attrs; ++i)
+    if (std::strcmp(op.attrs[i].name, name) == 0) return &op.attrs[i];
+  return nullptr;
+}
+
+int64_t read_i64(const Case &c, const meta::AttrInfo *a, int64_t fallback) {
+  if (a == nullptr || c.attrs.size() < a->offset + 8) return fallback;
+  int64_t v;
+  std::memcpy(&v, c.attrs.data() + a->offset, 8);
+  return v;
+}
+
+std::vector<int64_t> read_ints(const Case &c, const meta::AttrInfo *a) {
+  std::vector<int64_t> out;
+  if (a == nullptr || c.attrs.empty()) return out;
+  int32_t n;
+  std::memcpy(&n, c.attrs.data() + a->count_offset, 4);
+  for (int32_t i = 0; i < n && i < PK_MAX_RANK; ++i) {
+    int64_t v;
+    std::memcpy(&v, c.attrs.data() + a->offset + 8 * static_cast<size_t>(i), 8);
+    out.push_back(v);
+  }
+  return out;
+}
+
+// Terms per output element of a reduction-contract op (the n of the bound).
+int64_t reduction_length(const OpInfo &op, const Case &c, const oracle::OutputValue &out0) {
+  auto extent = [&](size_t input, int64_t axis) -> int64_t {
+    if (input >= c.inputs.size() || axis < 0 || static_cast<size_t>(axis) >= c.inputs[input].shape.size()) return 1;
+    return c.inputs[input].shape[static_cast<size_t>(axis)];
+  };
+  int64_t max_in = 1;
+  for (const auto &t : c.inputs) max_in = std::max(max_in, t.numel());
+  if (op.shape == meta::ShapeRule::scan) return std::max<int64_t>(1, extent(0, read_i64(c, attr_named(op, "dim"), 0)));
+  if (op.shape == meta::ShapeRule::reduce)
+    return std::max<int64_t>(1, c.inputs[0].numel() / std::max<int64_t>(1, out0.numel()));
+  if (has_name(op, {"matmul"})) return std::max<int64_t>(1, extent(0, 1));
+  if (has_name(op, {"batch_matmul"})) return std::max<int64_t>(1, extent(0, 2));
+  if (has_name(op, {"dot_general"})) {
+    int64_t n = 1;
+    for (int64_t a : read_ints(c, attr_named(op, "lhs_contract"))) n *= extent(0, a);
+    return std::max<int64_t>(1, n);
+  }
+  if (has_name(op, {"convolution"}) && c.inputs.size() > 1)
+    return std::max<int64_t>(1, c.inputs[1].numel() / std::max<int64_t>(1, extent(1, 0)));
+  return max_in;
+}
+
+// Inputs with every float/complex element replaced by its magnitude (|re| + |im| for complex); with
+// `at_least_one`, by max(magnitude, 1): a product of those bounds every partial product in any order.
+std::vector<HostTensor> magnitude_inputs(const std::vector<HostTensor> &inputs, bool at_least_one = false) {
+  std::vector<HostTensor> out = inputs;
+  for (HostTensor &t : out) {
+    if (!meta::is_float(t.dtype) && !meta::is_complex(t.dtype)) continue;
+    const size_t size = meta::dtype_size(t.dtype);
+    for (size_t off = 0; off + size <= t.storage.size(); off += size) {
+      oracle::Wide w = oracle::load_element(t.storage.data() + off, t.dtype);
+      oracle::Wide m;
+      m.re = std::fabs(w.re) + std::fabs(w.im);
+      if (std::isnan(m.re)) m.re = 0;  // garbage between elements stays harmless
+      if (at_least_one) m.re = std::max<long double>(m.re, 1);
+      oracle::store_rounded(m, t.dtype, t.storage.data() + off, oracle::Overflow::standard);
+    }
+  }
+  return out;
+}
+
+// Inputs with subnormal floats flushed to zero (keeping the sign): the reference for DAZ devices.
+bool flush_subnormal_inputs(std::vector<HostTensor> &inputs) {
+  bool any = false;
+  for (HostTensor &t : inputs) {
+    if (!meta::is_float(meta::real_of(t.dtype))) continue;
+    oracle::BinaryFormat f = oracle::format_of(meta::real_of(t.dtype));
+    const size_t part = meta::dtype_size(meta::real_of(t.dtype));
+    const uint64_t exp_mask = ((uint64_t{1} << f.exp_bits) - 1) << f.man_bits;
+    const uint64_t man_mask = (uint64_t{1} << f.man_bits) - 1;
+    for (size_t off = 0; off + part <= t.storage.size(); off += part) {
+      uint64_t bits = 0;
+      std::memcpy(&bits, t.storage.data() + off, part);
+      if ((bits & exp_mask) == 0 && (bits & man_mask) != 0) {
+        bits &= ~man_mask;
+        std::memcpy(t.storage.data() + off, &bits, part);
+        any = true;
+      }
+    }
+  }
+  return any;
+}
+
+std::vector<long double> magnitudes(const OpInfo &op, const Case &c, const oracle::OutputValue &expected, size_t output,
+                                    int64_t n) {
+  std::vector<long double> mag;
+  const bool abs_trick = has_name(op, {"sum", "cumsum", "prod", "cumprod", "matmul", "batch_matmul", "dot_general",
+                                       "convolution", "index_put", "scatter_reduce"}) ||
+                         op.tier == meta::Tier::composite;
+  if (abs_trick) {
+    std::vector<oracle::OutputValue> outs;
+    if (oracle::evaluate(op.id, magnitude_inputs(c.inputs), c.attrs.empty() ? nullptr : c.attrs.data(), outs).ok() &&
+        output < outs.size()) {
+      for (const oracle::Wide &w : outs[output].wide) mag.push_back(std::fabs(w.re) + std::fabs(w.im));
+      return mag;
+    }
+  }
+  long double in_l1 = 0, in_max = 0, out_max = 0;
+  for (const HostTensor &t : c.inputs) {
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      oracle::Wide w = t.at(i);
+      long double m = std::fabs(w.re) + std::fabs(w.im);
+      if (std::isfinite(m)) {
+        in_l1 += m;
+        in_max = std::max(in_max, m);
+      }
+    }
+  }
+  for (const oracle::Wide &w : expected.wide) {
+    long double m = std::fabs(w.re) + std::fabs(w.im);
+    if (std::isfinite(m)) out_max = std::max(out_max, m);
+  }
+  long double scale = out_max;
+  if (op.category && std::strcmp(op.category, "fft") == 0) scale = in_l1;  // |DFT terms| <= sum |a|
+  if (has_name(op, {"var"})) {
+    // Any algorithm: the squares of deviations are bounded by (2 max|a|)^2; n of them over (n - correction).
+    double corr = 1;
+    if (const meta::AttrInfo *a = attr_named(op, "correction"); a && c.attrs.size() >= a->offset + 8)
+      std::memcpy(&corr, c.attrs.data() + a->offset, 8);
+    long double denom = std::max<long double>(static_cast<long double>(n) - corr, 1);
+    scale = std::max(out_max, 4 * in_max * in_max * static_cast<long double>(n) / denom);
+  }
+  if (has_name(op, {"logcumsumexp"})) scale = 1 + in_max;  // an absolute error: log of a relative one
+  mag.assign(static_cast<size_t>(expected.numel()), scale);
+  return mag;
+}
+
+// A composite's decomposition run primitive by primitive on the oracle, every intermediate ROUNDED to its
+// dtype: what the normative program yields when each primitive is exact to contract (the runtime's own
+// decomposition, in the output precision). Composites are accepted against this or the exact reference: a
+// program that overflows or cancels in f16 must not fail a backend that runs exactly that program.
+bool rounded_chain(const OpInfo &op, const Case &c, std::vector<oracle::OutputValue> &out) {
+  std::vector<meta::TensorType> types(c.inputs.size());
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    types[i] = meta::TensorType{};
+    types[i].dtype = c.inputs[i].dtype;
+    types[i].ndim = static_cast<int32_t>(c.inputs[i].shape.size());
+    for (size_t k = 0; k < c.inputs[i].shape.size(); ++k) types[i].shape[k] = c.inputs[i].shape[k];
+  }
+  meta::Decomposition dec;
+  meta::Diag diag;
+  if (!meta::decompose(op, types.data(), static_cast<uint32_t>(types.size()),
+                       c.attrs.empty() ? nullptr : c.attrs.data(), dec, diag))
+    return false;
+  std::vector<HostTensor> values(dec.values.size());
+  for (size_t i = 0; i < c.inputs.size() && i < values.size(); ++i) values[i] = c.inputs[i];
+  for (const meta::DecomposedNode &node : dec.nodes) {
+    std::vector<HostTensor> ins;
+    for (int32_t v : node.inputs) ins.push_back(values[static_cast<size_t>(v)]);
+    std::vector<oracle::OutputValue> outs;
+    if (!oracle::evaluate(node.op_id, ins, node.attrs.empty() ? nullptr : node.attrs.data(), outs).ok()) return false;
+    for (size_t k = 0; k < node.outputs.size() && k < outs.size(); ++k)
+      values[static_cast<size_t>(node.outputs[k])] =
+          HostTensor::contiguous(outs[k].dtype, outs[k].shape, outs[k].rounded);
+  }
+  out.clear();
+  for (int32_t v : dec.outputs) {
+    const HostTensor &t = values[static_cast<size_t>(v)];
+    oracle::OutputValue o;
+    o.dtype = t.dtype;
+    o.shape = t.shape;
+    const size_t size = meta::dtype_size(t.dtype);
+    o.rounded.resize(static_cast<size_t>(t.numel()) * size);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      oracle::Wide w = t.at(i);
+      o.wide.push_back(w);
+      oracle::store_rounded(w, t.dtype, o.rounded.data() + static_cast<size_t>(i) * size, oracle::Overflow::standard);
+    }
+    out.push_back(std::move(o));
+  }
+  return true;
+}
+
+std::string shape_text(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string worst_text(const Case &c, const oracle::OutputValue &expected, const std::vector<uint8_t> &actual,
+                       size_t output, int64_t index) {
+  std::string s;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    const HostTensor &t = c.inputs[i];
+    s += "in" + std::to_string(i) + " " + meta::dtype_name(t.dtype) + shape_text(t.shape);
+    if (t.numel() == expected.numel() && index < t.numel()) {
+      int64_t off = detail::element_byte_offset(t, index);
+      s += " = " + detail::element_text(t.dtype, t.storage.data() + off, 0);
+    }
+    s += "; ";
+  }
+  s += "out" + std::to_string(output) + "[" + std::to_string(index) + "]: expected " +
+       detail::element_text(expected.dtype, expected.rounded.data(), index) + " (wide " +
+       detail::wide_text(expected.wide[static_cast<size_t>(index)], expected.dtype) + "), got " +
+       detail::element_text(expected.dtype, actual.data(), index);
+  return s;
+}
+
+}  // namespace
+
+PairResult check_pair(pk_device_t device, const OpInfo &op, int32_t dtype, Profile profile, uint64_t seed,
+                      const std::string &only_case, const std::function<void(const std::string &)> &on_case,
+                      const std::function<void(bool)> &on_backend) {
+  const double start = now_s();
+  PairResult r;
+  r.op = op.name;
+  r.dtype = meta::dtype_name(dtype);
+  r.primitive = op.tier == meta::Tier::primitive;
+  pk_device_props props;
+  PK_STRUCT_INIT(props);
+  pk_device_get_props(device, &props);
+
+  std::vector<Case> cases = generate_cases(op, dtype, profile, seed);
+  if (!only_case.empty()) {
+    cases.erase(std::remove_if(cases.begin(), cases.end(), [&](const Case &c) { return c.id != only_case; }),
+                cases.end());
+  }
+  r.cases = static_cast<uint32_t>(cases.size());
+  std::string not_supported_reason, no_reference_reason;
+  bool quality = false;
+  auto stream = std::make_unique<Stream>(device);
+
+  for (const Case &c : cases) {
+    if (on_case) on_case(c.id);
+    const void *attrs = c.attrs.empty() ? nullptr : c.attrs.data();
+    std::vector<oracle::OutputValue> expected;
+    oracle::Result ev = oracle::evaluate(op.id, c.inputs, attrs, expected);
+    if (!ev.ok()) {
+      ++r.cases_no_reference;
+      if (no_reference_reason.empty()) no_reference_reason = ev.message;
+      continue;
+    }
+    if (on_backend) on_backend(true);
+    // Device buffers: inputs hold the case's whole storage (gaps and offsets included), outputs are contiguous.
+    std::vector<Buffer> in_bufs(c.inputs.size()), out_bufs(expected.size());
+    std::vector<pk_tensor> ins(c.inputs.size()), outs(expected.size());
+    pk_status st = PK_OK;
+    for (size_t i = 0; i < c.inputs.size() && st == PK_OK; ++i) {
+      const HostTensor &t = c.inputs[i];
+      st = pk_buffer_create(device, std::max<uint64_t>(t.storage.size(), 1), &in_bufs[i].handle);
+      if (st == PK_OK && !t.storage.empty())
+        st = pk_copy_host_to_buffer(stream->handle, in_bufs[i].handle, 0, t.storage.data(), t.storage.size());
+      if (st == PK_OK)
+        st = pk_buffer_tensor(in_bufs[i].handle, meta::dtype_desc(t.dtype), static_cast<int32_t>(t.shape.size()),
+                              t.shape.data(), t.strides.empty() ? nullptr : t.strides.data(), t.byte_offset, &ins[i]);
+      if (st == PK_OK) ins[i].storage_bytes = t.storage.size();
+    }
+    std::vector<std::vector<uint8_t>> poison(expected.size());
+    for (size_t o = 0; o < expected.size() && st == PK_OK; ++o) {
+      const uint64_t bytes = static_cast<uint64_t>(expected[o].numel()) * meta::dtype_size(expected[o].dtype);
+      poison[o].assign(bytes, 0xa5);  // an output left unwritten shows up as garbage
+      st = pk_buffer_create(device, std::max<uint64_t>(bytes, 1), &out_bufs[o].handle);
+      if (st == PK_OK && bytes)
+        st = pk_copy_host_to_buffer(stream->handle, out_bufs[o].handle, 0, poison[o].data(), bytes);
+      if (st == PK_OK)
+        st = pk_buffer_tensor(out_bufs[o].handle, meta::dtype_desc(expected[o].dtype),
+                              static_cast<int32_t>(expected[o].shape.size()), expected[o].shape.data(), nullptr, 0,
+                              &outs[o]);
+      if (st == PK_OK) outs[o].storage_bytes = bytes;
+    }
+    if (st != PK_OK) {
+      ++r.cases_failed;
+      if (r.message.empty()) r.message = c.id + ": setting up buffers failed: " + last_error();
+      stream = std::make_unique<Stream>(device);
+      continue;
+    }
+    if (r.primitive) {
+      // The exact launch (shapes and strides) through the capability query: a declined layout is reported as
+      // not supported instead of a failure, and a backend that accepts must then run it.
+      pk_op_query q;
+      PK_STRUCT_INIT(q);
+      q.op_id = op.id;
+      q.num_inputs = static_cast<uint32_t>(ins.size());
+      q.inputs = ins.data();
+      q.num_outputs = static_cast<uint32_t>(outs.size());
+      q.outputs = outs.data();
+      q.attrs = attrs;
+      pk_op_support sup;
+      PK_STRUCT_INIT(sup);
+      if (pk_device_query_op(device, &q, &sup) == PK_OK && !sup.supported) {
+        ++r.cases_not_supported;
+        if (not_supported_reason.empty()) not_supported_reason = c.id + ": " + sup.reason;
+        continue;
+      }
+    }
+    st = pk_launch(stream->handle, op.id, ins.data(), static_cast<uint32_t>(ins.size()), outs.data(),
+                   static_cast<uint32_t>(outs.size()), attrs);
+    if (st == PK_OK) st = pk_stream_synchronize(stream->handle);
+    if (st == PK_ERROR_FALLBACK_FORBIDDEN || st == PK_UNIMPLEMENTED) {
+      std::string msg = last_error();
+      if (r.primitive && st == PK_UNIMPLEMENTED) {
+        // The query said yes and the launch said no: the backend contradicts itself.
+        ++r.cases_failed;
+        if (r.message.empty())
+          r.message = c.id + ": the capability query accepts the launch, op_launch declines: " + msg;
+      } else {
+        ++r.cases_not_supported;
+        if (not_supported_reason.empty()) not_supported_reason = c.id + ": " + msg;
+      }
+      stream = std::make_unique<Stream>(device);
+      continue;
+    }
+    if (st != PK_OK) {
+      ++r.cases_failed;
+      if (r.message.empty()) r.message = c.id + ": launch failed: " + pk_status_name(st) + ": " + last_error();
+      if (r.worst_case.empty()) r.worst_case = c.id;
+      stream = std::make_unique<Stream>(device);
+      continue;
+    }
+    std::vector<std::vector<uint8_t>> actual(expected.size());
+    for (size_t o = 0; o < expected.size() && st == PK_OK; ++o) {
+      actual[o].resize(poison[o].size());
+      if (!actual[o].empty())
+        st = pk_copy_buffer_to_host(stream->handle, actual[o].data(), out_bufs[o].handle, 0, actual[o].size());
+    }
+    // Inputs must come back unchanged (a kernel writing into an input is a bug the outputs may not show).
+    bool input_modified = false;
+    for (size_t i = 0; i < c.inputs.size() && st == PK_OK; ++i) {
+      const HostTensor &t = c.inputs[i];
+      std::vector<uint8_t> back(t.storage.size());
+      if (!back.empty()) st = pk_copy_buffer_to_host(stream->handle, back.data(), in_bufs[i].handle, 0, back.size());
+      if (st == PK_OK) st = pk_stream_synchronize(stream->handle);
+      if (st == PK_OK && back != t.storage) input_modified = true;
+    }
+    if (st == PK_OK) st = pk_stream_synchronize(stream->handle);
+    if (st != PK_OK) {
+      ++r.cases_failed;
+      if (r.message.empty()) r.message = c.id + ": copying results back failed: " + last_error();
+      stream = std::make_unique<Stream>(device);
+      continue;
+    }
+    if (on_backend) on_backend(false);
+    ++r.cases_run;
+    if (input_modified) {
+      ++r.cases_failed;
+      if (r.message.empty()) r.message = c.id + ": the backend wrote into an input tensor";
+      if (r.worst_case.empty()) r.worst_case = c.id;
+    }
+    // Devices that read subnormal inputs as zero get a second reference computed on flushed inputs; composites
+    // get the program with rounded intermediates.
+    std::vector<oracle::OutputValue> alternative;
+    bool have_alternative = false;
+    if (op.tier == meta::Tier::composite) {
+      have_alternative = rounded_chain(op, c, alternative) && alternative.size() == expected.size();
+    } else if (props.float_policy & PK_FLOAT_FLUSH_SUBNORMAL_INPUTS) {
+      std::vector<HostTensor> in2 = c.inputs;
+      if (flush_subnormal_inputs(in2)) have_alternative = oracle::evaluate(op.id, in2, attrs, alternative).ok();
+    }
+    bool case_failed = false;
+    for (size_t o = 0; o < expected.size(); ++o) {
+      detail::Tolerance tol;
+      tol.check = classify(op, expected[o].dtype);
+      tol.float_policy = props.float_policy;
+      if (r.check.empty() || o == 0) {
+        r.check = check_name(tol.check.check);
+        if (tol.check.fail_limit > 0) {
+          char buf[32];
+          std::snprintf(buf, sizeof buf, " %g", tol.check.fail_limit);
+          r.check += buf;
+        }
+      }
+      if (tol.check.check == Check::reduction) {
+        tol.reduction_length = reduction_length(op, c, expected[0]);
+        tol.magnitude = magnitudes(op, c, expected[o], o, tol.reduction_length);
+        if (has_name(op, {"prod", "cumprod"})) {
+          std::vector<oracle::OutputValue> outs;
+          if (oracle::evaluate(op.id, magnitude_inputs(c.inputs, true), attrs, outs).ok() && o < outs.size())
+            for (const oracle::Wide &w : outs[o].wide) tol.overflow_scale.push_back(std::fabs(w.re) + std::fabs(w.im));
+        }
+      }
+      detail::OutputComparison cmp = detail::compare_output(
+          expected[o], actual[o], tol, have_alternative && o < alternative.size() ? &alternative[o] : nullptr);
+      for (int b = 0; b < 5; ++b) r.histogram.bucket[b] += cmp.histogram.bucket[b];
+      quality = quality || cmp.quality_warning;
+      r.max_ulp = std::max(r.max_ulp, cmp.max_ulp);
+      const bool worse = cmp.worst_index >= 0 && (cmp.worst_ratio > r.worst_ratio || r.worst_index < 0) &&
+                         (cmp.failed_elements > 0 || r.cases_failed == 0);
+      if (worse) {
+        r.worst_ratio = cmp.worst_ratio;
+        r.worst_case = c.id;
+        r.worst_index = cmp.worst_index;
+        r.worst_detail = worst_text(c, expected[o], actual[o], o, cmp.worst_index);
+      }
+      if (cmp.failed_elements > 0) {
+        case_failed = true;
+        if (r.message.empty() || r.message.find("elements differ") != std::string::npos) {
+          if (worse || r.message.empty())
+            r.message = c.id + ": " + std::to_string(cmp.failed_elements) + " of " +
+                        std::to_string(expected[o].numel()) + " elements differ (" + c.note + ")";
+        }
+      }
+    }
+    if (case_failed) ++r.cases_failed;
+  }
+
+  if (r.cases_failed > 0) {
+    r.status = Status::fail;
+  } else if (r.cases_run == 0) {
+    if (r.cases_not_supported > 0) {
+      r.status = Status::not_supported;
+      r.message = not_supported_reason;
+    } else {
+      r.status = Status::no_reference;
+      r.message =
+          r.cases == 0 ? "no valid case could be generated" : "the oracle cannot evaluate it: " + no_reference_reason;
+    }
+  } else {
+    r.status = quality ? Status::quality_warning : Status::pass;
+    if (r.cases_not_supported > 0)
+      r.message = std::to_string(r.cases_not_supported) + " cases declined: " + not_supported_reason;
+  }
+  r.seconds = now_s() - start;
+  return r;
+}
+
+PairResult check_pair(pk_device_t device, const std::string &op_name, const std::string &dtype_name, Profile profile,
+                      uint64_t seed) {
+  const OpInfo *op = meta::find_op(op_name);
+  const int32_t dtype = meta::dtype_id(dtype_name);
+  if (op == nullptr || dtype < 0) {
+    PairResult r;
+    r.op = op_name;
+    r.dtype = dtype_name;
+    r.status = Status::no_reference;
+    r.message = op == nullptr ? "no op named " + op_name : "no dtype named " + dtype_name;
+    return r;
+  }
+  return check_pair(device, *op, dtype, profile, seed);
+}
+
+// --- result lines between child and parent --------------------------------------------------------------------
+
+namespace {
+
+std::string escape(const std::string &s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '\\')
+      out += "\\\\";
+    else if (ch == '\t')
+      out += "\\t";
+    else if (ch == '\n')
+      out += "\\n";
+    else
+      out += ch;
+  }
+  return out;
+}
+
+std::string unescape(const std::string &s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 1 < s.size()) {
+      char n = s[++i];
+      out += n == 't' ? '\t' : n == 'n' ? '\n' : n;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> split_tabs(const std::string &line) {
+  std::vector<std::string> f;
+  size_t start = 0;
+  while (true) {
+    size_t t = line.find('\t', start);
+    f.push_back(unescape(line.substr(start, t == std::string::npos ? std::string::npos : t - start)));
+    if (t == std::string::npos) break;
+    start = t + 1;
+  }
+  return f;
+}
+
+std::string encode(const PairResult &r) {
+  std::ostringstream o;
+  o.precision(17);
+  o << escape(r.op) << '\t' << escape(r.dtype) << '\t' << r.primitive << '\t' << static_cast<int>(r.status) << '\t'
+    << escape(r.check) << '\t' << r.cases << '\t' << r.cases_run << '\t' << r.cases_failed << '\t'
+    << r.cases_not_supported << '\t' << r.cases_no_reference << '\t' << r.max_ulp << '\t' << r.worst_ratio << '\t';
+  for (uint64_t b : r.histogram.bucket) o << b << '\t';
+  o << escape(r.worst_case) << '\t' << r.worst_index << '\t' << escape(r.worst_detail) << '\t' << escape(r.message)
+    << '\t' << r.seconds;
+  return o.str();
+}
+
+// strtod, unlike std::stod, accepts subnormal and huge values without throwing.
+double to_double(const std::string &s) {
+  return std::strtod(s.c_str(), nullptr);
+}
+
+bool decode_fields(const std::string &line, PairResult &r) {
+  std::vector<std::string> f = split_tabs(line);
+  if (f.size() != 22) return false;
+  size_t k = 0;
+  r.op = f[k++];
+  r.dtype = f[k++];
+  r.primitive = f[k++] == "1";
+  r.status = static_cast<Status>(std::stoi(f[k++]));
+  r.check = f[k++];
+  r.cases = static_cast<uint32_t>(std::stoul(f[k++]));
+  r.cases_run = static_cast<uint32_t>(std::stoul(f[k++]));
+  r.cases_failed = static_cast<uint32_t>(std::stoul(f[k++]));
+  r.cases_not_supported = static_cast<uint32_t>(std::stoul(f[k++]));
+  r.cases_no_reference = static_cast<uint32_t>(std::stoul(f[k++]));
+  r.max_ulp = to_double(f[k++]);
+  r.worst_ratio = to_double(f[k++]);
+  for (uint64_t &b : r.histogram.bucket) b = std::stoull(f[k++]);
+  r.worst_case = f[k++];
+  r.worst_index = std::stoll(f[k++]);
+  r.worst_detail = f[k++];
+  r.message = f[k++];
+  r.seconds = to_double(f[k++]);
+  return true;
+}
+
+// A malformed line (a child that died mid-write, a backend writing to our pipe) decodes to false, never throws.
+bool decode(const std::string &line, PairResult &r) {
+  try {
+    return decode_fields(line, r);
+  } catch (const std::exception &) {
+    return false;
+  }
+}
+
+void write_line(int fd, const std::string &line) {
+  std::string s = line + "\n";
+  size_t done = 0;
+  while (done < s.size()) {
+    ssize_t w = ::write(fd, s.data() + done, s.size() - done);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    done += static_cast<size_t>(w);
+  }
+}
+
+struct Pair {
+  const OpInfo *op;
+  int32_t dtype;
+};
+
+struct ProbeInfo {
+  std::string name, vendor, version, path, device, no_devices, error;
+  uint32_t abi = 0, float_policy = 0;
+  std::vector<std::pair<bool, std::string>> coverage;  // per pair
+};
+
+void probe_in(const Options &opt, const std::vector<Pair> &pairs, ProbeInfo &p) {
+  Session s(opt.backend, opt.device_index);
+  if (!s.error.empty()) {
+    p.error = s.error;
+    return;
+  }
+  pk_backend_info info;
+  PK_STRUCT_INIT(info);
+  pk_backend_get_info(s.backend, &info);
+  p.name = info.name;
+  p.vendor = info.vendor;
+  p.version = std::to_string(info.version_major) + "." + std::to_string(info.version_minor) + "." +
+              std::to_string(info.version_patch);
+  p.abi = pk_backend_abi_version(s.backend);
+  p.path = pk_backend_path(s.backend);
+  if (!s.no_devices.empty()) {
+    p.no_devices = s.no_devices;
+    return;
+  }
+  pk_device_props props;
+  PK_STRUCT_INIT(props);
+  pk_device_get_props(s.device, &props);
+  p.device = props.name;
+  p.float_policy = props.float_policy;
+  for (const Pair &pr : pairs) {
+    std::string reason;
+    bool ok = coverage(s.device, *pr.op, pr.dtype, reason);
+    p.coverage.emplace_back(ok, reason);
+  }
+}
+
+std::string encode_probe(const ProbeInfo &p) {
+  std::string s = escape(p.name) + '\t' + escape(p.vendor) + '\t' + escape(p.version) + '\t' + escape(p.path) + '\t' +
+                  escape(p.device) + '\t' + escape(p.no_devices) + '\t' + escape(p.error) + '\t' +
+                  std::to_string(p.abi) + '\t' + std::to_string(p.float_policy) + '\t';
+  for (const auto &c : p.coverage) s += std::string(c.first ? "1" : "0") + escape(c.second) + '\t';
+  return s;
+}
+
+void decode_probe(const std::string &line, ProbeInfo &p) {
+  std::vector<std::string> f = split_tabs(line);
+  if (f.size() < 9) {
+    p.error = "the probe child sent a malformed answer";
+    return;
+  }
+  p.name = f[0];
+  p.vendor = f[1];
+  p.version = f[2];
+  p.path = f[3];
+  p.device = f[4];
+  p.no_devices = f[5];
+  p.error = f[6];
+  p.abi = static_cast<uint32_t>(std::stoul(f[7]));
+  p.float_policy = static_cast<uint32_t>(std::stoul(f[8]));
+  for (size_t i = 9; i < f.size(); ++i)
+    if (!f[i].empty()) p.coverage.emplace_back(f[i][0] == '1', f[i].substr(1));
+}
+
+std::string describe_exit(int wstatus) {
+  if (WIFSIGNALED(wstatus)) {
+    int sig = WTERMSIG(wstatus);
+    return std::string("killed by signal ") + std::to_string(sig) + " (" + strsignal(sig) + ")";
+  }
+  if (WIFEXITED(wstatus)) return "exited with status " + std::to_string(WEXITSTATUS(wstatus));
+  return "ended abnormally";
+}
+
+// Reads everything a child writes until EOF, with no progress timeout: used for the probe.
+std::string read_all(int fd, pid_t pid, double timeout_s, bool &timed_out) {
+  std::string data;
+  char buf[65536];
+  double deadline = now_s() + timeout_s;
+  timed_out = false;
+  while (true) {
+    pollfd p{fd, POLLIN, 0};
+    int left = static_cast<int>(std::max(0.0, (deadline - now_s()) * 1000));
+    int pr = ::poll(&p, 1, left);
+    if (pr == 0) {
+      timed_out = true;
+      ::kill(pid, SIGKILL);
+      break;
+    }
+    if (pr < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    data.append(buf, static_cast<size_t>(n));
+  }
+  return data;
+}
+
+// The work of one child: pairs of a group, in order.
+[[noreturn]] void child_main(const Options &opt, const std::vector<Pair> &pairs, int fd) {
+  {
+    Session s(opt.backend, opt.device_index);
+    if (!s.error.empty() || s.device == nullptr) {
+      write_line(fd, "X\t" + escape(s.error.empty() ? "no device: " + s.no_devices : s.error));
+      ::_exit(3);
+    }
+    for (const Pair &p : pairs) {
+      write_line(fd, std::string("B\t") + p.op->name + '\t' + meta::dtype_name(p.dtype));
+      PairResult r = check_pair(
+          s.device, *p.op, p.dtype, opt.profile, opt.seed, opt.case_id,
+          [&](const std::string &id) { write_line(fd, "C\t" + escape(id)); },
+          [&](bool backend) { write_line(fd, backend ? "L\t" : "K\t"); });
+      write_line(fd, "R\t" + encode(r));
+    }
+  }
+  ::_exit(0);
+}
+
+struct Child {
+  pid_t pid = -1;
+  int fd = -1;
+  std::vector<Pair> pairs;
+  size_t next = 0;  // pairs[next] is the one in progress (or next to start)
+  bool in_pair = false;
+  bool in_oracle = false;  // the current case is still being evaluated by the oracle (not the backend)
+  std::string current_case;
+  std::string buffer;
+  double last_progress = 0;
+  bool killed_for_timeout = false;
+};
+
+bool glob_match(const std::string &globs, const char *name) {
+  size_t start = 0;
+  while (start <= globs.size()) {
+    size_t end = globs.find(',', start);
+    if (end == std::string::npos) end = globs.size();
+    std::string g = globs.substr(start, end - start);
+    if (!g.empty() && fnmatch(g.c_str(), name, 0) == 0) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+Summary Report::summary() const {
+  Summary s;
+  for (const PairResult &r : results) {
+    ++s.total;
+    switch (r.status) {
+      case Status::pass:
+        ++s.pass;
+        break;
+      case Status::quality_warning:
+        ++s.quality_warning;
+        break;
+      case Status::fail:
+        ++s.fail;
+        break;
+      case Status::not_supported:
+        ++s.not_supported;
+        if (r.primitive) ++s.primitive_not_supported;
+        break;
+      case Status::crash:
+        ++s.crash;
+        break;
+      case Status::timeout:
+        ++s.timeout;
+        break;
+      case Status::expected_fail:
+        ++s.expected_fail;
+        break;
+      case Status::unexpected_pass:
+        ++s.unexpected_pass;
+        break;
+      case Status::no_reference:
+        ++s.no_reference;
+        break;
+    }
+  }
+  return s;
+}
+
+int exit_code(const Report &report) {
+  Summary s = report.summary();
+  return s.fail + s.crash + s.timeout + s.unexpected_pass == 0 ? 0 : 1;
+}
+
+std::map<std::pair<std::string, std::string>, std::string> parse_expected_failures(const std::string &text) {
+  std::map<std::pair<std::string, std::string>, std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t hash = line.find('#');
+    if (hash == 0) continue;
+    std::istringstream ls(line);
+    std::string op, dtype, reason;
+    if (!(ls >> op >> dtype)) continue;
+    std::getline(ls, reason);
+    size_t b = reason.find_first_not_of(" \t");
+    reason = b == std::string::npos ? "" : reason.substr(b);
+    out[{op, dtype}] = reason.empty() ? "(no reason given)" : reason;
+  }
+  return out;
+}
+
+void apply_expected_failures(Report &report,
+                             const std::map<std::pair<std::string, std::string>, std::string> &expected) {
+  for (PairResult &r : report.results) {
+    auto it = expected.find({r.op, r.dtype});
+    if (it == expected.end()) it = expected.find({r.op, "*"});
+    if (it == expected.end()) continue;
+    r.expected_reason = it->second;
+    if (r.status == Status::fail || r.status == Status::crash || r.status == Status::timeout ||
+        r.status == Status::quality_warning) {
+      r.message = "expected: " + it->second + (r.message.empty() ? "" : " — " + r.message);
+      r.status = Status::expected_fail;
+    } else if (r.status == Status::pass) {
+      r.status = Status::unexpected_pass;
+      r.message = "listed as an expected failure (" + it->second + ") but passes: remove it from the list";
+    }
+  }
+}
+
+Report run(const Options &opt) {
+  const double start = now_s();
+  Report report;
+  report.profile = opt.profile == Profile::full ? "full" : "quick";
+  report.seed = opt.seed;
+
+  // Which pairs.
+  std::vector<Pair> pairs;
+  std::string only_op, only_dtype;
+  if (!opt.case_id.empty()) {
+    size_t d1 = opt.case_id.find('.'), d2 = d1 == std::string::npos ? d1 : opt.case_id.find('.', d1 + 1);
+    if (d2 == std::string::npos) throw SetupError("case id '" + opt.case_id + "' is not <op>.<dtype>.<variant>.<k>");
+    only_op = opt.case_id.substr(0, d1);
+    only_dtype = opt.case_id.substr(d1 + 1, d2 - d1 - 1);
+    if (meta::find_op(only_op) == nullptr) throw SetupError("case id '" + opt.case_id + "': no op named " + only_op);
+  }
+  for (const OpInfo *op = meta::ops_begin(); op != meta::ops_end(); ++op) {
+    if (!only_op.empty() ? only_op != op->name : !glob_match(opt.ops_glob, op->name)) continue;
+    for (int32_t d : op_dtypes(*op)) {
+      if (!only_dtype.empty() && only_dtype != meta::dtype_name(d)) continue;
+      if (!opt.dtypes.empty() && std::find(opt.dtypes.begin(), opt.dtypes.end(), d) == opt.dtypes.end()) continue;
+      pairs.push_back({op, d});
+    }
+  }
+  if (pairs.empty()) throw SetupError("no (op, dtype) pair matches the selection");
+
+  // Probe: load the backend once, in a child unless isolation is off.
+  ProbeInfo probe;
+  if (!opt.isolate) {
+    probe_in(opt, pairs, probe);
+  } else {
+    int fds[2];
+    if (::pipe(fds) != 0) throw SetupError("pipe() failed");
+    pid_t pid = ::fork();
+    if (pid < 0) throw SetupError("fork() failed");
+    if (pid == 0) {
+      ::close(fds[0]);
+      ProbeInfo p;
+      probe_in(opt, pairs, p);
+      write_line(fds[1], encode_probe(p));
+      ::_exit(0);
+    }
+    ::close(fds[1]);
+    bool timed_out = false;
+    std::string data = read_all(fds[0], pid, std::max(60.0, opt.timeout_s), timed_out);
+    ::close(fds[0]);
+    int ws = 0;
+    ::waitpid(pid, &ws, 0);
+    if (timed_out) throw SetupError("loading the backend hangs (no answer within the timeout)");
+    if (data.empty()) throw SetupError("loading the backend crashed the process: " + describe_exit(ws));
+    if (!data.empty() && data.back() == '\n') data.pop_back();
+    try {
+      decode_probe(data, probe);
+    } catch (const std::exception &) {
+      throw SetupError("the probe child sent a malformed answer");
+    }
+  }
+  if (!probe.error.empty()) throw SetupError(probe.error);
+  if (!probe.no_devices.empty()) throw SetupError("no devices: " + probe.no_devices);
+  report.backend = probe.name;
+  report.backend_argument = opt.backend;
+  report.vendor = probe.vendor;
+  report.backend_version = probe.version;
+  report.backend_path = probe.path;
+  report.abi_version = probe.abi;
+  report.device = probe.device;
+  report.float_policy = probe.float_policy;
+
+  // Pairs the capability query declines are NOT_SUPPORTED without running (composites excepted: the runtime
+  // decomposes them into the backend's primitives).
+  std::vector<PairResult> results(pairs.size());
+  std::vector<bool> done(pairs.size(), false);
+  std::vector<std::vector<size_t>> groups;
+  const std::string reproduce_backend = looks_like_path(opt.backend) ? opt.backend : probe.name;
+  size_t completed = 0;
+  auto progress = [&](const PairResult &r) {
+    ++completed;
+    if (!opt.progress) return;
+    std::string line = "[" + std::to_string(completed) + "/" + std::to_string(pairs.size()) + "] " + r.op + " " +
+                       r.dtype + " " + status_name(r.status);
+    if (r.status == Status::fail || r.status == Status::quality_warning || r.status == Status::crash ||
+        r.status == Status::timeout) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, " (max %.3g ulp)", r.max_ulp);
+      line += buf;
+      if (!r.message.empty()) line += ": " + r.message;
+      if (!r.worst_case.empty()) line += "\n    reproduce: " + reproducer(reproduce_backend, r.worst_case);
+    }
+    opt.progress(line);
+  };
+  {
+    std::vector<size_t> current;
+    const OpInfo *last_op = nullptr;
+    int ops_in_group = 0;
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      const Pair &p = pairs[i];
+      bool covered = i < probe.coverage.size() ? probe.coverage[i].first : true;
+      if (!covered && p.op->tier == meta::Tier::primitive) {
+        PairResult &r = results[i];
+        r.op = p.op->name;
+        r.dtype = meta::dtype_name(p.dtype);
+        r.primitive = true;
+        r.status = Status::not_supported;
+        r.message = probe.coverage[i].second;
+        done[i] = true;
+        progress(r);
+        continue;
+      }
+      if (p.op != last_op) {
+        if (ops_in_group >= std::max(1, opt.ops_per_group) && !current.empty()) {
+          groups.push_back(current);
+          current.clear();
+          ops_in_group = 0;
+        }
+        ++ops_in_group;
+        last_op = p.op;
+      }
+      current.push_back(i);
+    }
+    if (!current.empty()) groups.push_back(current);
+  }
+
+  if (!opt.isolate) {
+    Session s(opt.backend, opt.device_index);
+    if (s.device == nullptr) throw SetupError(s.error.empty() ? "no devices: " + s.no_devices : s.error);
+    for (const auto &g : groups)
+      for (size_t i : g) {
+        results[i] = check_pair(s.device, *pairs[i].op, pairs[i].dtype, opt.profile, opt.seed, opt.case_id);
+        progress(results[i]);
+      }
+  } else {
+    std::deque<std::vector<size_t>> queue(groups.begin(), groups.end());
+    std::vector<Child> running;
+    const int jobs = std::max(1, opt.jobs);
+    // A pair ended by its child dying or hanging.
+    auto abort_pair = [&](Child &ch, size_t idx, Status st, const std::string &why) {
+      PairResult &r = results[idx];
+      r.op = pairs[idx].op->name;
+      r.dtype = meta::dtype_name(pairs[idx].dtype);
+      r.primitive = pairs[idx].op->tier == meta::Tier::primitive;
+      r.status = st;
+      r.worst_case = ch.current_case;
+      r.message = why + (ch.current_case.empty() ? "" : " in case " + ch.current_case);
+      done[idx] = true;
+      progress(r);
+    };
+    while (!queue.empty() || !running.empty()) {
+      while (static_cast<int>(running.size()) < jobs && !queue.empty()) {
+        std::vector<size_t> g = queue.front();
+        queue.pop_front();
+        std::vector<Pair> ps;
+        for (size_t i : g) ps.push_back(pairs[i]);
+        int fds[2];
+        if (::pipe(fds) != 0) throw SetupError("pipe() failed");
+        pid_t pid = ::fork();
+        if (pid < 0) throw SetupError("fork() failed");
+        if (pid == 0) {
+          ::close(fds[0]);
+          for (const Child &other : running) ::close(other.fd);
+          child_main(opt, ps, fds[1]);
+        }
+        ::close(fds[1]);
+        Child ch;
+        ch.pid = pid;
+        ch.fd = fds[0];
+        ch.last_progress = now_s();
+        for (size_t i : g) ch.pairs.push_back({pairs[i].op, static_cast<int32_t>(i)});  // dtype field: pair index
+        running.push_back(std::move(ch));
+      }
+      std::vector<pollfd> pfds;
+      for (const Child &ch : running) pfds.push_back({ch.fd, POLLIN, 0});
+      int pr = ::poll(pfds.data(), pfds.size(), 200);
+      if (pr < 0 && errno != EINTR) throw SetupError("poll() failed");
+      const double t = now_s();
+      for (size_t k = 0; k < running.size(); ++k) {
+        Child &ch = running[k];
+        bool eof = false;
+        if (pr > 0 && (pfds[k].revents & (POLLIN | POLLHUP | POLLERR))) {
+          char buf[65536];
+          ssize_t n = ::read(ch.fd, buf, sizeof buf);
+          if (n > 0) {
+            ch.buffer.append(buf, static_cast<size_t>(n));
+            ch.last_progress = t;
+          } else if (n == 0 || errno != EINTR) {
+            eof = true;
+          }
+        }
+        size_t nl;
+        while ((nl = ch.buffer.find('\n')) != std::string::npos) {
+          std::string line = ch.buffer.substr(0, nl);
+          ch.buffer.erase(0, nl + 1);
+          if (line.size() < 2) continue;
+          if (line[0] == 'B') {
+            ch.in_pair = true;
+            ch.current_case.clear();
+          } else if (line[0] == 'C') {
+            ch.current_case = unescape(line.substr(2));
+            ch.in_oracle = true;
+          } else if (line[0] == 'L' || line[0] == 'K') {
+            ch.in_oracle = line[0] == 'K';
+          } else if (line[0] == 'R' && ch.next < ch.pairs.size()) {
+            size_t idx = static_cast<size_t>(ch.pairs[ch.next].dtype);
+            PairResult r;
+            if (decode(line.substr(2), r)) {
+              results[idx] = r;
+            } else {
+              results[idx].op = pairs[idx].op->name;
+              results[idx].dtype = meta::dtype_name(pairs[idx].dtype);
+              results[idx].status = Status::crash;
+              results[idx].message = "the child sent a malformed result";
+            }
+            done[idx] = true;
+            progress(results[idx]);
+            ++ch.next;
+            ch.in_pair = false;
+            ch.current_case.clear();
+          } else if (line[0] == 'X') {
+            ch.current_case = "";
+            ch.buffer = "X" + unescape(line.substr(2));  // keep the child's setup error for the report
+            break;
+          }
+        }
+        if (!eof && t - ch.last_progress > opt.timeout_s) {
+          ::kill(ch.pid, SIGKILL);
+          ch.killed_for_timeout = true;
+          eof = true;
+        }
+        if (!eof) continue;
+        int ws = 0;
+        ::waitpid(ch.pid, &ws, 0);
+        ::close(ch.fd);
+        if (ch.next < ch.pairs.size()) {
+          const size_t idx = static_cast<size_t>(ch.pairs[ch.next].dtype);
+          std::string why;
+          Status st = Status::crash;
+          if (ch.killed_for_timeout) {
+            st = Status::timeout;
+            char buf[96];
+            std::snprintf(buf, sizeof buf, "no progress for %.0f s (killed)", opt.timeout_s);
+            why = buf;
+          } else if (!ch.buffer.empty() && ch.buffer[0] == 'X') {
+            why = "the child could not set up the backend: " + ch.buffer.substr(1);
+          } else {
+            why = "the child " + describe_exit(ws);
+          }
+          if (ch.in_oracle) {
+            // The reference itself hung or crashed: nothing of the backend was measured.
+            st = Status::no_reference;
+            why = "the ORACLE (not the backend) " + std::string(ch.killed_for_timeout ? "hung: " : "crashed: ") + why;
+          }
+          abort_pair(ch, idx, st, why);
+          // The pairs that had not started: one op per child from now on.
+          std::vector<size_t> rest;
+          const OpInfo *op = nullptr;
+          for (size_t j = ch.next + 1; j < ch.pairs.size(); ++j) {
+            size_t i = static_cast<size_t>(ch.pairs[j].dtype);
+            if (op != nullptr && pairs[i].op != op) {
+              queue.push_front(rest);
+              rest.clear();
+            }
+            op = pairs[i].op;
+            rest.push_back(i);
+          }
+          if (!rest.empty()) queue.push_front(rest);
+        }
+        running.erase(running.begin() + static_cast<long>(k));
+        pfds.erase(pfds.begin() + static_cast<long>(k));
+        --k;
+      }
+    }
+  }
+  report.results = std::move(results);
+  if (!opt.expected_failures_file.empty()) {
+    std::ifstream in(opt.expected_failures_file);
+    if (!in) throw SetupError("cannot read " + opt.expected_failures_file);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    apply_expected_failures(report, parse_expected_failures(ss.str()));
+  }
+  report.seconds = now_s() - start;
+  return report;
+}
+
+}  // namespace pk::conformance

@@ -1,0 +1,123 @@
+// codegen.hpp — PrimKit's LLVM kernel generator: one description of an elementwise region (a single op, a chain
+// of elementwise ops, or a chain closed by a sum/amax over the last axis) lowered to LLVM IR once and then
+//   (a) to PTX through LLVM's NVPTX target (sm_80, sm_90) for the cuda backend,
+//   (b) to host code through ORC LLJIT, either as a grid emulator (the very same kernel body, with block and
+//       thread indices supplied by loops: the cuda-emu backend) or as a plain loop over a range of work items
+//       (the CPU backend's fused kernels).
+// This header deliberately includes no LLVM header, so backends that use it compile quickly and never see
+// LLVM's warnings.
+//
+// Kernel ABI shared by all three targets — the parameters, in order, each passed by value (for PTX through
+// cuLaunchKernel's kernelParams, for host entries through an array of pointers to the values, the same shape):
+//   ptr arg[0..K)      the region's inputs then outputs (Region::inputs, Region::outputs)
+//   i64 n              work items: elements for elementwise regions, rows for reduction regions
+//   i64 cols           reduction length (extent of the last axis); 1 for elementwise regions
+//   strided layout only (KernelSpec::rank = r > 0):
+//   i64 shape[r]       extents of the element space (the inputs' shape)
+//   i64 strides[K][r]  element strides of each argument; a reduced output has stride 0 on the last axis
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "primkit/primkit.h"
+
+namespace pk::codegen {
+
+// One node: an elementwise op (or, as the last node of a region, sum/amax over the last axis).
+struct Node {
+  uint32_t op_id = PK_OP_NONE;
+  std::vector<uint32_t> inputs;  // value ids
+  uint32_t output = 0;           // value id
+  double fill_value = 0.0;       // fill: the value
+  int32_t round_mode = 0;        // round: PK_ROUNDING_*
+};
+
+// A region over values numbered 0..dtypes.size(). Every value has the element shape, except the output of a
+// trailing reduction, which has one value per row.
+struct Region {
+  std::vector<int32_t> dtypes;    // PK_DTYPE_* of each value
+  std::vector<uint32_t> inputs;   // values loaded from memory, in kernel-argument order
+  std::vector<Node> nodes;        // topological order
+  std::vector<uint32_t> outputs;  // values stored to memory, in kernel-argument order (after the inputs)
+
+  bool reduces() const;  // the last node is a sum/amax over the last axis
+  size_t num_args() const { return inputs.size() + outputs.size(); }
+};
+
+// A region plus the memory layout class it is compiled for: rank 0 = every argument dense row-major (the linear
+// index is the element offset), rank r > 0 = arbitrary element strides over an r-dimensional element space.
+// The shape itself is a kernel parameter, so one compiled kernel serves every shape of its class.
+struct KernelSpec {
+  Region region;
+  int32_t rank = 0;
+};
+
+// Empty when the generator compiles the region; otherwise why not (names the op and dtype).
+std::string check(const Region &region);
+// Canonical text of a spec: equal keys mean interchangeable kernels (the caches' key).
+std::string key(const KernelSpec &spec);
+
+// A region for one op launch (op_launch of the cuda backends), from the op's table row and the launch's tensors.
+// Returns false with `why` set when the generator does not handle it.
+bool region_for_op(uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs, const pk_tensor *outputs,
+                   uint32_t num_outputs, const void *attrs, Region &out, std::string &why);
+// The same for a capability query (dtypes only).
+bool region_for_query(const pk_op_query &query, Region &out, std::string &why);
+
+// Fusion: chooses the longest run of consecutive offered nodes the generator compiles (a run of a topological
+// order is always convex), marks it in `claimed`, and builds its region with the arguments in the order
+// pk_fusion_claim defines. `shape`/`ndim` receive the element shape (the reduced node's input shape when the
+// run ends in a reduction). Returns false (claiming nothing) when no node qualifies or the run is a lone node
+// not worth a kernel of its own.
+bool region_from_subgraph(const pk_subgraph &graph, uint8_t *claimed, Region &out, int64_t *shape, int32_t &ndim,
+                          std::string &why);
+
+// Every single-op region the cuda backends answer "supported" for (op x dtype x attribute variant), used by
+// tests to prove each generated PTX module assembles and each emulated kernel computes the right values.
+std::vector<Region> supported_single_op_regions();
+
+// --- targets ----------------------------------------------------------------------------------------------
+
+// PTX for sm (80 or 90). The kernel is named by `entry`. Thread-safe.
+bool emit_ptx(const KernelSpec &spec, int sm, std::string &ptx, std::string &entry, std::string &err);
+// The LLVM IR text of the kernel for a target ("nvptx", "emu" or "cpu"), for debugging and tests.
+bool emit_ir(const KernelSpec &spec, const std::string &target, std::string &ir, std::string &err);
+
+// Host entry points compiled by the JIT.
+//   EmuFn: runs the grid (grid x block threads) of the PTX kernel's body on the calling thread.
+//   CpuFn: runs work items [begin, end) as one loop (vectorized by LLVM).
+using EmuFn = void (*)(void **params, uint32_t grid, uint32_t block);
+using CpuFn = void (*)(void **params, int64_t begin, int64_t end);
+
+enum class HostMode { emu, cpu };
+
+// Compiles (or finds in the process-wide cache) the host entry of a spec. Thread-safe; compiled code lives
+// until the process ends (a kernel handle may be destroyed while another holds the same cached code).
+// compile_ms (if not NULL) receives the time spent compiling, 0 on a cache hit.
+void *jit_compile(const KernelSpec &spec, HostMode mode, std::string &err, double *compile_ms = nullptr);
+
+// Kernel launch parameters in the kernel ABI above, owning their storage. values() is what kernelParams /
+// the host entries take.
+class Params {
+ public:
+  // pointers: one per argument (data + byte_offset); shape/strides only for a strided spec.
+  Params(const std::vector<void *> &pointers, int64_t n, int64_t cols, const std::vector<int64_t> &shape,
+         const std::vector<std::vector<int64_t>> &strides);
+  // The slots point into this object's own vectors: it is neither copied nor moved.
+  Params(const Params &) = delete;
+  Params &operator=(const Params &) = delete;
+  void **values() { return slots_.data(); }
+
+ private:
+  std::vector<void *> pointers_;
+  std::vector<int64_t> scalars_;
+  std::vector<void *> slots_;
+};
+
+// Block size the generated kernels are launched with, and the grid for n work items.
+constexpr uint32_t kBlock = 256;
+uint32_t grid_for(int64_t n);
+
+}  // namespace pk::codegen

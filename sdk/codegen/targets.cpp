@@ -1,0 +1,235 @@
+// targets.cpp — lowering a kernel module: PTX through the NVPTX target, host code through ORC LLJIT (with the
+// O3 pipeline of the host's target machine, so the CPU loops are vectorized for the CPU the process runs on).
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <unordered_map>
+
+#include "emit.hpp"
+
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Target/TargetOptions.h>
+#include <llvm/TargetParser/Host.h>
+
+namespace pk::codegen {
+
+namespace {
+
+using detail::Target;
+
+std::string to_string(llvm::Error e) {
+  std::string s;
+  llvm::handleAllErrors(std::move(e), [&](const llvm::ErrorInfoBase &info) { s += info.message(); });
+  return s;
+}
+
+void optimize(llvm::Module &m, llvm::TargetMachine *tm) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions pto;
+  pto.LoopVectorization = true;
+  pto.SLPVectorization = true;
+  llvm::PassBuilder pb(tm, pto);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  mpm.run(m, mam);
+}
+
+// A short stable name per spec: FNV-1a of the key.
+std::string entry_name(const KernelSpec &spec, const char *prefix) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : key(spec)) h = (h ^ c) * 1099511628211ull;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%s_%016llx", prefix, static_cast<unsigned long long>(h));
+  return buf;
+}
+
+bool verify(llvm::Module &m, std::string &err) {
+  std::string msg;
+  llvm::raw_string_ostream os(msg);
+  if (llvm::verifyModule(m, &os)) {
+    err = "internal error: generated IR does not verify: " + os.str();
+    return false;
+  }
+  return true;
+}
+
+std::once_flag g_nvptx_once;
+
+}  // namespace
+
+bool emit_ir(const KernelSpec &spec, const std::string &target, std::string &ir, std::string &err) {
+  err = check(spec.region);
+  if (!err.empty()) return false;
+  Target t = target == "nvptx" ? Target::nvptx : target == "emu" ? Target::emu : Target::cpu;
+  llvm::LLVMContext ctx;
+  auto m = detail::build_module(ctx, spec, t, entry_name(spec, "pk"));
+  if (!verify(*m, err)) return false;
+  llvm::raw_string_ostream os(ir);
+  m->print(os, nullptr);
+  return true;
+}
+
+bool emit_ptx(const KernelSpec &spec, int sm, std::string &ptx, std::string &entry, std::string &err) {
+  err = check(spec.region);
+  if (!err.empty()) return false;
+  if (sm != 80 && sm != 90) {
+    err = "PTX is generated for sm_80 and sm_90 only";
+    return false;
+  }
+  std::call_once(g_nvptx_once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+  const std::string triple = "nvptx64-nvidia-cuda";
+  std::string lookup_err;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, lookup_err);
+  if (target == nullptr) {
+    err = "NVPTX target unavailable in this LLVM: " + lookup_err;
+    return false;
+  }
+  // PTX ISA 7.0 is the oldest with sm_80; sm_90 needs 7.8. Older ISAs keep the module loadable by older drivers.
+  const char *cpu = sm == 90 ? "sm_90" : "sm_80";
+  const char *features = sm == 90 ? "+ptx78" : "+ptx70";
+  llvm::TargetOptions opts;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(triple, cpu, features, opts, std::nullopt,
+                                                                      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!tm) {
+    err = "cannot create the NVPTX target machine";
+    return false;
+  }
+  llvm::LLVMContext ctx;
+  entry = entry_name(spec, "pk_kernel");
+  auto m = detail::build_module(ctx, spec, Target::nvptx, entry);
+  m->setTargetTriple(triple);
+  m->setDataLayout(tm->createDataLayout());
+  if (!verify(*m, err)) return false;
+  optimize(*m, tm.get());
+  llvm::SmallString<16384> out;
+  llvm::raw_svector_ostream os(out);
+  llvm::legacy::PassManager pm;
+  if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile)) {
+    err = "the NVPTX target cannot emit assembly";
+    return false;
+  }
+  pm.run(*m);
+  ptx.assign(out.begin(), out.end());
+  return true;
+}
+
+// --- host JIT ---------------------------------------------------------------------------------------------
+
+namespace {
+
+class HostJit {
+ public:
+  static HostJit &get() {
+    // One JIT per library instance (each plugin links its own copy); torn down when the plugin unloads.
+    static HostJit j;
+    return j;
+  }
+
+  void *compile(const KernelSpec &spec, HostMode mode, std::string &err, double *ms) {
+    if (ms) *ms = 0;
+    err = check(spec.region);
+    if (!err.empty()) return nullptr;
+    const std::string k = (mode == HostMode::emu ? "emu|" : "cpu|") + key(spec);
+    std::lock_guard<std::mutex> g(mu_);
+    if (!init_err_.empty()) {
+      err = init_err_;
+      return nullptr;
+    }
+    auto it = cache_.find(k);
+    if (it != cache_.end()) return it->second;
+    auto t0 = std::chrono::steady_clock::now();
+    auto ctx = std::make_unique<llvm::LLVMContext>();
+    const std::string name =
+        entry_name(spec, mode == HostMode::emu ? "pk_emu" : "pk_cpu") + "_" + std::to_string(counter_++);
+    auto m = detail::build_module(*ctx, spec, mode == HostMode::emu ? Target::emu : Target::cpu, name);
+    m->setDataLayout(jit_->getDataLayout());
+    m->setTargetTriple(jit_->getTargetTriple().str());
+    if (!verify(*m, err)) return nullptr;
+    optimize(*m, tm_.get());
+    if (auto e = jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx)))) {
+      err = "JIT: " + to_string(std::move(e));
+      return nullptr;
+    }
+    auto sym = jit_->lookup(name);
+    if (!sym) {
+      err = "JIT: " + to_string(sym.takeError());
+      return nullptr;
+    }
+    void *fn = sym->toPtr<void *>();
+    cache_.emplace(k, fn);
+    if (ms) *ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return fn;
+  }
+
+ private:
+  HostJit() {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!jtmb) {
+      init_err_ = "JIT: " + to_string(jtmb.takeError());
+      return;
+    }
+    jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    auto tm = jtmb->createTargetMachine();
+    if (!tm) {
+      init_err_ = "JIT: " + to_string(tm.takeError());
+      return;
+    }
+    tm_ = std::move(*tm);
+    auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
+    if (!jit) {
+      init_err_ = "JIT: " + to_string(jit.takeError());
+      return;
+    }
+    jit_ = std::move(*jit);
+    // Kernels may call compiler-runtime helpers (e.g. __truncdfhf2 for f64 -> f16 on CPUs without an
+    // instruction for it): resolve them from what the process has loaded.
+    auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit_->getDataLayout().getGlobalPrefix());
+    if (!gen) {
+      init_err_ = "JIT: " + to_string(gen.takeError());
+      return;
+    }
+    jit_->getMainJITDylib().addGenerator(std::move(*gen));
+  }
+
+  std::mutex mu_;
+  std::string init_err_;
+  std::unique_ptr<llvm::TargetMachine> tm_;
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  std::unordered_map<std::string, void *> cache_;
+  uint64_t counter_ = 0;
+};
+
+}  // namespace
+
+void *jit_compile(const KernelSpec &spec, HostMode mode, std::string &err, double *compile_ms) {
+  return HostJit::get().compile(spec, mode, err, compile_ms);
+}
+
+}  // namespace pk::codegen

@@ -1,0 +1,441 @@
+// reference.hpp — independent reference values for the generated kernels: each op written directly from the op
+// table's prose (docs/ops.md), computed with the C++ standard library in the input's precision for the correctly
+// rounded ops (float arithmetic for f32, double for f64 and for the 16-bit formats, whose sums and products are
+// exact or innocuously rounded there) and in long double for the transcendental functions.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "primkit/backend_kit.hpp"
+#include "primkit/codegen.hpp"
+
+namespace pk::test {
+
+// One element: floats as their exact value (f), integers and bool as int64 (i).
+struct Scalar {
+  long double f = 0;
+  int64_t i = 0;
+};
+
+inline bool is_fp(int32_t d) {
+  return d == PK_DTYPE_F16 || d == PK_DTYPE_BF16 || d == PK_DTYPE_F32 || d == PK_DTYPE_F64;
+}
+inline bool is_uns(int32_t d) {
+  return d == PK_DTYPE_U8 || d == PK_DTYPE_BOOL;
+}
+inline int bits_of(int32_t d) {
+  switch (d) {
+    case PK_DTYPE_BOOL:
+    case PK_DTYPE_U8:
+    case PK_DTYPE_I8:
+      return 8;
+    case PK_DTYPE_I16:
+    case PK_DTYPE_F16:
+    case PK_DTYPE_BF16:
+      return 16;
+    case PK_DTYPE_I32:
+    case PK_DTYPE_F32:
+      return 32;
+    default:
+      return 64;
+  }
+}
+inline size_t size_of(int32_t d) {
+  return static_cast<size_t>(bits_of(d) / 8);
+}
+
+// Rounds a value to a float format (one rounding from long double for f32/f64; through double for 16-bit).
+inline long double round_to(int32_t d, long double v) {
+  switch (d) {
+    case PK_DTYPE_F32:
+      return static_cast<float>(v);
+    case PK_DTYPE_F64:
+      return static_cast<double>(v);
+    case PK_DTYPE_F16:
+      return pk::kit::half(static_cast<double>(v)).to_double();
+    case PK_DTYPE_BF16:
+      return pk::kit::bfloat16(static_cast<double>(v)).to_double();
+    default:
+      return v;
+  }
+}
+
+// Wraps an integer to a dtype's width (two's complement), bool to 0/1.
+inline int64_t wrap(int32_t d, int64_t v) {
+  switch (d) {
+    case PK_DTYPE_BOOL:
+      return v != 0;
+    case PK_DTYPE_U8:
+      return static_cast<uint8_t>(v);
+    case PK_DTYPE_I8:
+      return static_cast<int8_t>(v);
+    case PK_DTYPE_I16:
+      return static_cast<int16_t>(v);
+    case PK_DTYPE_I32:
+      return static_cast<int32_t>(v);
+    default:
+      return v;
+  }
+}
+inline int64_t int_min(int32_t d) {
+  return is_uns(d) ? 0 : -(int64_t{1} << (bits_of(d) - 1));
+}
+inline int64_t int_max(int32_t d) {
+  if (d == PK_DTYPE_BOOL) return 1;
+  if (d == PK_DTYPE_U8) return 255;
+  return d == PK_DTYPE_I64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (bits_of(d) - 1)) - 1;
+}
+
+inline Scalar read(int32_t d, const void *base, size_t i) {
+  const uint8_t *p = static_cast<const uint8_t *>(base) + i * size_of(d);
+  Scalar s;
+  switch (d) {
+    case PK_DTYPE_BOOL:
+      s.i = p[0] != 0;
+      break;
+    case PK_DTYPE_U8:
+      s.i = p[0];
+      break;
+    case PK_DTYPE_I8:
+      s.i = static_cast<int8_t>(p[0]);
+      break;
+    case PK_DTYPE_I16: {
+      int16_t v;
+      std::memcpy(&v, p, 2);
+      s.i = v;
+      break;
+    }
+    case PK_DTYPE_I32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      s.i = v;
+      break;
+    }
+    case PK_DTYPE_I64: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      s.i = v;
+      break;
+    }
+    case PK_DTYPE_F16: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      s.f = pk::kit::half::from_bits(v).to_double();
+      break;
+    }
+    case PK_DTYPE_BF16: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      s.f = pk::kit::bfloat16::from_bits(v).to_double();
+      break;
+    }
+    case PK_DTYPE_F32: {
+      float v;
+      std::memcpy(&v, p, 4);
+      s.f = v;
+      break;
+    }
+    case PK_DTYPE_F64: {
+      double v;
+      std::memcpy(&v, p, 8);
+      s.f = v;
+      break;
+    }
+    default:
+      break;
+  }
+  return s;
+}
+
+inline void write(int32_t d, void *base, size_t i, const Scalar &s) {
+  uint8_t *p = static_cast<uint8_t *>(base) + i * size_of(d);
+  switch (d) {
+    case PK_DTYPE_BOOL:
+      p[0] = s.i != 0;
+      break;
+    case PK_DTYPE_U8:
+    case PK_DTYPE_I8:
+      p[0] = static_cast<uint8_t>(s.i);
+      break;
+    case PK_DTYPE_I16: {
+      int16_t v = static_cast<int16_t>(s.i);
+      std::memcpy(p, &v, 2);
+      break;
+    }
+    case PK_DTYPE_I32: {
+      int32_t v = static_cast<int32_t>(s.i);
+      std::memcpy(p, &v, 4);
+      break;
+    }
+    case PK_DTYPE_I64:
+      std::memcpy(p, &s.i, 8);
+      break;
+    case PK_DTYPE_F16: {
+      uint16_t v = pk::kit::half(static_cast<double>(s.f)).bits;
+      std::memcpy(p, &v, 2);
+      break;
+    }
+    case PK_DTYPE_BF16: {
+      uint16_t v = pk::kit::bfloat16(static_cast<double>(s.f)).bits;
+      std::memcpy(p, &v, 2);
+      break;
+    }
+    case PK_DTYPE_F32: {
+      float v = static_cast<float>(s.f);
+      std::memcpy(p, &v, 4);
+      break;
+    }
+    case PK_DTYPE_F64: {
+      double v = static_cast<double>(s.f);
+      std::memcpy(p, &v, 8);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+// Correctly rounded binary arithmetic in the format's own precision (see the file comment).
+template <class F>
+long double arith(int32_t d, long double a, long double b, F f) {
+  if (d == PK_DTYPE_F32) return f(static_cast<float>(a), static_cast<float>(b));
+  return round_to(d, f(static_cast<double>(a), static_cast<double>(b)));
+}
+
+inline bool truth(int32_t d, const Scalar &s) {
+  return is_fp(d) ? s.f != 0 || std::isnan(s.f) : s.i != 0;
+}
+
+inline Scalar convert(const Scalar &x, int32_t from, int32_t to) {
+  Scalar r;
+  if (to == PK_DTYPE_BOOL) {
+    r.i = truth(from, x);
+  } else if (is_fp(to)) {
+    r.f = round_to(to, is_fp(from) ? x.f : static_cast<long double>(x.i));
+  } else if (is_fp(from)) {
+    if (std::isnan(x.f)) return r;
+    long double t = std::trunc(x.f);
+    r.i = t <= int_min(to)                             ? int_min(to)
+          : t >= static_cast<long double>(int_max(to)) ? int_max(to)
+                                                       : static_cast<int64_t>(t);
+  } else {
+    r.i = wrap(to, x.i);
+  }
+  return r;
+}
+
+// The expected output of one elementwise node; `ok` false if the reference does not know the op.
+inline Scalar reference(const pk::codegen::Node &n, const std::vector<int32_t> &dt, int32_t out,
+                        const std::vector<Scalar> &x, bool &ok) {
+  ok = true;
+  const int32_t t = dt.empty() ? out : dt[n.op_id == PK_OP_WHERE ? 1 : 0];
+  const bool fp = is_fp(t);
+  Scalar r;
+  const long double a = x.empty() ? 0 : x[0].f, b = x.size() > 1 ? x[1].f : 0;
+  const int64_t ia = x.empty() ? 0 : x[0].i, ib = x.size() > 1 ? x[1].i : 0;
+  const long double nan = std::numeric_limits<long double>::quiet_NaN();
+  auto tr = [&](long double v) { return round_to(t, v); };
+  switch (n.op_id) {
+    case PK_OP_ABS:
+      if (fp)
+        r.f = std::fabs(a);
+      else
+        r.i = wrap(t, ia < 0 ? -static_cast<uint64_t>(ia) : ia);
+      break;
+    case PK_OP_NEG:
+      if (fp)
+        r.f = -a;
+      else
+        r.i = wrap(t, static_cast<int64_t>(0 - static_cast<uint64_t>(ia)));
+      break;
+    case PK_OP_EXP:
+      r.f = tr(std::exp(a));
+      break;
+    case PK_OP_EXP2:
+      r.f = tr(std::exp2(a));
+      break;
+    case PK_OP_EXPM1:
+      r.f = tr(std::expm1(a));
+      break;
+    case PK_OP_LOG:
+      r.f = tr(std::log(a));
+      break;
+    case PK_OP_LOG2:
+      r.f = tr(std::log2(a));
+      break;
+    case PK_OP_TANH:
+      r.f = tr(std::tanh(a));
+      break;
+    case PK_OP_SQRT:
+      r.f = t == PK_DTYPE_F32 ? std::sqrt(static_cast<float>(a)) : tr(std::sqrt(static_cast<double>(a)));
+      break;
+    case PK_OP_RECIPROCAL:
+      r.f = arith(t, 1.0L, a, [](auto p, auto q) { return p / q; });
+      break;
+    case PK_OP_RSQRT:
+      r.f = tr(1.0L / std::sqrt(a));
+      break;
+    case PK_OP_FLOOR:
+      r.f = std::floor(a);
+      break;
+    case PK_OP_CEIL:
+      r.f = std::ceil(a);
+      break;
+    case PK_OP_TRUNC:
+      r.f = std::trunc(a);
+      break;
+    case PK_OP_ROUND:
+      r.f = n.round_mode == PK_ROUNDING_HALF_AWAY_FROM_ZERO ? std::round(a) : std::nearbyint(a);
+      break;
+    case PK_OP_BITWISE_NOT:
+      r.i = t == PK_DTYPE_BOOL ? !ia : wrap(t, ~ia);
+      break;
+    case PK_OP_ISFINITE:
+      r.i = fp ? std::isfinite(a) : 1;
+      break;
+    case PK_OP_ISNAN:
+      r.i = fp ? std::isnan(a) : 0;
+      break;
+    case PK_OP_ISINF:
+      r.i = fp ? std::isinf(a) : 0;
+      break;
+    case PK_OP_LOGICAL_NOT:
+      r.i = !truth(t, x[0]);
+      break;
+    case PK_OP_FILL: {
+      Scalar v;
+      v.f = n.fill_value;
+      return convert(v, PK_DTYPE_F64, out);
+    }
+    case PK_OP_SIGN:
+      if (fp)
+        r.f = std::isnan(a) ? a : a > 0 ? 1 : a < 0 ? -1 : a;
+      else
+        r.i = ia > 0 ? 1 : ia < 0 ? -1 : 0;
+      break;
+    case PK_OP_SIGNBIT:
+      r.i = fp ? std::signbit(a) : ia < 0;
+      break;
+    case PK_OP_ADD:
+      if (fp)
+        r.f = arith(t, a, b, [](auto p, auto q) { return p + q; });
+      else
+        r.i = wrap(t, static_cast<int64_t>(static_cast<uint64_t>(ia) + static_cast<uint64_t>(ib)));
+      break;
+    case PK_OP_SUB:
+      if (fp)
+        r.f = arith(t, a, b, [](auto p, auto q) { return p - q; });
+      else
+        r.i = wrap(t, static_cast<int64_t>(static_cast<uint64_t>(ia) - static_cast<uint64_t>(ib)));
+      break;
+    case PK_OP_MUL:
+      if (fp)
+        r.f = arith(t, a, b, [](auto p, auto q) { return p * q; });
+      else
+        r.i = wrap(t, static_cast<int64_t>(static_cast<uint64_t>(ia) * static_cast<uint64_t>(ib)));
+      break;
+    case PK_OP_DIV:
+      if (fp)
+        r.f = arith(t, a, b, [](auto p, auto q) { return p / q; });
+      else
+        r.i = ib == 0 ? 0 : (ia == int_min(t) && ib == -1) ? ia : wrap(t, ia / ib);
+      break;
+    case PK_OP_MAXIMUM:
+    case PK_OP_MINIMUM:
+    case PK_OP_FMAX:
+    case PK_OP_FMIN: {
+      const bool mx = n.op_id == PK_OP_MAXIMUM || n.op_id == PK_OP_FMAX;
+      const bool nan_ignoring = n.op_id == PK_OP_FMAX || n.op_id == PK_OP_FMIN;
+      if (!fp) {
+        r.i = mx ? std::max(ia, ib) : std::min(ia, ib);
+        break;
+      }
+      if (std::isnan(a) || std::isnan(b)) {
+        r.f = nan_ignoring ? (std::isnan(a) ? b : a) : nan;
+      } else if (a == b) {
+        r.f = (std::signbit(a) && std::signbit(b)) || (!mx && (std::signbit(a) || std::signbit(b))) ? -std::fabs(a)
+                                                                                                    : std::fabs(a);
+      } else {
+        r.f = mx ? std::max(a, b) : std::min(a, b);
+      }
+      break;
+    }
+    case PK_OP_SHIFT_LEFT:
+    case PK_OP_SHIFT_RIGHT_ARITHMETIC:
+    case PK_OP_SHIFT_RIGHT_LOGICAL: {
+      const int w = bits_of(t);
+      const uint64_t mask = w == 64 ? ~uint64_t{0} : ((uint64_t{1} << w) - 1);
+      const uint64_t ua = static_cast<uint64_t>(ia) & mask;
+      const bool valid = ib >= 0 && ib < w;
+      if (n.op_id == PK_OP_SHIFT_LEFT)
+        r.i = valid ? wrap(t, static_cast<int64_t>(ua << ib)) : 0;
+      else if (n.op_id == PK_OP_SHIFT_RIGHT_LOGICAL || is_uns(t))
+        r.i = valid ? wrap(t, static_cast<int64_t>(ua >> ib)) : 0;
+      else
+        r.i = valid ? (ia >> ib) : (ia < 0 ? -1 : 0);
+      break;
+    }
+    case PK_OP_BITWISE_AND:
+      r.i = ia & ib;
+      break;
+    case PK_OP_BITWISE_OR:
+      r.i = ia | ib;
+      break;
+    case PK_OP_BITWISE_XOR:
+      r.i = wrap(t, ia ^ ib);
+      break;
+    case PK_OP_LOGICAL_AND:
+      r.i = truth(dt[0], x[0]) && truth(dt[1], x[1]);
+      break;
+    case PK_OP_LOGICAL_OR:
+      r.i = truth(dt[0], x[0]) || truth(dt[1], x[1]);
+      break;
+    case PK_OP_LOGICAL_XOR:
+      r.i = truth(dt[0], x[0]) != truth(dt[1], x[1]);
+      break;
+    case PK_OP_COPYSIGN:
+      r.f = std::copysign(a, b);
+      break;
+    case PK_OP_LT:
+      r.i = fp ? a < b : ia < ib;
+      break;
+    case PK_OP_LE:
+      r.i = fp ? a <= b : ia <= ib;
+      break;
+    case PK_OP_GT:
+      r.i = fp ? a > b : ia > ib;
+      break;
+    case PK_OP_GE:
+      r.i = fp ? a >= b : ia >= ib;
+      break;
+    case PK_OP_EQ:
+      r.i = fp ? a == b : ia == ib;
+      break;
+    case PK_OP_NE:
+      r.i = fp ? a != b : ia != ib;
+      break;
+    case PK_OP_WHERE:
+      return x[0].i ? x[1] : x[2];
+    case PK_OP_FMA: {
+      const long double c = x[2].f;
+      if (t == PK_DTYPE_F32)
+        r.f = std::fma(static_cast<float>(a), static_cast<float>(b), static_cast<float>(c));
+      else if (t == PK_DTYPE_F64)
+        r.f = std::fma(static_cast<double>(a), static_cast<double>(b), static_cast<double>(c));
+      else
+        r.f = tr(a * b + c);  // 16-bit: a*b is exact in long double; the sum is exact or far below a tie
+      break;
+    }
+    case PK_OP_CONVERT_ELEMENT_TYPE:
+      return convert(x[0], t, out);
+    default:
+      ok = false;
+  }
+  return r;
+}
+
+}  // namespace pk::test

@@ -1,0 +1,440 @@
+// Kernel logic proven without a GPU: the cuda backend's kernels (the same LLVM IR body, grid emulated on the
+// host) run through the runtime on the cuda-emu backend, for every (op, dtype) it reports supported, and are
+// compared to independent reference values (reference.hpp): bit-exact for the exact and correctly rounded ops,
+// within the op table's ULP contract for the transcendental ones. Strided layouts, fused regions, reductions and
+// the cuda backend's behaviour without a driver are covered too.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "codegen_regions.hpp"
+#include "primkit/op_info.hpp"
+#include "primkit/primkit.h"
+#include "reference.hpp"
+
+namespace {
+
+using pk::test::Scalar;
+
+pk_error_info last_error() {
+  pk_error_info e;
+  e.struct_size = sizeof e;
+  pk_get_last_error(&e);
+  return e;
+}
+
+// Inputs that reach every interesting case: special values, small and huge magnitudes, integer extremes.
+std::vector<Scalar> make_inputs(int32_t d, size_t n, uint32_t seed, bool moderate) {
+  std::mt19937_64 rng(seed);
+  std::vector<Scalar> v(n);
+  if (pk::test::is_fp(d)) {
+    const long double inf = HUGE_VALL, nan = std::numeric_limits<long double>::quiet_NaN();
+    std::vector<long double> specials = {0.0L, -0.0L, 1,       -1,       0.5,    -0.5,   1.5,     2.5,
+                                         -2.5, 3,     100,     -100,     1e-3L,  88.7L,  -103.9L, 709.7L,
+                                         -745, 11.1L, 0.3466L, 1e-300L,  1e-40L, inf,    -inf,    nan,
+                                         -nan, 65504, 3.4e38L, 1.7e308L, 0.999L, 1.001L, 1e-7L,   -7e-5L};
+    std::uniform_real_distribution<double> u(-20, 20), e(-8, 8);
+    for (size_t i = 0; i < n; ++i) {
+      long double x;
+      if (!moderate && i < specials.size())
+        x = specials[i];
+      else if (moderate || i % 2)
+        x = u(rng);
+      else
+        x = (rng() & 1 ? -1 : 1) * std::pow(10.0L, static_cast<long double>(e(rng)));
+      v[i].f = pk::test::round_to(d, x);
+    }
+  } else if (d == PK_DTYPE_BOOL) {
+    for (size_t i = 0; i < n; ++i) v[i].i = static_cast<int64_t>(rng() & 1);
+  } else {
+    const int w = pk::test::bits_of(d);
+    std::vector<int64_t> specials = {0,
+                                     1,
+                                     -1,
+                                     2,
+                                     -2,
+                                     7,
+                                     pk::test::int_min(d),
+                                     pk::test::int_max(d),
+                                     pk::test::int_min(d) + 1,
+                                     pk::test::int_max(d) - 1,
+                                     100,
+                                     -100,
+                                     w - 1,
+                                     w,
+                                     w + 1};
+    std::uniform_int_distribution<int64_t> small(-w - 2, w + 2);
+    for (size_t i = 0; i < n; ++i) {
+      int64_t x;
+      if (!moderate && i < specials.size())
+        x = specials[i];
+      else if (moderate || i % 2)
+        x = small(rng);
+      else
+        x = static_cast<int64_t>(rng());
+      v[i].i = pk::test::wrap(d, x);
+    }
+  }
+  return v;
+}
+
+// ULP distance of got from want in a float format (0 when both NaN or equal).
+double ulps(int32_t d, long double got, long double want) {
+  if (std::isnan(got) && std::isnan(want)) return 0;
+  if (std::isnan(got) || std::isnan(want)) return HUGE_VAL;
+  if (got == want) return 0;
+  if (std::isinf(got) || std::isinf(want)) return HUGE_VAL;
+  int mant = d == PK_DTYPE_F16 ? 10 : d == PK_DTYPE_BF16 ? 7 : d == PK_DTYPE_F32 ? 23 : 52;
+  int emin = d == PK_DTYPE_F16 ? -14 : d == PK_DTYPE_F64 ? -1022 : -126;
+  int e = want == 0 ? emin : std::max(emin, static_cast<int>(std::ilogb(want)));
+  return static_cast<double>(std::fabs(got - want) / std::ldexp(1.0L, e - mant));
+}
+
+class Emu : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    pk_runtime_options o;
+    PK_STRUCT_INIT(o);
+    o.flags = PK_RUNTIME_NO_DISCOVERY | PK_RUNTIME_STRICT;  // strict: nothing may silently run elsewhere
+    ASSERT_EQ(pk_runtime_create(&o, &rt_), PK_OK);
+    // tools/gpu-check.sh re-runs this suite on the real cuda backend (same kernels as PTX on the GPU).
+    const char *name = std::getenv("PRIMKIT_CODEGEN_TEST_BACKEND");
+    const std::string path = std::string(PK_PLUGIN_DIR "/libprimkit_backend_") + (name ? name : "cuda-emu") + ".so";
+    ASSERT_EQ(pk_runtime_load_plugin(rt_, path.c_str(), &be_), PK_OK) << last_error().message;
+    uint32_t count = 0;
+    pk_backend_device_count(be_, &count);
+    if (count == 0) return;  // SetUp skips every test
+    ASSERT_EQ(pk_backend_device(be_, 0, &dev_), PK_OK);
+    ASSERT_EQ(pk_stream_create(dev_, &stream_), PK_OK);
+  }
+  void SetUp() override {
+    if (dev_ == nullptr) GTEST_SKIP() << "the backend under test has no device";
+  }
+  static void TearDownTestSuite() {
+    pk_stream_destroy(stream_);
+    pk_runtime_destroy(rt_);
+  }
+
+  struct Buf {
+    pk_buffer_t b = nullptr;
+    std::vector<int64_t> shape, strides;
+    pk_tensor t{};
+    ~Buf() { pk_buffer_destroy(b); }
+  };
+  // A device tensor of `shape` (optionally with element strides over a storage of `storage_elems`).
+  static std::unique_ptr<Buf> make(int32_t d, std::vector<int64_t> shape, std::vector<int64_t> strides = {},
+                                   size_t storage_elems = 0) {
+    auto b = std::make_unique<Buf>();
+    b->shape = std::move(shape);
+    b->strides = std::move(strides);
+    size_t n = 1;
+    for (int64_t e : b->shape) n *= static_cast<size_t>(e);
+    if (storage_elems == 0) storage_elems = n;
+    EXPECT_EQ(pk_buffer_create(dev_, std::max<size_t>(1, storage_elems * pk::test::size_of(d)), &b->b), PK_OK);
+    EXPECT_EQ(pk_buffer_tensor(b->b, pk::meta::dtype_desc(d), static_cast<int32_t>(b->shape.size()), b->shape.data(),
+                               b->strides.empty() ? nullptr : b->strides.data(), 0, &b->t),
+              PK_OK);
+    return b;
+  }
+  static void upload(Buf &b, int32_t d, const std::vector<Scalar> &v) {
+    std::vector<uint8_t> bytes(v.size() * pk::test::size_of(d));
+    for (size_t i = 0; i < v.size(); ++i) pk::test::write(d, bytes.data(), i, v[i]);
+    ASSERT_EQ(pk_copy_host_to_buffer(stream_, b.b, 0, bytes.data(), bytes.size()), PK_OK);
+  }
+  static std::vector<Scalar> download(Buf &b, int32_t d, size_t n) {
+    std::vector<uint8_t> bytes(n * pk::test::size_of(d));
+    EXPECT_EQ(pk_copy_buffer_to_host(stream_, bytes.data(), b.b, 0, bytes.size()), PK_OK);
+    EXPECT_EQ(pk_stream_synchronize(stream_), PK_OK);
+    std::vector<Scalar> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = pk::test::read(d, bytes.data(), i);
+    return v;
+  }
+
+  static pk_runtime_t rt_;
+  static pk_backend_t be_;
+  static pk_device_t dev_;
+  static pk_stream_t stream_;
+};
+pk_runtime_t Emu::rt_ = nullptr;
+pk_backend_t Emu::be_ = nullptr;
+pk_device_t Emu::dev_ = nullptr;
+pk_stream_t Emu::stream_ = nullptr;
+
+// Compares one output element; returns the ULP error (0 for exact matches), HUGE_VAL for a mismatch of an exact op.
+double compare(int32_t d, const Scalar &got, const Scalar &want, bool exact) {
+  if (!pk::test::is_fp(d)) return got.i == want.i ? 0 : HUGE_VAL;
+  if (std::isnan(got.f) && std::isnan(want.f)) return 0;
+  if (exact) return (got.f == want.f && std::signbit(got.f) == std::signbit(want.f)) ? 0 : HUGE_VAL;
+  return ulps(d, got.f, want.f);
+}
+
+TEST_F(Emu, EverySupportedSingleOpMatchesTheReference) {
+  const auto regions = pk::codegen::supported_single_op_regions();
+  ASSERT_GT(regions.size(), 300u);
+  constexpr size_t kN = 1536;
+  std::map<std::string, double> worst;
+  int checked = 0;
+  for (const auto &r : regions) {
+    const pk::codegen::Node &n = r.nodes[0];
+    const pk::meta::OpInfo *op = pk::meta::find_op(n.op_id);
+    const bool reduce = r.reduces();
+    const int32_t out_dt = r.dtypes[n.output];
+    std::string label =
+        std::string(op->name) + "(" + pk::meta::dtype_name(r.dtypes[0]) + "->" + pk::meta::dtype_name(out_dt) + ")";
+    if (n.op_id == PK_OP_ROUND) label += n.round_mode ? "[away]" : "[even]";
+    // Elementwise: [kN]; reductions: [kN/32, 32] over the last axis, moderate values (no overflow to argue about).
+    const std::vector<int64_t> shape =
+        reduce ? std::vector<int64_t>{kN / 32, 32} : std::vector<int64_t>{static_cast<int64_t>(kN)};
+    std::vector<std::unique_ptr<Buf>> ins;
+    std::vector<std::vector<Scalar>> vals;
+    for (size_t k = 0; k < r.inputs.size(); ++k) {
+      const int32_t d = r.dtypes[r.inputs[k]];
+      vals.push_back(make_inputs(d, kN, static_cast<uint32_t>(17 + 31 * k + n.op_id), reduce));
+      if (k == 1) std::reverse(vals[k].begin(), vals[k].end());  // pair specials with other values
+      if (k == 2) std::rotate(vals[k].begin(), vals[k].begin() + 7, vals[k].end());
+      ins.push_back(make(d, shape));
+      upload(*ins.back(), d, vals.back());
+    }
+    const std::vector<int64_t> oshape = reduce ? std::vector<int64_t>{kN / 32} : shape;
+    const size_t on = reduce ? kN / 32 : kN;
+    auto out = make(out_dt, oshape);
+    std::vector<pk_tensor> tin;
+    for (auto &b : ins) tin.push_back(b->t);
+    alignas(16) unsigned char attrs[pk::meta::kMaxAttrsSize] = {0};
+    pk::meta::default_attrs(*op, attrs);
+    if (n.op_id == PK_OP_FILL) reinterpret_cast<pk_attrs_fill *>(attrs)->value = n.fill_value;
+    if (n.op_id == PK_OP_ROUND) reinterpret_cast<pk_attrs_round *>(attrs)->mode = n.round_mode;
+    if (n.op_id == PK_OP_CONVERT_ELEMENT_TYPE) reinterpret_cast<pk_attrs_convert_element_type *>(attrs)->dtype = out_dt;
+    if (reduce) {
+      auto *a = reinterpret_cast<pk_attrs_sum *>(attrs);
+      a->num_dims = 1;
+      a->dims[0] = 1;
+    }
+    ASSERT_EQ(pk_launch(stream_, n.op_id, tin.data(), static_cast<uint32_t>(tin.size()), &out->t, 1,
+                        op->num_attrs ? attrs : nullptr),
+              PK_OK)
+        << label << ": " << last_error().message;
+    std::vector<Scalar> got = download(*out, out_dt, on);
+    const bool exact =
+        op->contract.kind == pk::meta::Contract::exact || op->contract.kind == pk::meta::Contract::correctly_rounded;
+    const bool half = out_dt == PK_DTYPE_F16 || out_dt == PK_DTYPE_BF16;
+    double tol = exact ? 0 : half ? op->contract.half : op->contract.ulp;
+    double max_err = 0;
+    int failures = 0;
+    for (size_t i = 0; i < on; ++i) {
+      Scalar want;
+      double err;
+      if (reduce) {
+        const int32_t d = r.dtypes[0];
+        long double acc = n.op_id == PK_OP_SUM ? 0 : -HUGE_VALL, abs_sum = 0;
+        int64_t iacc = n.op_id == PK_OP_SUM ? 0 : pk::test::int_min(d);
+        for (size_t c = 0; c < 32; ++c) {
+          const Scalar &x = vals[0][i * 32 + c];
+          if (n.op_id == PK_OP_SUM) {
+            acc += x.f;
+            abs_sum += std::fabs(x.f);
+            iacc = pk::test::wrap(d, static_cast<int64_t>(static_cast<uint64_t>(iacc) + static_cast<uint64_t>(x.i)));
+          } else {
+            acc =
+                std::isnan(acc) || std::isnan(x.f) ? std::numeric_limits<long double>::quiet_NaN() : std::max(acc, x.f);
+            iacc = std::max(iacc, x.i);
+          }
+        }
+        want.f = acc;
+        want.i = iacc;
+        if (!pk::test::is_fp(d) || n.op_id == PK_OP_AMAX) {
+          err = compare(out_dt, got[i], want, true);
+        } else {
+          // Accumulated in f32 (f64 for f64): error bound cols * eps * sum|x|, plus rounding to the output.
+          const long double eps = d == PK_DTYPE_F64 ? 0x1p-53L : 0x1p-24L;
+          const long double bound =
+              32 * eps * abs_sum + std::fabs(acc) * (half ? (d == PK_DTYPE_F16 ? 0x1p-11L : 0x1p-8L) : eps);
+          err = std::fabs(got[i].f - acc) <= bound ? 0 : HUGE_VAL;
+        }
+      } else {
+        std::vector<Scalar> x;
+        std::vector<int32_t> dts;
+        for (size_t k = 0; k < vals.size(); ++k) {
+          x.push_back(vals[k][i]);
+          dts.push_back(r.dtypes[r.inputs[k]]);
+        }
+        bool known = false;
+        want = pk::test::reference(n, dts, out_dt, x, known);
+        ASSERT_TRUE(known) << label;
+        err = compare(out_dt, got[i], want, exact);
+      }
+      max_err = std::max(max_err, err);
+      if (err > tol && ++failures <= 3) {
+        ADD_FAILURE() << label << " element " << i << ": inputs "
+                      << (pk::test::is_fp(r.dtypes[0]) ? std::to_string(static_cast<double>(vals[0][i].f))
+                                                       : std::to_string(vals[0][i].i))
+                      << (vals.size() > 1 ? " , " + (pk::test::is_fp(r.dtypes[r.inputs[1]])
+                                                         ? std::to_string(static_cast<double>(vals[1][i].f))
+                                                         : std::to_string(vals[1][i].i))
+                                          : "")
+                      << " got " << static_cast<double>(got[i].f) << "/" << got[i].i << " want "
+                      << static_cast<double>(want.f) << "/" << want.i << " (err " << err << " ulp, limit " << tol
+                      << ")";
+      }
+    }
+    if (!exact) worst[label] = max_err;
+    ++checked;
+  }
+  std::printf("checked %d (op, dtype) kernels; worst ULP error of the transcendental ones:\n", checked);
+  for (const auto &w : worst) std::printf("  %-32s %.2f\n", w.first.c_str(), w.second);
+}
+
+TEST_F(Emu, StridedBroadcastAndNegativeStridesUseTheStridedKernel) {
+  // out[i][j] = a[j][i] (transposed view) * b[i] (zero stride on axis 1) - c[i][3-j] (negative stride).
+  const int32_t d = PK_DTYPE_F32;
+  std::vector<Scalar> av(12), bv(3), cv(12);
+  for (int i = 0; i < 12; ++i) av[i].f = i + 0.5L, cv[i].f = 100 * i;
+  for (int i = 0; i < 3; ++i) bv[i].f = i - 1.0L;
+  auto a = make(d, {3, 4}, {1, 3});     // storage [4][3] read transposed
+  auto b = make(d, {3, 4}, {1, 0}, 3);  // broadcast along axis 1
+  auto c = make(d, {12}, {}, 0);        // upload, then a reversed-column view of it
+  upload(*a, d, av);
+  upload(*b, d, bv);
+  upload(*c, d, cv);
+  std::vector<int64_t> cshape{3, 4}, cstrides{4, -1};
+  pk_tensor ct;
+  ASSERT_EQ(pk_buffer_tensor(c->b, pk::meta::dtype_desc(d), 2, cshape.data(), cstrides.data(), 3 * 4, &ct), PK_OK);
+  auto t = make(d, {3, 4});
+  auto out = make(d, {3, 4});
+  pk_tensor ab[2] = {a->t, b->t};
+  ASSERT_EQ(pk_launch(stream_, PK_OP_MUL, ab, 2, &t->t, 1, nullptr), PK_OK) << last_error().message;
+  pk_tensor tc[2] = {t->t, ct};
+  ASSERT_EQ(pk_launch(stream_, PK_OP_SUB, tc, 2, &out->t, 1, nullptr), PK_OK) << last_error().message;
+  auto got = download(*out, d, 12);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j) {
+      const float want =
+          static_cast<float>((j * 3 + i + 0.5f) * (i - 1.0f)) - static_cast<float>(100 * (i * 4 + 3 - j));
+      EXPECT_EQ(static_cast<float>(got[i * 4 + j].f), want) << i << "," << j;
+    }
+}
+
+TEST_F(Emu, FusedRegionsThroughTheGraphApi) {
+  // relu(x * y + z) on [64, 33], then sum(exp(t - m)) over the last axis with t also an output.
+  const int32_t d = PK_DTYPE_F32;
+  const int64_t shape[2] = {64, 33};
+  pk_graph_t g;
+  ASSERT_EQ(pk_graph_create(&g), PK_OK);
+  uint32_t x, y, z, m, xy, s, r, e, t, total;
+  pk_dtype f32 = PK_DTYPE_F32_DESC;
+  ASSERT_EQ(pk_graph_add_input(g, f32, 2, shape, &x), PK_OK);
+  ASSERT_EQ(pk_graph_add_input(g, f32, 2, shape, &y), PK_OK);
+  ASSERT_EQ(pk_graph_add_input(g, f32, 2, shape, &z), PK_OK);
+  ASSERT_EQ(pk_graph_add_input(g, f32, 2, shape, &m), PK_OK);
+  uint32_t in2[2] = {x, y};
+  ASSERT_EQ(pk_graph_add_node(g, PK_OP_MUL, in2, 2, nullptr, &xy, 1), PK_OK);
+  uint32_t in3[2] = {xy, z};
+  ASSERT_EQ(pk_graph_add_node(g, PK_OP_ADD, in3, 2, nullptr, &s, 1), PK_OK);
+  ASSERT_EQ(pk_graph_add_node(g, PK_OP_RELU, &s, 1, nullptr, &r, 1), PK_OK) << last_error().message;
+  uint32_t in4[2] = {r, m};
+  ASSERT_EQ(pk_graph_add_node(g, PK_OP_SUB, in4, 2, nullptr, &t, 1), PK_OK);
+  ASSERT_EQ(pk_graph_add_node(g, PK_OP_EXP, &t, 1, nullptr, &e, 1), PK_OK);
+  pk_attrs_sum sa = PK_ATTRS_SUM_INIT;
+  sa.num_dims = 1;
+  sa.dims[0] = 1;
+  ASSERT_EQ(pk_graph_add_node(g, PK_OP_SUM, &e, 1, &sa, &total, 1), PK_OK);
+  ASSERT_EQ(pk_graph_mark_output(g, t), PK_OK);
+  ASSERT_EQ(pk_graph_mark_output(g, total), PK_OK);
+  pk_executable_t exe;
+  ASSERT_EQ(pk_graph_compile(g, dev_, nullptr, &exe), PK_OK) << last_error().message;
+  pk_graph_destroy(g);
+  uint32_t fused = 0, fused_nodes = 0, singles = 0;
+  ASSERT_EQ(pk_executable_stats(exe, &fused, &fused_nodes, &singles), PK_OK);
+  EXPECT_EQ(fused, 1u);
+  EXPECT_EQ(singles, 0u);
+  EXPECT_EQ(fused_nodes, 7u);  // mul, add, fill, maximum (relu's decomposition), sub, exp, sum
+  const size_t n = 64 * 33;
+  std::vector<std::unique_ptr<Buf>> bufs;
+  std::vector<std::vector<Scalar>> v;
+  for (int k = 0; k < 4; ++k) {
+    v.push_back(make_inputs(d, n, 5 + k, true));
+    for (auto &s2 : v.back()) s2.f = static_cast<float>(s2.f / 4);
+    bufs.push_back(make(d, {64, 33}));
+    upload(*bufs.back(), d, v.back());
+  }
+  auto tout = make(d, {64, 33});
+  auto sout = make(d, {64});
+  pk_tensor ins[4] = {bufs[0]->t, bufs[1]->t, bufs[2]->t, bufs[3]->t};
+  pk_tensor outs[2] = {tout->t, sout->t};
+  ASSERT_EQ(pk_executable_run(exe, stream_, ins, 4, outs, 2), PK_OK) << last_error().message;
+  auto tg = download(*tout, d, n);
+  auto sg = download(*sout, d, 64);
+  for (size_t row = 0; row < 64; ++row) {
+    long double sum = 0, abs_sum = 0;
+    for (size_t c = 0; c < 33; ++c) {
+      const size_t i = row * 33 + c;
+      float p = static_cast<float>(v[0][i].f) * static_cast<float>(v[1][i].f);
+      float q = p + static_cast<float>(v[2][i].f);
+      float rl = q > 0 ? q : 0.0f;
+      float tt = rl - static_cast<float>(v[3][i].f);
+      ASSERT_EQ(static_cast<float>(tg[i].f), tt) << i;
+      float ex = static_cast<float>(std::exp(static_cast<long double>(tt)));
+      sum += ex;
+      abs_sum += ex;
+    }
+    EXPECT_NEAR(static_cast<double>(sg[row].f), static_cast<double>(sum), static_cast<double>(abs_sum) * 33 * 0x1p-23)
+        << row;
+  }
+  pk_executable_destroy(exe);
+}
+
+TEST(CudaWithoutDriver, LoadsReportsZeroDevicesAndExplains) {
+  pk_runtime_options o;
+  PK_STRUCT_INIT(o);
+  o.flags = PK_RUNTIME_NO_DISCOVERY;
+  pk_runtime_t rt;
+  ASSERT_EQ(pk_runtime_create(&o, &rt), PK_OK);
+  pk_backend_t be;
+  ASSERT_EQ(pk_runtime_load_plugin(rt, PK_PLUGIN_DIR "/libprimkit_backend_cuda.so", &be), PK_OK)
+      << last_error().message;
+  pk_backend_info info;
+  PK_STRUCT_INIT(info);
+  ASSERT_EQ(pk_backend_get_info(be, &info), PK_OK);
+  EXPECT_STREQ(info.name, "cuda");
+  uint32_t count = 99;
+  ASSERT_EQ(pk_backend_device_count(be, &count), PK_OK);
+  void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (driver == nullptr) {
+    EXPECT_EQ(count, 0u);
+    // The reason is the backend's own last-error record right after device_count (the ABI's contract for a
+    // zero count): ask the plugin directly, as the runtime would.
+    auto entry = reinterpret_cast<pk_backend_entry_fn>(
+        dlsym(dlopen(PK_PLUGIN_DIR "/libprimkit_backend_cuda.so", RTLD_NOW | RTLD_LOCAL), PK_BACKEND_ENTRY_SYMBOL));
+    ASSERT_NE(entry, nullptr);
+    pk_host_services host;
+    PK_STRUCT_INIT(host);
+    host.host_abi_version = PK_ABI_VERSION;
+    uint32_t v;
+    const pk_backend_api *api;
+    char msg[128];
+    ASSERT_EQ(entry(&host, &v, &api, msg, sizeof msg), PK_OK);
+    pk_be_context *ctx;
+    ASSERT_EQ(api->open(&host, &ctx), PK_OK);
+    uint32_t n = 7;
+    ASSERT_EQ(api->device_count(ctx, &n), PK_OK);
+    EXPECT_EQ(n, 0u);
+    pk_error_info e;
+    e.struct_size = sizeof e;
+    ASSERT_EQ(api->get_last_error(ctx, &e), PK_OK);
+    EXPECT_NE(std::string(e.message).find("libcuda.so.1 not found: no NVIDIA driver"), std::string::npos) << e.message;
+    api->close(ctx);
+  } else {
+    dlclose(driver);
+    std::printf("libcuda.so.1 present: %u CUDA device(s)\n", count);
+  }
+  pk_runtime_destroy(rt);
+}
+
+}  // namespace

@@ -1,0 +1,683 @@
+// OpenCL backend through the public host API, with the CPU backend loaded in the same runtime (and process).
+// Every expected value is computed here independently: double-precision loops, hand-derived bit patterns for
+// the narrow float formats. Tests skip when the machine has no OpenCL platform.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "primkit/primkit.h"
+
+namespace {
+
+pk_error_info last_error() {
+  pk_error_info e;
+  PK_STRUCT_INIT(e);
+  pk_get_last_error(&e);
+  return e;
+}
+
+const pk_dtype kF32 = PK_DTYPE_F32_DESC, kF64 = PK_DTYPE_F64_DESC, kBool = PK_DTYPE_BOOL_DESC,
+               kBF16 = PK_DTYPE_BF16_DESC, kF16 = PK_DTYPE_F16_DESC, kE4M3 = PK_DTYPE_F8E4M3FN_DESC,
+               kI32 = PK_DTYPE_I32_DESC;
+
+// Kernels compile on first use; a test-local program cache keeps repeated runs fast (PRIMKIT_CACHE_DIR wins if
+// the caller set it).
+const std::string &cache_dir() {
+  static const std::string dir = [] {
+    if (const char *d = std::getenv("PRIMKIT_CACHE_DIR")) return std::string(d);
+    std::string d = std::string(PK_TEST_CACHE_DIR);
+    setenv("PRIMKIT_CACHE_DIR", d.c_str(), 1);
+    return d;
+  }();
+  return dir;
+}
+const std::string &g_cache_dir_init = cache_dir();
+
+float bits_f32(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+uint32_t f32_bits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+
+int64_t ulp_distance(float a, float b) {
+  if (std::isnan(a) && std::isnan(b)) return 0;
+  int32_t ia, ib;
+  std::memcpy(&ia, &a, 4);
+  std::memcpy(&ib, &b, 4);
+  if (ia < 0) ia = INT32_MIN - ia;
+  if (ib < 0) ib = INT32_MIN - ib;
+  return std::llabs(static_cast<int64_t>(ia) - ib);
+}
+
+class OpenCL : public ::testing::Test {
+ protected:
+  void SetUp() override { open(); }
+  void open() {
+    (void)cache_dir();
+    pk_runtime_options o;
+    PK_STRUCT_INIT(o);
+    o.flags = PK_RUNTIME_NO_DISCOVERY;
+    ASSERT_EQ(pk_runtime_create(&o, &rt_), PK_OK);
+    const std::string dir = PK_PLUGIN_DIR;
+    ASSERT_EQ(pk_runtime_load_plugin(rt_, (dir + "/libprimkit_backend_cpu.so").c_str(), &cpu_), PK_OK)
+        << last_error().message;
+    ASSERT_EQ(pk_runtime_load_plugin(rt_, (dir + "/libprimkit_backend_opencl.so").c_str(), &ocl_), PK_OK)
+        << last_error().message;
+    uint32_t n = 0;
+    ASSERT_EQ(pk_backend_device_count(ocl_, &n), PK_OK);
+    if (n == 0) GTEST_SKIP() << "no OpenCL device on this machine";
+    ASSERT_EQ(pk_backend_device(ocl_, 0, &dev_), PK_OK);
+    ASSERT_EQ(pk_stream_create(dev_, &stream_), PK_OK) << last_error().message;
+    ASSERT_EQ(pk_backend_device(cpu_, 0, &cpu_dev_), PK_OK);
+    ASSERT_EQ(pk_stream_create(cpu_dev_, &cpu_stream_), PK_OK);
+  }
+  void close() {
+    for (pk_buffer_t b : buffers_) pk_buffer_destroy(b);
+    buffers_.clear();
+    pk_stream_destroy(stream_);
+    pk_stream_destroy(cpu_stream_);
+    pk_runtime_destroy(rt_);
+    stream_ = cpu_stream_ = nullptr;
+    rt_ = nullptr;
+  }
+  void TearDown() override { close(); }
+
+  // A device tensor holding `host` (uploaded on stream_; the caller keeps `host` alive until stream_ is
+  // synchronized), viewed with shape/strides/byte_offset.
+  template <class T>
+  pk_tensor device(const std::vector<T> &host, pk_dtype dt, std::vector<int64_t> shape,
+                   std::vector<int64_t> strides = {}, uint64_t byte_offset = 0, uint64_t min_bytes = 0) {
+    pk_buffer_t b = nullptr;
+    const uint64_t bytes = std::max<uint64_t>({1, min_bytes, host.size() * sizeof(T)});
+    EXPECT_EQ(pk_buffer_create(dev_, bytes, &b), PK_OK) << last_error().message;
+    buffers_.push_back(b);
+    if (!host.empty()) {
+      EXPECT_EQ(pk_copy_host_to_buffer(stream_, b, 0, host.data(), host.size() * sizeof(T)), PK_OK);
+    }
+    dims_.push_back(std::move(shape));
+    const std::vector<int64_t> &sh = dims_.back();
+    const int64_t *st = nullptr;
+    if (!strides.empty()) {
+      dims_.push_back(std::move(strides));
+      st = dims_.back().data();
+    }
+    pk_tensor t;
+    EXPECT_EQ(pk_buffer_tensor(b, dt, static_cast<int32_t>(sh.size()), sh.data(), st, byte_offset, &t), PK_OK)
+        << last_error().message;
+    return t;
+  }
+  // An output tensor: storage only. (Uploading a temporary here would break the ABI's rule that the host keeps
+  // the source of an enqueued copy alive until the stream has passed it.)
+  template <class T>
+  pk_tensor empty(size_t count, pk_dtype dt, std::vector<int64_t> shape) {
+    return device(std::vector<T>(), dt, std::move(shape), {}, 0, count * sizeof(T));
+  }
+  template <class T>
+  std::vector<T> download(const pk_tensor &t, size_t count) {
+    std::vector<T> out(count);
+    pk_buffer_t b = nullptr;
+    for (pk_buffer_t c : buffers_)
+      if (pk_buffer_data(c) == t.data) b = c;
+    EXPECT_NE(b, nullptr);
+    EXPECT_EQ(pk_copy_buffer_to_host(stream_, out.data(), b, 0, count * sizeof(T)), PK_OK) << last_error().message;
+    EXPECT_EQ(pk_stream_synchronize(stream_), PK_OK) << last_error().message;
+    return out;
+  }
+  pk_status launch(uint32_t op, std::vector<pk_tensor> in, std::vector<pk_tensor> out, const void *attrs = nullptr) {
+    return pk_launch(stream_, op, in.data(), static_cast<uint32_t>(in.size()), out.data(),
+                     static_cast<uint32_t>(out.size()), attrs);
+  }
+  // The op ran on the OpenCL backend itself (no fallback).
+  void expect_native(uint32_t op) {
+    uint64_t n = 0;
+    pk_runtime_fallback_count(rt_, op, &n, nullptr);
+    EXPECT_EQ(n, 0u) << "op " << op << " fell back to the CPU backend";
+  }
+  bool supported(uint32_t op, std::vector<pk_dtype> in, std::vector<pk_dtype> out, std::string *reason = nullptr) {
+    std::vector<pk_tensor> ti(in.size()), to(out.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      PK_STRUCT_INIT(ti[i]);
+      ti[i].dtype = in[i];
+    }
+    for (size_t i = 0; i < out.size(); ++i) {
+      PK_STRUCT_INIT(to[i]);
+      to[i].dtype = out[i];
+    }
+    pk_op_query q;
+    PK_STRUCT_INIT(q);
+    q.op_id = op;
+    q.num_inputs = static_cast<uint32_t>(ti.size());
+    q.inputs = ti.data();
+    q.num_outputs = static_cast<uint32_t>(to.size());
+    q.outputs = to.data();
+    pk_op_support s;
+    PK_STRUCT_INIT(s);
+    EXPECT_EQ(pk_device_query_op(dev_, &q, &s), PK_OK);
+    if (reason) *reason = s.reason;
+    return s.supported != 0;
+  }
+
+  // Runs `op` on the CPU backend over host copies (the same inputs), for cross-checks. Returns false when the CPU
+  // backend lacks the kernel (its elementwise kernels land separately).
+  bool run_cpu(uint32_t op, std::vector<std::vector<float>> &in, std::vector<float> &out, std::vector<int64_t> shape,
+               const void *attrs = nullptr) {
+    std::vector<pk_tensor> ti(in.size()), to(1);
+    auto host = [&](pk_tensor &t, std::vector<float> &v) {
+      PK_STRUCT_INIT(t);
+      t.data = v.data();
+      t.storage_bytes = v.size() * 4;
+      t.device_type = PK_DEVICE_CPU;
+      t.dtype = kF32;
+      t.flags = PK_TENSOR_FLAG_HOST_VISIBLE;
+      t.ndim = static_cast<int32_t>(shape.size());
+      t.shape = shape.data();
+    };
+    for (size_t i = 0; i < in.size(); ++i) host(ti[i], in[i]);
+    host(to[0], out);
+    pk_status st = pk_launch(cpu_stream_, op, ti.data(), static_cast<uint32_t>(ti.size()), to.data(), 1, attrs);
+    if (st == PK_UNIMPLEMENTED) return false;
+    EXPECT_EQ(st, PK_OK) << last_error().message;
+    EXPECT_EQ(pk_stream_synchronize(cpu_stream_), PK_OK);
+    return st == PK_OK;
+  }
+
+  pk_runtime_t rt_ = nullptr;
+  pk_backend_t cpu_ = nullptr, ocl_ = nullptr;
+  pk_device_t dev_ = nullptr, cpu_dev_ = nullptr;
+  pk_stream_t stream_ = nullptr, cpu_stream_ = nullptr;
+  std::vector<pk_buffer_t> buffers_;
+  std::deque<std::vector<int64_t>> dims_;
+};
+
+std::vector<float> random_floats(size_t n, unsigned seed, float lo = -4.f, float hi = 4.f) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (auto &x : v) x = d(g);
+  return v;
+}
+
+TEST_F(OpenCL, DeviceAndCapabilities) {
+  pk_device_props p;
+  PK_STRUCT_INIT(p);
+  ASSERT_EQ(pk_device_get_props(dev_, &p), PK_OK);
+  EXPECT_EQ(p.device_type, PK_DEVICE_OPENCL);
+  EXPECT_GT(std::strlen(p.name), 0u);
+  EXPECT_TRUE(p.features & PK_DEVICE_FEATURE_ASYNC);
+  EXPECT_TRUE(supported(PK_OP_ADD, {kF32, kF32}, {kF32}));
+  EXPECT_TRUE(supported(PK_OP_MATMUL, {kBF16, kBF16}, {kBF16}));
+  std::string why;
+  // f16 is only offered with cl_khr_fp16 (PoCL's CPU device has none): the query says so, truthfully.
+  if (!(p.dtype_mask & (1u << PK_DTYPE_F16))) {
+    EXPECT_FALSE(supported(PK_OP_ADD, {kF16, kF16}, {kF16}, &why));
+    EXPECT_NE(why.find("cl_khr_fp16"), std::string::npos) << why;
+  }
+  // An op without a generated kernel answers "unsupported" with a reason.
+  EXPECT_FALSE(supported(PK_OP_BESSEL_J0, {kF32}, {kF32}, &why));
+  EXPECT_FALSE(why.empty());
+}
+
+TEST_F(OpenCL, AddMulAgainstHostAndCpu) {
+  const size_t n = 1000;  // not a multiple of the vector width: exercises the tail
+  std::vector<float> a = random_floats(n, 1), b = random_floats(n, 2);
+  pk_tensor ta = device(a, kF32, {10, 100}), tb = device(b, kF32, {10, 100});
+  pk_tensor tsum = empty<float>(n, kF32, {10, 100}), tprod = empty<float>(n, kF32, {10, 100});
+  ASSERT_EQ(launch(PK_OP_ADD, {ta, tb}, {tsum}), PK_OK) << last_error().message;
+  ASSERT_EQ(launch(PK_OP_MUL, {ta, tb}, {tprod}), PK_OK) << last_error().message;
+  std::vector<float> sum = download<float>(tsum, n), prod = download<float>(tprod, n);
+  for (size_t i = 0; i < n; ++i) {
+    // Correctly rounded: the double result rounded once to float.
+    ASSERT_EQ(sum[i], static_cast<float>(static_cast<double>(a[i]) + b[i])) << i;
+    ASSERT_EQ(prod[i], static_cast<float>(static_cast<double>(a[i]) * b[i])) << i;
+  }
+  expect_native(PK_OP_ADD);
+  std::vector<std::vector<float>> in{a, b};
+  std::vector<float> cpu(n);
+  if (run_cpu(PK_OP_ADD, in, cpu, {10, 100})) {
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(cpu[i], sum[i]) << i;
+  }
+}
+
+TEST_F(OpenCL, IntegerDivisionAndWrap) {
+  std::vector<int32_t> a{7, -7, INT32_MIN, 5, INT32_MAX}, b{2, 2, -1, 0, 1};
+  pk_tensor ta = device(a, kI32, {5}), tb = device(b, kI32, {5});
+  pk_tensor q = empty<int32_t>(5, kI32, {5}), s = empty<int32_t>(5, kI32, {5});
+  ASSERT_EQ(launch(PK_OP_DIV, {ta, tb}, {q}), PK_OK) << last_error().message;
+  ASSERT_EQ(launch(PK_OP_ADD, {ta, tb}, {s}), PK_OK) << last_error().message;
+  EXPECT_EQ(download<int32_t>(q, 5), (std::vector<int32_t>{3, -3, INT32_MIN, 0, INT32_MAX}));
+  EXPECT_EQ(download<int32_t>(s, 5), (std::vector<int32_t>{9, -5, INT32_MAX, 5, INT32_MIN}));
+}
+
+TEST_F(OpenCL, ExpWithinUlpBound) {
+  std::vector<float> a = random_floats(4099, 3, -80.f, 80.f);
+  a[0] = 0.f;
+  a[1] = -INFINITY;
+  a[2] = INFINITY;
+  a[3] = NAN;
+  pk_tensor ta = device(a, kF32, {4099}), out = empty<float>(a.size(), kF32, {4099});
+  ASSERT_EQ(launch(PK_OP_EXP, {ta}, {out}), PK_OK) << last_error().message;
+  std::vector<float> r = download<float>(out, a.size());
+  EXPECT_EQ(r[0], 1.f);
+  EXPECT_EQ(r[1], 0.f);
+  EXPECT_EQ(r[2], INFINITY);
+  EXPECT_TRUE(std::isnan(r[3]));
+  int64_t worst = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    worst = std::max(worst, ulp_distance(r[i], static_cast<float>(std::exp(double(a[i])))));
+  EXPECT_LE(worst, 3) << "the op table's limit for exp is 3 ulp";
+}
+
+TEST_F(OpenCL, WhereSelects) {
+  std::vector<uint8_t> p{1, 0, 1, 0, 0, 1, 1};
+  std::vector<float> a{1, 2, 3, 4, 5, 6, 7}, b{-1, -2, -3, -4, -5, -6, -7};
+  pk_tensor tp = device(p, kBool, {7}), ta = device(a, kF32, {7}), tb = device(b, kF32, {7});
+  pk_tensor out = empty<float>(7, kF32, {7});
+  ASSERT_EQ(launch(PK_OP_WHERE, {tp, ta, tb}, {out}), PK_OK) << last_error().message;
+  EXPECT_EQ(download<float>(out, 7), (std::vector<float>{1, -2, 3, -4, -5, 6, 7}));
+  expect_native(PK_OP_WHERE);
+}
+
+TEST_F(OpenCL, ConvertF32ToBf16RoundsToNearestEven) {
+  // Hand-derived: bf16 keeps the top 16 bits of an f32; the dropped half decides, ties go to the even pattern.
+  const std::vector<std::pair<uint32_t, uint16_t>> cases = {
+      {0x3f800000u, 0x3f80},  // 1.0
+      {0x3f808000u, 0x3f80},  // 1 + 2^-8: a tie, 0x3f80 is even -> stays
+      {0x3f818000u, 0x3f82},  // 1 + 3 * 2^-8: a tie, rounds up to the even 0x3f82
+      {0x3f808001u, 0x3f81},  // just above the tie -> up
+      {0x3f807fffu, 0x3f80},  // just below the tie -> down
+      {0xbf818000u, 0xbf82},  // negative tie
+      {0x7f7fffffu, 0x7f80},  // FLT_MAX rounds past the largest bf16 -> +inf
+      {0x7f800000u, 0x7f80},  // +inf
+      {0xff800000u, 0xff80},  // -inf
+      {0x80000000u, 0x8000},  // -0
+      {0x00000001u, 0x0000},  // smallest subnormal -> +0
+      {0x00018000u, 0x0002},  // subnormal tie -> even
+      {0x7fc00000u, 0x7fc0},  // NaN stays NaN
+  };
+  std::vector<float> in;
+  for (auto &c : cases) in.push_back(bits_f32(c.first));
+  const int64_t n = static_cast<int64_t>(in.size());
+  pk_tensor ti = device(in, kF32, {n}), out = empty<uint16_t>(in.size(), kBF16, {n});
+  pk_attrs_convert_element_type at = PK_ATTRS_CONVERT_ELEMENT_TYPE_INIT;
+  at.dtype = PK_DTYPE_BF16;
+  ASSERT_EQ(launch(PK_OP_CONVERT_ELEMENT_TYPE, {ti}, {out}, &at), PK_OK) << last_error().message;
+  std::vector<uint16_t> r = download<uint16_t>(out, in.size());
+  for (size_t i = 0; i < cases.size(); ++i) {
+    if ((cases[i].second & 0x7f80) == 0x7f80 && (cases[i].second & 0x7f)) {
+      EXPECT_TRUE((r[i] & 0x7f80) == 0x7f80 && (r[i] & 0x7f)) << "case " << i << ": NaN expected";
+    } else {
+      EXPECT_EQ(r[i], cases[i].second) << "case " << i << " input 0x" << std::hex << cases[i].first;
+    }
+  }
+  // And back: bf16 -> f32 is exact.
+  pk_tensor back = empty<float>(in.size(), kF32, {n});
+  at.dtype = PK_DTYPE_F32;
+  ASSERT_EQ(launch(PK_OP_CONVERT_ELEMENT_TYPE, {out}, {back}, &at), PK_OK) << last_error().message;
+  std::vector<float> rb = download<float>(back, in.size());
+  EXPECT_EQ(f32_bits(rb[2]), 0x3f820000u);
+  EXPECT_EQ(f32_bits(rb[9]), 0x80000000u);
+}
+
+TEST_F(OpenCL, ConvertToFp8E4m3Saturates) {
+  // e4m3fn: bias 7, 3 mantissa bits, no inf, largest finite 448 = 0x7e, NaN = 0x7f.
+  std::vector<float> in{1.0f, 448.0f, 464.0f, 1000.0f, INFINITY, -INFINITY, NAN, 0.0625f, 1.0625f, 1.1875f, -2.5f};
+  std::vector<uint8_t> want{0x38, 0x7e, 0x7e, 0x7e, 0x7e, 0xfe, 0x7f, 0x18, 0x38, 0x3a, 0xc2};
+  // 464 lies halfway between 448 and 480 (which e4m3fn lacks): saturates. 1.0625 = 1 + 2^-4: a tie -> even 1.0.
+  // 1.1875 = 1 + 3 * 2^-4: a tie -> 1.25 (0x3a). 0.0625 = 2^-4 -> exponent 3 -> 0x18.
+  const int64_t n = static_cast<int64_t>(in.size());
+  pk_tensor ti = device(in, kF32, {n}), out = empty<uint8_t>(in.size(), kE4M3, {n});
+  pk_attrs_convert_element_type at = PK_ATTRS_CONVERT_ELEMENT_TYPE_INIT;
+  at.dtype = PK_DTYPE_F8E4M3FN;
+  ASSERT_EQ(launch(PK_OP_CONVERT_ELEMENT_TYPE, {ti}, {out}, &at), PK_OK) << last_error().message;
+  std::vector<uint8_t> r = download<uint8_t>(out, in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (std::isnan(in[i])) {
+      EXPECT_EQ(r[i] & 0x7f, 0x7f) << i;
+    } else {
+      EXPECT_EQ(r[i], want[i]) << "input " << in[i];
+    }
+  }
+}
+
+TEST_F(OpenCL, SumOverAxesAndAll) {
+  const int64_t A = 37, B = 129, C = 5;
+  std::vector<float> x = random_floats(static_cast<size_t>(A * B * C), 4, -1.f, 1.f);
+  pk_tensor tx = device(x, kF32, {A, B, C});
+  // Over axis 1: 185 outputs, 129 elements each (the one-work-item-per-output kernel).
+  pk_attrs_sum at = PK_ATTRS_SUM_INIT;
+  at.num_dims = 1;
+  at.dims[0] = 1;
+  pk_tensor o1 = empty<float>(static_cast<size_t>(A * C), kF32, {A, C});
+  ASSERT_EQ(launch(PK_OP_SUM, {tx}, {o1}, &at), PK_OK) << last_error().message;
+  std::vector<float> r1 = download<float>(o1, static_cast<size_t>(A * C));
+  for (int64_t i = 0; i < A; ++i) {
+    for (int64_t k = 0; k < C; ++k) {
+      double s = 0, sa = 0;
+      for (int64_t j = 0; j < B; ++j) {
+        s += x[(i * B + j) * C + k];
+        sa += std::fabs(x[(i * B + j) * C + k]);
+      }
+      EXPECT_NEAR(r1[i * C + k], s, B * 1.2e-7 * sa + 1e-30) << i << "," << k;
+    }
+  }
+  // Over everything of a larger tensor: the two-stage kernels.
+  const size_t big = 1 << 20;
+  std::vector<float> y = random_floats(big, 5, 0.f, 1.f);
+  pk_tensor ty = device(y, kF32, {1024, 1024});
+  at.num_dims = 2;
+  at.dims[0] = 0;
+  at.dims[1] = 1;
+  pk_tensor o2 = empty<float>(1, kF32, {});
+  ASSERT_EQ(launch(PK_OP_SUM, {ty}, {o2}, &at), PK_OK) << last_error().message;
+  double s = 0;
+  for (float v : y) s += v;
+  EXPECT_NEAR(download<float>(o2, 1)[0], s, s * 1e-5);
+  // amax with a NaN propagates it.
+  y[12345] = NAN;
+  pk_tensor tz = device(y, kF32, {1024, 1024});
+  pk_attrs_amax am = PK_ATTRS_AMAX_INIT;
+  am.num_dims = 1;
+  am.dims[0] = 1;
+  pk_tensor o3 = empty<float>(1024, kF32, {1024});
+  ASSERT_EQ(launch(PK_OP_AMAX, {tz}, {o3}, &am), PK_OK) << last_error().message;
+  std::vector<float> r3 = download<float>(o3, 1024);
+  for (int64_t i = 0; i < 1024; ++i) {
+    float m = -INFINITY;
+    bool nan = false;
+    for (int64_t j = 0; j < 1024; ++j) {
+      nan = nan || std::isnan(y[i * 1024 + j]);
+      m = std::max(m, y[i * 1024 + j]);
+    }
+    if (nan) {
+      EXPECT_TRUE(std::isnan(r3[i])) << i;
+    } else {
+      EXPECT_EQ(r3[i], m) << i;
+    }
+  }
+  expect_native(PK_OP_SUM);
+  expect_native(PK_OP_AMAX);
+}
+
+TEST_F(OpenCL, ArgmaxArgminFirstWinsAndNaN) {
+  const std::vector<float> a{1, 3, 3, 2, 5, NAN, 7, NAN, -1, -4, -4, -2};
+  pk_tensor ta = device(a, kF32, {3, 4});
+  pk_attrs_argmax am = PK_ATTRS_ARGMAX_INIT;
+  am.dim = 1;
+  pk_tensor o1 = empty<int64_t>(3, pk_dtype PK_DTYPE_I64_DESC, {3});
+  ASSERT_EQ(launch(PK_OP_ARGMAX, {ta}, {o1}, &am), PK_OK) << last_error().message;
+  EXPECT_EQ(download<int64_t>(o1, 3), (std::vector<int64_t>{1, 1, 0}));  // tie: the first; NaN wins
+  pk_attrs_argmin an = PK_ATTRS_ARGMIN_INIT;
+  an.dim = 1;
+  pk_tensor o2 = empty<int64_t>(3, pk_dtype PK_DTYPE_I64_DESC, {3});
+  ASSERT_EQ(launch(PK_OP_ARGMIN, {ta}, {o2}, &an), PK_OK) << last_error().message;
+  EXPECT_EQ(download<int64_t>(o2, 3), (std::vector<int64_t>{0, 1, 1}));
+  am.dim = 0;
+  pk_tensor o3 = empty<int64_t>(4, pk_dtype PK_DTYPE_I64_DESC, {4});
+  ASSERT_EQ(launch(PK_OP_ARGMAX, {ta}, {o3}, &am), PK_OK) << last_error().message;
+  EXPECT_EQ(download<int64_t>(o3, 4), (std::vector<int64_t>{1, 1, 1, 1}));
+  expect_native(PK_OP_ARGMAX);
+}
+
+TEST_F(OpenCL, MatmulTileUnaligned) {
+  const int64_t M = 67, K = 45, N = 33;
+  std::vector<float> a = random_floats(static_cast<size_t>(M * K), 6), b = random_floats(static_cast<size_t>(K * N), 7);
+  pk_tensor ta = device(a, kF32, {M, K}), tb = device(b, kF32, {K, N});
+  pk_tensor tc = empty<float>(static_cast<size_t>(M * N), kF32, {M, N});
+  ASSERT_EQ(launch(PK_OP_MATMUL, {ta, tb}, {tc}), PK_OK) << last_error().message;
+  std::vector<float> c = download<float>(tc, static_cast<size_t>(M * N));
+  for (int64_t i = 0; i < M; ++i) {
+    for (int64_t j = 0; j < N; ++j) {
+      double s = 0, sa = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        s += double(a[i * K + k]) * b[k * N + j];
+        sa += std::fabs(double(a[i * K + k]) * b[k * N + j]);
+      }
+      ASSERT_NEAR(c[i * N + j], s, K * 1.2e-7 * sa) << i << "," << j;
+    }
+  }
+  expect_native(PK_OP_MATMUL);
+}
+
+TEST_F(OpenCL, BatchMatmulWithTransposedOperand) {
+  // b is stored as [B, N, K] and viewed as [B, K, N] through strides.
+  const int64_t Bt = 3, M = 5, K = 40, N = 37;
+  std::vector<double> a(static_cast<size_t>(Bt * M * K)), bt(static_cast<size_t>(Bt * N * K));
+  std::mt19937 g(8);
+  std::uniform_real_distribution<double> d(-1, 1);
+  for (auto &x : a) x = d(g);
+  for (auto &x : bt) x = d(g);
+  pk_tensor ta = device(a, kF64, {Bt, M, K}), tb = device(bt, kF64, {Bt, K, N}, {N * K, 1, K});
+  pk_tensor tc = empty<double>(static_cast<size_t>(Bt * M * N), kF64, {Bt, M, N});
+  ASSERT_EQ(launch(PK_OP_BATCH_MATMUL, {ta, tb}, {tc}), PK_OK) << last_error().message;
+  std::vector<double> c = download<double>(tc, static_cast<size_t>(Bt * M * N));
+  for (int64_t p = 0; p < Bt; ++p)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        long double s = 0;
+        for (int64_t k = 0; k < K; ++k) s += (long double)a[(p * M + i) * K + k] * bt[(p * N + j) * K + k];
+        ASSERT_NEAR(c[(p * M + i) * N + j], static_cast<double>(s), 1e-13) << p << "," << i << "," << j;
+      }
+}
+
+TEST_F(OpenCL, StridedOffsetAndBroadcastInputs) {
+  // x: a 4x6 buffer viewed transposed (6x4); y: an offset view; z: a row broadcast by a zero stride.
+  std::vector<float> x(24), y(30), z(4);
+  for (int i = 0; i < 24; ++i) x[i] = static_cast<float>(i);
+  for (int i = 0; i < 30; ++i) y[i] = 100.f + i;
+  for (int i = 0; i < 4; ++i) z[i] = 1000.f * (i + 1);
+  pk_tensor tx = device(x, kF32, {6, 4}, {1, 6});
+  pk_tensor ty = device(y, kF32, {6, 4}, {}, 6 * sizeof(float));
+  pk_tensor tz = device(z, kF32, {6, 4}, {0, 1});
+  pk_tensor t1 = empty<float>(24, kF32, {6, 4}), t2 = empty<float>(24, kF32, {6, 4});
+  ASSERT_EQ(launch(PK_OP_ADD, {tx, ty}, {t1}), PK_OK) << last_error().message;
+  ASSERT_EQ(launch(PK_OP_ADD, {t1, tz}, {t2}), PK_OK) << last_error().message;
+  std::vector<float> r = download<float>(t2, 24);
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 4; ++j) EXPECT_EQ(r[i * 4 + j], x[j * 6 + i] + y[6 + i * 4 + j] + z[j]) << i << "," << j;
+  expect_native(PK_OP_ADD);
+}
+
+TEST_F(OpenCL, StreamsOrderedByEvents) {
+  pk_stream_t s2 = nullptr;
+  ASSERT_EQ(pk_stream_create(dev_, &s2), PK_OK);
+  pk_event_t ev = nullptr;
+  ASSERT_EQ(pk_event_create(dev_, &ev), PK_OK);
+  const size_t n = 1 << 20;
+  std::vector<float> a(n, 1.5f);
+  pk_tensor ta = device(a, kF32, {static_cast<int64_t>(n)});
+  pk_tensor tb = empty<float>(n, kF32, {static_cast<int64_t>(n)}),
+            tc = empty<float>(n, kF32, {static_cast<int64_t>(n)});
+  ASSERT_EQ(pk_stream_synchronize(stream_), PK_OK);
+  // Stream 1: b = a + a; stream 2 waits for it, then c = b * b. Only stream 2 is synchronized.
+  ASSERT_EQ(launch(PK_OP_ADD, {ta, ta}, {tb}), PK_OK);
+  ASSERT_EQ(pk_event_record(ev, stream_), PK_OK) << last_error().message;
+  ASSERT_EQ(pk_stream_wait_event(s2, ev), PK_OK) << last_error().message;
+  std::vector<pk_tensor> in{tb, tb}, out{tc};
+  ASSERT_EQ(pk_launch(s2, PK_OP_MUL, in.data(), 2, out.data(), 1, nullptr), PK_OK) << last_error().message;
+  std::vector<float> r(n);
+  pk_buffer_t bc = nullptr;
+  for (pk_buffer_t c : buffers_)
+    if (pk_buffer_data(c) == tc.data) bc = c;
+  ASSERT_EQ(pk_copy_buffer_to_host(s2, r.data(), bc, 0, n * 4), PK_OK);
+  ASSERT_EQ(pk_stream_synchronize(s2), PK_OK) << last_error().message;
+  EXPECT_EQ(pk_event_query(ev), PK_OK);
+  EXPECT_EQ(pk_event_synchronize(ev), PK_OK);
+  for (size_t i = 0; i < n; i += 4097) ASSERT_EQ(r[i], 9.0f) << i;
+  pk_event_destroy(ev);
+  pk_stream_destroy(s2);
+}
+
+TEST_F(OpenCL, TooLargeAllocationFailsClearly) {
+  pk_device_props p;
+  PK_STRUCT_INIT(p);
+  ASSERT_EQ(pk_device_get_props(dev_, &p), PK_OK);
+  ASSERT_GT(p.max_allocation_bytes, 0u);
+  pk_buffer_t b = nullptr;
+  EXPECT_EQ(pk_buffer_create(dev_, p.max_allocation_bytes + 1, &b), PK_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(b, nullptr);
+  const std::string msg = last_error().message;
+  EXPECT_NE(msg.find(std::to_string(p.max_allocation_bytes + 1)), std::string::npos) << msg;
+  // The stream is still usable.
+  std::vector<float> a{1, 2};
+  pk_tensor ta = device(a, kF32, {2}), tb = empty<float>(2, kF32, {2});
+  ASSERT_EQ(launch(PK_OP_NEG, {ta}, {tb}), PK_OK) << last_error().message;
+  EXPECT_EQ(download<float>(tb, 2), (std::vector<float>{-1, -2}));
+}
+
+TEST_F(OpenCL, UnsupportedOpFallsBackOrSaysSo) {
+  std::vector<float> a{0.5f, 1.0f};
+  pk_tensor ta = device(a, kF32, {2}), out = empty<float>(2, kF32, {2});
+  // bessel_j0 has no OpenCL kernel: the runtime either runs it on the CPU backend or reports that neither can.
+  pk_status st = launch(PK_OP_BESSEL_J0, {ta}, {out});
+  if (st == PK_OK) {
+    uint64_t n = 0;
+    pk_runtime_fallback_count(rt_, PK_OP_BESSEL_J0, &n, nullptr);
+    EXPECT_EQ(n, 1u);
+    std::vector<float> r = download<float>(out, 2);
+    EXPECT_NEAR(r[0], 0.938469807240813, 1e-6);
+  } else {
+    EXPECT_EQ(st, PK_UNIMPLEMENTED);
+    EXPECT_NE(std::string(last_error().message).find("bessel_j0"), std::string::npos);
+  }
+}
+
+// Builds x -> mul(x, y) -> add(., x) -> exp -> sub(., y) and runs it fused and unfused on the OpenCL device.
+TEST_F(OpenCL, FusedChainMatchesUnfused) {
+  const int64_t R = 33, C = 129;
+  const size_t n = static_cast<size_t>(R * C);
+  std::vector<float> x = random_floats(n, 9, -2.f, 2.f), y = random_floats(n, 10, -2.f, 2.f);
+  pk_graph_t g = nullptr;
+  ASSERT_EQ(pk_graph_create(&g), PK_OK);
+  const int64_t shape[2] = {R, C};
+  uint32_t vx, vy, v1, v2, v3, v4;
+  ASSERT_EQ(pk_graph_add_input(g, kF32, 2, shape, &vx), PK_OK);
+  ASSERT_EQ(pk_graph_add_input(g, kF32, 2, shape, &vy), PK_OK);
+  uint32_t in[2] = {vx, vy};
+  ASSERT_EQ(pk_graph_add_node(g, PK_OP_MUL, in, 2, nullptr, &v1, 1), PK_OK) << last_error().message;
+  in[0] = v1;
+  in[1] = vx;
+  ASSERT_EQ(pk_graph_add_node(g, PK_OP_ADD, in, 2, nullptr, &v2, 1), PK_OK);
+  ASSERT_EQ(pk_graph_add_node(g, PK_OP_EXP, &v2, 1, nullptr, &v3, 1), PK_OK);
+  in[0] = v3;
+  in[1] = vy;
+  ASSERT_EQ(pk_graph_add_node(g, PK_OP_SUB, in, 2, nullptr, &v4, 1), PK_OK);
+  ASSERT_EQ(pk_graph_mark_output(g, v2), PK_OK);  // an intermediate that leaves the region too
+  ASSERT_EQ(pk_graph_mark_output(g, v4), PK_OK);
+  pk_compile_options fused_opts, plain_opts;
+  PK_STRUCT_INIT(fused_opts);
+  PK_STRUCT_INIT(plain_opts);
+  plain_opts.disable_fusion = 1;
+  pk_executable_t fused = nullptr, plain = nullptr;
+  ASSERT_EQ(pk_graph_compile(g, dev_, &fused_opts, &fused), PK_OK) << last_error().message;
+  ASSERT_EQ(pk_graph_compile(g, dev_, &plain_opts, &plain), PK_OK) << last_error().message;
+  pk_graph_destroy(g);
+  uint32_t fk = 0, fn = 0, sn = 0;
+  ASSERT_EQ(pk_executable_stats(fused, &fk, &fn, &sn), PK_OK);
+  EXPECT_EQ(fk, 1u);
+  EXPECT_EQ(fn, 4u);
+  EXPECT_EQ(sn, 0u);
+
+  pk_tensor tx = device(x, kF32, {R, C}), ty = device(y, kF32, {R, C});
+  pk_tensor f2 = empty<float>(n, kF32, {R, C}), f4 = empty<float>(n, kF32, {R, C});
+  pk_tensor p2 = empty<float>(n, kF32, {R, C}), p4 = empty<float>(n, kF32, {R, C});
+  pk_tensor ins[2] = {tx, ty}, fo[2] = {f2, f4}, po[2] = {p2, p4};
+  ASSERT_EQ(pk_executable_run(fused, stream_, ins, 2, fo, 2), PK_OK) << last_error().message;
+  ASSERT_EQ(pk_executable_run(plain, stream_, ins, 2, po, 2), PK_OK) << last_error().message;
+  std::vector<float> rf2 = download<float>(f2, n), rf4 = download<float>(f4, n);
+  std::vector<float> rp2 = download<float>(p2, n), rp4 = download<float>(p4, n);
+  for (size_t i = 0; i < n; ++i) {
+    // Same ops in the same precision and kernel flavor (dense, vectorized): fused and unfused agree bit for bit.
+    ASSERT_EQ(f32_bits(rf2[i]), f32_bits(rp2[i])) << i;
+    ASSERT_EQ(f32_bits(rf4[i]), f32_bits(rp4[i])) << i;
+    const float v2h = x[i] * y[i] + x[i];
+    ASSERT_EQ(rf2[i], v2h) << i;
+    const double ref = std::exp(double(v2h)) - y[i];
+    ASSERT_NEAR(rf4[i], ref, 4e-7 * std::fabs(std::exp(double(v2h))) + 1e-6) << i;
+  }
+  // The fused kernel takes strided arguments too: a transposed view of x^T.
+  std::vector<float> xt(n);
+  for (int64_t i = 0; i < R; ++i)
+    for (int64_t j = 0; j < C; ++j) xt[j * R + i] = x[i * C + j];
+  pk_tensor txt = device(xt, kF32, {R, C}, {1, R});
+  pk_tensor ins2[2] = {txt, ty};
+  ASSERT_EQ(pk_executable_run(fused, stream_, ins2, 2, fo, 2), PK_OK) << last_error().message;
+  std::vector<float> rs2 = download<float>(f2, n), rs4 = download<float>(f4, n);
+  for (size_t i = 0; i < n; ++i) {
+    // mul and add round on their own in every kernel flavor (no contraction into fma): bit-exact. exp may come
+    // from a vector or a scalar implementation in different flavors: within its ulp bound.
+    ASSERT_EQ(f32_bits(rs2[i]), f32_bits(rp2[i])) << i;
+    ASSERT_NEAR(rs4[i], rp4[i], 4e-7 * std::fabs(std::exp(double(rp2[i])))) << i;
+  }
+  pk_executable_destroy(fused);
+  pk_executable_destroy(plain);
+}
+
+TEST_F(OpenCL, CorruptCacheEntriesAreRebuilt) {
+  // Run once so the cache holds entries, damage every entry, then a fresh runtime must still work.
+  std::vector<float> a{1, 2, 3}, b{4, 5, 6};
+  {
+    pk_tensor ta = device(a, kF32, {3}), tb = device(b, kF32, {3}), out = empty<float>(3, kF32, {3});
+    ASSERT_EQ(launch(PK_OP_SUB, {ta, tb}, {out}), PK_OK) << last_error().message;
+    EXPECT_EQ(download<float>(out, 3), (std::vector<float>{-3, -3, -3}));
+  }
+  const std::string dir = cache_dir() + "/opencl";
+  size_t damaged = 0;
+  if (DIR *d = opendir(dir.c_str())) {
+    while (dirent *e = readdir(d)) {
+      const std::string name = e->d_name;
+      if (name.size() < 4 || name.substr(name.size() - 4) != ".bin") continue;
+      if (FILE *f = std::fopen((dir + "/" + name).c_str(), "r+b")) {
+        std::fseek(f, 40, SEEK_SET);
+        const char junk[16] = "not a binary!!!";
+        std::fwrite(junk, 1, sizeof junk, f);
+        std::fclose(f);
+        ++damaged;
+      }
+    }
+    closedir(d);
+  }
+  EXPECT_GT(damaged, 0u) << "no cache entries in " << dir;
+  close();
+  open();
+  pk_tensor ta = device(a, kF32, {3}), tb = device(b, kF32, {3}), out = empty<float>(3, kF32, {3});
+  ASSERT_EQ(launch(PK_OP_SUB, {ta, tb}, {out}), PK_OK) << last_error().message;
+  EXPECT_EQ(download<float>(out, 3), (std::vector<float>{-3, -3, -3}));
+}
+
+TEST_F(OpenCL, CreationOps) {
+  pk_attrs_iota io = PK_ATTRS_IOTA_INIT;
+  io.length = 5;
+  io.start = 2;
+  io.step = 3;
+  io.dtype = PK_DTYPE_I32;
+  pk_tensor t = empty<int32_t>(5, kI32, {5});
+  ASSERT_EQ(launch(PK_OP_IOTA, {}, {t}, &io), PK_OK) << last_error().message;
+  EXPECT_EQ(download<int32_t>(t, 5), (std::vector<int32_t>{2, 5, 8, 11, 14}));
+  pk_attrs_full fu = PK_ATTRS_FULL_INIT;
+  fu.num_shape = 2;
+  fu.shape[0] = 2;
+  fu.shape[1] = 3;
+  fu.value = 1.00390625;  // 1 + 2^-8: a bf16 tie -> 1.0
+  fu.dtype = PK_DTYPE_BF16;
+  pk_tensor f = empty<uint16_t>(6, kBF16, {2, 3});
+  ASSERT_EQ(launch(PK_OP_FULL, {}, {f}, &fu), PK_OK) << last_error().message;
+  EXPECT_EQ(download<uint16_t>(f, 6), std::vector<uint16_t>(6, 0x3f80));
+  expect_native(PK_OP_IOTA);
+  expect_native(PK_OP_FULL);
+}
+
+}  // namespace
