@@ -29,9 +29,12 @@ void conformance_usage(FILE *to) {
                "  --case ID                  run one case, e.g. exp.f32.strided.0 (printed by every failure)\n"
                "  --jobs N                   child processes at once (default: the number of CPUs)\n"
                "  --timeout SECONDS          one case running longer is killed: TIMEOUT (default 20)\n"
-               "  --no-fork                  run in this process (debugging; a crash ends the run)\n\n"
+               "  --no-fork                  run in this process (debugging; a crash ends the run)\n"
+               "  --require-full             also exit 3 when primitive-tier pairs are NOT_SUPPORTED (not fully\n"
+               "                             conformant), e.g. for a release gate\n\n"
                "Exit status: 0 if nothing FAILed, CRASHed, TIMED OUT or passed unexpectedly; 1 otherwise; 2 when\n"
-               "the run could not start (bad arguments, backend not found, no devices).\n");
+               "the run could not start (bad arguments, backend not found, no devices); 3 with --require-full when\n"
+               "the run is clean but primitive-tier pairs are NOT_SUPPORTED.\n");
 }
 
 }  // namespace
@@ -41,6 +44,7 @@ int cmd_conformance(int argc, char **argv) {
   Options opt;
   opt.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::string report_dir;
+  bool require_full = false;
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const char *name) -> std::string {
@@ -101,6 +105,8 @@ int cmd_conformance(int argc, char **argv) {
       opt.timeout_s = std::max(1.0, number("--timeout", value("--timeout")));
     } else if (a == "--no-fork") {
       opt.isolate = false;
+    } else if (a == "--require-full") {
+      require_full = true;
     } else if (a == "-h" || a == "--help") {
       conformance_usage(stdout);
       return 0;
@@ -138,7 +144,9 @@ int cmd_conformance(int argc, char **argv) {
       write_reports(report, report_dir);
       std::printf("reports: %s/conformance.{json,md,html}, %s/junit.xml\n", report_dir.c_str(), report_dir.c_str());
     }
-    return exit_code(report);
+    const int code = exit_code(report);
+    if (code == 0 && require_full && report.summary().primitive_not_supported > 0) return 3;
+    return code;
   } catch (const SetupError &e) {
     std::fprintf(stderr, "primkit conformance: %s\n", e.what());
     return 2;

@@ -108,10 +108,11 @@ test -f "$plugin" || fail "no $plugin"
 
 step "conformance on the null backend"
 rc=0
-"$primkit" conformance --backend "$plugin" --profile quick --report "$work/conf-null" > "$work/conf-null.log" 2>&1 || rc=$?
+"$primkit" conformance --backend "$plugin" --profile quick --require-full --report "$work/conf-null" \
+  > "$work/conf-null.log" 2>&1 || rc=$?
 tail -5 "$work/conf-null.log"
-# 0 or 1 are verdicts; 2 means the run could not start, anything above is a crash of the tool itself.
-[ "$rc" -le 1 ] || fail "conformance exited $rc"
+# 3: the run was clean (nothing failed or crashed) but the backend is not fully conformant.
+[ "$rc" -eq 3 ] || fail "conformance exited $rc, expected 3 (clean run, not fully conformant)"
 check_report "$work/conf-null/conformance.json" "nothing crashed, timed out or failed" \
   'summary["crash"] == 0 and summary["timeout"] == 0 and summary["fail"] == 0'
 check_report "$work/conf-null/conformance.json" "every measured pair is NOT_SUPPORTED" \
