@@ -118,11 +118,19 @@ uint32_t dims_mask(int32_t n, const int64_t *dims) {
 
 // --- numerics ---------------------------------------------------------------------------------------------------
 
-// Neumaier's compensated sum in double: the error stays O(eps) independent of n. Once the sum is no longer finite
-// the compensation (which then holds inf - inf) is dropped.
+// Neumaier's compensated sum in double: the error stays O(eps) independent of n. Infinite and NaN terms are
+// counted apart, as exact arithmetic treats them: an intermediate overflow of finite terms must not meet an
+// infinite input and turn into NaN (inf - inf) when the exact sum is that infinity. Once the finite part is no
+// longer finite the compensation (which then holds inf - inf) is dropped.
 struct KSum {
   double s = 0.0, c = 0.0;
+  bool pos_inf = false, neg_inf = false, nan = false;
   void add(double x) {
+    if (!std::isfinite(x)) {
+      nan |= std::isnan(x);
+      (x > 0 ? pos_inf : neg_inf) |= !std::isnan(x);
+      return;
+    }
     const double t = s + x;
     if (std::fabs(s) >= std::fabs(x)) {
       c += (s - t) + x;
@@ -131,7 +139,11 @@ struct KSum {
     }
     s = t;
   }
-  double value() const { return std::isfinite(s) ? s + c : s; }
+  double value() const {
+    if (nan || (pos_inf && neg_inf)) return std::numeric_limits<double>::quiet_NaN();
+    if (pos_inf || neg_inf) return pos_inf ? HUGE_VAL : -HUGE_VAL;
+    return std::isfinite(s) ? s + c : s;
+  }
 };
 
 template <class T>
