@@ -27,7 +27,8 @@ class LaunchTest : public RuntimeTest {
     pk_error_info e = last_error();
     EXPECT_EQ(e.status, want);
     EXPECT_EQ(e.arg_index, arg) << e.message;
-    for (const auto &p : parts) EXPECT_NE(std::string(e.message).find(p), std::string::npos) << "'" << p << "' in: " << e.message;
+    for (const auto &p : parts)
+      EXPECT_NE(std::string(e.message).find(p), std::string::npos) << "'" << p << "' in: " << e.message;
   }
 };
 
@@ -52,24 +53,28 @@ TEST_F(LaunchTest, InvalidLaunchesAreRefusedWithOpArgumentAndReasonAndWriteNothi
     pk_tensor bad = tb;
     bad.dtype = pk_dtype PK_DTYPE_F16_DESC;
     pk_tensor in[2] = {ta, bad};
-    expect_error(pk_launch(cpu_stream, PK_OP_ADD, in, 2, &to, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 1, {"add", "input 1", "(b)", "f16"});
+    expect_error(pk_launch(cpu_stream, PK_OP_ADD, in, 2, &to, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 1,
+                 {"add", "input 1", "(b)", "f16"});
   }
   {  // wrong rank
     pk_tensor bad = host(b, 6, s6);
     pk_tensor in[2] = {ta, bad};
-    expect_error(pk_launch(cpu_stream, PK_OP_ADD, in, 2, &to, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 1, {"add", "(b)"});
+    expect_error(pk_launch(cpu_stream, PK_OP_ADD, in, 2, &to, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 1,
+                 {"add", "(b)"});
   }
   {  // wrong output shape
     pk_tensor bad = host(o, 6, s32);
     pk_tensor in[2] = {ta, tb};
-    expect_error(pk_launch(cpu_stream, PK_OP_ADD, in, 2, &bad, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 2, {"add", "output 0", "(out)"});
+    expect_error(pk_launch(cpu_stream, PK_OP_ADD, in, 2, &bad, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 2,
+                 {"add", "output 0", "(out)"});
   }
   {  // strides reaching outside the storage
     int64_t strides[2] = {3, 2};
     pk_tensor bad = ta;
     bad.strides = strides;
     pk_tensor in[2] = {bad, tb};
-    expect_error(pk_launch(cpu_stream, PK_OP_ADD, in, 2, &to, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 0, {"add", "input 0", "(a)", "storage"});
+    expect_error(pk_launch(cpu_stream, PK_OP_ADD, in, 2, &to, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 0,
+                 {"add", "input 0", "(a)", "storage"});
   }
   {  // a NULL tensor array
     expect_error(pk_launch(cpu_stream, PK_OP_ADD, nullptr, 2, &to, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, -1, {"add"});
@@ -78,7 +83,8 @@ TEST_F(LaunchTest, InvalidLaunchesAreRefusedWithOpArgumentAndReasonAndWriteNothi
     pk_tensor bad = ta;
     bad.data = nullptr;
     pk_tensor in[2] = {bad, tb};
-    expect_error(pk_launch(cpu_stream, PK_OP_ADD, in, 2, &to, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 0, {"add", "(a)"});
+    expect_error(pk_launch(cpu_stream, PK_OP_ADD, in, 2, &to, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 0,
+                 {"add", "(a)"});
   }
   {  // output overlapping an input where the op forbids it (a shifted view of the same storage)
     float buf[12] = {0};
@@ -86,7 +92,8 @@ TEST_F(LaunchTest, InvalidLaunchesAreRefusedWithOpArgumentAndReasonAndWriteNothi
     pk_tensor x = host(buf, 12, s), y = host(buf, 12, s);
     y.byte_offset = 4 * 3;
     pk_tensor in[2] = {x, tb};
-    expect_error(pk_launch(cpu_stream, PK_OP_ADD, in, 2, &y, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 2, {"add", "overlaps"});
+    expect_error(pk_launch(cpu_stream, PK_OP_ADD, in, 2, &y, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 2,
+                 {"add", "overlaps"});
   }
   {  // out-of-range attribute: summing over axis 2 of a rank-2 tensor
     pk_attrs_sum attrs = PK_ATTRS_SUM_INIT;
@@ -95,11 +102,13 @@ TEST_F(LaunchTest, InvalidLaunchesAreRefusedWithOpArgumentAndReasonAndWriteNothi
     std::vector<int64_t> s3{3};
     float r[3];
     pk_tensor out = host(r, 3, s3);
-    expect_error(pk_launch(cpu_stream, PK_OP_SUM, &ta, 1, &out, 1, &attrs), PK_ERROR_INVALID_ARGUMENT, -1, {"sum", "dims"});
+    expect_error(pk_launch(cpu_stream, PK_OP_SUM, &ta, 1, &out, 1, &attrs), PK_ERROR_INVALID_ARGUMENT, -1,
+                 {"sum", "dims"});
   }
   {  // unknown op id
     pk_tensor in[2] = {ta, tb};
-    expect_error(pk_launch(cpu_stream, 999, in, 2, &to, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, -1, {"unknown op id 999"});
+    expect_error(pk_launch(cpu_stream, 999, in, 2, &to, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, -1,
+                 {"unknown op id 999"});
   }
   {  // wrong number of inputs
     expect_error(pk_launch(cpu_stream, PK_OP_ADD, &ta, 1, &to, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, -1, {"add"});
@@ -108,12 +117,14 @@ TEST_F(LaunchTest, InvalidLaunchesAreRefusedWithOpArgumentAndReasonAndWriteNothi
     pk_tensor bad = to;
     bad.flags |= PK_TENSOR_FLAG_READ_ONLY;
     pk_tensor in[2] = {ta, tb};
-    expect_error(pk_launch(cpu_stream, PK_OP_ADD, in, 2, &bad, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 2, {"add", "read-only"});
+    expect_error(pk_launch(cpu_stream, PK_OP_ADD, in, 2, &bad, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 2,
+                 {"add", "read-only"});
   }
   {  // a tensor on another device than the stream
     open_sim();
     pk_tensor in[2] = {ta, tb};
-    expect_error(pk_launch(sim_stream, PK_OP_ADD, in, 2, &to, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 0, {"add", "input 0", "device"});
+    expect_error(pk_launch(sim_stream, PK_OP_ADD, in, 2, &to, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 0,
+                 {"add", "input 0", "device"});
   }
   for (float x : o) EXPECT_EQ(x, -7.0f) << "a refused launch writes nothing";
   // And the runtime still works afterwards.
@@ -281,6 +292,29 @@ TEST_F(LaunchTest, StreamsAndEventsOrderWork) {
   EXPECT_EQ(pk_copy_host_to_buffer(cpu_stream, b, 8, x, 16), PK_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(last_error().message).find("outside the buffer of 16 bytes"), std::string::npos);
   pk_buffer_destroy(b);
+}
+
+// The runtime reuses the verdict of an identical repeated launch; anything validation depends on changing in
+// place (here the shape array's contents and the strides) must be validated again.
+TEST_F(LaunchTest, RepeatedLaunchesAreRevalidatedWhenAnyDescriptorByteChanges) {
+  std::vector<int64_t> shape{2, 3};
+  float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {10, 20, 30, 40, 50, 60}, o[6] = {0};
+  pk_tensor in[2] = {host(a, 6, shape), host(b, 6, shape)};
+  pk_tensor out = host(o, 6, shape);
+  for (int rep = 0; rep < 3; ++rep) {
+    ASSERT_EQ(pk_launch(cpu_stream, PK_OP_ADD, in, 2, &out, 1, nullptr), PK_OK) << last_error().message;
+  }
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(o[i], a[i] + b[i]);
+  shape[1] = 4;  // the same array, now reaching past the 6-element storage
+  expect_error(pk_launch(cpu_stream, PK_OP_ADD, in, 2, &out, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 0,
+               {"add", "storage"});
+  shape[1] = 3;
+  ASSERT_EQ(pk_launch(cpu_stream, PK_OP_ADD, in, 2, &out, 1, nullptr), PK_OK) << last_error().message;
+  int64_t transposed[2] = {1, 2};  // a[j][i] read as a 2x3 view of the same storage: reaches element 5 at most
+  in[0].strides = transposed;
+  ASSERT_EQ(pk_launch(cpu_stream, PK_OP_ADD, in, 2, &out, 1, nullptr), PK_OK) << last_error().message;
+  EXPECT_EQ(o[1], a[2] + b[1]);  // out[0][1] = a at offset 0*1 + 1*2
+  EXPECT_EQ(o[3], a[1] + b[3]);  // out[1][0] = a at offset 1*1 + 0*2
 }
 
 }  // namespace
