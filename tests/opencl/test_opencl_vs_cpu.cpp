@@ -212,13 +212,6 @@ TEST_F(OpenCLvsCPU, ElementwiseOpsAgree) {
       }
       if (first.empty()) continue;
       const std::string what = std::string(op->name) + "/" + pk::meta::dtype_name(dt);
-      // Disagreements where the op table (and the conformance oracle) side with the OpenCL result: CPU-backend
-      // bugs, listed so that this sweep keeps guarding every other op until they are fixed.
-      if (what == "angle/f32" && first.find("inputs (-0,") != std::string::npos) {
-        std::printf("known CPU backend bug: %s %s (the table says pi only if a < 0, so angle(-0) = 0)\n", what.c_str(),
-                    first.c_str());
-        continue;
-      }
       ADD_FAILURE() << what << ": " << first;
     }
   }
