@@ -1126,8 +1126,10 @@ def _full(dtypes):
         if not is_float(d):
             continue
         for v in (0.1, -2.5, 1e10, 65520.0, 464.0, 465.0):
-            # "value rounded to dtype": one rounding, no saturation (that rule is convert_element_type's)
-            want = np.array([round_fraction(Fraction(v), d)] * 6, np.float64).astype(NP[d]).reshape(2, 3)
+            # "value converted to dtype" as convert_element_type converts an f64: one rounding; to e4m3fn
+            # (no inf) a value beyond the range saturates to +-448
+            sat = max(-448.0, min(448.0, v)) if d == "f8e4m3fn" else v
+            want = np.array([round_fraction(Fraction(sat), d)] * 6, np.float64).astype(NP[d]).reshape(2, 3)
             out.append(exact_case([], {"shape": [2, 3], "value": repr(v), "dtype": d}, want, d))
     return out
 
