@@ -628,6 +628,7 @@ double erfcx_value(double x) {
   if (std::isinf(x)) return x > 0 ? 0.0 : HUGE_VAL;
   if (x < 10) {
     const double hi = x * x, lo = std::fma(x, x, -hi);
+    if (!std::isfinite(hi)) return HUGE_VAL;  // x^2 overflows: x < 0 here, erfc(x) ~ 2
     return std::exp(hi) * (1 + lo) * std::erfc(x);
   }
   if (std::isinf(x)) return 0;
@@ -755,6 +756,7 @@ double hurwitz_zeta_value(double s, double q) {
   if (s == 1) return HUGE_VAL;
   if (s < 1) return nan;
   if (std::isinf(s)) return q > 1 ? 0.0 : (q == 1 ? 1.0 : HUGE_VAL);  // only the k = 0 term can survive
+  if (std::isinf(q)) return q > 0 ? 0.0 : nan;                        // every term (k + q)^-s vanishes
   if (q <= 0) {
     if (q == std::floor(q)) return HUGE_VAL;
     if (s != std::floor(s)) return nan;  // q^-s is complex

@@ -35,7 +35,6 @@ using kit::View;
 using kit::walk;
 using cd = std::complex<double>;
 
-
 void dense_strides(const int64_t *shape, int32_t ndim, int64_t *out) {
   int64_t s = 1;
   for (int32_t d = ndim - 1; d >= 0; --d) {
@@ -210,14 +209,43 @@ bool bmm_onednn(const float *a, const float *bm, float *c, int64_t B, int64_t M,
 }
 #endif
 
-// oneDNN's blocked kernels multiply zero padding by the operands, so an inf in an input turns into NaN where the
-// exact result is inf; inputs with non-finite values take the plain loops (the scan is O(inputs), the product
-// O(M N K)).
-inline bool all_finite(const float *p, int64_t n) {
+// Operands this large can overflow a product or a partial sum in the accumulation type, and the plain loops
+// would then meet an infinity as inf - inf (NaN) where exact arithmetic gives inf or a finite value; oneDNN's
+// blocked kernels also multiply zero padding by inf. Such inputs (and non-finite ones) take the loops in a wider
+// type instead, whose range holds every product and sum: double for f32, long double for f64 and complex.
+// The scan is O(inputs), the product O(M N K).
+template <class A>
+bool all_moderate(const A *p, int64_t n) {
+  auto small = [](double x) { return std::fabs(x) <= 0x1p50; };  // NaN fails too
   bool ok = true;
-  for (int64_t i = 0; i < n; ++i) ok &= std::isfinite(p[i]);
+  for (int64_t i = 0; i < n; ++i) {
+    if constexpr (std::is_integral_v<A>) {
+      return true;
+    } else if constexpr (kit::is_complex<A>::value) {
+      ok &= small(static_cast<double>(p[i].real())) && small(static_cast<double>(p[i].imag()));
+    } else {
+      ok &= small(static_cast<double>(p[i]));
+    }
+  }
   return ok;
 }
+
+template <class A>
+struct wide_acc {
+  using type = A;  // integers wrap in uint64 already
+};
+template <>
+struct wide_acc<float> {
+  using type = double;
+};
+template <>
+struct wide_acc<double> {
+  using type = long double;
+};
+template <class R>
+struct wide_acc<std::complex<R>> {
+  using type = std::complex<long double>;
+};
 
 template <class A>
 void bmm(const A *a, const A *bm, A *c, int64_t B, int64_t M, int64_t K, int64_t N) {
@@ -226,9 +254,19 @@ void bmm(const A *a, const A *bm, A *c, int64_t B, int64_t M, int64_t K, int64_t
     std::fill(c, c + B * M * N, A{});
     return;
   }
+  using W = typename wide_acc<A>::type;
+  if constexpr (!std::is_same_v<W, A>) {
+    if (!all_moderate(a, B * M * K) || !all_moderate(bm, B * K * N)) {
+      const std::vector<W> wa(a, a + B * M * K), wb(bm, bm + B * K * N);
+      std::vector<W> wc(static_cast<size_t>(B * M * N));
+      bmm_loops(wa.data(), wb.data(), wc.data(), B, M, K, N);
+      for (size_t i = 0; i < wc.size(); ++i) c[i] = static_cast<A>(wc[i]);
+      return;
+    }
+  }
 #ifdef PRIMKIT_CPU_HAVE_ONEDNN
   if constexpr (std::is_same_v<A, float>) {
-    if (all_finite(a, B * M * K) && all_finite(bm, B * K * N) && bmm_onednn(a, bm, c, B, M, K, N)) return;
+    if (bmm_onednn(a, bm, c, B, M, K, N)) return;
   }
 #endif
   bmm_loops(a, bm, c, B, M, K, N);
@@ -444,7 +482,7 @@ pk_status convolution(const pk_attrs_convolution &a, const View &x, const View &
   bool done = false;
 #ifdef PRIMKIT_CPU_HAVE_ONEDNN
   if constexpr (std::is_same_v<T, float>) {
-    if (x.numel > 0 && w.numel > 0 && all_finite(px.ptr, x.numel) && all_finite(pw.ptr, w.numel)) {
+    if (x.numel > 0 && w.numel > 0 && all_moderate(px.ptr, x.numel) && all_moderate(pw.ptr, w.numel)) {
       done = conv_onednn(g, px.ptr, pw.ptr, out.data());
     }
   }
