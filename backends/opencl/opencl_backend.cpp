@@ -970,6 +970,43 @@ bool dtype_ids(const pk_tensor *ts, uint32_t n, int32_t *out) {
   return true;
 }
 
+// A coverage query (no output descriptors) still needs output dtypes to classify: derive them from the op's
+// dtype rules and the inputs (an attribute-given dtype is read from attrs when present, else taken as the key
+// input's dtype, or f32 for ops without inputs).
+uint32_t coverage_output_dtypes(const pk::meta::OpInfo &op, const int32_t *in_dt, uint32_t nin, const void *attrs,
+                                int32_t *out_dt) {
+  auto var_dtype = [&](int32_t var) {
+    for (uint32_t i = 0; i < nin && i < op.num_inputs; ++i) {
+      if (op.inputs[i].type_var == var) return in_dt[i];
+    }
+    return nin > 0 ? in_dt[0] : static_cast<int32_t>(PK_DTYPE_F32);
+  };
+  for (uint32_t k = 0; k < op.num_outputs && k < 8; ++k) {
+    const pk::meta::OutputInfo &o = op.outputs[k];
+    switch (o.rule) {
+      case pk::meta::DtypeRule::type_var:
+        out_dt[k] = var_dtype(o.arg);
+        break;
+      case pk::meta::DtypeRule::fixed:
+        out_dt[k] = o.arg;
+        break;
+      case pk::meta::DtypeRule::real_of:
+        out_dt[k] = pk::meta::real_of(var_dtype(o.arg));
+        break;
+      case pk::meta::DtypeRule::complex_of:
+        out_dt[k] = pk::meta::complex_of(var_dtype(o.arg));
+        break;
+      case pk::meta::DtypeRule::attr: {
+        int32_t d = nin > 0 ? in_dt[0] : static_cast<int32_t>(PK_DTYPE_F32);
+        if (attrs != nullptr) std::memcpy(&d, static_cast<const char *>(attrs) + op.attrs[o.arg].offset, sizeof d);
+        out_dt[k] = d;
+        break;
+      }
+    }
+  }
+  return op.num_outputs < 8 ? op.num_outputs : 8;
+}
+
 pk_status ocl_op_query(pk_be_context *ctx, const pk_op_query *q, pk_op_support *out) {
   if (q == nullptr || out == nullptr) return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "opencl: op_query: NULL argument");
   pk_op_support s;
@@ -982,8 +1019,13 @@ pk_status ocl_op_query(pk_be_context *ctx, const pk_op_query *q, pk_op_support *
              !dtype_ids(q->outputs, q->num_outputs, out_dt)) {
     why = "unsupported arity or dtype";
   } else {
-    const Path p = classify(*ctx->devices[q->device_index], q->op_id, in_dt, q->num_inputs, out_dt, q->num_outputs,
-                            q->attrs, &why);
+    uint32_t num_outputs = q->num_outputs;
+    const pk::meta::OpInfo *op = pk::meta::find_op(q->op_id);
+    if (num_outputs == 0 && op != nullptr && op->num_outputs > 0) {
+      num_outputs = coverage_output_dtypes(*op, in_dt, q->num_inputs, q->attrs, out_dt);
+    }
+    const Path p =
+        classify(*ctx->devices[q->device_index], q->op_id, in_dt, q->num_inputs, out_dt, num_outputs, q->attrs, &why);
     bool ok = p != Path::none;
     for (uint32_t i = 0; ok && i < q->num_inputs + q->num_outputs; ++i) {
       const pk_tensor &t = i < q->num_inputs ? q->inputs[i] : q->outputs[i - q->num_inputs];
