@@ -391,15 +391,5 @@ const pk_backend_api k_api = make_api();
 extern "C" PK_EXPORT pk_status pk_backend_entry(const pk_host_services *host, uint32_t *chosen_version,
                                                 const pk_backend_api **out_api, char *message,
                                                 size_t message_capacity) {
-  if (host == nullptr || chosen_version == nullptr || out_api == nullptr) return PK_ERROR_INVALID_ARGUMENT;
-  if (PK_VERSION_MAJOR(host->host_abi_version) != PK_ABI_VERSION_MAJOR) {
-    if (message && message_capacity) {
-      std::snprintf(message, message_capacity, "the %s backend speaks ABI major %u; the host speaks %u",
-                    pk::gpu::backend_name(), PK_ABI_VERSION_MAJOR, PK_VERSION_MAJOR(host->host_abi_version));
-    }
-    return PK_ERROR_ABI_MISMATCH;
-  }
-  *chosen_version = std::min<uint32_t>(PK_ABI_VERSION, host->host_abi_version);
-  *out_api = &k_api;
-  return PK_OK;
+  return pk::kit::negotiate(&k_api, pk::gpu::backend_name(), host, chosen_version, out_api, message, message_capacity);
 }

@@ -40,7 +40,9 @@ inline uint32_t encode_small_float(double v, int ebits, int mbits, bool has_inf,
   const double max_finite =
       has_inf ? std::ldexp(2.0 - std::ldexp(1.0, -mbits), emax) : std::ldexp(2.0 - std::ldexp(1.0, 1 - mbits), emax);
   const uint32_t inf_bits = has_inf ? (((1u << ebits) - 1) << mbits) : 0u;
-  if (std::isinf(a)) return saturate || !has_inf ? (sign | encode_small_float(max_finite, ebits, mbits, has_inf, true, nan_bits)) : (sign | inf_bits);
+  if (std::isinf(a))
+    return saturate || !has_inf ? (sign | encode_small_float(max_finite, ebits, mbits, has_inf, true, nan_bits))
+                                : (sign | inf_bits);
   if (a == 0.0) return sign;
   int e;
   std::frexp(a, &e);  // a = f * 2^e, f in [0.5, 1)
@@ -178,21 +180,36 @@ inline T store_as(const C &c) {
 template <class F>
 inline pk_status dispatch_dtype(int32_t dtype, F &&f) {
   switch (dtype) {
-    case PK_DTYPE_BOOL: return f(boolean{});
-    case PK_DTYPE_U8: return f(uint8_t{});
-    case PK_DTYPE_I8: return f(int8_t{});
-    case PK_DTYPE_I16: return f(int16_t{});
-    case PK_DTYPE_I32: return f(int32_t{});
-    case PK_DTYPE_I64: return f(int64_t{});
-    case PK_DTYPE_F16: return f(half{});
-    case PK_DTYPE_BF16: return f(bfloat16{});
-    case PK_DTYPE_F32: return f(float{});
-    case PK_DTYPE_F64: return f(double{});
-    case PK_DTYPE_C64: return f(std::complex<float>{});
-    case PK_DTYPE_C128: return f(std::complex<double>{});
-    case PK_DTYPE_F8E4M3FN: return f(f8e4m3fn{});
-    case PK_DTYPE_F8E5M2: return f(f8e5m2{});
-    default: return PK_UNIMPLEMENTED;
+    case PK_DTYPE_BOOL:
+      return f(boolean{});
+    case PK_DTYPE_U8:
+      return f(uint8_t{});
+    case PK_DTYPE_I8:
+      return f(int8_t{});
+    case PK_DTYPE_I16:
+      return f(int16_t{});
+    case PK_DTYPE_I32:
+      return f(int32_t{});
+    case PK_DTYPE_I64:
+      return f(int64_t{});
+    case PK_DTYPE_F16:
+      return f(half{});
+    case PK_DTYPE_BF16:
+      return f(bfloat16{});
+    case PK_DTYPE_F32:
+      return f(float{});
+    case PK_DTYPE_F64:
+      return f(double{});
+    case PK_DTYPE_C64:
+      return f(std::complex<float>{});
+    case PK_DTYPE_C128:
+      return f(std::complex<double>{});
+    case PK_DTYPE_F8E4M3FN:
+      return f(f8e4m3fn{});
+    case PK_DTYPE_F8E5M2:
+      return f(f8e5m2{});
+    default:
+      return PK_UNIMPLEMENTED;
   }
 }
 
@@ -200,17 +217,28 @@ inline pk_status dispatch_dtype(int32_t dtype, F &&f) {
 inline int32_t dtype_id(pk_dtype d) {
   if (d.lanes != 1) return -1;
   switch (d.code) {
-    case PK_DTYPE_CODE_BOOL: return d.bits == 8 ? PK_DTYPE_BOOL : -1;
-    case PK_DTYPE_CODE_UINT: return d.bits == 8 ? PK_DTYPE_U8 : -1;
+    case PK_DTYPE_CODE_BOOL:
+      return d.bits == 8 ? PK_DTYPE_BOOL : -1;
+    case PK_DTYPE_CODE_UINT:
+      return d.bits == 8 ? PK_DTYPE_U8 : -1;
     case PK_DTYPE_CODE_INT:
-      return d.bits == 8 ? PK_DTYPE_I8 : d.bits == 16 ? PK_DTYPE_I16 : d.bits == 32 ? PK_DTYPE_I32 : d.bits == 64 ? PK_DTYPE_I64 : -1;
+      return d.bits == 8    ? PK_DTYPE_I8
+             : d.bits == 16 ? PK_DTYPE_I16
+             : d.bits == 32 ? PK_DTYPE_I32
+             : d.bits == 64 ? PK_DTYPE_I64
+                            : -1;
     case PK_DTYPE_CODE_FLOAT:
       return d.bits == 16 ? PK_DTYPE_F16 : d.bits == 32 ? PK_DTYPE_F32 : d.bits == 64 ? PK_DTYPE_F64 : -1;
-    case PK_DTYPE_CODE_BFLOAT: return d.bits == 16 ? PK_DTYPE_BF16 : -1;
-    case PK_DTYPE_CODE_COMPLEX: return d.bits == 64 ? PK_DTYPE_C64 : d.bits == 128 ? PK_DTYPE_C128 : -1;
-    case PK_DTYPE_CODE_FLOAT8_E4M3FN: return d.bits == 8 ? PK_DTYPE_F8E4M3FN : -1;
-    case PK_DTYPE_CODE_FLOAT8_E5M2: return d.bits == 8 ? PK_DTYPE_F8E5M2 : -1;
-    default: return -1;
+    case PK_DTYPE_CODE_BFLOAT:
+      return d.bits == 16 ? PK_DTYPE_BF16 : -1;
+    case PK_DTYPE_CODE_COMPLEX:
+      return d.bits == 64 ? PK_DTYPE_C64 : d.bits == 128 ? PK_DTYPE_C128 : -1;
+    case PK_DTYPE_CODE_FLOAT8_E4M3FN:
+      return d.bits == 8 ? PK_DTYPE_F8E4M3FN : -1;
+    case PK_DTYPE_CODE_FLOAT8_E5M2:
+      return d.bits == 8 ? PK_DTYPE_F8E5M2 : -1;
+    default:
+      return -1;
   }
 }
 
@@ -322,6 +350,27 @@ inline int64_t offset_of(const View &v, int64_t linear) {
     linear /= v.shape[d];
   }
   return off;
+}
+
+// --- negotiation ---------------------------------------------------------------------------------------------
+
+// The body of a plugin's pk_backend_entry for a backend whose table (`api`, static) is of this header's ABI:
+// refuses another major with a message naming the backend, otherwise chooses min(this ABI, the host's).
+//   extern "C" PK_EXPORT pk_status pk_backend_entry(...) { return kit::negotiate(&k_api, "acme", host, ...); }
+inline pk_status negotiate(const pk_backend_api *api, const char *backend_name, const pk_host_services *host,
+                           uint32_t *chosen_version, const pk_backend_api **out_api, char *message,
+                           size_t message_capacity) {
+  if (host == nullptr || chosen_version == nullptr || out_api == nullptr) return PK_ERROR_INVALID_ARGUMENT;
+  if (PK_VERSION_MAJOR(host->host_abi_version) != PK_ABI_VERSION_MAJOR) {
+    if (message != nullptr && message_capacity > 0) {
+      std::snprintf(message, message_capacity, "the %s backend speaks ABI major %u; the host speaks %u", backend_name,
+                    PK_ABI_VERSION_MAJOR, PK_VERSION_MAJOR(host->host_abi_version));
+    }
+    return PK_ERROR_ABI_MISMATCH;
+  }
+  *chosen_version = host->host_abi_version < PK_ABI_VERSION ? host->host_abi_version : PK_ABI_VERSION;
+  *out_api = api;
+  return PK_OK;
 }
 
 // --- errors ---------------------------------------------------------------------------------------------------
