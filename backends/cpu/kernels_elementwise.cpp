@@ -425,6 +425,26 @@ inline c64 mul_c64(c64 x, c64 y) {
   return {static_cast<float>(sum_round_to_odd(a * c, -(b * d))), static_cast<float>(sum_round_to_odd(a * d, b * c))};
 }
 
+// p1 q1 + p2 q2 correctly rounded to double: both products are exact in binary128 (106 <= 113 significand bits,
+// no overflow or underflow), their sum is rounded to odd there, and rounding that to double's 53 bits is then
+// correct. Software binary128 costs ~100 ns: only the rare inputs mul_c128's rounding test doubts come here.
+__attribute__((noinline)) inline double exact_dot2(double p1, double q1, double p2, double q2) {
+  using f128 = __float128;
+  const f128 p = static_cast<f128>(p1) * static_cast<f128>(q1), q = static_cast<f128>(p2) * static_cast<f128>(q2);
+  f128 s = p + q;
+  const f128 bp = s - q, err = (p - bp) + (q - (s - bp));
+  if (err != 0) {
+    unsigned __int128 bits;
+    std::memcpy(&bits, &s, sizeof bits);
+    if ((bits & 1u) == 0) {
+      const bool up = (err > 0) == (s > 0);
+      bits = up ? bits + 1 : bits - 1;
+      std::memcpy(&s, &bits, sizeof s);
+    }
+  }
+  return static_cast<double>(s);
+}
+
 inline c128 mul_c128(c128 x, c128 y) {
   const double a = x.real(), b = x.imag(), c = y.real(), d = y.imag();
   if (!std::isfinite(a) || !std::isfinite(b) || !std::isfinite(c) || !std::isfinite(d)) {
@@ -433,12 +453,21 @@ inline c128 mul_c128(c128 x, c128 y) {
     return {static_cast<double>(r.real()), static_cast<double>(r.imag())};
   }
   // ac - bd from exact products (a*c = p + e by fma), summed with one compensated pass: rounding error below
-  // 2^-104 relative, so the result is correctly rounded except for ties within that distance.
+  // 2^-104 relative, so the result is correctly rounded unless the exact value lies within that distance of a
+  // midpoint between two doubles, or a product left the exponent range (an fma error term below the subnormal
+  // range is inexact; a product may overflow while the difference does not). Those rare inputs are recomputed
+  // exactly in binary128 (Ziv's strategy: a fast path with a rounding test, an exact fallback).
   auto dot2 = [](double p1, double q1, double p2, double q2) {
     const double p = p1 * q1, ep = std::fma(p1, q1, -p);
     const double q = p2 * q2, eq = std::fma(p2, q2, -q);
     const double s = p + q, bp = s - q, es = (p - bp) + (q - (s - bp));
-    return s + (es + (ep + eq));
+    const double r = s + (es + (ep + eq));
+    const double tail = (s - r) + (es + (ep + eq));  // ≈ exact - r
+    const double half_ulp = 0.5 * (std::nextafter(std::fabs(r), HUGE_VAL) - std::fabs(r));
+    const double tiny = 0x1p-960;
+    const bool safe = std::isfinite(p) && std::isfinite(q) && std::isfinite(r) && (p == 0 || std::fabs(p) > tiny) &&
+                      (q == 0 || std::fabs(q) > tiny) && std::fabs(std::fabs(tail) - half_ulp) > 0x1p-45 * half_ulp;
+    return safe ? r : exact_dot2(p1, q1, p2, q2);
   };
   return {dot2(a, c, -b, d), dot2(a, d, b, c)};
 }
@@ -639,7 +668,7 @@ double erfcx_value(double x) {
     sum += term;
     if (std::fabs(term) < 1e-17 * std::fabs(sum)) break;
   }
-  return sum / (x * kSqrtPi);
+  return sum * (1 / kSqrtPi) / x;  // not sum / (x sqrt(pi)): that product overflows for x > 1e308
 }
 
 // Digamma: reflection for x < 0 (with an exact reduction of x mod 2), recurrence up to 10, asymptotic series.
@@ -648,6 +677,22 @@ double digamma_value(double x) {
   if (x == 0) return std::signbit(x) ? HUGE_VAL : -HUGE_VAL;
   if (std::isinf(x)) return x > 0 ? x : std::numeric_limits<double>::quiet_NaN();
   if (x < 0 && x == std::floor(x)) return std::numeric_limits<double>::quiet_NaN();
+  if (std::fabs(x - 1.4616321449683622) < 0.12) {
+    // Near the positive root x0 the recurrence below cancels to a tiny result: use the Taylor series at x0
+    // (coefficients psi^(k)(x0) / k!, |ratio| ~ 0.68, so 18 terms reach 1e-20 for |x - x0| < 0.12) with x0 split
+    // hi + lo so that x - x0 keeps its relative precision.
+    static const long double kC[18] = {
+        0.9676722454476211704274448L,    -0.4427631689835921060928653L,   0.2584997609556510106244014L,
+        -0.1639427054424065275042513L,   0.1078240506912623657571829L,    -0.07219956125645471092612178L,
+        0.04880428816414310722509253L,   -0.0331611264748473592922584L,   0.02259764823221810465962483L,
+        -0.01542476590494895913880032L,  0.01053879161661217538812405L,   -0.007204534386356868240970474L,
+        0.004926781395729853446354266L,  -0.003369801655439328082792857L, 0.00230512632673492783693838L,
+        -0.001576936771430197259270935L, 0.001078825201916296580691918L,  -0.0007380709389960051295660474L};
+    const long double dx = static_cast<long double>(x - 1.4616321449683622) - 9.549995429965697e-17L;
+    long double sum = 0;
+    for (int k = 17; k >= 0; --k) sum = (sum + kC[k]) * dx;
+    return static_cast<double>(sum);
+  }
   long double result = 0, v = x;
   if (x < 0) {
     // pi cot(pi x) depends on x mod 1 only: reduce exactly to [-1/2, 1/2] so the small angle keeps its precision.
@@ -736,6 +781,41 @@ long double igamc_fraction(long double a, long double x) {
   }
   return ans * igam_prefactor(a, x);
 }
+// ln Gamma(1 + a) for |a| <= 0.05: -gamma a + sum_k (-1)^k zeta(k) a^k / k (lgammal's absolute error near 1 would
+// swamp a result of size a).
+long double lgamma1p_small(long double a) {
+  static const long double kZeta[12] = {
+      1.6449340668482264364724L, 1.2020569031595942853997L, 1.0823232337111381915160L,
+      1.0369277551433699263314L, 1.0173430619844491397145L, 1.0083492773819228268398L,
+      1.0040773561979443393786L, 1.0020083928260822144178L, 1.0009945751278180853372L,
+      1.0004941886041194645588L, 1.0002460865533080482986L, 1.0001227133475784891468L};  // zeta(2..13)
+  long double sum = 0, power = -a;  // (-a)^(k-1) before the update below
+  for (int k = 2; k <= 13; ++k) {
+    power *= -a;
+    sum += kZeta[k - 2] * power / k;
+  }
+  return -0.5772156649015328606065L * a + sum;
+}
+
+// Q(a, x) for a < 1 where the series would give 1 - P (x <= 1 or x <= a): 1 - P cancels to nothing when Q is
+// tiny (Q ~ a E1(x) as a -> 0). Instead (as in DiDonato and Morris):
+//   a Gamma(a, x) = (Gamma(1 + a) - 1) - (x^a - 1) - a x^a sum_{n>=1} (-x)^n / ((a + n) n!),
+//   Q = a Gamma(a, x) / Gamma(1 + a),
+// where Gamma(1 + a) - 1 and x^a - 1 are computed without cancellation (expm1).
+long double igamc_small_a(long double a, long double x) {
+  int sign = 0;
+  const long double lg = std::fabs(a) <= 0.05L ? lgamma1p_small(a) : ::lgammal_r(1 + a, &sign);
+  const long double gm1 = std::expm1(lg), xam1 = std::expm1(a * std::log(x));
+  long double term = 1, series = 0;
+  for (int n = 1; n < 200; ++n) {
+    term *= -x / n;
+    const long double t = term / (a + n);
+    series += t;
+    if (std::fabs(t) <= 1e-21L * std::fabs(series)) break;
+  }
+  return (gm1 - xam1 - a * (xam1 + 1) * series) / (gm1 + 1);
+}
+
 double igamma_value(double a, double x, bool upper) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   if (std::isnan(a) || std::isnan(x) || a < 0 || x < 0) return nan;
@@ -745,7 +825,7 @@ double igamma_value(double a, double x, bool upper) {
   if (std::isinf(x)) return upper ? 0.0 : 1.0;
   const bool use_fraction = x > 1 && x > a;
   const long double p = use_fraction ? 1 - igamc_fraction(a, x) : igam_series(a, x);
-  const long double q = use_fraction ? igamc_fraction(a, x) : 1 - igam_series(a, x);
+  const long double q = use_fraction ? igamc_fraction(a, x) : (a < 1 ? igamc_small_a(a, x) : 1 - igam_series(a, x));
   return static_cast<double>(upper ? q : p);
 }
 
@@ -756,7 +836,9 @@ double hurwitz_zeta_value(double s, double q) {
   if (s == 1) return HUGE_VAL;
   if (s < 1) return nan;
   if (std::isinf(s)) return q > 1 ? 0.0 : (q == 1 ? 1.0 : HUGE_VAL);  // only the k = 0 term can survive
-  if (std::isinf(q)) return q > 0 ? 0.0 : nan;                        // every term (k + q)^-s vanishes
+  if (std::isinf(q))
+    return q > 0 ? 0.0 : HUGE_VAL;  // +inf: every term vanishes; -inf: the poles' limit, as for
+                                    // the other non-positive integers below
   if (q <= 0) {
     if (q == std::floor(q)) return HUGE_VAL;
     if (s != std::floor(s)) return nan;  // q^-s is complex
@@ -1595,9 +1677,17 @@ pk_status k_philox_normal(const Launch &l) {
           philox(offset + static_cast<uint64_t>(i) / 4, seed, w);
           const int pair = static_cast<int>(i % 4) / 2;  // elements 4k, 4k+1 use (w0, w1); 4k+2, 4k+3 use (w2, w3)
           const double u1 = (static_cast<double>(w[2 * pair]) + 1) * 0x1p-32, u2 = w[2 * pair + 1] * 0x1p-32;
-          const double r = std::sqrt(-2 * std::log(u1));
-          const double z = (i % 2 == 0) ? r * std::cos(2 * kPi * u2) : r * std::sin(2 * kPi * u2);
-          return store_value<T>(mean + stddev * z, true);
+          // In long double, with 2 pi u2 reduced exactly to a quadrant and |angle| <= pi/4: near a zero of
+          // cos or sin the value is tiny, and an angle rounded in double would leave it only absolutely accurate.
+          const long double r = std::sqrt(-2 * std::log(static_cast<long double>(u1)));
+          const double quarter = std::nearbyint(4 * u2);  // 4 u2 and u2 - quarter / 4 are exact
+          const long double angle = 2 * 3.141592653589793238462643383279502884L * (u2 - quarter / 4);
+          const long double sn = std::sin(angle), cs = std::cos(angle);
+          const int q = static_cast<int>(quarter) & 3;  // rotate by q quarter turns
+          const long double cos_v = q == 0 ? cs : q == 1 ? -sn : q == 2 ? -cs : sn;
+          const long double sin_v = q == 0 ? sn : q == 1 ? cs : q == 2 ? -sn : -cs;
+          const long double z = r * ((i % 2 == 0) ? cos_v : sin_v);
+          return store_value<T>(static_cast<double>(mean + stddev * z), true);
         },
         kGrainCostly);
   });

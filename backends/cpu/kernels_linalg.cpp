@@ -479,12 +479,21 @@ pk_status convolution(const pk_attrs_convolution &a, const View &x, const View &
   const int32_t id[PK_MAX_RANK] = {0, 1, 2, 3, 4, 5, 6, 7};
   const Packed<T, A> px(x, id), pw(w, id);
   std::vector<A> out(static_cast<size_t>(y.numel));
+  // Huge or non-finite operands run in the wider type (see all_moderate): products of f32 values near the top of
+  // the range overflow to opposite infinities in f32 and meet as NaN where the exact sum is -inf.
+  if (!all_moderate(px.ptr, x.numel) || !all_moderate(pw.ptr, w.numel)) {
+    using W = typename wide_acc<A>::type;
+    const std::vector<W> wx(px.ptr, px.ptr + x.numel), ww(pw.ptr, pw.ptr + w.numel);
+    std::vector<W> wy(out.size());
+    conv_loops(g, wx.data(), ww.data(), wy.data());
+    for (size_t i = 0; i < wy.size(); ++i) out[i] = static_cast<A>(wy[i]);
+    store_dense<T>(y, out.data());
+    return PK_OK;
+  }
   bool done = false;
 #ifdef PRIMKIT_CPU_HAVE_ONEDNN
   if constexpr (std::is_same_v<T, float>) {
-    if (x.numel > 0 && w.numel > 0 && all_moderate(px.ptr, x.numel) && all_moderate(pw.ptr, w.numel)) {
-      done = conv_onednn(g, px.ptr, pw.ptr, out.data());
-    }
+    if (x.numel > 0 && w.numel > 0) done = conv_onednn(g, px.ptr, pw.ptr, out.data());
   }
 #endif
   if (!done) conv_loops(g, px.ptr, pw.ptr, out.data());

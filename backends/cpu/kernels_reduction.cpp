@@ -402,8 +402,8 @@ void variance(const Plan &p, const View &in, const View &out, double correction)
   const double n = static_cast<double>(p.inner);
   const double divisor = n - correction;
   for_outer(p, 2 * p.inner, [&](int64_t ib, int64_t ob, int64_t) {
-    // Two passes in double: the mean, then the squared deviations from it.
-    double v;
+    // Passes in double: the mean (corrected), then the squared deviations from it.
+    double v, unscale = 1;
     if constexpr (is_complex_v<T>) {
       KSum re, im;
       for_inner(p, ib, [&](int64_t o) {
@@ -411,7 +411,15 @@ void variance(const Plan &p, const View &in, const View &out, double correction)
         re.add(static_cast<double>(x.real()));
         im.add(static_cast<double>(x.imag()));
       });
-      const double mr = re.value() / n, mi = im.value() / n;
+      double mr = re.value() / n, mi = im.value() / n;
+      KSum cr, ci;  // the corrected two-pass mean (see below)
+      for_inner(p, ib, [&](int64_t o) {
+        const T &x = *in.at<T>(o);
+        cr.add(static_cast<double>(x.real()) - mr);
+        ci.add(static_cast<double>(x.imag()) - mi);
+      });
+      mr += cr.value() / n;
+      mi += ci.value() / n;
       KSum ss;
       for_inner(p, ib, [&](int64_t o) {
         const T &x = *in.at<T>(o);
@@ -420,17 +428,31 @@ void variance(const Plan &p, const View &in, const View &out, double correction)
       });
       v = ss.value();
     } else {
+      // A sum of finite values that overflows is redone on values scaled by 2^-600 (exact), and the variance
+      // scaled back: otherwise the mean is inf and every deviation NaN.
+      double scale = 1;
       KSum s;
       for_inner(p, ib, [&](int64_t o) { s.add(to_f64(*in.at<T>(o))); });
-      const double mean = s.value() / n;
+      if (std::isinf(s.value())) {
+        scale = 0x1p-600;
+        s = KSum{};
+        for_inner(p, ib, [&](int64_t o) { s.add(to_f64(*in.at<T>(o)) * scale); });
+      }
+      double mean = s.value() / n;
+      // The corrected two-pass mean: sum/n is off by up to an ulp, and for a constant row every deviation would
+      // then be that ulp instead of 0. Adding the mean of the residuals makes such a row's variance exactly 0.
+      KSum c;
+      for_inner(p, ib, [&](int64_t o) { c.add(to_f64(*in.at<T>(o)) * scale - mean); });
+      mean += c.value() / n;
       KSum ss;
       for_inner(p, ib, [&](int64_t o) {
-        const double d = to_f64(*in.at<T>(o)) - mean;
+        const double d = to_f64(*in.at<T>(o)) * scale - mean;
         ss.add(d * d);
       });
       v = ss.value();
+      unscale = scale == 1 ? 1 : 0x1p600;  // applied twice, after the division
     }
-    const double r = divisor > 0 ? v / divisor : std::numeric_limits<double>::quiet_NaN();
+    const double r = divisor > 0 ? v / divisor * unscale * unscale : std::numeric_limits<double>::quiet_NaN();
     if constexpr (is_complex_v<T>) {
       *out.at<typename T::value_type>(ob) = static_cast<typename T::value_type>(r);
     } else {

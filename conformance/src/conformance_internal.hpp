@@ -20,6 +20,10 @@ struct Tolerance {
   // Per output element, the largest partial result any evaluation order may meet (products); empty = the
   // magnitude. Beyond the format's range an overflowed (non-finite or saturated) result is accepted.
   std::vector<long double> overflow_scale;
+  // Where a term is not finite, any non-finite result matches a non-finite reference: complex products
+  // (prod, cumprod: where the finite partial products overflow decides inf or NaN per part, and wider arithmetic
+  // moves that) and FFTs (an infinite input times a twiddle that is 0 exactly but ±1e-17 in floating point).
+  bool nonfinite_terms_any = false;
 };
 
 // Outcome of comparing one output of one case.

@@ -216,7 +216,9 @@ long double digamma(long double x) {
   const long double pi = 3.141592653589793238462643383279502884L;
   long double result = 0;
   if (x < 0) {  // reflection: psi(1 - x) - psi(x) = pi cot(pi x)
-    result = -pi / tanl(pi * x);
+    // cot(pi x) has period 1: reduce x exactly first, or the rounding of pi x (|x| ulps of pi) is magnified by
+    // cot's slope near the poles (1e-12 relative error at x = -26.9994).
+    result = -pi / tanl(pi * (x - nearbyintl(x)));
     x = 1 - x;
   }
   while (x < 20) {
@@ -618,6 +620,20 @@ void register_elementwise(Registry &r) {
     if (is_complex_dtype(dt)) no_dtype("clamp", dt);
     return wr(real_min(real_max(x.re, lo.re), hi.re));
   });
+}
+
+// gelu and gelu_tanh evaluated directly: their decompositions' 1 + erf(z) and 1 + tanh(u) cancel for x well
+// below 0, where long double keeps only an absolute 2^-65 (gelu(-12) ~ 1e-32 would come out 0). Mathematically
+// 1 + erf(z) = erfc(-z) and x/2 (1 + tanh(u)) = x / (1 + e^-2u), which keep their relative accuracy; the
+// decompositions' constants (doubles, exact in `fill`) are used as they are.
+void register_direct_activation_composites(Registry &r) {
+  r["gelu"] = map1(float_fn(
+      "gelu", [](long double x) { return x * 0.5L * erfcl(-(x * static_cast<long double>(0.7071067811865476))); }));
+  r["gelu_tanh"] = map1(float_fn("gelu_tanh", [](long double x) {
+    const long double u =
+        (x + x * x * x * static_cast<long double>(0.044715)) * static_cast<long double>(0.7978845608028654);
+    return x / (1 + expl(-2 * u));
+  }));
 }
 
 }  // namespace pk::oracle

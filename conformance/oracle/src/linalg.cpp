@@ -1,6 +1,8 @@
 // linalg.cpp — matmul and friends. Every dot product accumulates exactly-ish (compensated long double with
 // exact products), so the result is far closer to the truth than any backend's.
 #include <algorithm>
+#include <cmath>
+#include <complex>
 
 #include "oracle_internal.hpp"
 
@@ -14,6 +16,15 @@ class Dot {
   void add(const Wide &a, const Wide &b) {
     if (is_integral_dtype(dtype_)) {
       ints_ += static_cast<uint64_t>(to_i64(a)) * static_cast<uint64_t>(to_i64(b));
+      return;
+    }
+    if (is_complex_dtype(dtype_) &&
+        !(std::isfinite(a.re) && std::isfinite(a.im) && std::isfinite(b.re) && std::isfinite(b.im))) {
+      // A term with an infinite or NaN part is the complex product `mul` gives (C99 Annex G recovers
+      // infinities: (inf, 0) x (1, 1) is (inf, inf), not (inf, NaN) as the four real products give).
+      const std::complex<long double> p = std::complex<long double>(a.re, a.im) * std::complex<long double>(b.re, b.im);
+      re_.add(p.real());
+      im_.add(p.imag());
       return;
     }
     re_.add_product(a.re, b.re);

@@ -89,6 +89,7 @@ Wide prod_of(const std::vector<Wide> &v, int32_t dt) {
 Wide extreme_of(const std::vector<Wide> &v, int sign, int32_t dt) {
   if (v.empty()) {
     if (is_integral_dtype(dt)) return {sign > 0 ? int_min(dt) : int_max(dt), 0};
+    if (dt == PK_DTYPE_F8E4M3FN) return {sign > 0 ? -448.0L : 448.0L, 0};  // no infinities: its lowest finite
     return {sign > 0 ? -HUGE_VALL : HUGE_VALL, 0};
   }
   long double m = v[0].re;
@@ -301,6 +302,7 @@ void log_softmax(const Call &c, std::vector<WTensor> &out) {
 
 void register_direct_composites(Registry &r) {
   r["log_softmax"] = log_softmax;
+  register_direct_activation_composites(r);
 }
 
 void register_reductions(Registry &r) {
