@@ -190,6 +190,20 @@ void BM_softmax_vs_copy_bound(benchmark::State &state) {
       [&] { launch(PK_OP_SOFTMAX, {tx.t}, {ty.t}, &attrs); });
 }
 
+void BM_layer_norm_vs_copy_bound(benchmark::State &state) {
+  set_threads(state);
+  const int64_t n = 4096;
+  HostArray x(n * n, -1.0f), y(n * n), w(n, 0.5f), b(n, 0.25f);
+  HostTensor tx(x.p, {n, n}, f32(), n * n * 4), ty(y.p, {n, n}, f32(), n * n * 4), tw(w.p, {n}, f32(), n * 4),
+      tb(b.p, {n}, f32(), n * 4);
+  pk_attrs_layer_norm attrs = PK_ATTRS_LAYER_NORM_INIT;
+  paired(
+      state, 2.0 * n * n * 4, [&] { stream_copy(x.p, y.p, n * n); },
+      [&] {
+        launch(PK_OP_LAYER_NORM, {tx.t, tw.t, tb.t}, {ty.t}, &attrs);
+      });
+}
+
 // --- dispatch cost ----------------------------------------------------------------------------------------------
 
 void BM_launch_1elem_add(benchmark::State &state) {
@@ -256,6 +270,7 @@ PK_PAIRED(BM_exp_vs_libmvec)->Arg(1)->Arg(2);
 PK_PAIRED(BM_sum_vs_simd)->Arg(1)->Arg(2);
 PK_PAIRED(BM_amax_vs_simd)->Arg(1)->Arg(2);
 PK_PAIRED(BM_softmax_vs_copy_bound)->Arg(1)->Arg(2);
+PK_PAIRED(BM_layer_norm_vs_copy_bound)->Arg(1)->Arg(2);
 PK_PAIRED(BM_add_allocating_vs_preallocated)->Arg(1)->Arg(2);
 PK_PAIRED(BM_add_2threads_vs_1thread)->RangeMultiplier(4)->Range(1 << 10, 1 << 24)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_launch_1elem_add)->Repetitions(7)->ReportAggregatesOnly(true);

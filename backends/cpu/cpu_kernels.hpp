@@ -46,6 +46,7 @@ void register_elementwise_kernels(KernelRegistry &r);  // unary, binary, compare
 void register_reduction_kernels(KernelRegistry &r);    // reductions, scans
 void register_shape_kernels(KernelRegistry &r);        // views, shape ops, indexing, sorting
 void register_linalg_kernels(KernelRegistry &r);       // matmul, dot_general, convolution (oneDNN), fft
+void register_nn_kernels(KernelRegistry &r);           // softmax, norms, activations, attention (composites)
 
 }  // namespace pk::cpu
 

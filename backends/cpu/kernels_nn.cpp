@@ -1,0 +1,704 @@
+// kernels_nn.cpp — native kernels for the hot composite ops: softmax, log_softmax, layer_norm, rms_norm, gelu,
+// gelu_tanh, silu and scaled_dot_product_attention, for every dtype their rows admit (f16, bf16, f32, f64).
+// Without them the runtime runs each op as its decomposition: several primitive launches and full-size
+// temporaries.
+//
+// Numerics: the contract is a bound relative to the decomposition evaluated exactly, so these kernels compute in
+// double for f16/bf16/f32 and in long double for f64, and round once to the output dtype. Special values follow
+// what the decomposition's IEEE arithmetic gives (a row with a NaN, +inf or only -inf is NaN for softmax, x = -inf
+// gives NaN for silu, ...). The f32 rows of the row-wise ops, when dense, take an AVX2 path with the same
+// numerics: f32 lanes widened to double, sums in double, an exp accurate to 8e-9 relative.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "cpu_kernels.hpp"
+
+namespace pk::cpu {
+namespace {
+
+using kit::View;
+using kit::walk;
+
+// The type a kernel computes in: double has 2 * 24 + 5 bits, enough for every f32 intermediate to stay far
+// inside the bound; f64 needs the wider exponent and mantissa of long double (x^2 of a large f64 overflows a
+// double, x - max loses bits the exp then magnifies).
+template <class T>
+using wide_t = std::conditional_t<std::is_same_v<T, double>, long double, double>;
+
+template <class T>
+constexpr bool is_std_float_v = std::is_same_v<T, kit::half> || std::is_same_v<T, kit::bfloat16> ||
+                                std::is_same_v<T, float> || std::is_same_v<T, double>;
+
+template <class C>
+constexpr C kNaN = std::numeric_limits<C>::quiet_NaN();
+template <class C>
+constexpr C kInf = std::numeric_limits<C>::infinity();
+
+template <class T, class C>
+inline C load_as(const View &v, int64_t offset) {
+  return static_cast<C>(kit::load(*v.at<T>(offset)));
+}
+
+// Rows of a row-wise op: the row axes (softmax's dim, the normalized trailing axes) and the kept axes.
+struct Rows {
+  int32_t kn = 0, rn = 0;
+  int64_t kshape[PK_MAX_RANK] = {0}, k_in[PK_MAX_RANK] = {0}, k_out[PK_MAX_RANK] = {0};
+  int64_t rshape[PK_MAX_RANK] = {0}, r_in[PK_MAX_RANK] = {0}, r_out[PK_MAX_RANK] = {0};
+  int64_t count = 1, len = 1;
+  bool dense = false;  // row k is elements [k * len, (k + 1) * len) of both input and output
+};
+
+Rows rows_of(const View &in, const View &out, uint32_t row_axes) {
+  Rows r;
+  bool trailing = true, seen_row = false;
+  for (int32_t d = 0; d < in.ndim; ++d) {
+    if (row_axes & bit(d)) {
+      seen_row = true;
+      r.rshape[r.rn] = in.shape[d];
+      r.r_in[r.rn] = in.strides[d];
+      r.r_out[r.rn++] = out.strides[d];
+      r.len *= in.shape[d];
+    } else {
+      if (seen_row && in.shape[d] != 1) trailing = false;
+      r.kshape[r.kn] = in.shape[d];
+      r.k_in[r.kn] = in.strides[d];
+      r.k_out[r.kn++] = out.strides[d];
+      r.count *= in.shape[d];
+    }
+  }
+  r.dense = trailing && in.contiguous && out.contiguous;
+  return r;
+}
+
+// Rows per task: about 32 K elements of work each, so small launches stay on the calling thread.
+int64_t row_grain(int64_t work_per_row) {
+  return std::max<int64_t>(1, 32768 / std::max<int64_t>(1, work_per_row));
+}
+
+// Calls f(buffer, input_offset, output_offset) for every row, on the worker threads; the buffer holds len values
+// of C and is the task's own.
+template <class C, class F>
+void each_row(const Rows &r, int64_t work_per_row, F &&f) {
+  if (r.count == 0 || r.len == 0) return;
+  parallel_for(0, r.count, row_grain(work_per_row), [&](int64_t lo, int64_t hi) {
+    std::vector<C> buf(static_cast<size_t>(r.len));
+    walk<2>(r.kshape, r.kn, {r.k_in, r.k_out}, {0, 0}, lo, hi,
+            [&](const std::array<int64_t, 2> &o) { f(buf.data(), o[0], o[1]); });
+  });
+}
+
+template <class T, class C>
+void gather_row(const Rows &r, const View &in, int64_t base, C *buf) {
+  int64_t i = 0;
+  walk<1>(r.rshape, r.rn, {r.r_in}, {base}, 0, r.len,
+          [&](const std::array<int64_t, 1> &o) { buf[i++] = load_as<T, C>(in, o[0]); });
+}
+
+template <class T, class C>
+void scatter_row(const Rows &r, const View &out, int64_t base, const C *buf) {
+  int64_t i = 0;
+  walk<1>(r.rshape, r.rn, {r.r_out}, {base}, 0, r.len,
+          [&](const std::array<int64_t, 1> &o) { *out.at<T>(o[0]) = kit::store_as<T>(buf[i++]); });
+}
+
+// A whole (small) tensor in row-major order, converted: weight and bias of the norms.
+template <class T, class C>
+std::vector<C> dense_copy(const View &v) {
+  std::vector<C> out(static_cast<size_t>(v.numel));
+  if (v.numel == 0) return out;
+  size_t i = 0;
+  walk<1>(v.shape, v.ndim, {v.strides}, {0}, 0, v.numel,
+          [&](const std::array<int64_t, 1> &o) { out[i++] = load_as<T, C>(v, o[0]); });
+  return out;
+}
+
+// --- the vector exp ---------------------------------------------------------------------------------------------
+
+// Asked on first use, not in a static initializer: the CPU model may not be set up yet while libraries load.
+bool have_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return yes;
+}
+
+// exp of 4 doubles in [-708, 708]: x = n ln2 + r with |r| <= ln2/2, a degree-7 Taylor polynomial (truncation
+// below 8e-9 relative: 0.13 f32 ulp) evaluated by Estrin's scheme (a short dependency chain: these loops are
+// latency-bound), 2^n added to the exponent bits. Callers clamp or route other lanes elsewhere; the range keeps
+// 2^n and the result normal doubles.
+__attribute__((target("avx2,fma"))) inline __m256d exp_pd(__m256d x) {
+  const __m256d n = _mm256_round_pd(_mm256_mul_pd(x, _mm256_set1_pd(1.4426950408889634074)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256d r = _mm256_fnmadd_pd(n, _mm256_set1_pd(1.90821492927058770002e-10),
+                                     _mm256_fnmadd_pd(n, _mm256_set1_pd(6.93147180369123816490e-01), x));
+  const __m256d r2 = _mm256_mul_pd(r, r), r4 = _mm256_mul_pd(r2, r2);
+  const __m256d p01 = _mm256_add_pd(r, _mm256_set1_pd(1.0));
+  const __m256d p23 = _mm256_fmadd_pd(r, _mm256_set1_pd(1.0 / 6), _mm256_set1_pd(0.5));
+  const __m256d p45 = _mm256_fmadd_pd(r, _mm256_set1_pd(1.0 / 120), _mm256_set1_pd(1.0 / 24));
+  const __m256d p67 = _mm256_fmadd_pd(r, _mm256_set1_pd(1.0 / 5040), _mm256_set1_pd(1.0 / 720));
+  const __m256d p = _mm256_fmadd_pd(r4, _mm256_fmadd_pd(r2, p67, p45), _mm256_fmadd_pd(r2, p23, p01));
+  const __m256i scale = _mm256_slli_epi64(_mm256_cvtepi32_epi64(_mm256_cvtpd_epi32(n)), 52);
+  return _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(p), scale));
+}
+
+__attribute__((target("avx2,fma"))) inline double hsum_pd(__m256d v) {
+  alignas(32) double t[4];
+  _mm256_store_pd(t, v);
+  return (t[0] + t[1]) + (t[2] + t[3]);
+}
+
+// --- softmax, log_softmax ---------------------------------------------------------------------------------------
+
+// One row in place, in C. The decomposition's special cases come out of the arithmetic: a NaN or +inf anywhere,
+// or a row of -inf only, makes the maximum NaN / ±inf and every output NaN; -inf elements of a finite row give 0
+// (softmax) or -inf (log_softmax).
+template <class C, bool Log>
+void softmax_values(C *v, int64_t n) {
+  C m = -kInf<C>;
+  bool nan = false;
+  for (int64_t i = 0; i < n; ++i) {
+    nan |= std::isnan(v[i]);
+    m = v[i] > m ? v[i] : m;
+  }
+  if (nan || !std::isfinite(m)) {
+    std::fill(v, v + n, kNaN<C>);
+    return;
+  }
+  if constexpr (Log) {
+    // log of (1 + the other terms), as log1p: the maxima contribute exactly 1 each, and a plain log of a sum
+    // just above 1 would lose the small terms' bits that results near 0 need.
+    C rest = 0;
+    int64_t ones = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      v[i] -= m;
+      if (v[i] == 0) {
+        ++ones;
+      } else {
+        rest += std::exp(v[i]);
+      }
+    }
+    const C lse = std::log1p(rest + static_cast<C>(ones - 1));
+    for (int64_t i = 0; i < n; ++i) v[i] -= lse;
+  } else {
+    C s = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      v[i] = std::exp(v[i] - m);
+      s += v[i];
+    }
+    for (int64_t i = 0; i < n; ++i) v[i] /= s;
+  }
+}
+
+// Max of a dense f32 row and whether it holds a NaN.
+__attribute__((target("avx2,fma"))) float row_max_avx2(const float *x, int64_t n, bool &nan) {
+  __m256 m0 = _mm256_set1_ps(-INFINITY), m1 = m0, un = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256 a = _mm256_loadu_ps(x + i), b = _mm256_loadu_ps(x + i + 8);
+    m0 = _mm256_max_ps(m0, a);
+    m1 = _mm256_max_ps(m1, b);
+    un = _mm256_or_ps(un, _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
+  }
+  alignas(32) float t[8];
+  _mm256_store_ps(t, _mm256_max_ps(m0, m1));
+  float m = t[0];
+  for (int k = 1; k < 8; ++k) m = std::max(m, t[k]);
+  nan = _mm256_movemask_ps(un) != 0;
+  for (; i < n; ++i) {
+    nan |= std::isnan(x[i]);
+    m = std::max(m, x[i]);
+  }
+  return m;
+}
+
+// Dense f32 softmax row: the max (reading the row from memory), exp(x - max) in double into buf and their sum
+// (the row again, now from cache), then buf / sum rounded once into y.
+__attribute__((target("avx2,fma"))) void softmax_row_avx2(const float *x, float *y, int64_t n, double *buf) {
+  bool nan = false;
+  const float mf = row_max_avx2(x, n, nan);
+  if (nan || !std::isfinite(mf)) {
+    std::fill(y, y + n, std::numeric_limits<float>::quiet_NaN());
+    return;
+  }
+  const __m256d m = _mm256_set1_pd(mf), lo = _mm256_set1_pd(-708.0);
+  __m256d s0 = _mm256_setzero_pd(), s1 = s0;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    // x - max <= 0; -inf and anything below exp's range clamp to e^-708, which is 0 once divided and rounded.
+    const __m256d d0 = _mm256_max_pd(_mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + i)), m), lo);
+    const __m256d d1 = _mm256_max_pd(_mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + i + 4)), m), lo);
+    const __m256d e0 = exp_pd(d0), e1 = exp_pd(d1);
+    _mm256_storeu_pd(buf + i, e0);
+    _mm256_storeu_pd(buf + i + 4, e1);
+    s0 = _mm256_add_pd(s0, e0);
+    s1 = _mm256_add_pd(s1, e1);
+  }
+  double s = hsum_pd(_mm256_add_pd(s0, s1));
+  for (; i < n; ++i) {
+    buf[i] = std::exp(static_cast<double>(x[i]) - static_cast<double>(mf));
+    s += buf[i];
+  }
+  const __m256d inv = _mm256_set1_pd(1.0 / s);
+  i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128 a = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_loadu_pd(buf + i), inv));
+    const __m128 b = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_loadu_pd(buf + i + 4), inv));
+    _mm256_storeu_ps(y + i, _mm256_set_m128(b, a));
+  }
+  for (; i < n; ++i) y[i] = static_cast<float>(buf[i] / s);
+}
+
+// Dense f32 log_softmax row: block by block (each block read from memory once, then again from L1), the running
+// max and the sum of exp(x - max) rescaled when the max grows; then x - max - log(sum) in double.
+__attribute__((target("avx2,fma"))) void log_softmax_row_avx2(const float *x, float *y, int64_t n) {
+  constexpr int64_t kBlock = 1024;
+  double m = -INFINITY, s = 0;
+  bool bad = false;
+  for (int64_t b = 0; b < n && !bad; b += kBlock) {
+    const int64_t len = std::min(kBlock, n - b);
+    bool nan = false;
+    const double bm = row_max_avx2(x + b, len, nan);
+    if (nan || bm == INFINITY) bad = true;
+    if (bad || bm == -INFINITY) continue;  // a block of -inf only adds nothing
+    if (bm > m) {
+      s *= std::exp(m - bm);
+      m = bm;
+    }
+    const __m256d mv = _mm256_set1_pd(m), lo = _mm256_set1_pd(-708.0);
+    __m256d s0 = _mm256_setzero_pd(), s1 = s0;
+    int64_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+      const __m256d d0 = _mm256_max_pd(_mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + b + i)), mv), lo);
+      const __m256d d1 = _mm256_max_pd(_mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + b + i + 4)), mv), lo);
+      s0 = _mm256_add_pd(s0, exp_pd(d0));
+      s1 = _mm256_add_pd(s1, exp_pd(d1));
+    }
+    s += hsum_pd(_mm256_add_pd(s0, s1));
+    for (; i < len; ++i) s += std::exp(static_cast<double>(x[b + i]) - m);
+  }
+  if (bad || m == -INFINITY) {
+    std::fill(y, y + n, std::numeric_limits<float>::quiet_NaN());
+    return;
+  }
+  // s >= 1 (the max's own term): log(s) has an absolute error of 2^-53, far below an f32 ulp of any result.
+  // x - max is exact in double, so outputs near 0 (x at the max) keep their bits.
+  const double lse = std::log(s);
+  const __m256d mv = _mm256_set1_pd(m), lv = _mm256_set1_pd(lse);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256d a = _mm256_sub_pd(_mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + i)), mv), lv);
+    const __m256d c = _mm256_sub_pd(_mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + i + 4)), mv), lv);
+    _mm256_storeu_ps(y + i, _mm256_set_m128(_mm256_cvtpd_ps(c), _mm256_cvtpd_ps(a)));
+  }
+  for (; i < n; ++i) y[i] = static_cast<float>((static_cast<double>(x[i]) - m) - lse);
+}
+
+template <class A, bool Log>
+pk_status k_softmax(const Launch &l) {
+  return guarded(l, [&]() -> pk_status {
+    const A &a = attrs_of<A>(l);
+    const View in = kit::view_of(l.inputs[0]), out = kit::view_of(l.outputs[0]);
+    const Rows r = rows_of(in, out, bit(static_cast<int>(a.dim)));
+    return kit::dispatch_dtype(dtype_of(l.inputs[0]), [&](auto tag) -> pk_status {
+      using T = decltype(tag);
+      if constexpr (!is_std_float_v<T>) {
+        return PK_UNIMPLEMENTED;
+      } else {
+        using C = wide_t<T>;
+        if constexpr (std::is_same_v<T, float>) {
+          // The double buffer stays in L2 up to 64 K elements; longer rows take the generic path.
+          if (have_avx2() && r.dense && r.count > 0 && r.len > 0 && (Log || r.len <= (int64_t{1} << 16))) {
+            const float *x = in.at<float>(0);
+            float *y = out.at<float>(0);
+            parallel_for(0, r.count, row_grain(r.len), [&](int64_t lo, int64_t hi) {
+              std::vector<double> buf(Log ? 0 : static_cast<size_t>(r.len));
+              for (int64_t k = lo; k < hi; ++k) {
+                if constexpr (Log) {
+                  log_softmax_row_avx2(x + k * r.len, y + k * r.len, r.len);
+                } else {
+                  softmax_row_avx2(x + k * r.len, y + k * r.len, r.len, buf.data());
+                }
+              }
+            });
+            return PK_OK;
+          }
+        }
+        each_row<C>(r, 2 * r.len, [&](C *buf, int64_t ib, int64_t ob) {
+          gather_row<T>(r, in, ib, buf);
+          softmax_values<C, Log>(buf, r.len);
+          scatter_row<T>(r, out, ob, buf);
+        });
+        return PK_OK;
+      }
+    });
+  });
+}
+
+// --- layer_norm, rms_norm ---------------------------------------------------------------------------------------
+
+// One row in place, in C, as the decomposition: two passes (the mean, then the centred squares), y = (x - mean) *
+// rstd * w + b. A non-finite input makes the mean or the variance NaN / inf, and so every output NaN, as there.
+template <class C>
+void layer_norm_values(C *v, int64_t n, const C *w, const C *b, C eps) {
+  C s = 0;
+  for (int64_t i = 0; i < n; ++i) s += v[i];
+  const C mean = s / static_cast<C>(n);
+  C ss = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    v[i] -= mean;
+    ss += v[i] * v[i];
+  }
+  const C rstd = 1 / std::sqrt(ss / static_cast<C>(n) + eps);
+  for (int64_t i = 0; i < n; ++i) v[i] = v[i] * rstd * w[i] + b[i];
+}
+
+// x * rr * w in the decomposition's order: an infinite x gives rr = 0 and NaN for itself, signed zeros elsewhere.
+template <class C>
+void rms_norm_values(C *v, int64_t n, const C *w, C eps) {
+  C ss = 0;
+  for (int64_t i = 0; i < n; ++i) ss += v[i] * v[i];
+  const C rr = 1 / std::sqrt(ss / static_cast<C>(n) + eps);
+  for (int64_t i = 0; i < n; ++i) v[i] = v[i] * rr * w[i];
+}
+
+// Dense f32 layer_norm row, reading x twice: one pass for the sums of d = x - x[0] and d^2 in double (shifting by
+// a sample keeps the cancellation in S2/n - (S1/n)^2 to n * 2^-53 relative, since (x[0] - mean)^2 <= n var), one
+// for the output.
+__attribute__((target("avx2,fma"))) void layer_norm_row_avx2(const float *x, float *y, int64_t n, const float *w,
+                                                             const float *b, double eps) {
+  const double x0 = x[0];
+  const __m256d sh = _mm256_set1_pd(x0);
+  __m256d s1a = _mm256_setzero_pd(), s1b = s1a, s2a = s1a, s2b = s1a;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256d d0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + i)), sh);
+    const __m256d d1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + i + 4)), sh);
+    s1a = _mm256_add_pd(s1a, d0);
+    s1b = _mm256_add_pd(s1b, d1);
+    s2a = _mm256_fmadd_pd(d0, d0, s2a);
+    s2b = _mm256_fmadd_pd(d1, d1, s2b);
+  }
+  double s1 = hsum_pd(_mm256_add_pd(s1a, s1b)), s2 = hsum_pd(_mm256_add_pd(s2a, s2b));
+  for (; i < n; ++i) {
+    const double d = static_cast<double>(x[i]) - x0;
+    s1 += d;
+    s2 += d * d;
+  }
+  const double nd = static_cast<double>(n), dm = s1 / nd;
+  double var = s2 / nd - dm * dm;  // NaN when any x is NaN or infinite (inf - inf), as the decomposition's
+  if (var < 0) var = 0;
+  const double mean = x0 + dm;
+  const double rstd = 1 / std::sqrt(var + eps);
+  const __m256d mv = _mm256_set1_pd(mean), rv = _mm256_set1_pd(rstd);
+  i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const __m256d yv = _mm256_mul_pd(_mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + i)), mv), rv);
+    const __m256d o = _mm256_fmadd_pd(yv, _mm256_cvtps_pd(_mm_loadu_ps(w + i)), _mm256_cvtps_pd(_mm_loadu_ps(b + i)));
+    _mm_storeu_ps(y + i, _mm256_cvtpd_ps(o));
+  }
+  for (; i < n; ++i)
+    y[i] = static_cast<float>((static_cast<double>(x[i]) - mean) * rstd * static_cast<double>(w[i]) +
+                              static_cast<double>(b[i]));
+}
+
+__attribute__((target("avx2,fma"))) void rms_norm_row_avx2(const float *x, float *y, int64_t n, const float *w,
+                                                           double eps) {
+  __m256d s0 = _mm256_setzero_pd(), s1 = s0;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256d a = _mm256_cvtps_pd(_mm_loadu_ps(x + i)), c = _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4));
+    s0 = _mm256_fmadd_pd(a, a, s0);
+    s1 = _mm256_fmadd_pd(c, c, s1);
+  }
+  double ss = hsum_pd(_mm256_add_pd(s0, s1));
+  for (; i < n; ++i) ss += static_cast<double>(x[i]) * x[i];
+  const double rr = 1 / std::sqrt(ss / static_cast<double>(n) + eps);
+  const __m256d rv = _mm256_set1_pd(rr);
+  i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const __m256d o =
+        _mm256_mul_pd(_mm256_mul_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + i)), rv), _mm256_cvtps_pd(_mm_loadu_ps(w + i)));
+    _mm_storeu_ps(y + i, _mm256_cvtpd_ps(o));
+  }
+  for (; i < n; ++i) y[i] = static_cast<float>(static_cast<double>(x[i]) * rr * static_cast<double>(w[i]));
+}
+
+template <class A, bool Rms>
+pk_status k_norm(const Launch &l) {
+  return guarded(l, [&]() -> pk_status {
+    const A &a = attrs_of<A>(l);
+    const View in = kit::view_of(l.inputs[0]), out = kit::view_of(l.outputs[0]);
+    const View wv = kit::view_of(l.inputs[1]);
+    uint32_t axes = 0;
+    for (int32_t d = in.ndim - static_cast<int32_t>(a.normalized_ndim); d < in.ndim; ++d) axes |= bit(d);
+    const Rows r = rows_of(in, out, axes);
+    return kit::dispatch_dtype(dtype_of(l.inputs[0]), [&](auto tag) -> pk_status {
+      using T = decltype(tag);
+      if constexpr (!is_std_float_v<T>) {
+        return PK_UNIMPLEMENTED;
+      } else {
+        using C = wide_t<T>;
+        if (r.count == 0 || r.len == 0) return PK_OK;
+        if constexpr (std::is_same_v<T, float>) {
+          if (have_avx2() && r.dense) {
+            // Weight and bias in row order, as f32 (exact copies; usually already dense, and small).
+            const std::vector<float> w = dense_copy<float, float>(wv);
+            const std::vector<float> b =
+                Rms ? std::vector<float>() : dense_copy<float, float>(kit::view_of(l.inputs[2]));
+            const float *x = in.at<float>(0);
+            float *y = out.at<float>(0);
+            parallel_for(0, r.count, row_grain(2 * r.len), [&](int64_t lo, int64_t hi) {
+              for (int64_t k = lo; k < hi; ++k) {
+                if constexpr (Rms) {
+                  rms_norm_row_avx2(x + k * r.len, y + k * r.len, r.len, w.data(), a.eps);
+                } else {
+                  layer_norm_row_avx2(x + k * r.len, y + k * r.len, r.len, w.data(), b.data(), a.eps);
+                }
+              }
+            });
+            return PK_OK;
+          }
+        }
+        const std::vector<C> w = dense_copy<T, C>(wv);
+        const std::vector<C> b = Rms ? std::vector<C>() : dense_copy<T, C>(kit::view_of(l.inputs[2]));
+        const C eps = static_cast<C>(a.eps);
+        each_row<C>(r, 3 * r.len, [&](C *buf, int64_t ib, int64_t ob) {
+          gather_row<T>(r, in, ib, buf);
+          if constexpr (Rms) {
+            rms_norm_values<C>(buf, r.len, w.data(), eps);
+          } else {
+            layer_norm_values<C>(buf, r.len, w.data(), b.data(), eps);
+          }
+          scatter_row<T>(r, out, ob, buf);
+        });
+        return PK_OK;
+      }
+    });
+  });
+}
+
+// --- gelu, gelu_tanh, silu --------------------------------------------------------------------------------------
+
+// The decomposition's constants are doubles, kept exact (not rounded to the input dtype).
+constexpr double kInvSqrt2 = 0.7071067811865476, kSqrt2OverPi = 0.7978845608028654, kGeluCubic = 0.044715;
+
+// 1 + erf(z) and 1 + tanh(u) cancel for x well below 0: the kernels use the equal forms erfc(-z) and
+// x / (1 + e^-2u), accurate in relative terms everywhere (f64 in long double, narrower types in double).
+
+// x/2 (1 + erf(x c)) as x/2 erfc(-x c).
+struct Gelu {
+  template <class C>
+  static C f(C x) {
+    return x * C(0.5) * std::erfc(-(x * C(kInvSqrt2)));
+  }
+};
+
+// x/2 (1 + tanh(u)) as x / (1 + exp(-2u)). x = -inf gives NaN (-inf * 0 in the decomposition; -inf / inf here).
+struct GeluTanh {
+  template <class C>
+  static C f(C x) {
+    const C u = (x + x * x * x * C(kGeluCubic)) * C(kSqrt2OverPi);
+    return x / (1 + std::exp(-2 * u));
+  }
+};
+
+struct Silu {
+  template <class C>
+  static C f(C x) {
+    return x / (1 + std::exp(-x));
+  }
+};
+
+// Dense f32 gelu_tanh / silu, 4 lanes at a time in double: x / (1 + exp(a)) with a = -2u or -x. Lanes whose a is
+// outside exp_pd's range or not finite (inf, NaN) take the scalar formula.
+template <class Op>
+__attribute__((target("avx2,fma"))) void sigmoid_like_f32_avx2(const float *a, float *o, int64_t lo, int64_t hi) {
+  const __m256d lim = _mm256_set1_pd(708.0), one = _mm256_set1_pd(1.0);
+  const __m256d abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
+  int64_t i = lo;
+  for (; i + 4 <= hi; i += 4) {
+    const __m256d x = _mm256_cvtps_pd(_mm_loadu_ps(a + i));
+    __m256d arg;
+    if constexpr (std::is_same_v<Op, Silu>) {
+      arg = _mm256_sub_pd(_mm256_setzero_pd(), x);
+    } else {
+      const __m256d x3 = _mm256_mul_pd(_mm256_mul_pd(x, x), x);
+      const __m256d u = _mm256_mul_pd(_mm256_fmadd_pd(x3, _mm256_set1_pd(kGeluCubic), x), _mm256_set1_pd(kSqrt2OverPi));
+      arg = _mm256_mul_pd(u, _mm256_set1_pd(-2.0));
+    }
+    // |arg| <= 708 is false for NaN and inf.
+    int ok = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_and_pd(arg, abs_mask), lim, _CMP_LE_OQ));
+    const __m256d r = _mm256_div_pd(x, _mm256_add_pd(one, exp_pd(_mm256_min_pd(_mm256_max_pd(arg, -lim), lim))));
+    _mm_storeu_ps(o + i, _mm256_cvtpd_ps(r));
+    if (ok != 0xf) {
+      for (int k = 0; k < 4; ++k) {
+        if (!((ok >> k) & 1)) o[i + k] = static_cast<float>(Op::f(static_cast<double>(a[i + k])));
+      }
+    }
+  }
+  for (; i < hi; ++i) o[i] = static_cast<float>(Op::f(static_cast<double>(a[i])));
+}
+
+template <class Op>
+pk_status k_activation(const Launch &l) {
+  return guarded(l, [&]() -> pk_status {
+    const View in = kit::view_of(l.inputs[0]), out = kit::view_of(l.outputs[0]);
+    if (in.numel == 0) return PK_OK;
+    return kit::dispatch_dtype(dtype_of(l.inputs[0]), [&](auto tag) -> pk_status {
+      using T = decltype(tag);
+      if constexpr (!is_std_float_v<T>) {
+        return PK_UNIMPLEMENTED;
+      } else {
+        using C = wide_t<T>;
+        constexpr int64_t kGrain = int64_t{1} << 14;
+        if (in.contiguous && out.contiguous) {
+          const T *x = in.at<T>(0);
+          T *y = out.at<T>(0);
+          if constexpr (std::is_same_v<T, float> && !std::is_same_v<Op, Gelu>) {
+            if (have_avx2()) {
+              parallel_for(0, in.numel, kGrain,
+                           [&](int64_t lo, int64_t hi) { sigmoid_like_f32_avx2<Op>(x, y, lo, hi); });
+              return PK_OK;
+            }
+          }
+          parallel_for(0, in.numel, kGrain, [&](int64_t lo, int64_t hi) {
+            for (int64_t i = lo; i < hi; ++i) y[i] = kit::store_as<T>(Op::f(static_cast<C>(kit::load(x[i]))));
+          });
+          return PK_OK;
+        }
+        parallel_for(0, in.numel, kGrain, [&](int64_t lo, int64_t hi) {
+          walk<2>(in.shape, in.ndim, {in.strides, out.strides}, {0, 0}, lo, hi, [&](const std::array<int64_t, 2> &o) {
+            *out.at<T>(o[1]) = kit::store_as<T>(Op::f(load_as<T, C>(in, o[0])));
+          });
+        });
+        return PK_OK;
+      }
+    });
+  });
+}
+
+// --- scaled_dot_product_attention -------------------------------------------------------------------------------
+
+// A score as an unevaluated sum hi + lo: q . k summed with error-free transformations (exact products, TwoSum),
+// so that scores far apart from their terms (q . k = 4.9e39 + 335 for bf16 inputs at the format's maximum) still
+// keep their differences, which is all the softmax looks at.
+template <class C>
+struct Score {
+  C hi = 0, lo = 0;
+  void add(C x) {
+    const C s = hi + x, bb = s - hi;
+    lo += (hi - (s - bb)) + (x - bb);
+    hi = s;
+  }
+  void add_product(C a, C b) {
+    const C p = a * b;
+    add(p);
+    if (std::isfinite(p)) lo += std::fma(a, b, -p);
+  }
+  // hi = the rounded value, lo the rest; infinities and NaN keep no tail (their TwoSum error is NaN).
+  void finish(C scale) {
+    const C h = hi * scale, l = std::isfinite(h) ? std::fma(hi, scale, -h) + lo * scale : C(0);
+    hi = h + l;
+    lo = std::isfinite(hi) ? l - (hi - h) : C(0);
+  }
+};
+
+// For each query row: scores = (q . k_j) * scale (masked to -inf above the diagonal when causal), p = softmax of
+// the scores, out = sum_j p_j v_j, all in C. Every key is visited, masked ones too: p_j = 0 times an infinite v
+// is NaN in the decomposition, and so here. K and V of the current (batch, head) are copied to dense C buffers.
+template <class T>
+void attention(const View &q, const View &k, const View &v, const View &out, double scale, bool causal) {
+  using C = wide_t<T>;
+  const int64_t B = q.shape[0], H = q.shape[1], L = q.shape[2], E = q.shape[3];
+  const int64_t S = k.shape[2], Ev = v.shape[3];
+  const int64_t rows = B * H * L;
+  if (rows == 0 || Ev == 0) return;
+  parallel_for(0, rows, row_grain(S * (E + Ev) + 1), [&](int64_t lo, int64_t hi) {
+    std::vector<C> kb(static_cast<size_t>(S * E)), vb(static_cast<size_t>(S * Ev)), qb(static_cast<size_t>(E)),
+        p(static_cast<size_t>(S)), o(static_cast<size_t>(Ev));
+    std::vector<Score<C>> sc(static_cast<size_t>(S));
+    int64_t cur = -1;
+    for (int64_t row = lo; row < hi; ++row) {
+      const int64_t bh = row / L, i = row % L, b = bh / H, h = bh % H;
+      if (bh != cur) {
+        cur = bh;
+        for (int64_t j = 0; j < S; ++j) {
+          const int64_t kr = b * k.strides[0] + h * k.strides[1] + j * k.strides[2];
+          for (int64_t e = 0; e < E; ++e) kb[j * E + e] = load_as<T, C>(k, kr + e * k.strides[3]);
+          const int64_t vr = b * v.strides[0] + h * v.strides[1] + j * v.strides[2];
+          for (int64_t e = 0; e < Ev; ++e) vb[j * Ev + e] = load_as<T, C>(v, vr + e * v.strides[3]);
+        }
+      }
+      const int64_t qr = b * q.strides[0] + h * q.strides[1] + i * q.strides[2];
+      for (int64_t e = 0; e < E; ++e) qb[e] = load_as<T, C>(q, qr + e * q.strides[3]);
+      std::fill(o.begin(), o.end(), C(0));
+      if (S > 0) {  // no keys: the empty sums give 0
+        Score<C> m{-kInf<C>, 0};
+        bool nan = false;
+        for (int64_t j = 0; j < S; ++j) {
+          Score<C> &x = sc[static_cast<size_t>(j)];
+          x = Score<C>{};
+          if (causal && j > i) {
+            x.hi = -kInf<C>;
+          } else {
+            for (int64_t e = 0; e < E; ++e) x.add_product(qb[e], kb[j * E + e]);
+            x.finish(static_cast<C>(scale));
+          }
+          nan |= std::isnan(x.hi);
+          if (x.hi > m.hi || (x.hi == m.hi && x.lo > m.lo)) m = x;
+        }
+        if (nan) m.hi = kNaN<C>;
+        C s = 0;
+        for (int64_t j = 0; j < S; ++j) {
+          // max = +inf or -inf: NaN, as in the decomposition; hi_j - hi_max is exact where it matters
+          const Score<C> &x = sc[static_cast<size_t>(j)];
+          p[j] = std::exp((x.hi - m.hi) + (x.lo - m.lo));
+          s += p[j];
+        }
+        for (int64_t j = 0; j < S; ++j) {
+          const C pj = p[j] / s;
+          for (int64_t e = 0; e < Ev; ++e) o[e] += pj * vb[j * Ev + e];
+        }
+      }
+      const int64_t orow = b * out.strides[0] + h * out.strides[1] + i * out.strides[2];
+      for (int64_t e = 0; e < Ev; ++e) *out.at<T>(orow + e * out.strides[3]) = kit::store_as<T>(o[e]);
+    }
+  });
+}
+
+pk_status k_attention(const Launch &l) {
+  return guarded(l, [&]() -> pk_status {
+    const auto &a = attrs_of<pk_attrs_scaled_dot_product_attention>(l);
+    const View q = kit::view_of(l.inputs[0]), k = kit::view_of(l.inputs[1]), v = kit::view_of(l.inputs[2]);
+    const View out = kit::view_of(l.outputs[0]);
+    return kit::dispatch_dtype(dtype_of(l.inputs[0]), [&](auto tag) -> pk_status {
+      using T = decltype(tag);
+      if constexpr (!is_std_float_v<T>) {
+        return PK_UNIMPLEMENTED;
+      } else {
+        attention<T>(q, k, v, out, a.scale, a.is_causal != 0);
+        return PK_OK;
+      }
+    });
+  });
+}
+
+}  // namespace
+
+void register_nn_kernels(KernelRegistry &r) {
+  r.add(PK_OP_SOFTMAX, k_softmax<pk_attrs_softmax, false>, kFloatStd);
+  r.add(PK_OP_LOG_SOFTMAX, k_softmax<pk_attrs_log_softmax, true>, kFloatStd);
+  r.add(PK_OP_LAYER_NORM, k_norm<pk_attrs_layer_norm, false>, kFloatStd);
+  r.add(PK_OP_RMS_NORM, k_norm<pk_attrs_rms_norm, true>, kFloatStd);
+  r.add(PK_OP_GELU, k_activation<Gelu>, kFloatStd);
+  r.add(PK_OP_GELU_TANH, k_activation<GeluTanh>, kFloatStd);
+  r.add(PK_OP_SILU, k_activation<Silu>, kFloatStd);
+  r.add(PK_OP_SCALED_DOT_PRODUCT_ATTENTION, k_attention, kFloatStd);
+}
+
+}  // namespace pk::cpu

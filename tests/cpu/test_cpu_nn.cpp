@@ -1,0 +1,419 @@
+// CPU backend, the native composite kernels (softmax, log_softmax, layer_norm, rms_norm, gelu, gelu_tanh, silu,
+// scaled_dot_product_attention), through the public host API. Expected values are worked out by hand in the
+// comments or computed here in long double straight from the ops' definitions, never taken from a kernel run.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "primkit/primkit.h"
+
+namespace {
+
+pk_error_info last_error() {
+  pk_error_info e;
+  PK_STRUCT_INIT(e);
+  pk_get_last_error(&e);
+  return e;
+}
+
+const pk_dtype kF16 = PK_DTYPE_F16_DESC, kF32 = PK_DTYPE_F32_DESC, kF64 = PK_DTYPE_F64_DESC, kBF16 = PK_DTYPE_BF16_DESC;
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+using ld = long double;
+
+// IEEE binary16 bits -> value (normal and subnormal numbers, infinities, NaN).
+double half_value(uint16_t h) {
+  const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  const double sign = (h & 0x8000) ? -1.0 : 1.0;
+  if (e == 0x1f) return m ? std::numeric_limits<double>::quiet_NaN() : sign * HUGE_VAL;
+  if (e == 0) return sign * std::ldexp(m, -24);
+  return sign * std::ldexp(1024 + m, e - 25);
+}
+
+// Deterministic, irregular values in about [-4, 4].
+std::vector<float> wavy(size_t n, float scale = 4.0f) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = scale * static_cast<float>(std::sin(0.37 * static_cast<double>(i) + 0.1));
+  return v;
+}
+
+// |actual - ref| within `ulps` f32 ulps of max(|ref|, floor): the composite-bound style of check.
+void expect_close(double actual, ld ref, double ulps, ld floor, const std::string &what) {
+  if (std::isnan(ref)) {
+    EXPECT_TRUE(std::isnan(actual)) << what << ": " << actual << " where NaN is expected";
+    return;
+  }
+  if (std::isinf(ref)) {
+    EXPECT_EQ(static_cast<ld>(actual), ref) << what;
+    return;
+  }
+  // Plus the f32 subnormal spacing: results that underflow are judged on an absolute scale.
+  const ld tol = ulps * std::ldexp(1.0L, -23) * std::max(std::fabs(ref), floor) + std::ldexp(1.0L, -149);
+  EXPECT_LE(std::fabs(static_cast<ld>(actual) - ref), tol) << what << ": " << actual << " vs " << (double)ref;
+}
+
+// softmax / log_softmax of one row, in long double from the definition.
+std::vector<ld> softmax_ref(const std::vector<ld> &x, bool log) {
+  ld m = -HUGE_VALL;
+  for (ld v : x) m = std::max(m, v);
+  ld s = 0;
+  for (ld v : x) s += expl(v - m);
+  std::vector<ld> out;
+  for (ld v : x) out.push_back(log ? (v - m) - logl(s) : expl(v - m) / s);
+  return out;
+}
+
+class CpuNn : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    pk_runtime_options o;
+    PK_STRUCT_INIT(o);
+    o.flags = PK_RUNTIME_STRICT;
+#ifdef PK_CPU_PLUGIN_DIR
+    o.flags |= PK_RUNTIME_NO_DISCOVERY;
+    ASSERT_EQ(pk_runtime_create(&o, &rt_), PK_OK);
+    const std::string path = std::string(PK_CPU_PLUGIN_DIR) + "/libprimkit_backend_cpu.so";
+    ASSERT_EQ(pk_runtime_load_plugin(rt_, path.c_str(), &cpu_), PK_OK) << last_error().message;
+#else
+    ASSERT_EQ(pk_runtime_create(&o, &rt_), PK_OK);
+    ASSERT_EQ(pk_runtime_find_backend(rt_, "cpu", &cpu_), PK_OK) << pk_runtime_load_errors(rt_);
+#endif
+    ASSERT_EQ(pk_backend_device(cpu_, 0, &dev_), PK_OK);
+    ASSERT_EQ(pk_stream_create(dev_, &stream_), PK_OK);
+  }
+  void TearDown() override {
+    pk_stream_destroy(stream_);
+    pk_runtime_destroy(rt_);
+  }
+
+  template <class T>
+  pk_tensor tensor(std::vector<T> &data, pk_dtype dt, std::vector<int64_t> shape, std::vector<int64_t> strides = {}) {
+    pk_tensor t;
+    PK_STRUCT_INIT(t);
+    t.data = data.data();
+    t.storage_bytes = data.size() * sizeof(T);
+    t.device_type = PK_DEVICE_CPU;
+    t.dtype = dt;
+    t.flags = PK_TENSOR_FLAG_HOST_VISIBLE;
+    shapes_.push_back(std::move(shape));
+    t.ndim = static_cast<int32_t>(shapes_.back().size());
+    t.shape = shapes_.back().data();
+    if (!strides.empty()) {
+      shapes_.push_back(std::move(strides));
+      t.strides = shapes_.back().data();
+    }
+    return t;
+  }
+
+  pk_status launch(uint32_t op, std::vector<pk_tensor> in, std::vector<pk_tensor> out, const void *attrs) {
+    pk_status st = pk_launch(stream_, op, in.data(), static_cast<uint32_t>(in.size()), out.data(),
+                             static_cast<uint32_t>(out.size()), attrs);
+    if (st != PK_OK) return st;
+    return pk_stream_synchronize(stream_);
+  }
+
+  pk_runtime_t rt_ = nullptr;
+  pk_backend_t cpu_ = nullptr;
+  pk_device_t dev_ = nullptr;
+  pk_stream_t stream_ = nullptr;
+  std::deque<std::vector<int64_t>> shapes_;
+};
+
+// The backend claims each op as a native kernel for every dtype the table admits (not as its decomposition).
+TEST_F(CpuNn, CompositesHaveNativeKernels) {
+  const uint32_t ops[] = {PK_OP_SOFTMAX, PK_OP_LOG_SOFTMAX, PK_OP_LAYER_NORM, PK_OP_RMS_NORM,
+                          PK_OP_GELU,    PK_OP_GELU_TANH,   PK_OP_SILU,       PK_OP_SCALED_DOT_PRODUCT_ATTENTION};
+  for (uint32_t op : ops) {
+    for (pk_dtype dt : {kF16, kBF16, kF32, kF64}) {
+      pk_tensor in[3];
+      for (pk_tensor &t : in) {
+        PK_STRUCT_INIT(t);
+        t.dtype = dt;
+      }
+      pk_op_query q;
+      PK_STRUCT_INIT(q);
+      q.op_id = op;
+      q.num_inputs = 1;
+      q.inputs = in;
+      pk_op_support s;
+      PK_STRUCT_INIT(s);
+      ASSERT_EQ(pk_device_query_op(dev_, &q, &s), PK_OK);
+      EXPECT_EQ(s.supported, 1) << op << ": " << s.reason;
+      EXPECT_EQ(s.native, 1) << op << ": " << s.reason;
+    }
+  }
+}
+
+// Dense rows (the vector path, with a tail of 3; rows longer than log_softmax's blocks, rising so that later
+// blocks raise the running max) and the same data along axis 0 (the strided path).
+TEST_F(CpuNn, SoftmaxAndLogSoftmaxMatchALongDoubleReference) {
+  const int64_t rows = 5, n = 2503;
+  std::vector<float> x = wavy(rows * n, 6.0f), out(x.size());
+  for (int64_t i = 0; i < rows * n; ++i) x[i] += 0.003f * static_cast<float>(i % n);
+  for (bool log : {false, true}) {
+    for (int64_t dim : {1, 0}) {
+      pk_attrs_softmax sa = PK_ATTRS_SOFTMAX_INIT;
+      pk_attrs_log_softmax la = PK_ATTRS_LOG_SOFTMAX_INIT;
+      sa.dim = la.dim = dim;
+      const void *attrs = log ? static_cast<const void *>(&la) : static_cast<const void *>(&sa);
+      ASSERT_EQ(launch(log ? PK_OP_LOG_SOFTMAX : PK_OP_SOFTMAX, {tensor(x, kF32, {rows, n})},
+                       {tensor(out, kF32, {rows, n})}, attrs),
+                PK_OK)
+          << last_error().message;
+      const int64_t lines = dim == 1 ? rows : n, len = dim == 1 ? n : rows;
+      for (int64_t r = 0; r < lines; ++r) {
+        auto at = [&](int64_t i) { return dim == 1 ? r * n + i : i * n + r; };
+        std::vector<ld> row;
+        for (int64_t i = 0; i < len; ++i) row.push_back(x[at(i)]);
+        const std::vector<ld> ref = softmax_ref(row, log);
+        ld sum = 0;
+        for (int64_t i = 0; i < len; ++i) {
+          expect_close(out[at(i)], ref[i], 2, log ? 1.0L : 0.0L, "softmax element");
+          sum += log ? expl(static_cast<ld>(out[at(i)])) : static_cast<ld>(out[at(i)]);
+        }
+        EXPECT_NEAR(static_cast<double>(sum), 1.0, 1e-5) << "row " << r << (log ? " (log)" : "");
+      }
+    }
+  }
+}
+
+// Rows with special values follow the decomposition: a -inf element gives 0 (log: -inf); a row of -inf only
+// (max - max = NaN), a NaN or a +inf makes the whole row NaN. f32 dense rows, and the same in f64.
+TEST_F(CpuNn, SoftmaxSpecialRows) {
+  const float e = static_cast<float>(std::exp(1.0));
+  std::vector<float> x = {-kInf, -kInf, -kInf, 1, -kInf, 2, 1, kNaN, 2, 1, kInf, 2}, out(12, 0.0f);
+  std::vector<double> xd(x.begin(), x.end()), outd(12, 0.0);
+  pk_attrs_softmax sa = PK_ATTRS_SOFTMAX_INIT;
+  sa.dim = 1;
+  pk_attrs_log_softmax la = PK_ATTRS_LOG_SOFTMAX_INIT;
+  la.dim = 1;
+  ASSERT_EQ(launch(PK_OP_SOFTMAX, {tensor(x, kF32, {4, 3})}, {tensor(out, kF32, {4, 3})}, &sa), PK_OK);
+  ASSERT_EQ(launch(PK_OP_SOFTMAX, {tensor(xd, kF64, {4, 3})}, {tensor(outd, kF64, {4, 3})}, &sa), PK_OK);
+  for (int i : {0, 1, 2, 6, 7, 8, 9, 10, 11}) {
+    EXPECT_TRUE(std::isnan(out[i])) << i;
+    EXPECT_TRUE(std::isnan(outd[i])) << i;
+  }
+  // Row 1: exp(1 - 2) / (exp(-1) + 1) = 1 / (1 + e), then 0, then e / (1 + e).
+  EXPECT_NEAR(out[3], 1 / (1 + e), 1e-7);
+  EXPECT_EQ(out[4], 0.0f);
+  EXPECT_NEAR(out[5], e / (1 + e), 1e-7);
+  EXPECT_NEAR(outd[3], 1 / (1 + std::exp(1.0)), 1e-16);
+  EXPECT_EQ(outd[4], 0.0);
+  ASSERT_EQ(launch(PK_OP_LOG_SOFTMAX, {tensor(x, kF32, {4, 3})}, {tensor(out, kF32, {4, 3})}, &la), PK_OK);
+  for (int i : {0, 1, 2, 6, 7, 8, 9, 10, 11}) EXPECT_TRUE(std::isnan(out[i])) << i;
+  // Row 1: log(1 / (1 + e)) = -log1p(e), -inf, -log1p(1/e).
+  EXPECT_NEAR(out[3], -std::log1p(std::exp(1.0)), 1e-6);
+  EXPECT_EQ(out[4], -kInf);
+  EXPECT_NEAR(out[5], -std::log1p(std::exp(-1.0)), 1e-7);
+}
+
+// f16 in, f16 out: softmax of [1, 2, 3, -inf] is [1, e, e^2, 0] / (1 + e + e^2) = [0.0900306, 0.2447285,
+// 0.6652410, 0], each within an f16 rounding (2^-11 relative).
+TEST_F(CpuNn, SoftmaxOfF16) {
+  std::vector<uint16_t> x = {0x3c00, 0x4000, 0x4200, 0xfc00}, out(4, 0);
+  pk_attrs_softmax sa = PK_ATTRS_SOFTMAX_INIT;
+  sa.dim = 0;
+  ASSERT_EQ(launch(PK_OP_SOFTMAX, {tensor(x, kF16, {4})}, {tensor(out, kF16, {4})}, &sa), PK_OK);
+  const double expect[4] = {0.0900306, 0.2447285, 0.6652410, 0};
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(half_value(out[i]), expect[i], expect[i] * std::ldexp(1.0, -11) + 1e-7);
+}
+
+// Softmax over a transposed (strided) input, written to a strided output with gaps.
+TEST_F(CpuNn, SoftmaxOfStridedInputAndOutput) {
+  // Logical x[i][j] = base[j * 4 + i] for a [4, 3] view of a [3, 4] buffer; output rows 8 apart.
+  std::vector<float> base = wavy(12), out(32, -7.0f);
+  pk_attrs_softmax sa = PK_ATTRS_SOFTMAX_INIT;
+  sa.dim = 1;
+  ASSERT_EQ(launch(PK_OP_SOFTMAX, {tensor(base, kF32, {4, 3}, {1, 4})}, {tensor(out, kF32, {4, 3}, {8, 2})}, &sa),
+            PK_OK)
+      << last_error().message;
+  for (int i = 0; i < 4; ++i) {
+    std::vector<ld> row;
+    for (int j = 0; j < 3; ++j) row.push_back(base[j * 4 + i]);
+    const std::vector<ld> ref = softmax_ref(row, false);
+    for (int j = 0; j < 3; ++j) expect_close(out[i * 8 + j * 2], ref[j], 2, 0, "strided softmax");
+    EXPECT_EQ(out[i * 8 + 1], -7.0f);  // the gaps are untouched
+  }
+}
+
+TEST_F(CpuNn, EmptyInputsAreFine) {
+  std::vector<float> x(1), out(1);
+  pk_attrs_softmax sa = PK_ATTRS_SOFTMAX_INIT;
+  sa.dim = 1;
+  EXPECT_EQ(launch(PK_OP_SOFTMAX, {tensor(x, kF32, {0, 5})}, {tensor(out, kF32, {0, 5})}, &sa), PK_OK);
+  EXPECT_EQ(launch(PK_OP_SOFTMAX, {tensor(x, kF32, {3, 0})}, {tensor(out, kF32, {3, 0})}, &sa), PK_OK);
+  EXPECT_EQ(launch(PK_OP_SILU, {tensor(x, kF32, {0})}, {tensor(out, kF32, {0})}, nullptr), PK_OK);
+}
+
+// x = [1, 2, 3, 4], eps = 0: mean 2.5, variance (2.25 + 0.25 + 0.25 + 2.25) / 4 = 1.25, so y = [-1.5, -0.5, 0.5,
+// 1.5] / sqrt(1.25) = [-1.3416408, -0.4472136, 0.4472136, 1.3416408]; with w = [1, 2, 1, 2], b = [0, 0, 1, 1]:
+// [-1.3416408, -0.8944272, 1.4472136, 3.6832816]. Second row [5, 5, 5, 5] with eps = 0: 0 * rsqrt(0) = NaN.
+TEST_F(CpuNn, LayerNormHandChecked) {
+  std::vector<float> x = {1, 2, 3, 4, 5, 5, 5, 5}, w = {1, 2, 1, 2}, b = {0, 0, 1, 1}, out(8, 0.0f);
+  pk_attrs_layer_norm a = PK_ATTRS_LAYER_NORM_INIT;
+  a.eps = 0;
+  ASSERT_EQ(launch(PK_OP_LAYER_NORM, {tensor(x, kF32, {2, 4}), tensor(w, kF32, {4}), tensor(b, kF32, {4})},
+                   {tensor(out, kF32, {2, 4})}, &a),
+            PK_OK)
+      << last_error().message;
+  const double expect[4] = {-1.3416408, -0.8944272, 1.4472136, 3.6832816};
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(out[i], expect[i], 1e-6) << i;
+  for (int i = 4; i < 8; ++i) EXPECT_TRUE(std::isnan(out[i])) << i;
+  // The same in f64 (generic path), eps = 1e-5 on the first row: rstd = 1 / sqrt(1.25001).
+  std::vector<double> xd(x.begin(), x.begin() + 4), wd(w.begin(), w.end()), bd(b.begin(), b.end()), od(4);
+  a.eps = 1e-5;
+  ASSERT_EQ(launch(PK_OP_LAYER_NORM, {tensor(xd, kF64, {4}), tensor(wd, kF64, {4}), tensor(bd, kF64, {4})},
+                   {tensor(od, kF64, {4})}, &a),
+            PK_OK);
+  const double rstd = 1 / std::sqrt(1.25001), centred[4] = {-1.5, -0.5, 0.5, 1.5};
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(od[i], centred[i] * rstd * wd[i] + bd[i], 1e-15) << i;
+}
+
+// Long rows (vector body and tail, several threads' worth) against a long double two-pass reference, then over
+// the last two axes of a transposed input (strided path).
+TEST_F(CpuNn, LayerNormAndRmsNormMatchALongDoubleReference) {
+  const int64_t rows = 6, n = 4099;
+  std::vector<float> x = wavy(rows * n), w = wavy(n, 1.5f), b = wavy(n, 0.5f), out(x.size());
+  for (size_t i = 0; i < x.size(); ++i) x[i] += 100.0f;  // a mean far from 0: the variance must not cancel
+  for (bool rms : {false, true}) {
+    pk_attrs_layer_norm la = PK_ATTRS_LAYER_NORM_INIT;
+    pk_attrs_rms_norm ra = PK_ATTRS_RMS_NORM_INIT;
+    if (rms) {
+      ASSERT_EQ(launch(PK_OP_RMS_NORM, {tensor(x, kF32, {rows, n}), tensor(w, kF32, {n})},
+                       {tensor(out, kF32, {rows, n})}, &ra),
+                PK_OK);
+    } else {
+      ASSERT_EQ(launch(PK_OP_LAYER_NORM, {tensor(x, kF32, {rows, n}), tensor(w, kF32, {n}), tensor(b, kF32, {n})},
+                       {tensor(out, kF32, {rows, n})}, &la),
+                PK_OK);
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      ld mean = 0, ss = 0;
+      for (int64_t i = 0; i < n; ++i) mean += x[r * n + i];
+      mean /= n;
+      for (int64_t i = 0; i < n; ++i) {
+        const ld d = rms ? static_cast<ld>(x[r * n + i]) : x[r * n + i] - mean;
+        ss += d * d;
+      }
+      const ld scale = 1 / sqrtl(ss / n + (rms ? ra.eps : la.eps));
+      for (int64_t i = 0; i < n; ++i) {
+        const ld d = rms ? static_cast<ld>(x[r * n + i]) : x[r * n + i] - mean;
+        const ld ref = rms ? d * scale * w[i] : d * scale * w[i] + b[i];
+        expect_close(out[r * n + i], ref, 4, 1, rms ? "rms_norm" : "layer_norm");
+      }
+    }
+  }
+  // normalized_ndim = 2 over x[2][3][2] given as a transposed view of a [2][2][3] buffer: x[a][i][j] = buf[a*6 +
+  // j*3 + i].
+  std::vector<float> buf = wavy(12), w2 = {1, 2, 3, 4, 5, 6}, b2 = {0, 1, 0, 1, 0, 1}, o2(12);
+  pk_attrs_layer_norm la = PK_ATTRS_LAYER_NORM_INIT;
+  la.normalized_ndim = 2;
+  ASSERT_EQ(launch(PK_OP_LAYER_NORM,
+                   {tensor(buf, kF32, {2, 3, 2}, {6, 1, 3}), tensor(w2, kF32, {3, 2}), tensor(b2, kF32, {3, 2})},
+                   {tensor(o2, kF32, {2, 3, 2})}, &la),
+            PK_OK)
+      << last_error().message;
+  for (int a = 0; a < 2; ++a) {
+    ld v[6], mean = 0, ss = 0;
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 2; ++j) mean += v[i * 2 + j] = buf[a * 6 + j * 3 + i];
+    mean /= 6;
+    for (ld t : v) ss += (t - mean) * (t - mean);
+    const ld rstd = 1 / sqrtl(ss / 6 + la.eps);
+    for (int k = 0; k < 6; ++k) expect_close(o2[a * 6 + k], (v[k] - mean) * rstd * w2[k] + b2[k], 4, 1, "strided");
+  }
+}
+
+// x = [3, 4], eps = 0: mean square 12.5, so x / sqrt(12.5) = [0.8485281, 1.1313708]. An infinite element makes
+// the mean square inf and rsqrt 0: inf * 0 = NaN for itself, 0 for the others.
+TEST_F(CpuNn, RmsNormHandChecked) {
+  std::vector<float> x = {3, 4, kInf, -2}, w = {1, 1}, out(4, 1.0f);
+  pk_attrs_rms_norm a = PK_ATTRS_RMS_NORM_INIT;
+  a.eps = 0;
+  ASSERT_EQ(launch(PK_OP_RMS_NORM, {tensor(x, kF32, {2, 2}), tensor(w, kF32, {2})}, {tensor(out, kF32, {2, 2})}, &a),
+            PK_OK);
+  EXPECT_NEAR(out[0], 0.8485281, 1e-6);
+  EXPECT_NEAR(out[1], 1.1313708, 1e-6);
+  EXPECT_TRUE(std::isnan(out[2]));
+  EXPECT_EQ(out[3], 0.0f);
+  EXPECT_TRUE(std::signbit(out[3]));
+}
+
+// The activations against their definitions in long double, including the negative range where 1 + erf and
+// 1 + tanh cancel (gelu(-5.5) = -1.1e-7 and gelu(-10) = -7.6e-23 need erfc), and x = -inf, where the
+// decomposition gives -inf * 0 = NaN. Values below f32's range are checked in f64 only.
+TEST_F(CpuNn, ActivationsMatchTheirDefinitions) {
+  std::vector<float> x = {-30, -10, -5.5f, -1, -0.25f, 0, 1e-3f, 0.5f, 2, 7, 40, -kInf, kInf, kNaN};
+  for (int n = 0; n < 40; ++n) x.push_back(-9.0f + 0.45f * static_cast<float>(n));  // fills whole vectors
+  std::vector<float> out(x.size());
+  std::vector<double> xd(x.begin(), x.end()), outd(x.size());
+  const uint32_t ops[] = {PK_OP_GELU, PK_OP_GELU_TANH, PK_OP_SILU};
+  for (uint32_t op : ops) {
+    const int64_t n = static_cast<int64_t>(x.size());
+    ASSERT_EQ(launch(op, {tensor(x, kF32, {n})}, {tensor(out, kF32, {n})}, nullptr), PK_OK);
+    ASSERT_EQ(launch(op, {tensor(xd, kF64, {n})}, {tensor(outd, kF64, {n})}, nullptr), PK_OK);
+    for (size_t i = 0; i < x.size(); ++i) {
+      const ld v = x[i];
+      ld ref;
+      if (op == PK_OP_GELU) {
+        ref = v / 2 * erfcl(-v * static_cast<ld>(0.7071067811865476));  // the table's constant is a double
+      } else if (op == PK_OP_GELU_TANH) {
+        // 1 + tanh(u) = 2 / (1 + e^-2u), without the cancellation
+        ref = v / (1 + expl(-2 * (v + static_cast<ld>(0.044715) * v * v * v) * static_cast<ld>(0.7978845608028654)));
+      } else {
+        ref = v / (1 + expl(-v));
+      }
+      if (std::isinf(v) && v < 0) ref = std::numeric_limits<ld>::quiet_NaN();
+      const std::string what = "op " + std::to_string(op) + " at " + std::to_string(x[i]);
+      if (std::fabs(ref) >= 1e-37L || ref == 0 || !std::isfinite(ref)) expect_close(out[i], ref, 2, 0, what + " (f32)");
+      if (std::isfinite(ref)) {
+        EXPECT_LE(std::fabs(outd[i] - ref), 4 * std::ldexp(1.0L, -52) * std::fabs(ref) + 1e-300L) << what;
+      } else {
+        expect_close(outd[i], ref, 1, 0, what + " (f64)");
+      }
+    }
+  }
+}
+
+// softmax(scale q k^T [causal]) v against a long double loop, q [1, 2, 3, 4], k [1, 2, 5, 4], v [1, 2, 5, 6] (the
+// op table's example), with v given transposed (strided).
+TEST_F(CpuNn, AttentionMatchesALongDoubleReference) {
+  const int64_t H = 2, L = 3, S = 5, E = 4, Ev = 6;
+  std::vector<float> q = wavy(H * L * E, 1.5f), k = wavy(H * S * E, 2.0f), vt = wavy(H * Ev * S), out(H * L * Ev);
+  for (int causal = 0; causal < 2; ++causal) {
+    pk_attrs_scaled_dot_product_attention a = PK_ATTRS_SCALED_DOT_PRODUCT_ATTENTION_INIT;
+    a.scale = 0.5;
+    a.is_causal = causal;
+    // v[0][h][j][e] = vt[h * Ev * S + e * S + j]
+    ASSERT_EQ(launch(PK_OP_SCALED_DOT_PRODUCT_ATTENTION,
+                     {tensor(q, kF32, {1, H, L, E}), tensor(k, kF32, {1, H, S, E}),
+                      tensor(vt, kF32, {1, H, S, Ev}, {H * S * Ev, S * Ev, 1, S})},
+                     {tensor(out, kF32, {1, H, L, Ev})}, &a),
+              PK_OK)
+        << last_error().message;
+    for (int64_t h = 0; h < H; ++h) {
+      for (int64_t i = 0; i < L; ++i) {
+        std::vector<ld> sc;
+        for (int64_t j = 0; j < S; ++j) {
+          ld dot = 0;
+          for (int64_t e = 0; e < E; ++e) dot += static_cast<ld>(q[(h * L + i) * E + e]) * k[(h * S + j) * E + e];
+          sc.push_back(causal && j > i ? -HUGE_VALL : dot * 0.5L);
+        }
+        const std::vector<ld> p = softmax_ref(sc, false);
+        for (int64_t e = 0; e < Ev; ++e) {
+          ld o = 0;
+          for (int64_t j = 0; j < S; ++j) o += p[j] * vt[h * Ev * S + e * S + j];
+          expect_close(out[(h * L + i) * Ev + e], o, 8, 0.1L, "attention");
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
