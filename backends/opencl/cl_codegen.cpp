@@ -90,7 +90,7 @@ std::string store_expr(int32_t dt, const std::string &v) {
     case PK_DTYPE_BF16:
       return "pk_f32_to_bf16(" + v + ")";
     case PK_DTYPE_F8E4M3FN:
-      return "pk_f32_to_e4m3(" + v + ")";
+      return "pk_f32_to_e4m3_arith(" + v + ")";
     case PK_DTYPE_F8E5M2:
       return "pk_f32_to_e5m2(" + v + ")";
     default:
@@ -157,6 +157,12 @@ inline float pk_e4m3_to_f32(uchar b) { return pk_dec_small(b, 4, 3, 0); }
 inline float pk_e5m2_to_f32(uchar b) { return pk_dec_small(b, 5, 2, 1); }
 inline uchar pk_f32_to_e4m3(float v) { return (uchar)pk_enc_small_f(v, 4, 3, 0, 0x7fu); }
 inline uchar pk_f32_to_e5m2(float v) { return (uchar)pk_enc_small_f(v, 5, 2, 1, 0x7eu); }
+// Arithmetic results beyond e4m3fn's range (past 448 + half a quantum, or infinite) are NaN; only conversions
+// saturate.
+inline uchar pk_f32_to_e4m3_arith(float v) {
+  if (!isnan(v) && fabs(v) > 464.0f) return signbit(v) ? (uchar)0xffu : (uchar)0x7fu;
+  return pk_f32_to_e4m3(v);
+}
 inline ulong pk_gcd(ulong a, ulong b) { while (b != 0) { ulong t = a % b; a = b; b = t; } return a; }
 #define PK_REM_FLT(T) inline T pk_rem_##T(T a, T b) { \
   T r = fmod(a, b); \
@@ -347,6 +353,12 @@ const char *float_builtin2(uint32_t op) {
   }
 }
 
+// sin/cos/tan/tanh of f32-computed dtypes run in double where the device has it.
+bool trig_in_f64(uint32_t op, int32_t t, const DeviceCaps &caps) {
+  return caps.fp64 && (op == PK_OP_SIN || op == PK_OP_COS || op == PK_OP_TAN || op == PK_OP_TANH) &&
+         std::strcmp(cl_type(t).ct, "float") == 0;
+}
+
 // The expression of one op over compute-typed operands a[] (of dtype t, the op's type variable), in the compute
 // type `C` (a scalar or vector type name). Returns "" when the op has no kernel for t (why says so).
 std::string op_expr(uint32_t op, int32_t t, int32_t out_dt, uint32_t variant, uint64_t const_bits, const std::string *a,
@@ -365,6 +377,15 @@ std::string op_expr(uint32_t op, int32_t t, int32_t out_dt, uint32_t variant, ui
   const std::string A = a ? a[0] : "", B = a ? a[1] : "", Cc = a ? a[2] : "";
   if (const char *f = float_builtin1(op)) {
     if (!flt) return no("defined for floating-point dtypes only");
+    // PoCL's f32 sin/cos/tan go far beyond their ulp bound for subnormal arguments, and its tanh of large
+    // arguments misses ±1: the double builtins, rounded once, are within the bounds.
+    if (trig_in_f64(op, t, caps)) {
+      std::string D = C;
+      D.replace(0, 5, "double");
+      return "convert_" + C + "(" + f + "(convert_" + D + "(" + A + ")))";
+    }
+    // tanh(±inf) must be exactly ±1 (gelu_tanh's 1 + tanh(-inf) is 0).
+    if (op == PK_OP_TANH) return "(isinf(" + A + ") ? copysign((" + C + ")1, " + A + ") : tanh(" + A + "))";
     return std::string(f) + "(" + A + ")";
   }
   if (const char *f = float_builtin2(op)) {
@@ -607,7 +628,7 @@ std::string gen_elementwise(const EwGraph &g, const DeviceCaps &caps, bool *vect
   bool vec = vt == PK_DTYPE_F32 || vt == PK_DTYPE_F64;
   for (int32_t v : used) vec = vec && g.dtypes[v] == vt;
   for (const EwNode &n : g.nodes) {
-    vec = vec && vector_op(n.op_id);
+    vec = vec && vector_op(n.op_id) && !trig_in_f64(n.op_id, vt, caps) && n.op_id != PK_OP_TANH;
     if (n.op_id == PK_OP_CONVERT_ELEMENT_TYPE) vec = vec && static_cast<int32_t>(n.variant) == vt;
   }
   // 256-bit vectors (float8 / double4): wider ones change the call ABI of the builtins on AVX2-only PoCL builds
@@ -709,16 +730,29 @@ struct RedTypes {
   std::string combine_fn;  // body of pk_comb(acc a, acc x)
 };
 
-RedTypes red_types(uint32_t op, int32_t dt) {
+RedTypes red_types(uint32_t op, int32_t dt, const DeviceCaps &caps) {
   const ClType &ty = cl_type(dt);
   RedTypes r;
   const bool flt = is_flt(dt);
-  if (op == PK_OP_SUM || op == PK_OP_PROD) {
-    // Integers accumulate modulo 2^64 (ulong), which wraps to their width on the store; floats in their compute
-    // type (f32 for the narrow formats).
-    r.acc = flt ? ty.ct : "ulong";
-    r.init = op == PK_OP_SUM ? "0" : "1";
-    r.combine_fn = op == PK_OP_SUM ? "return a + x;" : "return a * x;";
+  if (op == PK_OP_ALL || op == PK_OP_ANY) {
+    r.acc = "uchar";
+    r.init = op == PK_OP_ALL ? "1" : "0";
+    r.combine_fn = op == PK_OP_ALL ? "return a & x;" : "return a | x;";
+    return r;
+  }
+  if (op == PK_OP_XOR_SUM) {
+    r.acc = "ulong";
+    r.init = "0";
+    r.combine_fn = "return a ^ x;";
+    return r;
+  }
+  if (op == PK_OP_SUM || op == PK_OP_PROD || op == PK_OP_MEAN) {
+    // Integers accumulate modulo 2^64 (ulong), which wraps to their width on the store; floats in double where
+    // the device has it (f32 partial products and sums overflow where the exact result does not), else in
+    // their compute type.
+    r.acc = flt ? (caps.fp64 ? "double" : ty.ct) : "ulong";
+    r.init = op == PK_OP_PROD ? "1" : "0";
+    r.combine_fn = op == PK_OP_PROD ? "return a * x;" : "return a + x;";
     return r;
   }
   const bool mx = op == PK_OP_AMAX;
@@ -756,16 +790,31 @@ RedTypes red_types(uint32_t op, int32_t dt) {
 }  // namespace
 
 bool reduction_supported(uint32_t op_id, int32_t dt, const DeviceCaps &caps, std::string *why) {
-  if (op_id != PK_OP_SUM && op_id != PK_OP_PROD && op_id != PK_OP_AMAX && op_id != PK_OP_AMIN) {
-    if (why) *why = "this reduction is not generated by the OpenCL backend";
+  auto no = [&](const char *r) {
+    if (why) *why = r;
     return false;
-  }
+  };
   if (!dtype_supported(dt, caps, why)) return false;
-  if (!(is_int(dt) || is_flt(dt))) {
-    if (why) *why = "reductions of this dtype are not generated";
-    return false;
+  switch (op_id) {
+    case PK_OP_SUM:
+    case PK_OP_PROD:
+    case PK_OP_AMAX:
+    case PK_OP_AMIN:
+      if (!(is_int(dt) || is_flt(dt))) return no("reductions of this dtype are not generated");
+      return true;
+    case PK_OP_MEAN:
+      if (!is_flt(dt)) return no("mean is defined for floating-point dtypes only");
+      return true;
+    case PK_OP_ALL:
+    case PK_OP_ANY:
+      if (!(is_int(dt) || is_flt(dt) || dt == PK_DTYPE_BOOL)) return no("not generated for this dtype");
+      return true;
+    case PK_OP_XOR_SUM:
+      if (!(is_int(dt) || dt == PK_DTYPE_BOOL)) return no("integral dtypes only");
+      return true;
+    default:
+      return no("this reduction is not generated by the OpenCL backend");
   }
-  return true;
 }
 
 bool argreduce_supported(uint32_t op_id, int32_t dt, const DeviceCaps &caps, std::string *why) {
@@ -805,20 +854,27 @@ std::string gen_argreduce(uint32_t op, int32_t dt, const DeviceCaps &caps) {
   return src;
 }
 
-size_t reduction_acc_bytes(int32_t dt) {
-  if (!is_flt(dt)) return 8;  // ulong for sums/products, the integer itself for extrema (<= 8)
-  return dt == PK_DTYPE_F64 ? 8 : 4;
+size_t reduction_acc_bytes(int32_t) {
+  return 8;  // ulong, double or narrower: 8 bytes hold every accumulator
 }
 
 std::string gen_reduction(uint32_t op, int32_t dt, const DeviceCaps &caps) {
   const ClType &ty = cl_type(dt);
-  const RedTypes r = red_types(op, dt);
+  const RedTypes r = red_types(op, dt, caps);
   const std::string ACC = r.acc;
-  const std::string conv_in = is_flt(dt) || (op != PK_OP_SUM && op != PK_OP_PROD) ? "" : "(ulong)(long)";
+  const bool logical = op == PK_OP_ALL || op == PK_OP_ANY;
   std::string src = prelude(caps);
   src += "inline " + ACC + " pk_comb(" + ACC + " a, " + ACC + " x) { " + r.combine_fn + " }\n";
-  src += "#define PK_LD(p, e) (" + conv_in + "(" + load_expr(dt, "p[e]") + "))\n";
-  src += "#define PK_ST(v) (" + store_expr(dt, std::string("(") + ty.ct + ")(v)") + ")\n";
+  if (logical) {
+    src += "#define PK_LD(p, e) ((uchar)(" + load_expr(dt, "p[e]") + " != 0))\n#define PK_ST(v) ((uchar)(v))\n";
+  } else {
+    const std::string conv_in = ACC == "ulong" ? "(ulong)(long)" : "(" + ACC + ")";
+    src += "#define PK_LD(p, e) (" + conv_in + "(" + load_expr(dt, "p[e]") + "))\n";
+    // mean divides once, in the accumulator type, before the one rounding to the output format.
+    const std::string fin = op == PK_OP_MEAN ? "((v) / (" + ACC + ")n_red)" : "(v)";
+    src += "#define PK_ST(v) (" + store_expr(dt, std::string("(") + ty.ct + ")" + fin) + ")\n";
+  }
+  const std::string OT = logical ? "uchar" : ty.st;
   // Offset of reduced element j: the reduced axes' index decomposition (rank nred).
   src += R"CL(
 inline long pk_red_off(ulong j, const pk_dims rs, const pk_dims rst, const int nred) {
@@ -846,7 +902,7 @@ inline void pk_out_offs(ulong o, const pk_dims ks, const pk_dims kin, const pk_d
       "const pk_dims kout, const int nkept, const pk_dims rs, const pk_dims rst, const int nred, "
       "const ulong n_out, const ulong n_red";
   // One work-item per output: walks its reduced elements (the last reduced axis innermost, strided by its step).
-  src += "__kernel void pk_red_direct(" + common + ", __global " + T +
+  src += "__kernel void pk_red_direct(" + common + ", __global " + OT +
          " *out, const ulong out_off) {\n"
          "  const ulong o = get_global_id(0);\n  if (o >= n_out) return;\n  long ib, ob;\n"
          "  pk_out_offs(o, ks, kin, kout, nkept, &ib, &ob);\n  ib += (long)in_off;\n"
@@ -893,8 +949,8 @@ inline void pk_out_offs(ulong o, const pk_dims ks, const pk_dims kin, const pk_d
          "  if (lid == 0) partials[g] = scratch[0];\n}\n";
   src += "__kernel void pk_red_final(__global const " + ACC +
          " *partials, const uint parts, const pk_dims ks, "
-         "const pk_dims kout, const int nkept, const ulong n_out, __global " +
-         T +
+         "const pk_dims kout, const int nkept, const ulong n_out, const ulong n_red, __global " +
+         OT +
          " *out, const ulong out_off) {\n"
          "  const ulong o = get_global_id(0);\n  if (o >= n_out) return;\n  long ib, ob;\n"
          "  pk_out_offs(o, ks, ks, kout, nkept, &ib, &ob);\n"
@@ -917,6 +973,46 @@ bool matmul_supported(int32_t dt, const DeviceCaps &caps, std::string *why) {
   return true;
 }
 
+// Float dot products whose fast accumulation is not finite (an overflow, or inf/NaN operands) are recomputed
+// from global memory without intermediate overflow: in double for f32-computed dtypes where the device has it,
+// otherwise as a mantissa in [0.5, 1) times a separate int exponent. Exact sums that overflow still give ±inf;
+// huge products of opposite signs no longer meet as inf - inf = NaN. Used through PK_FIX(v, A, ia, sa, B, ib, sb,
+// K) by the matmul and convolution kernels (PK_LD loads one operand element).
+std::string careful_dot(int32_t dt, const DeviceCaps &caps) {
+  const ClType &ty = cl_type(dt);
+  const std::string W = (caps.fp64 && dt != PK_DTYPE_F64) ? "double" : ty.ct, T = ty.st, CT = ty.ct;
+  return "inline " + CT + " pk_careful(__global const " + T + " *A, long ia, long sa, __global const " + T +
+         " *B, long ib, long sb, long K) {\n"
+         "  " +
+         W +
+         " m = 0;\n  int e = 0, nan = 0, pinf = 0, ninf = 0;\n"
+         "  for (long k = 0; k < K; ++k) {\n"
+         "    const " +
+         W + " a = (" + W + ")PK_LD(A, ia + k * sa), b = (" + W +
+         ")PK_LD(B, ib + k * sb);\n"
+         "    if (isnan(a) || isnan(b)) { nan = 1; continue; }\n"
+         "    if (isinf(a) || isinf(b)) {\n"
+         "      if (a == 0 || b == 0) nan = 1; else if ((a < 0) != (b < 0)) ninf = 1; else pinf = 1;\n"
+         "      continue;\n    }\n"
+         "    int ea, eb;\n    const " +
+         W +
+         " p = frexp(a, &ea) * frexp(b, &eb);\n"
+         "    if (p == 0) continue;\n    const int ep = ea + eb;\n"
+         "    if (m == 0) { m = p; e = ep; } else if (ep > e) { m = ldexp(m, e - ep) + p; e = ep; } else {\n"
+         "      m += ldexp(p, ep - e);\n    }\n"
+         "    int r;\n    m = frexp(m, &r);\n    e += r;\n  }\n"
+         "  if (nan || (pinf && ninf)) return (" +
+         CT +
+         ")NAN;\n"
+         "  if (pinf) return (" +
+         CT + ")INFINITY;\n  if (ninf) return -(" + CT +
+         ")INFINITY;\n"
+         "  return (" +
+         CT +
+         ")ldexp(m, e);\n}\n"
+         "#define PK_FIX(v, A, ia, sa, B, ib, sb, K) (isfinite(v) ? (v) : pk_careful(A, ia, sa, B, ib, sb, K))\n";
+}
+
 std::string gen_matmul(int32_t dt, const DeviceCaps &caps) {
   const ClType &ty = cl_type(dt);
   const bool flt = is_flt(dt);
@@ -930,6 +1026,7 @@ std::string gen_matmul(int32_t dt, const DeviceCaps &caps) {
          std::to_string(kMmLocal) + "\n#define R " + std::to_string(R) + "\n";
   src += "#define PK_LD(p, e) (" + LD + "(" + load_expr(dt, "p[e]") + "))\n";
   src += "#define PK_ST(v) (" + store_expr(dt, std::string("(") + ty.ct + ")(v)") + ")\n";
+  if (flt) src += careful_dot(dt, caps);
   src +=
       "__kernel __attribute__((reqd_work_group_size(LS, LS, 1)))\n"
       "void pk_matmul(__global const " +
@@ -978,11 +1075,13 @@ std::string gen_matmul(int32_t dt, const DeviceCaps &caps) {
     if (gm >= M) continue;
     for (int j = 0; j < R; ++j) {
       const long gn = n0 + tx + LS * j;
-      if (gn < N) C[(long)c_off + bt * scb + gm * scm + gn * scn] = PK_ST(acc[i][j]);
+      if (gn < N) C[(long)c_off + bt * scb + gm * scm + gn * scn] = PK_ST(PK_FIX(acc[i][j], A, abase + gm * sam, sak,
+                                                                                 B, bbase + gn * sbn, sbk, K));
     }
   }
 }
 )CL";
+  if (!flt) src = "#define PK_FIX(v, A, ia, sa, B, ib, sb, K) (v)\n" + src;
   return src;
 }
 
@@ -1015,6 +1114,616 @@ std::string gen_iota(int32_t dt, const DeviceCaps &caps) {
          "  const long v = (long)((ulong)start + i * (ulong)step);\n"
          "  p[(long)o + (long)i * stride] = " +
          store_expr(dt, convert_expr(PK_DTYPE_I64, dt, "v", caps)) + ";\n}\n";
+  return src;
+}
+
+// --- data movement ----------------------------------------------------------------------------------------------
+
+namespace {
+// Storage type of a dtype-independent kernel over elements of `bytes` bytes.
+const char *bytes_type(size_t bytes) {
+  return bytes == 1 ? "uchar" : bytes == 2 ? "ushort" : bytes == 4 ? "uint" : "ulong";
+}
+
+// Offset of row-major position f of a tensor with `rank` axes of extents sh and strides st.
+const char *kFlatOff = R"CL(
+inline long pk_flat_off(long f, const pk_dims sh, const pk_dims st, const int rank) {
+  long off = 0;
+  for (int d = rank - 1; d >= 0; --d) { off += (f % sh.v[d]) * st.v[d]; f /= sh.v[d]; }
+  return off;
+}
+)CL";
+
+// Loads of the compute type and "less, NaN last" (sort order) for one dtype.
+std::string order_helpers(int32_t dt) {
+  const ClType &ty = cl_type(dt);
+  std::string s = "#define PK_LDC(p, e) (" + load_expr(dt, "p[e]") + ")\n";
+  s += std::string("inline int pk_lt(") + ty.ct + " x, " + ty.ct + " y) { ";
+  s += is_flt(dt) ? "if (isnan(x)) return 0; if (isnan(y)) return 1; return x < y; }\n" : "return x < y; }\n";
+  return s;
+}
+}  // namespace
+
+std::string gen_move(size_t bytes) {
+  const std::string E = bytes_type(bytes);
+  std::string src = "typedef struct { long v[8]; } pk_dims;\n";
+  src += kFlatOff;
+  // Iterates `shape`; each side's position is base + sum(index * map) and is either an element offset or (flat) a
+  // row-major position of that tensor, mapped through its own shape and strides.
+  src += "__kernel void pk_move(__global " + E +
+         " *dst, const long doff, const long dbase, const pk_dims dmap,\n"
+         "    const int dflat, const pk_dims dsh, const pk_dims dst_st, const int drank,\n"
+         "    __global const " +
+         E +
+         " *src, const long soff, const long sbase, const pk_dims smap,\n"
+         "    const int sflat, const pk_dims ssh, const pk_dims sst, const int srank,\n"
+         "    const pk_dims shape, const int rank, const ulong n) {\n"
+         "  const ulong i = get_global_id(0);\n  if (i >= n) return;\n"
+         "  long fd = dbase, fs = sbase;\n  ulong rest = i;\n"
+         "  for (int d = rank - 1; d >= 0; --d) {\n"
+         "    const long x = (long)(rest % (ulong)shape.v[d]);\n    rest /= (ulong)shape.v[d];\n"
+         "    fd += x * dmap.v[d];\n    fs += x * smap.v[d];\n  }\n"
+         "  const long od = dflat ? pk_flat_off(fd, dsh, dst_st, drank) : fd;\n"
+         "  const long os = sflat ? pk_flat_off(fs, ssh, sst, srank) : fs;\n"
+         "  dst[doff + od] = src[soff + os];\n}\n";
+  return src;
+}
+
+std::string gen_take(size_t bytes, int32_t idx_dt) {
+  const std::string E = bytes_type(bytes), I = idx_dt == PK_DTYPE_I64 ? "long" : "int";
+  std::string src = "typedef struct { long v[8]; } pk_dims;\n";
+  // out[o] = a[base(o) + index[o'] * step] (zero when the index is out of range): gather and index_select.
+  src += "__kernel void pk_take(__global " + E +
+         " *dst, const long doff, const pk_dims dmap,\n"
+         "    __global const " +
+         E +
+         " *src, const long soff, const pk_dims smap, const long step, const long extent,\n"
+         "    __global const " +
+         I +
+         " *idx, const long ioff, const pk_dims imap,\n"
+         "    const pk_dims shape, const int rank, const ulong n) {\n"
+         "  const ulong i = get_global_id(0);\n  if (i >= n) return;\n"
+         "  long fd = doff, fs = soff, fi = ioff;\n  ulong rest = i;\n"
+         "  for (int d = rank - 1; d >= 0; --d) {\n"
+         "    const long x = (long)(rest % (ulong)shape.v[d]);\n    rest /= (ulong)shape.v[d];\n"
+         "    fd += x * dmap.v[d];\n    fs += x * smap.v[d];\n    fi += x * imap.v[d];\n  }\n"
+         "  const long v = (long)idx[fi];\n"
+         "  dst[fd] = (v >= 0 && v < extent) ? src[fs + v * step] : (" +
+         E + ")0;\n}\n";
+  return src;
+}
+
+std::string gen_scatter(int32_t dt, int32_t idx_dt, const DeviceCaps &caps) {
+  const ClType &ty = cl_type(dt);
+  const std::string T = ty.st, I = idx_dt == PK_DTYPE_I64 ? "long" : "int";
+  const bool flt = is_flt(dt);
+  const std::string ACC = flt ? (caps.fp64 ? "double" : ty.ct) : "long";
+  std::string src = prelude(caps);
+  src += "#define PK_LDA(p, e) ((" + ACC + ")(" + load_expr(dt, "p[e]") + "))\n";
+  src += "#define PK_ST(v) (" + store_expr(dt, std::string("(") + ty.ct + ")(v)") + ")\n";
+  // Reduce kinds: 0 sum, 1 prod, 2 amax, 3 amin (NaN wins); integers wrap through ulong.
+  src += "inline " + ACC + " pk_comb(int kind, " + ACC + " x, " + ACC + " y) {\n";
+  if (flt) {
+    src +=
+        "  if (kind == 0) return x + y;\n  if (kind == 1) return x * y;\n"
+        "  if (isnan(x) || isnan(y)) return x + y;\n  return kind == 2 ? max(x, y) : min(x, y);\n}\n";
+  } else {
+    src +=
+        "  if (kind == 0) return (long)((ulong)x + (ulong)y);\n  if (kind == 1) return (long)((ulong)x * (ulong)y);\n"
+        "  return kind == 2 ? max(x, y) : min(x, y);\n}\n";
+  }
+  // One work-item per output element: it walks the index entries that can address it (those with its
+  // coordinates off `dim`) in order, so duplicates resolve as a serial loop would (the last write wins) and
+  // nothing races. kind < 0: plain scatter (a raw copy of src's element).
+  src += "__kernel void pk_scatter(__global const " + T +
+         " *a, const long a_off, const pk_dims sa,\n"
+         "    __global const " +
+         I +
+         " *idx, const long i_off, const pk_dims si, const pk_dims ish,\n"
+         "    __global const " +
+         T +
+         " *s, const long s_off, const pk_dims ss,\n"
+         "    __global " +
+         T +
+         " *out, const long o_off, const pk_dims so,\n"
+         "    const pk_dims shape, const int rank, const int dim, const int kind, const int include_self,\n"
+         "    const ulong n) {\n"
+         "  const ulong i = get_global_id(0);\n  if (i >= n) return;\n"
+         "  long ao = a_off, oo = o_off, ib = i_off, sb = s_off, p = 0;\n  int inside = 1;\n  ulong rest = i;\n"
+         "  for (int d = rank - 1; d >= 0; --d) {\n"
+         "    const long x = (long)(rest % (ulong)shape.v[d]);\n    rest /= (ulong)shape.v[d];\n"
+         "    ao += x * sa.v[d];\n    oo += x * so.v[d];\n"
+         "    if (d == dim) { p = x; continue; }\n"
+         "    if (x >= ish.v[d]) inside = 0;\n    ib += x * si.v[d];\n    sb += x * ss.v[d];\n  }\n"
+         "  const long len = inside ? ish.v[dim] : 0;\n"
+         "  if (kind < 0) {\n    " +
+         T +
+         " val = a[ao];\n"
+         "    for (long j = 0; j < len; ++j) if ((long)idx[ib + j * si.v[dim]] == p) val = s[sb + j * ss.v[dim]];\n"
+         "    out[oo] = val;\n    return;\n  }\n"
+         "  " +
+         ACC +
+         " acc = 0;\n  int touched = 0;\n"
+         "  for (long j = 0; j < len; ++j) {\n"
+         "    if ((long)idx[ib + j * si.v[dim]] != p) continue;\n"
+         "    const " +
+         ACC +
+         " x = PK_LDA(s, sb + j * ss.v[dim]);\n"
+         "    if (touched) acc = pk_comb(kind, acc, x);\n"
+         "    else acc = include_self ? pk_comb(kind, PK_LDA(a, ao), x) : x;\n    touched = 1;\n  }\n"
+         "  if (touched) out[oo] = PK_ST(acc); else out[oo] = a[ao];\n}\n";
+  return src;
+}
+
+std::string gen_index_put(int32_t dt, int32_t idx_dt, uint32_t k, const DeviceCaps &caps) {
+  const ClType &ty = cl_type(dt);
+  const std::string T = ty.st, I = idx_dt == PK_DTYPE_I64 ? "long" : "int";
+  const bool flt = is_flt(dt);
+  const std::string ACC = flt ? (caps.fp64 ? "double" : ty.ct) : "ulong";
+  std::string src = prelude(caps);
+  src += "#define PK_LDA(p, e) ((" + ACC + ")" + (flt ? "" : "(long)") + "(" + load_expr(dt, "p[e]") + "))\n";
+  src += "#define PK_ST(v) (" + store_expr(dt, std::string("(") + ty.ct + ")(v)") + ")\n";
+  std::string params;
+  for (uint32_t j = 0; j < k; ++j) {
+    const std::string J = std::to_string(j);
+    params += "__global const " + I + " *x" + J + ", const long x" + J + "_off, const long x" + J + "_st, ";
+  }
+  // One work-item per output element: rows whose k indices address it, in order (the last one wins, or all add).
+  src += "__kernel void pk_index_put(__global const " + T +
+         " *a, const long a_off, const pk_dims sa,\n"
+         "    __global const " +
+         T + " *vals, const long v_off, const pk_dims sv, " + params + "\n    __global " + T +
+         " *out, const long o_off, const pk_dims so, const pk_dims shape, const int rank,\n"
+         "    const long rows, const int accumulate, const ulong n) {\n"
+         "  const ulong i = get_global_id(0);\n  if (i >= n) return;\n"
+         "  long ao = a_off, oo = o_off, vb = v_off, c[8];\n  ulong rest = i;\n"
+         "  for (int d = rank - 1; d >= 0; --d) {\n"
+         "    const long x = (long)(rest % (ulong)shape.v[d]);\n    rest /= (ulong)shape.v[d];\n"
+         "    c[d] = x;\n    ao += x * sa.v[d];\n    oo += x * so.v[d];\n"
+         "    if (d >= " +
+         std::to_string(k) + ") vb += x * sv.v[d - " + std::to_string(k) +
+         " + 1];\n  }\n"
+         "  long hit = -1;\n  " +
+         ACC + " acc = accumulate ? PK_LDA(a, ao) : (" + ACC +
+         ")0;\n"
+         "  for (long r = 0; r < rows; ++r) {\n    int m = 1;\n";
+  for (uint32_t j = 0; j < k; ++j) {
+    const std::string J = std::to_string(j);
+    src += "    m = m && (long)x" + J + "[x" + J + "_off + r * x" + J + "_st] == c[" + J + "];\n";
+  }
+  src +=
+      "    if (!m) continue;\n    hit = r;\n    if (accumulate) acc += PK_LDA(vals, vb + r * sv.v[0]);\n  }\n"
+      "  if (accumulate) out[oo] = PK_ST(acc);\n"
+      "  else out[oo] = hit >= 0 ? vals[vb + hit * sv.v[0]] : a[ao];\n}\n";
+  return src;
+}
+
+// --- scans, sorting, var ----------------------------------------------------------------------------------------
+
+namespace {
+// A "line" kernel's work-item o addresses line o of three tensors (in, out, out2): the kept axes' offsets.
+const char *kLines = R"CL(
+inline void pk_line(ulong o, const pk_dims sh, const int r, const pk_dims s0, const pk_dims s1, const pk_dims s2,
+                    long *b0, long *b1, long *b2) {
+  long a = 0, b = 0, c = 0;
+  for (int d = r - 1; d >= 0; --d) {
+    const long x = (long)(o % (ulong)sh.v[d]);
+    o /= (ulong)sh.v[d];
+    a += x * s0.v[d];
+    b += x * s1.v[d];
+    c += x * s2.v[d];
+  }
+  *b0 += a;
+  *b1 += b;
+  *b2 += c;
+}
+)CL";
+const char *kLineParams =
+    "const pk_dims sh, const int r, const pk_dims s0, const pk_dims s1, const pk_dims s2, const ulong n_lines, "
+    "const long len, const long t0, const long t1, const long t2";
+}  // namespace
+
+bool scan_supported(uint32_t op, int32_t dt, const DeviceCaps &caps, std::string *why) {
+  auto no = [&](const char *r) {
+    if (why) *why = r;
+    return false;
+  };
+  if (!dtype_supported(dt, caps, why)) return false;
+  switch (op) {
+    case PK_OP_CUMSUM:
+    case PK_OP_CUMPROD:
+    case PK_OP_CUMMAX:
+    case PK_OP_CUMMIN:
+    case PK_OP_SORT:
+    case PK_OP_TOPK:
+    case PK_OP_SEARCHSORTED:
+      return (is_int(dt) || is_flt(dt)) ? true : no("not generated for this dtype");
+    case PK_OP_LOGCUMSUMEXP:
+    case PK_OP_VAR:
+      return is_flt(dt) ? true : no("floating-point dtypes only");
+    default:
+      return no("not a scan");
+  }
+}
+
+std::string gen_scan(uint32_t op, int32_t dt, const DeviceCaps &caps) {
+  const ClType &ty = cl_type(dt);
+  const std::string T = ty.st, CT = ty.ct;
+  std::string src = prelude(caps) + kLines + order_helpers(dt);
+  src += "#define PK_ST(v) (" + store_expr(dt, "(" + CT + ")(v)") + ")\n";
+  src += "__kernel void pk_scan(__global const " + T + " *in, const long in_off, __global " + T +
+         " *out, const long out_off, __global long *idx, const long idx_off, " + kLineParams +
+         ") {\n  const ulong o = get_global_id(0);\n  if (o >= n_lines) return;\n"
+         "  long bi = in_off, bo = out_off, bx = idx_off;\n  pk_line(o, sh, r, s0, s1, s2, &bi, &bo, &bx);\n";
+  const bool flt = is_flt(dt);
+  const std::string W = flt ? (caps.fp64 ? "double" : CT) : "ulong";
+  if (op == PK_OP_CUMSUM || op == PK_OP_CUMPROD) {
+    const bool prod = op == PK_OP_CUMPROD;
+    src += "  " + W + " acc = " + (prod ? "1" : "0") +
+           ";\n  for (long i = 0; i < len; ++i) {\n"
+           "    acc = acc " +
+           (prod ? "*" : "+") + " (" + W + ")" + (flt ? "" : "(long)") +
+           "PK_LDC(in, bi + i * t0);\n"
+           "    out[bo + i * t1] = PK_ST(acc);\n  }\n}\n";
+  } else if (op == PK_OP_CUMMAX || op == PK_OP_CUMMIN) {
+    // The last occurrence of the extremum; NaN is the extremum once seen and a later NaN moves the index.
+    const std::string cmp = op == PK_OP_CUMMAX ? ">=" : "<=";
+    src += "  " + CT + " m = 0;\n  " + T +
+           " raw = 0;\n  long mi = 0;\n  for (long i = 0; i < len; ++i) {\n"
+           "    const " +
+           T + " s = in[bi + i * t0];\n    const " + CT + " x = PK_LDC(in, bi + i * t0);\n";
+    if (flt) {
+      src += "    if (i == 0 || isnan(x) || (!isnan(m) && x " + cmp + " m)) { m = x; raw = s; mi = i; }\n";
+    } else {
+      src += "    if (i == 0 || x " + cmp + " m) { m = x; raw = s; mi = i; }\n";
+    }
+    src += "    out[bo + i * t1] = raw;\n    idx[bx + i * t2] = mi;\n  }\n}\n";
+  } else {  // logcumsumexp: log(exp(a) + exp(b)) with the larger term factored out
+    src += "  " + W +
+           " acc = -INFINITY;\n  for (long i = 0; i < len; ++i) {\n"
+           "    const " +
+           W + " x = (" + W +
+           ")PK_LDC(in, bi + i * t0);\n"
+           "    if (isnan(acc) || isnan(x)) acc = NAN;\n    else {\n"
+           "      const " +
+           W +
+           " m = max(acc, x);\n"
+           "      if (!isinf(m)) acc = m + log1p(exp(min(acc, x) - m)); else acc = m;\n    }\n"
+           "    out[bo + i * t1] = PK_ST(acc);\n  }\n}\n";
+  }
+  return src;
+}
+
+std::string gen_sort(int32_t dt, const DeviceCaps &caps) {
+  const ClType &ty = cl_type(dt);
+  const std::string T = ty.st, CT = ty.ct;
+  std::string src = prelude(caps) + kLines + order_helpers(dt);
+  // One work-item per element: its rank in the line's order (ties by position, so the order is stable) is where
+  // it lands; topk keeps ranks below k. The stored element is copied as is (NaN payloads, -0 survive).
+  src += "__kernel void pk_sort(__global const " + T + " *in, const long in_off, __global " + T +
+         " *vals, const long v_off, __global long *inds, const long x_off, " + kLineParams +
+         ", const long keep, const int desc) {\n"
+         "  const ulong g = get_global_id(0);\n  if (g >= n_lines * (ulong)len) return;\n"
+         "  const ulong o = g / (ulong)len;\n  const long i = (long)(g % (ulong)len);\n"
+         "  long bi = in_off, bv = v_off, bx = x_off;\n  pk_line(o, sh, r, s0, s1, s2, &bi, &bv, &bx);\n"
+         "  const " +
+         CT +
+         " xi = PK_LDC(in, bi + i * t0);\n  long rank = 0;\n"
+         "  for (long j = 0; j < len; ++j) {\n    if (j == i) continue;\n"
+         "    const " +
+         CT +
+         " xj = PK_LDC(in, bi + j * t0);\n"
+         "    const int jb = desc ? pk_lt(xi, xj) : pk_lt(xj, xi);\n"
+         "    const int ib = desc ? pk_lt(xj, xi) : pk_lt(xi, xj);\n"
+         "    if (jb || (!ib && j < i)) ++rank;\n  }\n"
+         "  if (rank < keep) {\n    vals[bv + rank * t1] = in[bi + i * t0];\n    inds[bx + rank * t2] = i;\n  }\n}\n";
+  // searchsorted: the first position whose element is not below v (left) or is above v (right).
+  src += "__kernel void pk_search(__global const " + T +
+         " *seq, const long q_off, const long q_st, const long q_n,\n"
+         "    __global const " +
+         T +
+         " *vals, const long v_off, const pk_dims sv, __global long *out, const long o_off,\n"
+         "    const pk_dims so, const pk_dims shape, const int rank, const int right, const ulong n) {\n"
+         "  const ulong i = get_global_id(0);\n  if (i >= n) return;\n"
+         "  long vo = v_off, oo = o_off;\n  ulong rest = i;\n"
+         "  for (int d = rank - 1; d >= 0; --d) {\n"
+         "    const long x = (long)(rest % (ulong)shape.v[d]);\n    rest /= (ulong)shape.v[d];\n"
+         "    vo += x * sv.v[d];\n    oo += x * so.v[d];\n  }\n"
+         "  const " +
+         CT +
+         " v = PK_LDC(vals, vo);\n  long first = 0, count = q_n;\n"
+         "  while (count > 0) {\n    const long hh = count / 2, mid = first + hh;\n"
+         "    const " +
+         CT +
+         " x = PK_LDC(seq, q_off + mid * q_st);\n"
+         "    if (right ? !pk_lt(v, x) : pk_lt(x, v)) { first = mid + 1; count -= hh + 1; } else count = hh;\n"
+         "  }\n  out[oo] = first;\n}\n";
+  return src;
+}
+
+std::string gen_var(int32_t dt, const DeviceCaps &caps) {
+  const ClType &ty = cl_type(dt);
+  const std::string T = ty.st, W = caps.fp64 ? "double" : "float";
+  std::string src = prelude(caps);
+  src += "#define PK_LD(p, e) ((" + W + ")(" + load_expr(dt, "p[e]") + "))\n";
+  src += "#define PK_ST(v) (" + store_expr(dt, std::string("(") + ty.ct + ")(v)") + ")\n";
+  src += R"CL(
+inline long pk_red_off(ulong j, const pk_dims rs, const pk_dims rst, const int nred) {
+  long off = 0;
+  for (int d = nred - 1; d >= 0; --d) { off += (long)(j % (ulong)rs.v[d]) * rst.v[d]; j /= (ulong)rs.v[d]; }
+  return off;
+}
+)CL";
+  // Two-pass variance per output: the mean (corrected by the mean of the residuals, so a constant row gives
+  // exactly 0), then the squared deviations; divisor n - correction, NaN when it is not positive.
+  src += "__kernel void pk_var(__global const " + T +
+         " *in, const ulong in_off, const pk_dims ks, const pk_dims kin, const pk_dims kout, const int nkept,\n"
+         "    const pk_dims rs, const pk_dims rst, const int nred, const ulong n_out, const ulong n_red,\n"
+         "    __global " +
+         T + " *out, const ulong out_off, const " + W +
+         " correction) {\n"
+         "  const ulong o = get_global_id(0);\n  if (o >= n_out) return;\n"
+         "  long ib = (long)in_off, ob = (long)out_off;\n  ulong rest = o;\n"
+         "  for (int d = nkept - 1; d >= 0; --d) {\n    const long x = (long)(rest % (ulong)ks.v[d]);\n"
+         "    rest /= (ulong)ks.v[d];\n    ib += x * kin.v[d];\n    ob += x * kout.v[d];\n  }\n"
+         "  const " +
+         W + " n = (" + W + ")n_red;\n  " + W +
+         " s = 0, c = 0, ss = 0;\n"
+         "  for (ulong j = 0; j < n_red; ++j) s += PK_LD(in, ib + pk_red_off(j, rs, rst, nred));\n"
+         "  " +
+         W +
+         " mean = s / n;\n"
+         "  for (ulong j = 0; j < n_red; ++j) c += PK_LD(in, ib + pk_red_off(j, rs, rst, nred)) - mean;\n"
+         "  mean += c / n;\n"
+         "  for (ulong j = 0; j < n_red; ++j) {\n    const " +
+         W +
+         " d = PK_LD(in, ib + pk_red_off(j, rs, rst, nred)) - mean;\n    ss += d * d;\n  }\n"
+         "  const " +
+         W +
+         " div = n - correction;\n"
+         "  out[ob] = PK_ST(div > 0 ? ss / div : (" +
+         W + ")NAN);\n}\n";
+  return src;
+}
+
+// --- dot_general, convolution -----------------------------------------------------------------------------------
+
+std::string gen_dot_general(int32_t dt, const DeviceCaps &caps) {
+  const ClType &ty = cl_type(dt);
+  const bool flt = is_flt(dt);
+  const std::string ACC = flt ? ty.ct : "ulong", T = ty.st;
+  std::string src = prelude(caps);
+  src += "#define PK_LD(p, e) (" + std::string(flt ? "" : "(ulong)(long)") + "(" + load_expr(dt, "p[e]") + "))\n";
+  src += "#define PK_ST(v) (" + store_expr(dt, std::string("(") + ty.ct + ")(v)") + ")\n";
+  src += flt ? careful_dot(dt, caps) : "#define PK_FIX(v, A, ia, sa, B, ib, sb, K) (v)\n";
+  // One work-item per output element (batch, lhs free, rhs free axes); the contracted axes are walked as one
+  // row-major index. With one contracted axis, a non-finite sum is recomputed without intermediate overflow.
+  src +=
+      "__kernel void pk_dot_general(__global const " + T + " *A, const long a_off, __global const " + T +
+      " *B, const long b_off, __global " + T +
+      " *C, const long c_off,\n"
+      "    const pk_dims osh, const int orank, const pk_dims oa, const pk_dims ob, const pk_dims oc,\n"
+      "    const pk_dims csh, const int crank, const pk_dims ca, const pk_dims cb, const ulong nc, const ulong n) {\n"
+      "  const ulong i = get_global_id(0);\n  if (i >= n) return;\n"
+      "  long ia = a_off, ib = b_off, ic = c_off;\n  ulong rest = i;\n"
+      "  for (int d = orank - 1; d >= 0; --d) {\n"
+      "    const long x = (long)(rest % (ulong)osh.v[d]);\n    rest /= (ulong)osh.v[d];\n"
+      "    ia += x * oa.v[d];\n    ib += x * ob.v[d];\n    ic += x * oc.v[d];\n  }\n"
+      "  " +
+      ACC +
+      " acc = 0;\n"
+      "  for (ulong j = 0; j < nc; ++j) {\n    long ja = ia, jb = ib;\n    ulong r = j;\n"
+      "    for (int d = crank - 1; d >= 0; --d) {\n"
+      "      const long x = (long)(r % (ulong)csh.v[d]);\n      r /= (ulong)csh.v[d];\n"
+      "      ja += x * ca.v[d];\n      jb += x * cb.v[d];\n    }\n"
+      "    acc += PK_LD(A, ja) * PK_LD(B, jb);\n  }\n"
+      "  if (crank == 1) acc = PK_FIX(acc, A, ia, ca.v[0], B, ib, cb.v[0], (long)nc);\n"
+      "  C[ic] = PK_ST(acc);\n}\n";
+  return src;
+}
+
+std::string gen_conv(int32_t dt, const DeviceCaps &caps) {
+  const ClType &ty = cl_type(dt);
+  const std::string T = ty.st, ACC = ty.ct;
+  const std::string W = (caps.fp64 && dt != PK_DTYPE_F64) ? "double" : ty.ct;
+  const uint32_t R = kMmTile / kMmLocal;
+  std::string src = prelude(caps);
+  src += "#define TM " + std::to_string(kMmTile) + "\n#define TK " + std::to_string(kMmTileK) + "\n#define LS " +
+         std::to_string(kMmLocal) + "\n#define R " + std::to_string(R) + "\n";
+  src += "#define PK_LD(p, e) (" + load_expr(dt, "p[e]") + ")\n";
+  src += "#define PK_ST(v) (" + store_expr(dt, std::string("(") + ty.ct + ")(v)") + ")\n";
+  // Implicit GEMM per group: A = weights [Mg x Cg*KS], B = the input patches [Cg*KS x NB*OS] gathered on the fly
+  // (padding reads as zero), C = the output. The geometry travels in one struct.
+  src += R"CL(
+typedef struct {
+  long xst[8], xsh[8], wst[8], ksh[8], yst[8], ysh[8], stride[8], padl[8], dil[8];
+  long S, Cg, Mg, NB, KS, OS;
+} pk_conv_geom;
+inline long pk_w_off(const pk_conv_geom *g, long grp, long m, long k) {
+  const long ci = k / g->KS;
+  long kr = k % g->KS, off = (grp * g->Mg + m) * g->wst[0] + ci * g->wst[1];
+  for (int d = (int)g->S - 1; d >= 0; --d) { off += (kr % g->ksh[d]) * g->wst[2 + d]; kr /= g->ksh[d]; }
+  return off;
+}
+// The input element patch row k of output column n reads, or PK_PAD inside the padding (offsets themselves may
+// be negative: strides can be).
+#define PK_PAD LONG_MIN
+inline long pk_x_off(const pk_conv_geom *g, long grp, long k, long n) {
+  const long ci = k / g->KS, nb = n / g->OS;
+  long kr = k % g->KS, orr = n % g->OS, off = nb * g->xst[0] + (grp * g->Cg + ci) * g->xst[1];
+  for (int d = (int)g->S - 1; d >= 0; --d) {
+    const long kc = kr % g->ksh[d], oc = orr % g->ysh[d];
+    kr /= g->ksh[d];
+    orr /= g->ysh[d];
+    const long ic = oc * g->stride[d] - g->padl[d] + kc * g->dil[d];
+    if (ic < 0 || ic >= g->xsh[d]) return PK_PAD;
+    off += ic * g->xst[2 + d];
+  }
+  return off;
+}
+inline long pk_y_off(const pk_conv_geom *g, long grp, long m, long n) {
+  const long nb = n / g->OS;
+  long orr = n % g->OS, off = nb * g->yst[0] + (grp * g->Mg + m) * g->yst[1];
+  for (int d = (int)g->S - 1; d >= 0; --d) { off += (orr % g->ysh[d]) * g->yst[2 + d]; orr /= g->ysh[d]; }
+  return off;
+}
+)CL";
+  // The no-overflow recomputation of one output (see careful_dot).
+  src += "inline " + ACC + " pk_careful_conv(__global const " + T + " *X, long x_off, __global const " + T +
+         " *Wt, long w_off, const pk_conv_geom *g, long grp, long m, long n, long K) {\n"
+         "  " +
+         W +
+         " m_ = 0;\n  int e = 0, nan = 0, pinf = 0, ninf = 0;\n"
+         "  for (long k = 0; k < K; ++k) {\n    const long xo = pk_x_off(g, grp, k, n);\n"
+         "    if (xo == PK_PAD) continue;  // padding contributes no product (as the reference loops skip it)\n"
+         "    const " +
+         W + " a = (" + W + ")PK_LD(Wt, w_off + pk_w_off(g, grp, m, k)), b = (" + W +
+         ")PK_LD(X, x_off + xo);\n"
+         "    if (isnan(a) || isnan(b)) { nan = 1; continue; }\n"
+         "    if (isinf(a) || isinf(b)) {\n"
+         "      if (a == 0 || b == 0) nan = 1; else if ((a < 0) != (b < 0)) ninf = 1; else pinf = 1;\n"
+         "      continue;\n    }\n"
+         "    int ea, eb;\n    const " +
+         W +
+         " p = frexp(a, &ea) * frexp(b, &eb);\n"
+         "    if (p == 0) continue;\n    const int ep = ea + eb;\n"
+         "    if (m_ == 0) { m_ = p; e = ep; } else if (ep > e) { m_ = ldexp(m_, e - ep) + p; e = ep; } else {\n"
+         "      m_ += ldexp(p, ep - e);\n    }\n"
+         "    int r;\n    m_ = frexp(m_, &r);\n    e += r;\n  }\n"
+         "  if (nan || (pinf && ninf)) return (" +
+         ACC +
+         ")NAN;\n"
+         "  if (pinf) return (" +
+         ACC + ")INFINITY;\n  if (ninf) return -(" + ACC +
+         ")INFINITY;\n"
+         "  return (" +
+         ACC + ")ldexp(m_, e);\n}\n";
+  src +=
+      "__kernel __attribute__((reqd_work_group_size(LS, LS, 1)))\n"
+      "void pk_conv(__global const " +
+      T + " *X, const ulong x_off, __global const " + T + " *Wt, const ulong w_off,\n    __global " + T +
+      " *Y, const ulong y_off, const pk_conv_geom geom) {\n"
+      "  __local " +
+      ACC + " As[TK][TM];\n  __local " + ACC + " Bs[TK][TM];\n";
+  src += R"CL(
+  const pk_conv_geom *g = &geom;
+  const int tx = get_local_id(0), ty = get_local_id(1);
+  const long n0 = (long)get_group_id(0) * TM, m0 = (long)get_group_id(1) * TM;
+  const long grp = get_global_id(2);
+  const long M = g->Mg, N = g->NB * g->OS, K = g->Cg * g->KS;
+  const int lid = ty * LS + tx;
+)CL";
+  src += "  " + ACC + " acc[R][R];\n  for (int i = 0; i < R; ++i) for (int j = 0; j < R; ++j) acc[i][j] = 0;\n";
+  src += R"CL(
+  for (long k0 = 0; k0 < K; k0 += TK) {
+    for (int e = lid; e < TM * TK; e += LS * LS) {
+      const int mm = e / TK, kk = e % TK;
+      const long gm = m0 + mm, gk = k0 + kk;
+      As[kk][mm] = (gm < M && gk < K) ? PK_LD(Wt, (long)w_off + pk_w_off(g, grp, gm, gk)) : 0;
+    }
+    for (int e = lid; e < TK * TM; e += LS * LS) {
+      const int kk = e / TM, nn = e % TM;
+      const long gk = k0 + kk, gn = n0 + nn;
+      long xo = PK_PAD;
+      if (gk < K && gn < N) xo = pk_x_off(g, grp, gk, gn);
+      Bs[kk][nn] = xo != PK_PAD ? PK_LD(X, (long)x_off + xo) : 0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int kk = 0; kk < TK; ++kk) {
+      for (int i = 0; i < R; ++i) {
+        for (int j = 0; j < R; ++j) acc[i][j] += As[kk][ty + LS * i] * Bs[kk][tx + LS * j];
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  for (int i = 0; i < R; ++i) {
+    const long gm = m0 + ty + LS * i;
+    if (gm >= M) continue;
+    for (int j = 0; j < R; ++j) {
+      const long gn = n0 + tx + LS * j;
+      if (gn >= N) continue;
+      const ACC_T v = isfinite(acc[i][j]) ? acc[i][j] : pk_careful_conv(X, (long)x_off, Wt, (long)w_off, g, grp, gm, gn, K);
+      Y[(long)y_off + pk_y_off(g, grp, gm, gn)] = PK_ST(v);
+    }
+  }
+}
+)CL";
+  src = "#define ACC_T " + ACC + "\n" + src;
+  return src;
+}
+
+// --- rng ----------------------------------------------------------------------------------------------------------
+
+std::string gen_philox(uint32_t op, int32_t dt, const DeviceCaps &caps) {
+  const ClType &ty = cl_type(dt);
+  // Each f64 operation rounds on its own, as the table specifies (no contraction into fma).
+  std::string src = prelude(caps) + "#pragma OPENCL FP_CONTRACT OFF\n";
+  // Philox4x32-10 (Random123's reference): block c = offset + i / 4 with key = seed; element i takes word i % 4.
+  src += R"CL(
+inline uint pk_philox_word(ulong offset, ulong seed, ulong i, uint *w4) {
+  const ulong c = offset + i / 4;
+  uint c0 = (uint)c, c1 = (uint)(c >> 32), c2 = 0, c3 = 0, k0 = (uint)seed, k1 = (uint)(seed >> 32);
+  for (int r = 0; r < 10; ++r) {
+    const ulong p0 = (ulong)0xD2511F53u * c0, p1 = (ulong)0xCD9E8D57u * c2;
+    const uint n0 = (uint)(p1 >> 32) ^ c1 ^ k0, n2 = (uint)(p0 >> 32) ^ c3 ^ k1;
+    c1 = (uint)p1;
+    c3 = (uint)p0;
+    c0 = n0;
+    c2 = n2;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  w4[0] = c0; w4[1] = c1; w4[2] = c2; w4[3] = c3;
+  return w4[i % 4];
+}
+)CL";
+  std::string value;
+  if (op == PK_OP_PHILOX_RANDINT) {
+    value = "  const ulong v = (ulong)ilow + (ulong)w % ispan;\n  p[o] = (" + std::string(ty.st) + ")(long)v;\n";
+  } else if (op == PK_OP_PHILOX_UNIFORM) {
+    // low + span * u in f64, then rounded toward -inf to the dtype.
+    value = "  const double v = low + span * ldexp((double)w, -32);\n";
+    if (dt == PK_DTYPE_F64) {
+      value += "  p[o] = v;\n";
+    } else if (dt == PK_DTYPE_F32) {
+      value += "  p[o] = convert_float_rtn(v);\n";
+    } else {
+      const char *fmt = dt == PK_DTYPE_BF16 ? "bf16" : dt == PK_DTYPE_F8E4M3FN ? "e4m3" : "e5m2";
+      value += std::string("  ") + ty.st + " b = pk_f64_to_" + fmt + "(v);\n";
+      value += "  if ((double)" + load_expr(dt, "b") + " > v) b = signbit(" + load_expr(dt, "b") + ") ? (" + ty.st +
+               ")(b + 1) : (" + ty.st + ")(b - 1);\n  p[o] = b;\n";
+    }
+  } else {
+    // Box-Muller on word pairs: u1 = (w + 1) 2^-32 in (0, 1], u2 = w' 2^-32; 2 pi u2 reduced by quadrant.
+    value =
+        "  const uint pair = (uint)(i % 4) / 2;\n"
+        "  const double u1 = ldexp((double)w4[2 * pair] + 1.0, -32), u2 = ldexp((double)w4[2 * pair + 1], -32);\n"
+        "  const double ln_u1 = u1 < 0.5 ? log(u1) : log1p(u1 - 1.0);\n"
+        "  const double rr = sqrt(-2.0 * ln_u1);\n"
+        "  const double nq = rint(4.0 * u2), f = u2 - nq / 4.0, th = 6.283185307179586 * f;\n"
+        "  const double sf = sin(th), cf = cos(th);\n  double s, co;\n"
+        "  switch ((int)nq & 3) {\n    case 0: s = sf; co = cf; break;\n    case 1: s = cf; co = -sf; break;\n"
+        "    case 2: s = -sf; co = -cf; break;\n    default: s = -cf; co = sf; break;\n  }\n"
+        "  const double z = rr * ((i % 2) == 0 ? co : s);\n"
+        "  const double v = fma(sd, z, mean);\n";
+    if (dt == PK_DTYPE_F64) {
+      value += "  p[o] = v;\n";
+    } else if (dt == PK_DTYPE_F32) {
+      value += "  p[o] = convert_float(v);\n";
+    } else {
+      const char *fmt = dt == PK_DTYPE_BF16 ? "bf16" : dt == PK_DTYPE_F8E4M3FN ? "e4m3" : "e5m2";
+      value += std::string("  p[o] = pk_f64_to_") + fmt + "(v);\n";
+    }
+  }
+  src += std::string("__kernel void pk_philox(__global ") + ty.st +
+         " *p, const long off, const pk_dims st, const pk_dims shape, const int rank, const ulong n,\n"
+         "    const ulong offset, const ulong seed, const double low, const double span, const long ilow,\n"
+         "    const ulong ispan, const double mean, const double sd) {\n"
+         "  const ulong i = get_global_id(0);\n  if (i >= n) return;\n  long o = off;\n  ulong rest = i;\n"
+         "  for (int d = rank - 1; d >= 0; --d) { o += (long)(rest % (ulong)shape.v[d]) * st.v[d]; rest /= "
+         "(ulong)shape.v[d]; }\n"
+         "  uint w4[4];\n  const uint w = pk_philox_word(offset, seed, i, w4);\n";
+  src += value + "}\n";
   return src;
 }
 

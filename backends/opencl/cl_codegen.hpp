@@ -75,6 +75,28 @@ constexpr uint32_t kMmTile = 32, kMmLocal = 8, kMmTileK = 16;
 bool matmul_supported(int32_t dtype, const DeviceCaps &caps, std::string *why);
 std::string gen_matmul(int32_t dtype, const DeviceCaps &caps);
 
+// Data movement by element size: pk_move copies an iteration space between two tensors, each side addressed as
+// base + sum(index * map), either directly as an element offset or (flat) as a row-major position mapped through
+// that tensor's shape and strides. pk_take gathers through an i32/i64 index tensor (gather, index_select).
+std::string gen_move(size_t bytes);
+std::string gen_take(size_t bytes, int32_t idx_dt);
+// scatter (plain, a raw copy) and scatter_reduce: kernel pk_scatter, one work-item per output element.
+std::string gen_scatter(int32_t dt, int32_t idx_dt, const DeviceCaps &caps);
+// index_put with k index tensors: kernel pk_index_put, one work-item per output element.
+std::string gen_index_put(int32_t dt, int32_t idx_dt, uint32_t k, const DeviceCaps &caps);
+// Ops along one axis: cumsum/cumprod/cummax/cummin/logcumsumexp (pk_scan, a work-item per line), sort/topk
+// (pk_sort, a work-item per element) and searchsorted (pk_search), var (pk_var, a work-item per output).
+bool scan_supported(uint32_t op, int32_t dtype, const DeviceCaps &caps, std::string *why);
+std::string gen_scan(uint32_t op, int32_t dtype, const DeviceCaps &caps);
+std::string gen_sort(int32_t dtype, const DeviceCaps &caps);
+std::string gen_var(int32_t dtype, const DeviceCaps &caps);
+// dot_general: pk_dot_general, one work-item per output. convolution: pk_conv, an implicit GEMM through the
+// matmul's local-memory tiles (kMmTile, kMmLocal, kMmTileK), one group per global z.
+std::string gen_dot_general(int32_t dtype, const DeviceCaps &caps);
+std::string gen_conv(int32_t dtype, const DeviceCaps &caps);
+// philox_uniform / philox_normal / philox_randint: pk_philox, one work-item per element.
+std::string gen_philox(uint32_t op, int32_t dtype, const DeviceCaps &caps);
+
 // Creation: pk_set_contig / pk_set_strided write one storage pattern (passed as ulong) into a tensor of `bytes`
 // wide elements; pk_iota writes start + i * step converted to dtype.
 std::string gen_set(size_t bytes);

@@ -205,12 +205,33 @@ struct Args {
 
 // --- kernel cache -----------------------------------------------------------------------------------------------
 
-enum class Path { none, elementwise, set, iota, reduction, argreduce, matmul };
+enum class Path {
+  none,
+  elementwise,
+  set,
+  iota,
+  reduction,
+  argreduce,
+  matmul,
+  move,
+  take,
+  scatter,
+  index_put,
+  scan,
+  sort,
+  search,
+  var,
+  dot_general,
+  conv,
+  philox
+};
 
 uint64_t kernel_key(Path p, uint32_t op, const int32_t *dts, uint32_t n, uint32_t variant) {
-  uint64_t k = static_cast<uint64_t>(p) | (static_cast<uint64_t>(op & 0xfffu) << 4);
-  for (uint32_t i = 0; i < 4; ++i) k |= static_cast<uint64_t>((i < n ? dts[i] + 1 : 0) & 0xf) << (16 + 4 * i);
-  return k | (static_cast<uint64_t>(variant & 0xffffu) << 32);
+  // Fields: path (5 bits), op (12), four dtypes (4 each), variant (16): none may spill into its neighbour.
+  static_assert(static_cast<uint64_t>(Path::philox) < 32, "Path needs more key bits");
+  uint64_t k = static_cast<uint64_t>(p) | (static_cast<uint64_t>(op & 0xfffu) << 5);
+  for (uint32_t i = 0; i < 4; ++i) k |= static_cast<uint64_t>((i < n ? dts[i] + 1 : 0) & 0xf) << (17 + 4 * i);
+  return k | (static_cast<uint64_t>(variant & 0xffffu) << 33);
 }
 
 // Builds a program for `source` and creates the named kernels.
@@ -277,6 +298,66 @@ Path classify(const DeviceState &dev, uint32_t op_id, const int32_t *in_dt, uint
     return Path::none;
   };
   if (op == nullptr) return no("unknown op");
+  if (nout < 1) return no(std::string("no OpenCL kernel for ") + op->name);
+  std::string w;
+  auto dt_ok = [&](int32_t dt) { return dtype_supported(dt, dev.caps, &w); };
+  auto real = [&](int32_t dt) { return dt_ok(dt) && dt != PK_DTYPE_BOOL; };
+  switch (op_id) {
+    case PK_OP_BROADCAST_IN_DIM:
+    case PK_OP_AS_STRIDED:
+    case PK_OP_COLLAPSE_VIEW:
+    case PK_OP_EXPAND_DIMS:
+    case PK_OP_SLICE:
+    case PK_OP_SLICE_IN_DIM:
+    case PK_OP_SPLIT_DIM:
+    case PK_OP_SQUEEZE:
+    case PK_OP_TRANSPOSE:
+    case PK_OP_VIEW_OF:
+    case PK_OP_COLLAPSE:
+    case PK_OP_RESHAPE:
+    case PK_OP_REV:
+    case PK_OP_CAT:
+    case PK_OP_PAD:
+    case PK_OP_SLICE_SCATTER:
+    case PK_OP_AS_STRIDED_SCATTER:
+      return dt_ok(out_dt[0]) ? Path::move : no(w);
+    case PK_OP_GATHER:
+    case PK_OP_INDEX_SELECT:
+      return nin == 2 && dt_ok(out_dt[0]) ? Path::take : no(w);
+    case PK_OP_SCATTER:
+      return nin == 3 && dt_ok(out_dt[0]) ? Path::scatter : no(w);
+    case PK_OP_SCATTER_REDUCE:
+      return nin == 3 && real(out_dt[0]) ? Path::scatter : no(w.empty() ? "not generated for bool" : w);
+    case PK_OP_INDEX_PUT:
+      return nin >= 3 && real(out_dt[0]) ? Path::index_put : no(w.empty() ? "not generated for bool" : w);
+    case PK_OP_CUMSUM:
+    case PK_OP_CUMPROD:
+    case PK_OP_CUMMAX:
+    case PK_OP_CUMMIN:
+    case PK_OP_LOGCUMSUMEXP:
+      return nin == 1 && scan_supported(op_id, in_dt[0], dev.caps, &w) ? Path::scan : no(w);
+    case PK_OP_SORT:
+    case PK_OP_TOPK:
+      return nin == 1 && nout == 2 && scan_supported(op_id, in_dt[0], dev.caps, &w) ? Path::sort : no(w);
+    case PK_OP_SEARCHSORTED:
+      return nin == 2 && scan_supported(op_id, in_dt[0], dev.caps, &w) ? Path::search : no(w);
+    case PK_OP_VAR:
+      return nin == 1 && scan_supported(op_id, in_dt[0], dev.caps, &w) ? Path::var : no(w);
+    case PK_OP_DOT_GENERAL:
+      return nin == 2 && matmul_supported(in_dt[0], dev.caps, &w) ? Path::dot_general : no(w);
+    case PK_OP_CONVOLUTION:
+      if (nin != 2 || !dt_ok(in_dt[0])) return no(w);
+      if (in_dt[0] != PK_DTYPE_F32 && in_dt[0] != PK_DTYPE_F64 && in_dt[0] != PK_DTYPE_BF16)
+        return no("convolution is generated for bf16, f32 and f64");
+      return Path::conv;
+    case PK_OP_PHILOX_UNIFORM:
+    case PK_OP_PHILOX_NORMAL:
+    case PK_OP_PHILOX_RANDINT:
+      if (!dev.caps.fp64) return no("the Philox kernels compute in f64, which needs cl_khr_fp64");
+      return dt_ok(out_dt[0]) ? Path::philox : no(w);
+    default:
+      break;
+  }
   if (nout != 1) return no(std::string("no OpenCL kernel for ") + op->name);
   switch (op_id) {
     case PK_OP_FILL:
@@ -296,7 +377,11 @@ Path classify(const DeviceState &dev, uint32_t op_id, const int32_t *in_dt, uint
     case PK_OP_SUM:
     case PK_OP_PROD:
     case PK_OP_AMAX:
-    case PK_OP_AMIN: {
+    case PK_OP_AMIN:
+    case PK_OP_MEAN:
+    case PK_OP_ALL:
+    case PK_OP_ANY:
+    case PK_OP_XOR_SUM: {
       std::string w;
       if (nin != 1 || !reduction_supported(op_id, in_dt[0], dev.caps, &w)) return no(w);
       return Path::reduction;
@@ -322,7 +407,6 @@ Path classify(const DeviceState &dev, uint32_t op_id, const int32_t *in_dt, uint
   uint32_t variant = 0;
   if (op_id == PK_OP_CONVERT_ELEMENT_TYPE) variant = static_cast<uint32_t>(out_dt[0]);
   if (op_id == PK_OP_ROUND && attrs) variant = static_cast<uint32_t>(static_cast<const pk_attrs_round *>(attrs)->mode);
-  std::string w;
   if (!ew_op_supported(op_id, in_dt, nin, out_dt[0], variant, dev.caps, &w)) return no(w);
   return Path::elementwise;
 }
@@ -432,6 +516,8 @@ pk_status launch_elementwise(pk_be_stream *s, uint32_t op_id, const pk_tensor *i
   return run_elementwise(s, *ks, ts, nin + 1, numel_of(outputs[0]), outputs[0].ndim, outputs[0].shape, op_id);
 }
 
+pk_status launch_fill_bits(pk_be_stream *s, uint32_t op_id, const pk_tensor &out, uint64_t bits);
+
 pk_status launch_set(pk_be_stream *s, uint32_t op_id, const pk_tensor &out, int32_t out_dt, const void *attrs) {
   uint64_t bits = 0;
   switch (op_id) {
@@ -451,9 +537,13 @@ pk_status launch_set(pk_be_stream *s, uint32_t op_id, const pk_tensor &out, int3
       bits = extreme_bits(out_dt, false);
       break;
   }
+  return launch_fill_bits(s, op_id, out, bits);
+}
+
+pk_status launch_fill_bits(pk_be_stream *s, uint32_t op_id, const pk_tensor &out, uint64_t bits) {
   const uint64_t n = numel_of(out);
   if (n == 0) return PK_OK;
-  const size_t bytes = dtype_bytes(out_dt);
+  const size_t bytes = dtype_bytes(kit::dtype_id(out.dtype));
   const int32_t dts[1] = {static_cast<int32_t>(bytes)};
   static const char *const kNames[] = {"pk_set_contig", "pk_set_strided"};
   KernelSet *ks = nullptr;
@@ -500,6 +590,10 @@ pk_status launch_iota(pk_be_stream *s, const pk_tensor &out, int32_t out_dt, con
 
 // The reduce ops' attribute structs share one layout (struct_size, num_dims, dims).
 static_assert(offsetof(pk_attrs_sum, dims) == offsetof(pk_attrs_amax, dims) &&
+                  offsetof(pk_attrs_sum, dims) == offsetof(pk_attrs_mean, dims) &&
+                  offsetof(pk_attrs_sum, dims) == offsetof(pk_attrs_all, dims) &&
+                  offsetof(pk_attrs_sum, dims) == offsetof(pk_attrs_any, dims) &&
+                  offsetof(pk_attrs_sum, dims) == offsetof(pk_attrs_xor_sum, dims) &&
                   offsetof(pk_attrs_sum, dims) == offsetof(pk_attrs_amin, dims) &&
                   offsetof(pk_attrs_sum, dims) == offsetof(pk_attrs_prod, dims) &&
                   offsetof(pk_attrs_sum, num_dims) == offsetof(pk_attrs_prod, num_dims),
@@ -589,7 +683,7 @@ pk_status launch_reduction(pk_be_stream *s, uint32_t op_id, const pk_tensor &in,
   const size_t local1 = kRedLocal, global1 = static_cast<size_t>(n_out) * parts * kRedLocal;
   if (pk_status e = enqueue(s, k1, 1, &global1, &local1, op_id)) return e;
   Args set2{k2};
-  set2(scratch)(parts)(ks)(kout)(cnk)(n_out)(oa.mem)(oa.offset);
+  set2(scratch)(parts)(ks)(kout)(cnk)(n_out)(n_red)(oa.mem)(oa.offset);
   if (set2.err != CL_SUCCESS) return stream_fail(s, set2.err, op_id, "clSetKernelArg failed");
   const size_t local2 = 64, global2 = round_up(static_cast<size_t>(n_out), local2);
   return enqueue(s, k2, 1, &global2, &local2, op_id);
@@ -658,6 +752,611 @@ pk_status launch_matmul(pk_be_stream *s, uint32_t op_id, const pk_tensor &a, con
   const size_t global[3] = {static_cast<size_t>((N + kMmTile - 1) / kMmTile) * kMmLocal,
                             static_cast<size_t>((M + kMmTile - 1) / kMmTile) * kMmLocal, static_cast<size_t>(B)};
   return enqueue(s, k, 3, global, local, op_id);
+}
+
+// --- data movement, indexing, scans, sorting, linalg, rng ---------------------------------------------------------
+
+// One side of a pk_move: the tensor, the base position, the per-iteration-axis map and whether positions are
+// row-major (flat) positions of the tensor rather than element offsets.
+struct MoveSide {
+  const pk_tensor *t = nullptr;
+  int64_t base = 0;
+  Dims map{};
+  bool flat = false;
+};
+
+Dims dims_of(const int64_t *v, int32_t n) {
+  Dims d{};
+  for (int32_t i = 0; i < n && i < PK_MAX_RANK; ++i) d.v[i] = v[i];
+  return d;
+}
+
+// Row-major strides of `shape`.
+Dims dense_dims(const int64_t *shape, int32_t n) {
+  Dims d{};
+  int64_t s = 1;
+  for (int32_t i = n - 1; i >= 0; --i) {
+    d.v[i] = s;
+    s *= shape[i];
+  }
+  return d;
+}
+
+uint64_t count_of(const int64_t *shape, int32_t n) {
+  uint64_t c = 1;
+  for (int32_t i = 0; i < n; ++i) c *= static_cast<uint64_t>(shape[i]);
+  return c;
+}
+
+pk_status run_move(pk_be_stream *s, uint32_t op, const MoveSide &dst, const MoveSide &src, const int64_t *shape,
+                   int32_t rank) {
+  const uint64_t n = count_of(shape, rank);
+  if (n == 0) return PK_OK;
+  const size_t bytes = dtype_bytes(kit::dtype_id(dst.t->dtype));
+  const int32_t dts[1] = {static_cast<int32_t>(bytes)};
+  static const char *const kNames[] = {"pk_move"};
+  KernelSet *ks = nullptr;
+  pk_status st = get_kernels(
+      *s->dev, kernel_key(Path::move, 0, dts, 1, 0), op, kNames, 1, [&](bool *, uint32_t *) { return gen_move(bytes); },
+      &ks);
+  if (st != PK_OK) return st;
+  const TensorArg d = tensor_arg(*dst.t), a = tensor_arg(*src.t);
+  const Dims dsh = dims_of(dst.t->shape, dst.t->ndim), ssh = dims_of(src.t->shape, src.t->ndim),
+             sh = dims_of(shape, rank);
+  cl_kernel k = ks->k[0].get();
+  std::lock_guard<std::mutex> g(ks->mu);
+  Args set{k};
+  set(d.mem)(static_cast<cl_long>(d.offset))(static_cast<cl_long>(dst.base))(dst.map)(static_cast<cl_int>(dst.flat));
+  set(dsh)(d.strides)(static_cast<cl_int>(dst.t->ndim));
+  set(a.mem)(static_cast<cl_long>(a.offset))(static_cast<cl_long>(src.base))(src.map)(static_cast<cl_int>(src.flat));
+  set(ssh)(a.strides)(static_cast<cl_int>(src.t->ndim));
+  set(sh)(static_cast<cl_int>(rank))(n);
+  if (set.err != CL_SUCCESS) return stream_fail(s, set.err, op, "clSetKernelArg failed");
+  const size_t global = round_up(static_cast<size_t>(n), kLocal), local = kLocal;
+  return enqueue(s, k, 1, &global, &local, op);
+}
+
+// dst[i...] = src[i...] for two tensors of one shape.
+pk_status copy_same(pk_be_stream *s, uint32_t op, const pk_tensor &dst, const pk_tensor &src) {
+  MoveSide d, a;
+  d.t = &dst;
+  a.t = &src;
+  d.map = tensor_arg(dst).strides;
+  a.map = tensor_arg(src).strides;
+  return run_move(s, op, d, a, dst.shape, dst.ndim);
+}
+
+pk_status launch_move_op(pk_be_stream *s, uint32_t op, const pk_tensor *in, uint32_t nin, const pk_tensor &out,
+                         const void *attrs) {
+  const TensorArg ia = tensor_arg(in[0]), oa = tensor_arg(out);
+  MoveSide d, a;
+  d.t = &out;
+  d.map = oa.strides;
+  a.t = &in[0];
+  a.map = Dims{};
+  switch (op) {
+    case PK_OP_BROADCAST_IN_DIM: {
+      const auto *at = static_cast<const pk_attrs_broadcast_in_dim *>(attrs);
+      for (int32_t k = 0; k < in[0].ndim; ++k)
+        if (in[0].shape[k] != 1) a.map.v[at->broadcast_dimensions[k]] = ia.strides.v[k];
+      break;
+    }
+    case PK_OP_AS_STRIDED: {
+      const auto *at = static_cast<const pk_attrs_as_strided *>(attrs);
+      a.flat = true;
+      a.base = at->storage_offset;
+      a.map = dims_of(at->strides, out.ndim);
+      break;
+    }
+    case PK_OP_SLICE: {
+      const auto *at = static_cast<const pk_attrs_slice *>(attrs);
+      for (int32_t k = 0; k < in[0].ndim; ++k) {
+        a.base += at->start_indices[k] * ia.strides.v[k];
+        a.map.v[k] = ia.strides.v[k] * (at->num_strides ? at->strides[k] : 1);
+      }
+      break;
+    }
+    case PK_OP_SLICE_IN_DIM: {
+      const auto *at = static_cast<const pk_attrs_slice_in_dim *>(attrs);
+      a.map = ia.strides;
+      a.base = at->start * ia.strides.v[at->dim];
+      a.map.v[at->dim] *= at->stride;
+      break;
+    }
+    case PK_OP_TRANSPOSE: {
+      const auto *at = static_cast<const pk_attrs_transpose *>(attrs);
+      for (int32_t k = 0; k < out.ndim; ++k) a.map.v[k] = ia.strides.v[at->permutation[k]];
+      break;
+    }
+    case PK_OP_REV: {
+      const auto *at = static_cast<const pk_attrs_rev *>(attrs);
+      a.map = ia.strides;
+      for (int32_t k = 0; k < at->num_dims; ++k) {
+        const int64_t dd = at->dims[k];
+        if (in[0].shape[dd] == 0) continue;
+        a.base += (in[0].shape[dd] - 1) * ia.strides.v[dd];
+        a.map.v[dd] = -ia.strides.v[dd];
+      }
+      break;
+    }
+    case PK_OP_CAT: {
+      const int64_t dim = static_cast<const pk_attrs_cat *>(attrs)->dim;
+      int64_t pos = 0;
+      for (uint32_t i = 0; i < nin; ++i) {
+        MoveSide di = d, si;
+        di.base = pos * oa.strides.v[dim];
+        si.t = &in[i];
+        si.map = tensor_arg(in[i]).strides;
+        if (pk_status st = run_move(s, op, di, si, in[i].shape, in[i].ndim)) return st;
+        pos += in[i].shape[dim];
+      }
+      return PK_OK;
+    }
+    case PK_OP_PAD: {
+      const auto *at = static_cast<const pk_attrs_pad *>(attrs);
+      if (pk_status st = launch_fill_bits(s, op, out, value_bits(at->value, kit::dtype_id(out.dtype)))) return st;
+      // Input element i of an axis lands at low + i * (interior + 1); only those inside the output are copied.
+      int64_t shape[PK_MAX_RANK];
+      for (int32_t k = 0; k < in[0].ndim; ++k) {
+        const int64_t step = (at->num_interior ? at->interior[k] : 0) + 1;
+        const int64_t low = at->low[k], n = in[0].shape[k], e = out.shape[k];
+        const int64_t i_lo = low >= 0 ? 0 : (-low + step - 1) / step;
+        const int64_t room = e - 1 - low;
+        const int64_t i_hi = room >= 0 ? std::min(n - 1, room / step) : -1;
+        shape[k] = i_hi - i_lo + 1;
+        if (shape[k] <= 0) return PK_OK;
+        a.base += i_lo * ia.strides.v[k];
+        a.map.v[k] = ia.strides.v[k];
+        d.base += (low + i_lo * step) * oa.strides.v[k];
+        d.map.v[k] = oa.strides.v[k] * step;
+      }
+      return run_move(s, op, d, a, shape, in[0].ndim);
+    }
+    case PK_OP_SLICE_SCATTER: {
+      const auto *at = static_cast<const pk_attrs_slice_scatter *>(attrs);
+      if (pk_status st = copy_same(s, op, out, in[0])) return st;
+      a.t = &in[1];
+      a.map = tensor_arg(in[1]).strides;
+      d.base = at->start * oa.strides.v[at->dim];
+      d.map.v[at->dim] *= at->stride;
+      return run_move(s, op, d, a, in[1].shape, in[1].ndim);
+    }
+    case PK_OP_AS_STRIDED_SCATTER: {
+      const auto *at = static_cast<const pk_attrs_as_strided_scatter *>(attrs);
+      if (pk_status st = copy_same(s, op, out, in[0])) return st;
+      a.t = &in[1];
+      a.map = tensor_arg(in[1]).strides;
+      d.flat = true;
+      d.base = at->storage_offset;
+      d.map = dims_of(at->strides, in[1].ndim);
+      return run_move(s, op, d, a, in[1].shape, in[1].ndim);
+    }
+    default:
+      // collapse_view, collapse, reshape, split_dim, expand_dims, squeeze, view_of: row-major order is kept.
+      a.flat = true;
+      a.map = dense_dims(out.shape, out.ndim);
+      break;
+  }
+  return run_move(s, op, d, a, out.shape, out.ndim);
+}
+
+pk_status launch_take(pk_be_stream *s, uint32_t op, const pk_tensor &in, const pk_tensor &index, const pk_tensor &out,
+                      const void *attrs) {
+  const int64_t dim = op == PK_OP_GATHER ? static_cast<const pk_attrs_gather *>(attrs)->dim
+                                         : static_cast<const pk_attrs_index_select *>(attrs)->dim;
+  const uint64_t n = numel_of(out);
+  if (n == 0) return PK_OK;
+  const size_t bytes = dtype_bytes(kit::dtype_id(out.dtype));
+  const int32_t idt = kit::dtype_id(index.dtype);
+  const int32_t dts[2] = {static_cast<int32_t>(bytes), idt};
+  static const char *const kNames[] = {"pk_take"};
+  KernelSet *ks = nullptr;
+  pk_status st = get_kernels(
+      *s->dev, kernel_key(Path::take, 0, dts, 2, 0), op, kNames, 1,
+      [&](bool *, uint32_t *) { return gen_take(bytes, idt); }, &ks);
+  if (st != PK_OK) return st;
+  const TensorArg ia = tensor_arg(in), xa = tensor_arg(index), oa = tensor_arg(out);
+  Dims smap = ia.strides, imap{};
+  smap.v[dim] = 0;
+  if (op == PK_OP_GATHER) {
+    imap = xa.strides;
+  } else {
+    imap.v[dim] = xa.strides.v[0];
+  }
+  const Dims sh = dims_of(out.shape, out.ndim);
+  cl_kernel k = ks->k[0].get();
+  std::lock_guard<std::mutex> g(ks->mu);
+  Args set{k};
+  set(oa.mem)(static_cast<cl_long>(oa.offset))(oa.strides);
+  set(ia.mem)(static_cast<cl_long>(ia.offset))(smap)(static_cast<cl_long>(ia.strides.v[dim]))(
+      static_cast<cl_long>(in.shape[dim]));
+  set(xa.mem)(static_cast<cl_long>(xa.offset))(imap)(sh)(static_cast<cl_int>(out.ndim))(n);
+  if (set.err != CL_SUCCESS) return stream_fail(s, set.err, op, "clSetKernelArg failed");
+  const size_t global = round_up(static_cast<size_t>(n), kLocal), local = kLocal;
+  return enqueue(s, k, 1, &global, &local, op);
+}
+
+pk_status launch_scatter(pk_be_stream *s, uint32_t op, const pk_tensor *in, const pk_tensor &out, const void *attrs) {
+  int64_t dim = 0;
+  cl_int kind = -1, include_self = 1;
+  if (op == PK_OP_SCATTER) {
+    dim = static_cast<const pk_attrs_scatter *>(attrs)->dim;
+  } else {
+    const auto *at = static_cast<const pk_attrs_scatter_reduce *>(attrs);
+    dim = at->dim;
+    kind = at->reduce;
+    include_self = at->include_self;
+  }
+  const uint64_t n = numel_of(out);
+  if (n == 0) return PK_OK;
+  const int32_t dt = kit::dtype_id(out.dtype), idt = kit::dtype_id(in[1].dtype);
+  const int32_t dts[2] = {dt, idt};
+  static const char *const kNames[] = {"pk_scatter"};
+  KernelSet *ks = nullptr;
+  pk_status st = get_kernels(
+      *s->dev, kernel_key(Path::scatter, PK_OP_SCATTER, dts, 2, 0), op, kNames, 1,
+      [&](bool *, uint32_t *) { return gen_scatter(dt, idt, s->dev->caps); }, &ks);
+  if (st != PK_OK) return st;
+  const TensorArg aa = tensor_arg(in[0]), xa = tensor_arg(in[1]), sa = tensor_arg(in[2]), oa = tensor_arg(out);
+  const Dims ish = dims_of(in[1].shape, in[1].ndim), sh = dims_of(out.shape, out.ndim);
+  cl_kernel k = ks->k[0].get();
+  std::lock_guard<std::mutex> g(ks->mu);
+  Args set{k};
+  set(aa.mem)(static_cast<cl_long>(aa.offset))(aa.strides);
+  set(xa.mem)(static_cast<cl_long>(xa.offset))(xa.strides)(ish);
+  set(sa.mem)(static_cast<cl_long>(sa.offset))(sa.strides);
+  set(oa.mem)(static_cast<cl_long>(oa.offset))(oa.strides);
+  set(sh)(static_cast<cl_int>(out.ndim))(static_cast<cl_int>(dim))(kind)(include_self)(n);
+  if (set.err != CL_SUCCESS) return stream_fail(s, set.err, op, "clSetKernelArg failed");
+  const size_t global = round_up(static_cast<size_t>(n), kLocal), local = kLocal;
+  return enqueue(s, k, 1, &global, &local, op);
+}
+
+pk_status launch_index_put(pk_be_stream *s, const pk_tensor *in, uint32_t nin, const pk_tensor &out,
+                           const void *attrs) {
+  const uint32_t op = PK_OP_INDEX_PUT;
+  const uint64_t n = numel_of(out);
+  if (n == 0) return PK_OK;
+  const uint32_t k = nin - 2;
+  const int32_t dt = kit::dtype_id(out.dtype), idt = kit::dtype_id(in[2].dtype);
+  const int32_t dts[2] = {dt, idt};
+  static const char *const kNames[] = {"pk_index_put"};
+  KernelSet *ks = nullptr;
+  pk_status st = get_kernels(
+      *s->dev, kernel_key(Path::index_put, op, dts, 2, k), op, kNames, 1,
+      [&](bool *, uint32_t *) { return gen_index_put(dt, idt, k, s->dev->caps); }, &ks);
+  if (st != PK_OK) return st;
+  const TensorArg aa = tensor_arg(in[0]), va = tensor_arg(in[1]), oa = tensor_arg(out);
+  const Dims sh = dims_of(out.shape, out.ndim);
+  const cl_int acc = static_cast<const pk_attrs_index_put *>(attrs)->accumulate;
+  cl_kernel kk = ks->k[0].get();
+  std::lock_guard<std::mutex> g(ks->mu);
+  Args set{kk};
+  set(aa.mem)(static_cast<cl_long>(aa.offset))(aa.strides);
+  set(va.mem)(static_cast<cl_long>(va.offset))(va.strides);
+  for (uint32_t j = 0; j < k; ++j) {
+    const TensorArg xa = tensor_arg(in[2 + j]);
+    set(xa.mem)(static_cast<cl_long>(xa.offset))(static_cast<cl_long>(xa.strides.v[0]));
+  }
+  set(oa.mem)(static_cast<cl_long>(oa.offset))(oa.strides)(sh)(static_cast<cl_int>(out.ndim));
+  set(static_cast<cl_long>(in[2].shape[0]))(acc)(n);
+  if (set.err != CL_SUCCESS) return stream_fail(s, set.err, op, "clSetKernelArg failed");
+  const size_t global = round_up(static_cast<size_t>(n), kLocal), local = kLocal;
+  return enqueue(s, kk, 1, &global, &local, op);
+}
+
+// Lines along `dim` of up to three tensors (t[0] gives the extents of the kept axes).
+struct LineArgs {
+  Dims sh{}, st[3]{};
+  cl_int r = 0;
+  uint64_t n_lines = 1;
+  cl_long t[3] = {0, 0, 0};
+};
+
+LineArgs lines_of(const pk_tensor *const *t, int nt, int64_t dim) {
+  LineArgs l;
+  TensorArg a[3];
+  for (int i = 0; i < nt; ++i) a[i] = tensor_arg(*t[i]);
+  for (int32_t d = 0; d < t[0]->ndim; ++d) {
+    if (d == dim) {
+      for (int i = 0; i < nt; ++i) l.t[i] = a[i].strides.v[d];
+      continue;
+    }
+    l.sh.v[l.r] = t[0]->shape[d];
+    for (int i = 0; i < nt; ++i) l.st[i].v[l.r] = a[i].strides.v[d];
+    l.n_lines *= static_cast<uint64_t>(t[0]->shape[d]);
+    ++l.r;
+  }
+  return l;
+}
+
+pk_status launch_scan(pk_be_stream *s, uint32_t op, const pk_tensor &in, const pk_tensor *outs, uint32_t nout,
+                      const void *attrs) {
+  const int32_t dt = kit::dtype_id(in.dtype);
+  const int64_t dim = static_cast<const pk_attrs_cumsum *>(attrs)->dim;  // every scan's struct starts with dim
+  const pk_tensor *ts[3] = {&in, &outs[0], nout > 1 ? &outs[1] : &outs[0]};
+  const LineArgs l = lines_of(ts, 3, dim);
+  const cl_long len = in.ndim ? in.shape[dim] : 1;
+  if (l.n_lines == 0 || len == 0) return PK_OK;
+  const int32_t dts[1] = {dt};
+  static const char *const kNames[] = {"pk_scan"};
+  KernelSet *ks = nullptr;
+  pk_status st = get_kernels(
+      *s->dev, kernel_key(Path::scan, op, dts, 1, 0), op, kNames, 1,
+      [&](bool *, uint32_t *) { return gen_scan(op, dt, s->dev->caps); }, &ks);
+  if (st != PK_OK) return st;
+  const TensorArg ia = tensor_arg(in), oa = tensor_arg(outs[0]), xa = tensor_arg(*ts[2]);
+  cl_kernel k = ks->k[0].get();
+  std::lock_guard<std::mutex> g(ks->mu);
+  Args set{k};
+  set(ia.mem)(static_cast<cl_long>(ia.offset))(oa.mem)(static_cast<cl_long>(oa.offset))(xa.mem)(
+      static_cast<cl_long>(xa.offset));
+  set(l.sh)(l.r)(l.st[0])(l.st[1])(l.st[2])(l.n_lines)(len)(l.t[0])(l.t[1])(l.t[2]);
+  if (set.err != CL_SUCCESS) return stream_fail(s, set.err, op, "clSetKernelArg failed");
+  const size_t local = 64, global = round_up(static_cast<size_t>(l.n_lines), local);
+  return enqueue(s, k, 1, &global, &local, op);
+}
+
+pk_status sort_kernels(pk_be_stream *s, uint32_t op, int32_t dt, KernelSet **ks) {
+  const int32_t dts[1] = {dt};
+  static const char *const kNames[] = {"pk_sort", "pk_search"};
+  return get_kernels(
+      *s->dev, kernel_key(Path::sort, PK_OP_SORT, dts, 1, 0), op, kNames, 2,
+      [&](bool *, uint32_t *) { return gen_sort(dt, s->dev->caps); }, ks);
+}
+
+pk_status launch_sort(pk_be_stream *s, uint32_t op, const pk_tensor &in, const pk_tensor *outs, const void *attrs) {
+  const int32_t dt = kit::dtype_id(in.dtype);
+  int64_t dim = 0, keep = 0;
+  cl_int desc = 0;
+  if (op == PK_OP_SORT) {
+    const auto *at = static_cast<const pk_attrs_sort *>(attrs);
+    dim = at->dim;
+    desc = at->descending;
+    keep = in.ndim ? in.shape[dim] : 1;
+  } else {
+    const auto *at = static_cast<const pk_attrs_topk *>(attrs);
+    dim = at->dim;
+    desc = at->largest;
+    keep = at->k;
+  }
+  const pk_tensor *ts[3] = {&in, &outs[0], &outs[1]};
+  const LineArgs l = lines_of(ts, 3, dim);
+  const cl_long len = in.ndim ? in.shape[dim] : 1;
+  const uint64_t n = l.n_lines * static_cast<uint64_t>(len);
+  if (n == 0 || keep == 0) return PK_OK;
+  KernelSet *ks = nullptr;
+  if (pk_status st = sort_kernels(s, op, dt, &ks)) return st;
+  const TensorArg ia = tensor_arg(in), va = tensor_arg(outs[0]), xa = tensor_arg(outs[1]);
+  cl_kernel k = ks->k[0].get();
+  std::lock_guard<std::mutex> g(ks->mu);
+  Args set{k};
+  set(ia.mem)(static_cast<cl_long>(ia.offset))(va.mem)(static_cast<cl_long>(va.offset))(xa.mem)(
+      static_cast<cl_long>(xa.offset));
+  set(l.sh)(l.r)(l.st[0])(l.st[1])(l.st[2])(l.n_lines)(len)(l.t[0])(l.t[1])(l.t[2]);
+  set(static_cast<cl_long>(keep))(desc);
+  if (set.err != CL_SUCCESS) return stream_fail(s, set.err, op, "clSetKernelArg failed");
+  const size_t global = round_up(static_cast<size_t>(n), kLocal), local = kLocal;
+  return enqueue(s, k, 1, &global, &local, op);
+}
+
+pk_status launch_search(pk_be_stream *s, const pk_tensor &seq, const pk_tensor &vals, const pk_tensor &out,
+                        const void *attrs) {
+  const uint32_t op = PK_OP_SEARCHSORTED;
+  const uint64_t n = numel_of(out);
+  if (n == 0) return PK_OK;
+  KernelSet *ks = nullptr;
+  if (pk_status st = sort_kernels(s, op, kit::dtype_id(seq.dtype), &ks)) return st;
+  const TensorArg qa = tensor_arg(seq), va = tensor_arg(vals), oa = tensor_arg(out);
+  const Dims sh = dims_of(out.shape, out.ndim);
+  const cl_int right = static_cast<const pk_attrs_searchsorted *>(attrs)->right;
+  cl_kernel k = ks->k[1].get();
+  std::lock_guard<std::mutex> g(ks->mu);
+  Args set{k};
+  set(qa.mem)(static_cast<cl_long>(qa.offset))(static_cast<cl_long>(qa.strides.v[0]))(
+      static_cast<cl_long>(seq.shape[0]));
+  set(va.mem)(static_cast<cl_long>(va.offset))(va.strides)(oa.mem)(static_cast<cl_long>(oa.offset))(oa.strides);
+  set(sh)(static_cast<cl_int>(out.ndim))(right)(n);
+  if (set.err != CL_SUCCESS) return stream_fail(s, set.err, op, "clSetKernelArg failed");
+  const size_t global = round_up(static_cast<size_t>(n), kLocal), local = kLocal;
+  return enqueue(s, k, 1, &global, &local, op);
+}
+
+pk_status launch_var(pk_be_stream *s, const pk_tensor &in, const pk_tensor &out, const void *attrs) {
+  const uint32_t op = PK_OP_VAR;
+  const auto *at = static_cast<const pk_attrs_var *>(attrs);
+  const int32_t dt = kit::dtype_id(in.dtype);
+  uint32_t mask = 0;
+  for (int32_t i = 0; i < at->num_dims; ++i) mask |= 1u << at->dims[i];
+  const TensorArg ia = tensor_arg(in), oa = tensor_arg(out);
+  Dims ks{}, kin{}, kout{}, rs{}, rst{};
+  int32_t nk = 0, nr = 0, od = 0;
+  uint64_t n_out = 1, n_red = 1;
+  for (int32_t d = 0; d < in.ndim; ++d) {
+    if (mask & (1u << d)) {
+      n_red *= static_cast<uint64_t>(in.shape[d]);
+      rs.v[nr] = in.shape[d];
+      rst.v[nr++] = ia.strides.v[d];
+    } else {
+      n_out *= static_cast<uint64_t>(in.shape[d]);
+      ks.v[nk] = in.shape[d];
+      kin.v[nk] = ia.strides.v[d];
+      kout.v[nk++] = oa.strides.v[od++];
+    }
+  }
+  if (n_out == 0) return PK_OK;
+  const int32_t dts[1] = {dt};
+  static const char *const kNames[] = {"pk_var"};
+  KernelSet *kset = nullptr;
+  pk_status st = get_kernels(
+      *s->dev, kernel_key(Path::var, op, dts, 1, 0), op, kNames, 1,
+      [&](bool *, uint32_t *) { return gen_var(dt, s->dev->caps); }, &kset);
+  if (st != PK_OK) return st;
+  cl_kernel k = kset->k[0].get();
+  std::lock_guard<std::mutex> g(kset->mu);
+  Args set{k};
+  set(ia.mem)(ia.offset)(ks)(kin)(kout)(static_cast<cl_int>(nk))(rs)(rst)(static_cast<cl_int>(nr))(
+      n_out)(n_red)(oa.mem)(oa.offset);
+  if (s->dev->caps.fp64) {
+    set(at->correction);
+  } else {
+    set(static_cast<cl_float>(at->correction));
+  }
+  if (set.err != CL_SUCCESS) return stream_fail(s, set.err, op, "clSetKernelArg failed");
+  const size_t local = 64, global = round_up(static_cast<size_t>(n_out), local);
+  return enqueue(s, k, 1, &global, &local, op);
+}
+
+pk_status launch_dot_general(pk_be_stream *s, const pk_tensor &a, const pk_tensor &b, const pk_tensor &out,
+                             const void *attrs) {
+  const uint32_t op = PK_OP_DOT_GENERAL;
+  const auto *at = static_cast<const pk_attrs_dot_general *>(attrs);
+  const int32_t dt = kit::dtype_id(a.dtype);
+  const TensorArg aa = tensor_arg(a), ba = tensor_arg(b), oa = tensor_arg(out);
+  // Output axes: batch, lhs free, rhs free (in order).
+  Dims osh{}, soa{}, sob{}, csh{}, sca{}, scb{};
+  int32_t orank = 0, crank = 0;
+  bool a_used[PK_MAX_RANK] = {false}, b_used[PK_MAX_RANK] = {false};
+  for (int32_t i = 0; i < at->num_lhs_batch; ++i) {
+    osh.v[orank] = a.shape[at->lhs_batch[i]];
+    soa.v[orank] = aa.strides.v[at->lhs_batch[i]];
+    sob.v[orank++] = ba.strides.v[at->rhs_batch[i]];
+    a_used[at->lhs_batch[i]] = b_used[at->rhs_batch[i]] = true;
+  }
+  for (int32_t i = 0; i < at->num_lhs_contract; ++i) {
+    csh.v[crank] = a.shape[at->lhs_contract[i]];
+    sca.v[crank] = aa.strides.v[at->lhs_contract[i]];
+    scb.v[crank++] = ba.strides.v[at->rhs_contract[i]];
+    a_used[at->lhs_contract[i]] = b_used[at->rhs_contract[i]] = true;
+  }
+  for (int32_t d = 0; d < a.ndim; ++d) {
+    if (a_used[d]) continue;
+    osh.v[orank] = a.shape[d];
+    soa.v[orank++] = aa.strides.v[d];
+  }
+  for (int32_t d = 0; d < b.ndim; ++d) {
+    if (b_used[d]) continue;
+    osh.v[orank] = b.shape[d];
+    sob.v[orank++] = ba.strides.v[d];
+  }
+  const uint64_t n = numel_of(out), nc = count_of(csh.v, crank);
+  if (n == 0) return PK_OK;
+  const int32_t dts[1] = {dt};
+  static const char *const kNames[] = {"pk_dot_general"};
+  KernelSet *ks = nullptr;
+  pk_status st = get_kernels(
+      *s->dev, kernel_key(Path::dot_general, op, dts, 1, 0), op, kNames, 1,
+      [&](bool *, uint32_t *) { return gen_dot_general(dt, s->dev->caps); }, &ks);
+  if (st != PK_OK) return st;
+  cl_kernel k = ks->k[0].get();
+  std::lock_guard<std::mutex> g(ks->mu);
+  Args set{k};
+  set(aa.mem)(static_cast<cl_long>(aa.offset))(ba.mem)(static_cast<cl_long>(ba.offset))(oa.mem)(
+      static_cast<cl_long>(oa.offset));
+  set(osh)(static_cast<cl_int>(orank))(soa)(sob)(oa.strides)(csh)(static_cast<cl_int>(crank))(sca)(scb)(nc)(n);
+  if (set.err != CL_SUCCESS) return stream_fail(s, set.err, op, "clSetKernelArg failed");
+  const size_t global = round_up(static_cast<size_t>(n), kLocal), local = kLocal;
+  return enqueue(s, k, 1, &global, &local, op);
+}
+
+// The layout of pk_conv_geom in the generated source.
+struct ConvGeom {
+  cl_long xst[8], xsh[8], wst[8], ksh[8], yst[8], ysh[8], stride[8], padl[8], dil[8];
+  cl_long S, Cg, Mg, NB, KS, OS;
+};
+
+pk_status launch_conv(pk_be_stream *s, const pk_tensor &x, const pk_tensor &w, const pk_tensor &y, const void *attrs) {
+  const uint32_t op = PK_OP_CONVOLUTION;
+  const auto *at = static_cast<const pk_attrs_convolution *>(attrs);
+  const int32_t dt = kit::dtype_id(x.dtype);
+  const TensorArg xa = tensor_arg(x), wa = tensor_arg(w), ya = tensor_arg(y);
+  ConvGeom g{};
+  const int32_t S = x.ndim - 2;
+  const int64_t groups = at->groups > 0 ? at->groups : 1;
+  g.S = S;
+  g.NB = x.shape[0];
+  g.Cg = x.shape[1] / groups;
+  g.Mg = w.shape[0] / groups;
+  g.KS = 1;
+  g.OS = 1;
+  for (int32_t d = 0; d < x.ndim; ++d) {
+    g.xst[d] = xa.strides.v[d];
+    g.wst[d] = wa.strides.v[d];
+    g.yst[d] = ya.strides.v[d];
+  }
+  for (int32_t d = 0; d < S; ++d) {
+    g.xsh[d] = x.shape[2 + d];
+    g.ksh[d] = w.shape[2 + d];
+    g.ysh[d] = y.shape[2 + d];
+    g.stride[d] = at->num_stride ? at->stride[d] : 1;
+    g.padl[d] = at->num_padding_low ? at->padding_low[d] : 0;
+    g.dil[d] = at->num_dilation ? at->dilation[d] : 1;
+    g.KS *= g.ksh[d];
+    g.OS *= g.ysh[d];
+  }
+  const int64_t M = g.Mg, N = g.NB * g.OS;
+  if (M == 0 || N == 0) return PK_OK;
+  const int32_t dts[1] = {dt};
+  static const char *const kNames[] = {"pk_conv"};
+  KernelSet *ks = nullptr;
+  pk_status st = get_kernels(
+      *s->dev, kernel_key(Path::conv, op, dts, 1, 0), op, kNames, 1,
+      [&](bool *, uint32_t *) { return gen_conv(dt, s->dev->caps); }, &ks);
+  if (st != PK_OK) return st;
+  cl_kernel k = ks->k[0].get();
+  std::lock_guard<std::mutex> lock(ks->mu);
+  Args set{k};
+  set(xa.mem)(xa.offset)(wa.mem)(wa.offset)(ya.mem)(ya.offset)(g);
+  if (set.err != CL_SUCCESS) return stream_fail(s, set.err, op, "clSetKernelArg failed");
+  const size_t local[3] = {kMmLocal, kMmLocal, 1};
+  const size_t global[3] = {static_cast<size_t>((N + kMmTile - 1) / kMmTile) * kMmLocal,
+                            static_cast<size_t>((M + kMmTile - 1) / kMmTile) * kMmLocal, static_cast<size_t>(groups)};
+  return enqueue(s, k, 3, global, local, op);
+}
+
+pk_status launch_philox(pk_be_stream *s, uint32_t op, const pk_tensor &out, const void *attrs) {
+  const int32_t dt = kit::dtype_id(out.dtype);
+  const uint64_t n = numel_of(out);
+  if (n == 0) return PK_OK;
+  cl_ulong offset = 0, seed = 0, ispan = 1;
+  cl_double low = 0, span = 0, mean = 0, sd = 1;
+  cl_long ilow = 0;
+  if (op == PK_OP_PHILOX_UNIFORM) {
+    const auto *at = static_cast<const pk_attrs_philox_uniform *>(attrs);
+    offset = static_cast<cl_ulong>(at->offset);
+    seed = static_cast<cl_ulong>(at->seed);
+    low = at->low;
+    span = at->high - at->low;
+  } else if (op == PK_OP_PHILOX_NORMAL) {
+    const auto *at = static_cast<const pk_attrs_philox_normal *>(attrs);
+    offset = static_cast<cl_ulong>(at->offset);
+    seed = static_cast<cl_ulong>(at->seed);
+    mean = at->mean;
+    sd = at->std;
+  } else {
+    const auto *at = static_cast<const pk_attrs_philox_randint *>(attrs);
+    offset = static_cast<cl_ulong>(at->offset);
+    seed = static_cast<cl_ulong>(at->seed);
+    ilow = at->low;
+    ispan = static_cast<cl_ulong>(at->high) - static_cast<cl_ulong>(at->low);
+  }
+  const int32_t dts[1] = {dt};
+  static const char *const kNames[] = {"pk_philox"};
+  KernelSet *ks = nullptr;
+  pk_status st = get_kernels(
+      *s->dev, kernel_key(Path::philox, op, dts, 1, 0), op, kNames, 1,
+      [&](bool *, uint32_t *) { return gen_philox(op, dt, s->dev->caps); }, &ks);
+  if (st != PK_OK) return st;
+  const TensorArg oa = tensor_arg(out);
+  const Dims sh = dims_of(out.shape, out.ndim);
+  cl_kernel k = ks->k[0].get();
+  std::lock_guard<std::mutex> g(ks->mu);
+  Args set{k};
+  set(oa.mem)(static_cast<cl_long>(oa.offset))(oa.strides)(sh)(static_cast<cl_int>(out.ndim))(n);
+  set(offset)(seed)(low)(span)(ilow)(ispan)(mean)(sd);
+  if (set.err != CL_SUCCESS) return stream_fail(s, set.err, op, "clSetKernelArg failed");
+  const size_t global = round_up(static_cast<size_t>(n), kLocal), local = kLocal;
+  return enqueue(s, k, 1, &global, &local, op);
 }
 
 // --- ABI slots --------------------------------------------------------------------------------------------------
@@ -1081,6 +1780,28 @@ pk_status ocl_op_launch(pk_be_stream *stream, uint32_t op_id, const pk_tensor *i
         return launch_argreduce(stream, op_id, inputs[0], outputs[0], in_dt[0], attrs);
       case Path::matmul:
         return launch_matmul(stream, op_id, inputs[0], inputs[1], outputs[0], in_dt[0]);
+      case Path::move:
+        return launch_move_op(stream, op_id, inputs, num_inputs, outputs[0], attrs);
+      case Path::take:
+        return launch_take(stream, op_id, inputs[0], inputs[1], outputs[0], attrs);
+      case Path::scatter:
+        return launch_scatter(stream, op_id, inputs, outputs[0], attrs);
+      case Path::index_put:
+        return launch_index_put(stream, inputs, num_inputs, outputs[0], attrs);
+      case Path::scan:
+        return launch_scan(stream, op_id, inputs[0], outputs, num_outputs, attrs);
+      case Path::sort:
+        return launch_sort(stream, op_id, inputs[0], outputs, attrs);
+      case Path::search:
+        return launch_search(stream, inputs[0], inputs[1], outputs[0], attrs);
+      case Path::var:
+        return launch_var(stream, inputs[0], outputs[0], attrs);
+      case Path::dot_general:
+        return launch_dot_general(stream, inputs[0], inputs[1], outputs[0], attrs);
+      case Path::conv:
+        return launch_conv(stream, inputs[0], inputs[1], outputs[0], attrs);
+      case Path::philox:
+        return launch_philox(stream, op_id, outputs[0], attrs);
     }
   } catch (const std::bad_alloc &) {
     return fail(PK_ERROR_OUT_OF_MEMORY, op_id, -1, "opencl: %s: out of host memory", pk::meta::op_name(op_id));

@@ -681,3 +681,299 @@ TEST_F(OpenCL, CreationOps) {
 }
 
 }  // namespace
+
+// --- data movement, indexing, scans, sorting, linalg and rng (expected values derived by hand or in double) -----
+
+TEST_F(OpenCL, ViewsAndShapeOpsMoveElements) {
+  // x = [[0, 1, 2], [3, 4, 5]]
+  std::vector<float> x = {0, 1, 2, 3, 4, 5};
+  pk_tensor tx = device(x, kF32, {2, 3});
+  pk_attrs_transpose tr = PK_ATTRS_TRANSPOSE_INIT;
+  tr.num_permutation = 2;
+  tr.permutation[0] = 1;
+  tr.permutation[1] = 0;
+  pk_tensor tt = empty<float>(6, kF32, {3, 2});
+  ASSERT_EQ(launch(PK_OP_TRANSPOSE, {tx}, {tt}, &tr), PK_OK) << last_error().message;
+  EXPECT_EQ(download<float>(tt, 6), (std::vector<float>{0, 3, 1, 4, 2, 5}));
+  // reshape of the transposed (non-contiguous) view keeps its row-major order.
+  const int64_t st[2] = {1, 3};
+  pk_tensor tv = tx;
+  tv.ndim = 2;
+  const int64_t sh[2] = {3, 2};
+  tv.shape = sh;
+  tv.strides = st;
+  pk_attrs_reshape rs = PK_ATTRS_RESHAPE_INIT;
+  rs.num_shape = 1;
+  rs.shape[0] = 6;
+  pk_tensor tr1 = empty<float>(6, kF32, {6});
+  ASSERT_EQ(launch(PK_OP_RESHAPE, {tv}, {tr1}, &rs), PK_OK) << last_error().message;
+  EXPECT_EQ(download<float>(tr1, 6), (std::vector<float>{0, 3, 1, 4, 2, 5}));
+  pk_attrs_rev rv = PK_ATTRS_REV_INIT;
+  rv.num_dims = 1;
+  rv.dims[0] = 1;
+  pk_tensor trv = empty<float>(6, kF32, {2, 3});
+  ASSERT_EQ(launch(PK_OP_REV, {tx}, {trv}, &rv), PK_OK);
+  EXPECT_EQ(download<float>(trv, 6), (std::vector<float>{2, 1, 0, 5, 4, 3}));
+  pk_attrs_cat ct = PK_ATTRS_CAT_INIT;
+  ct.dim = 1;
+  pk_tensor tc = empty<float>(12, kF32, {2, 6});
+  ASSERT_EQ(launch(PK_OP_CAT, {tx, trv}, {tc}, &ct), PK_OK);
+  EXPECT_EQ(download<float>(tc, 12), (std::vector<float>{0, 1, 2, 2, 1, 0, 3, 4, 5, 5, 4, 3}));
+  // pad: low 1 / high 0 on axis 0, interior 1 and low -1 on axis 1, value 9.
+  pk_attrs_pad pd = PK_ATTRS_PAD_INIT;
+  pd.value = 9;
+  pd.num_low = pd.num_high = pd.num_interior = 2;
+  pd.low[0] = 1;
+  pd.low[1] = -1;
+  pd.high[0] = 0;
+  pd.high[1] = 1;
+  pd.interior[0] = 0;
+  pd.interior[1] = 1;
+  // axis 1: 3 + 2 interior - 1 + 1 = 5 columns: [x1?] positions: element i at -1 + 2i -> 1, 3 (i = 1, 2).
+  pk_tensor tp = empty<float>(15, kF32, {3, 5});
+  ASSERT_EQ(launch(PK_OP_PAD, {tx}, {tp}, &pd), PK_OK) << last_error().message;
+  EXPECT_EQ(download<float>(tp, 15), (std::vector<float>{9, 9, 9, 9, 9, 9, 1, 9, 2, 9, 9, 4, 9, 5, 9}));
+  pk_attrs_broadcast_in_dim bd = PK_ATTRS_BROADCAST_IN_DIM_INIT;
+  bd.num_shape = 3;
+  bd.shape[0] = 2;
+  bd.shape[1] = 2;
+  bd.shape[2] = 3;
+  bd.num_broadcast_dimensions = 2;
+  bd.broadcast_dimensions[0] = 0;
+  bd.broadcast_dimensions[1] = 2;
+  pk_tensor tb = empty<float>(12, kF32, {2, 2, 3});
+  ASSERT_EQ(launch(PK_OP_BROADCAST_IN_DIM, {tx}, {tb}, &bd), PK_OK);
+  EXPECT_EQ(download<float>(tb, 12), (std::vector<float>{0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5}));
+  for (uint32_t op : {PK_OP_TRANSPOSE, PK_OP_RESHAPE, PK_OP_REV, PK_OP_CAT, PK_OP_PAD, PK_OP_BROADCAST_IN_DIM})
+    expect_native(op);
+}
+
+TEST_F(OpenCL, GatherScatterIndexSelect) {
+  std::vector<int32_t> a = {10, 11, 12, 13, 20, 21, 22, 23};  // [2, 4]
+  std::vector<int64_t> idx = {3, 0, 3, 1, 1, 9};              // [2, 3]; 9 is out of range
+  pk_tensor ta = device(a, kI32, {2, 4}), ti = device(idx, PK_DTYPE_I64_DESC, {2, 3});
+  pk_attrs_gather ga = PK_ATTRS_GATHER_INIT;
+  ga.dim = 1;
+  pk_tensor tg = empty<int32_t>(6, kI32, {2, 3});
+  ASSERT_EQ(launch(PK_OP_GATHER, {ta, ti}, {tg}, &ga), PK_OK) << last_error().message;
+  EXPECT_EQ(download<int32_t>(tg, 6), (std::vector<int32_t>{13, 10, 13, 21, 21, 0}));
+  // scatter: duplicate index 3 in row 0 -> the later source wins; row 1 writes column 1 twice.
+  std::vector<int32_t> src = {1, 2, 3, 4, 5, 6};
+  pk_tensor ts = device(src, kI32, {2, 3});
+  pk_attrs_scatter sc = PK_ATTRS_SCATTER_INIT;
+  sc.dim = 1;
+  pk_tensor to = empty<int32_t>(8, kI32, {2, 4});
+  ASSERT_EQ(launch(PK_OP_SCATTER, {ta, ti, ts}, {to}, &sc), PK_OK) << last_error().message;
+  EXPECT_EQ(download<int32_t>(to, 8), (std::vector<int32_t>{2, 11, 12, 3, 20, 5, 22, 23}));
+  pk_attrs_scatter_reduce sr = PK_ATTRS_SCATTER_REDUCE_INIT;
+  sr.dim = 1;
+  sr.reduce = PK_REDUCE_KIND_SUM;
+  sr.include_self = 1;
+  ASSERT_EQ(launch(PK_OP_SCATTER_REDUCE, {ta, ti, ts}, {to}, &sr), PK_OK) << last_error().message;
+  EXPECT_EQ(download<int32_t>(to, 8), (std::vector<int32_t>{12, 11, 12, 17, 20, 30, 22, 23}));
+  std::vector<int32_t> sel = {2, 0};
+  pk_tensor tsel = device(sel, kI32, {2});
+  pk_attrs_index_select is = PK_ATTRS_INDEX_SELECT_INIT;
+  is.dim = 1;
+  pk_tensor tis = empty<int32_t>(4, kI32, {2, 2});
+  ASSERT_EQ(launch(PK_OP_INDEX_SELECT, {ta, tsel}, {tis}, &is), PK_OK) << last_error().message;
+  EXPECT_EQ(download<int32_t>(tis, 4), (std::vector<int32_t>{12, 10, 22, 20}));
+  for (uint32_t op : {PK_OP_GATHER, PK_OP_SCATTER, PK_OP_SCATTER_REDUCE, PK_OP_INDEX_SELECT}) expect_native(op);
+}
+
+TEST_F(OpenCL, ScansSortAndTopk) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> x = {3, 1, nan, 2, 1, -0.5f};
+  pk_tensor tx = device(x, kF32, {6});
+  pk_attrs_cumsum cs = PK_ATTRS_CUMSUM_INIT;
+  std::vector<int32_t> xi = {5, -2, 7, 1};
+  pk_tensor txi = device(xi, kI32, {4});
+  pk_tensor tci = empty<int32_t>(4, kI32, {4});
+  ASSERT_EQ(launch(PK_OP_CUMSUM, {txi}, {tci}, &cs), PK_OK) << last_error().message;
+  EXPECT_EQ(download<int32_t>(tci, 4), (std::vector<int32_t>{5, 3, 10, 11}));
+  // cummax: the last occurrence of the maximum; NaN sticks once seen.
+  pk_attrs_cummax cm = PK_ATTRS_CUMMAX_INIT;
+  pk_tensor tv = empty<float>(6, kF32, {6}), tix = empty<int64_t>(6, PK_DTYPE_I64_DESC, {6});
+  ASSERT_EQ(launch(PK_OP_CUMMAX, {tx}, {tv, tix}, &cm), PK_OK) << last_error().message;
+  std::vector<float> v = download<float>(tv, 6);
+  EXPECT_EQ(v[0], 3.f);
+  EXPECT_EQ(v[1], 3.f);
+  for (int i = 2; i < 6; ++i) EXPECT_TRUE(std::isnan(v[i])) << i;
+  EXPECT_EQ(download<int64_t>(tix, 6), (std::vector<int64_t>{0, 0, 2, 2, 2, 2}));
+  // sort ascending: NaN last, equal values keep their order (stable).
+  pk_attrs_sort so = PK_ATTRS_SORT_INIT;
+  so.dim = 0;
+  ASSERT_EQ(launch(PK_OP_SORT, {tx}, {tv, tix}, &so), PK_OK) << last_error().message;
+  v = download<float>(tv, 6);
+  EXPECT_EQ(std::vector<float>(v.begin(), v.begin() + 5), (std::vector<float>{-0.5f, 1, 1, 2, 3}));
+  EXPECT_TRUE(std::isnan(v[5]));
+  EXPECT_EQ(download<int64_t>(tix, 6), (std::vector<int64_t>{5, 1, 4, 3, 0, 2}));
+  pk_attrs_topk tk = PK_ATTRS_TOPK_INIT;
+  tk.k = 2;
+  tk.dim = 0;
+  tk.largest = 1;
+  pk_tensor tkv = empty<float>(2, kF32, {2}), tki = empty<int64_t>(2, PK_DTYPE_I64_DESC, {2});
+  ASSERT_EQ(launch(PK_OP_TOPK, {tx}, {tkv, tki}, &tk), PK_OK) << last_error().message;
+  v = download<float>(tkv, 2);
+  EXPECT_TRUE(std::isnan(v[0]));  // NaN is the largest
+  EXPECT_EQ(v[1], 3.f);
+  EXPECT_EQ(download<int64_t>(tki, 2), (std::vector<int64_t>{2, 0}));
+  for (uint32_t op : {PK_OP_CUMSUM, PK_OP_CUMMAX, PK_OP_SORT, PK_OP_TOPK}) expect_native(op);
+}
+
+TEST_F(OpenCL, VarMeanAllAny) {
+  const int64_t R = 7, C = 33;
+  std::vector<float> x = random_floats(static_cast<size_t>(R * C), 11);
+  pk_tensor tx = device(x, kF32, {R, C});
+  pk_attrs_var va = PK_ATTRS_VAR_INIT;
+  va.num_dims = 1;
+  va.dims[0] = 1;
+  va.correction = 1;
+  pk_tensor tv = empty<float>(R, kF32, {R});
+  ASSERT_EQ(launch(PK_OP_VAR, {tx}, {tv}, &va), PK_OK) << last_error().message;
+  std::vector<float> v = download<float>(tv, R);
+  for (int64_t i = 0; i < R; ++i) {
+    double m = 0, ss = 0;
+    for (int64_t j = 0; j < C; ++j) m += x[i * C + j];
+    m /= C;
+    for (int64_t j = 0; j < C; ++j) ss += (x[i * C + j] - m) * (x[i * C + j] - m);
+    EXPECT_NEAR(v[i], ss / (C - 1), 1e-6 * ss / (C - 1)) << i;
+  }
+  std::vector<int32_t> b = {0, 2, 0, 0, 1, 3};
+  pk_tensor tb = device(b, kI32, {2, 3});
+  pk_attrs_any an = PK_ATTRS_ANY_INIT;
+  an.num_dims = 1;
+  an.dims[0] = 1;
+  pk_tensor ty = empty<uint8_t>(2, kBool, {2});
+  ASSERT_EQ(launch(PK_OP_ANY, {tb}, {ty}, &an), PK_OK) << last_error().message;
+  EXPECT_EQ(download<uint8_t>(ty, 2), (std::vector<uint8_t>{1, 1}));
+  pk_attrs_all al = PK_ATTRS_ALL_INIT;
+  al.num_dims = 1;
+  al.dims[0] = 1;
+  ASSERT_EQ(launch(PK_OP_ALL, {tb}, {ty}, &al), PK_OK) << last_error().message;
+  EXPECT_EQ(download<uint8_t>(ty, 2), (std::vector<uint8_t>{0, 0}));
+  // mean of f32 values whose f32 sum overflows: the double accumulator keeps it finite.
+  std::vector<float> big = {3e38f, 3e38f, -1e38f, 2e38f};
+  pk_tensor tg = device(big, kF32, {4});
+  pk_attrs_mean me = PK_ATTRS_MEAN_INIT;
+  me.num_dims = 1;
+  me.dims[0] = 0;
+  pk_tensor tm = empty<float>(1, kF32, {});
+  ASSERT_EQ(launch(PK_OP_MEAN, {tg}, {tm}, &me), PK_OK) << last_error().message;
+  const double exact = (double(big[0]) + double(big[1]) + double(big[2]) + double(big[3])) / 4;
+  EXPECT_EQ(download<float>(tm, 1)[0], static_cast<float>(exact));
+  for (uint32_t op : {PK_OP_VAR, PK_OP_ANY, PK_OP_ALL, PK_OP_MEAN}) expect_native(op);
+}
+
+TEST_F(OpenCL, ConvolutionTiledMatchesDirectLoops) {
+  // N=2, C=4, H=W=9, 6 output channels in 2 groups, 3x3 kernel, stride 2, padding 1 low / 0 high.
+  const int64_t N = 2, C = 4, H = 9, Wd = 9, O = 6, G = 2, KH = 3, KW = 3, S = 2, P = 1;
+  const int64_t OH = (H + P - KH) / S + 1, OW = (Wd + P - KW) / S + 1;
+  std::vector<float> x = random_floats(static_cast<size_t>(N * C * H * Wd), 21),
+                     w = random_floats(static_cast<size_t>(O * (C / G) * KH * KW), 22);
+  pk_tensor tx = device(x, kF32, {N, C, H, Wd}), tw = device(w, kF32, {O, C / G, KH, KW});
+  pk_tensor ty = empty<float>(static_cast<size_t>(N * O * OH * OW), kF32, {N, O, OH, OW});
+  pk_attrs_convolution ca = PK_ATTRS_CONVOLUTION_INIT;
+  ca.num_stride = ca.num_padding_low = ca.num_padding_high = ca.num_dilation = 2;
+  for (int d = 0; d < 2; ++d) {
+    ca.stride[d] = S;
+    ca.padding_low[d] = P;
+    ca.padding_high[d] = 0;
+    ca.dilation[d] = 1;
+  }
+  ca.groups = G;
+  ASSERT_EQ(launch(PK_OP_CONVOLUTION, {tx, tw}, {ty}, &ca), PK_OK) << last_error().message;
+  std::vector<float> y = download<float>(ty, static_cast<size_t>(N * O * OH * OW));
+  const int64_t Cg = C / G, Og = O / G;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t o = 0; o < O; ++o)
+      for (int64_t i = 0; i < OH; ++i)
+        for (int64_t j = 0; j < OW; ++j) {
+          double s = 0, sa = 0;
+          const int64_t g = o / Og;
+          for (int64_t c = 0; c < Cg; ++c)
+            for (int64_t ki = 0; ki < KH; ++ki)
+              for (int64_t kj = 0; kj < KW; ++kj) {
+                const int64_t hi = i * S - P + ki, wj = j * S - P + kj;
+                if (hi < 0 || hi >= H || wj < 0 || wj >= Wd) continue;
+                const double p =
+                    double(x[((n * C + g * Cg + c) * H + hi) * Wd + wj]) * w[((o * Cg + c) * KH + ki) * KW + kj];
+                s += p;
+                sa += std::fabs(p);
+              }
+          ASSERT_NEAR(y[((n * O + o) * OH + i) * OW + j], s, 40 * 1.2e-7 * sa + 1e-30) << n << o << i << j;
+        }
+  expect_native(PK_OP_CONVOLUTION);
+}
+
+TEST_F(OpenCL, OverflowRulesOfArithmetic) {
+  // e4m3fn: 448 + 36 = 484 lies past 448 + half a quantum: NaN (S.1111.111), not the saturated 448.
+  std::vector<uint8_t> a = {0x7e, 0xfe, 0x38}, b = {0x61, 0xe1, 0x38};  // 448, -448, 1; 36, -36, 1
+  pk_tensor ta = device(a, kE4M3, {3}), tb = device(b, kE4M3, {3});
+  pk_tensor tc = empty<uint8_t>(3, kE4M3, {3});
+  ASSERT_EQ(launch(PK_OP_ADD, {ta, tb}, {tc}), PK_OK) << last_error().message;
+  EXPECT_EQ(download<uint8_t>(tc, 3), (std::vector<uint8_t>{0x7f, 0xff, 0x40}));  // NaN, -NaN, 2
+  // f64 matmul whose exact dot product overflows to +inf, with products of opposite signs beyond the range.
+  std::vector<double> x = {1e308, -1e308, 1e308}, y = {10, 5, 1};
+  pk_tensor tx = device(x, kF64, {1, 3}), ty = device(y, kF64, {3, 1});
+  pk_tensor tz = empty<double>(1, kF64, {1, 1});
+  ASSERT_EQ(launch(PK_OP_MATMUL, {tx, ty}, {tz}), PK_OK) << last_error().message;
+  EXPECT_EQ(download<double>(tz, 1)[0], std::numeric_limits<double>::infinity());
+  // ... and one whose exact value (1e308 * 10 - 1e308 * 9.5) is finite.
+  std::vector<double> y2 = {10, 9.5, 0};
+  pk_tensor ty2 = device(y2, kF64, {3, 1});
+  ASSERT_EQ(launch(PK_OP_MATMUL, {tx, ty2}, {tz}), PK_OK) << last_error().message;
+  EXPECT_DOUBLE_EQ(download<double>(tz, 1)[0], 5e307);
+}
+
+// Philox4x32-10 as published (Random123), written out here independently of the backend's generated source.
+void philox_ref(uint64_t c, uint64_t k, uint32_t out[4]) {
+  uint32_t c0 = static_cast<uint32_t>(c), c1 = static_cast<uint32_t>(c >> 32), c2 = 0, c3 = 0;
+  uint32_t k0 = static_cast<uint32_t>(k), k1 = static_cast<uint32_t>(k >> 32);
+  for (int r = 0; r < 10; ++r) {
+    const uint64_t p0 = uint64_t{0xD2511F53u} * c0, p1 = uint64_t{0xCD9E8D57u} * c2;
+    const uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c1 ^ k0, n2 = static_cast<uint32_t>(p0 >> 32) ^ c3 ^ k1;
+    c1 = static_cast<uint32_t>(p1);
+    c3 = static_cast<uint32_t>(p0);
+    c0 = n0;
+    c2 = n2;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  out[0] = c0;
+  out[1] = c1;
+  out[2] = c2;
+  out[3] = c3;
+}
+
+TEST_F(OpenCL, PhiloxRandintAndUniform) {
+  const int64_t n = 10;
+  pk_attrs_philox_randint ri = PK_ATTRS_PHILOX_RANDINT_INIT;
+  ri.num_shape = 1;
+  ri.shape[0] = n;
+  ri.dtype = PK_DTYPE_I64;
+  ri.seed = 0x123456789ll;
+  ri.offset = 5;
+  ri.low = -3;
+  ri.high = 1000;
+  pk_tensor tr = empty<int64_t>(n, PK_DTYPE_I64_DESC, {n});
+  ASSERT_EQ(launch(PK_OP_PHILOX_RANDINT, {}, {tr}, &ri), PK_OK) << last_error().message;
+  std::vector<int64_t> r = download<int64_t>(tr, n);
+  pk_attrs_philox_uniform un = PK_ATTRS_PHILOX_UNIFORM_INIT;
+  un.num_shape = 1;
+  un.shape[0] = n;
+  un.dtype = PK_DTYPE_F64;
+  un.seed = 7;
+  un.low = -1;
+  un.high = 3;
+  pk_tensor tu = empty<double>(n, kF64, {n});
+  ASSERT_EQ(launch(PK_OP_PHILOX_UNIFORM, {}, {tu}, &un), PK_OK) << last_error().message;
+  std::vector<double> u = download<double>(tu, n);
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t w[4];
+    philox_ref(5 + i / 4, 0x123456789ull, w);
+    EXPECT_EQ(r[i], -3 + static_cast<int64_t>(w[i % 4] % 1003u)) << i;
+    philox_ref(static_cast<uint64_t>(i / 4), 7, w);
+    EXPECT_EQ(u[i], -1.0 + 4.0 * std::ldexp(static_cast<double>(w[i % 4]), -32)) << i;
+  }
+}
