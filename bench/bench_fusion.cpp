@@ -5,12 +5,19 @@
 //
 // The fused graph runs on the CPU backend when it installs the fusion hooks (cpu_fusion.cpp); until then on the
 // test plugin "cpu-fusion-test" (the CPU plugin plus those hooks), which the output names.
+//
+// Row programs: softmax and layer_norm on [4096, 4096] f32, their decompositions built as graphs of primitives
+// through the public graph API: compiled with fusion (the graph compiler offers each decomposition whole and the
+// CPU backend claims it as one row kernel) against the same graph compiled with fusion disabled (one CPU kernel
+// per primitive), plus the graph compile time with a cold JIT.
 #include <benchmark/benchmark.h>
 #include <omp.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -239,6 +246,202 @@ void BM_jit_cache_hit(benchmark::State &state) {
   pk::codegen::jit_compile(spec, pk::codegen::HostMode::cpu, err);
   for (auto _ : state) benchmark::DoNotOptimize(pk::codegen::jit_compile(spec, pk::codegen::HostMode::cpu, err));
 }
+
+// --- row programs ----------------------------------------------------------------------------------------------
+
+constexpr int64_t kRows = 4096, kCols = 4096;
+
+// Builds a graph of primitives through the public API; every helper returns the node's output value.
+struct GraphBuilder {
+  pk_graph_t g = nullptr;
+  GraphBuilder() {
+    if (pk_graph_create(&g) != PK_OK) die("graph");
+  }
+  uint32_t input(int32_t ndim, const int64_t *shape) {
+    uint32_t v = 0;
+    if (pk_graph_add_input(g, PK_DTYPE_F32_DESC, ndim, shape, &v) != PK_OK) die("graph input");
+    return v;
+  }
+  uint32_t op(uint32_t id, std::vector<uint32_t> in, const void *attrs = nullptr) {
+    uint32_t v = 0;
+    if (pk_graph_add_node(g, id, in.data(), static_cast<uint32_t>(in.size()), attrs, &v, 1) != PK_OK) die("graph node");
+    return v;
+  }
+  // Row values [kRows] broadcast over the columns (dim 0), column values [kCols] over the rows (dim 1).
+  uint32_t bcast(uint32_t v, int64_t dim) {
+    pk_attrs_broadcast_in_dim a = PK_ATTRS_BROADCAST_IN_DIM_INIT;
+    a.num_shape = 2;
+    a.shape[0] = kRows;
+    a.shape[1] = kCols;
+    a.num_broadcast_dimensions = 1;
+    a.broadcast_dimensions[0] = dim;
+    return op(PK_OP_BROADCAST_IN_DIM, {v}, &a);
+  }
+  uint32_t reduce(uint32_t id, uint32_t v) {
+    pk_attrs_sum a = PK_ATTRS_SUM_INIT;  // amax shares the layout
+    a.num_dims = 1;
+    a.dims[0] = 1;
+    return op(id, {v}, &a);
+  }
+  uint32_t full_rows(double value) {
+    pk_attrs_full a = PK_ATTRS_FULL_INIT;
+    a.num_shape = 1;
+    a.shape[0] = kRows;
+    a.value = value;
+    a.dtype = PK_DTYPE_F32;
+    return op(PK_OP_FULL, {}, &a);
+  }
+  uint32_t to_f32(uint32_t v) {
+    pk_attrs_convert_element_type a = PK_ATTRS_CONVERT_ELEMENT_TYPE_INIT;
+    a.dtype = PK_DTYPE_F32;
+    return op(PK_OP_CONVERT_ELEMENT_TYPE, {v}, &a);
+  }
+};
+
+const int64_t kShape2[2] = {kRows, kCols}, kShape1[1] = {kCols};
+
+// softmax(x) over the last axis as the op table decomposes it: amax, broadcast, sub, exp, sum, broadcast, div.
+pk_graph_t softmax_graph() {
+  GraphBuilder b;
+  const uint32_t x = b.input(2, kShape2);
+  const uint32_t e = b.op(PK_OP_EXP, {b.op(PK_OP_SUB, {x, b.bcast(b.reduce(PK_OP_AMAX, x), 0)})});
+  const uint32_t out = b.op(PK_OP_DIV, {e, b.bcast(b.reduce(PK_OP_SUM, e), 0)});
+  if (pk_graph_mark_output(b.g, out) != PK_OK) die("output");
+  return b.g;
+}
+
+// layer_norm(x, w, b) over the last axis as the op table decomposes it (19 primitives).
+pk_graph_t layer_norm_graph(double eps) {
+  GraphBuilder b;
+  const uint32_t x = b.input(2, kShape2), w = b.input(1, kShape1), bias = b.input(1, kShape1);
+  const uint32_t xf = b.to_f32(x);
+  const uint32_t mean = b.op(PK_OP_DIV, {b.reduce(PK_OP_SUM, xf), b.full_rows(static_cast<double>(kCols))});
+  const uint32_t xc = b.op(PK_OP_SUB, {xf, b.bcast(mean, 0)});
+  const uint32_t var =
+      b.op(PK_OP_DIV, {b.reduce(PK_OP_SUM, b.op(PK_OP_MUL, {xc, xc})), b.full_rows(static_cast<double>(kCols))});
+  const uint32_t rstd = b.op(PK_OP_RSQRT, {b.op(PK_OP_ADD, {var, b.full_rows(eps)})});
+  const uint32_t y = b.op(PK_OP_MUL, {xc, b.bcast(rstd, 0)});
+  const uint32_t wy = b.op(PK_OP_MUL, {y, b.bcast(b.to_f32(w), 1)});
+  const uint32_t out = b.to_f32(b.op(PK_OP_ADD, {wy, b.bcast(b.to_f32(bias), 1)}));
+  if (pk_graph_mark_output(b.g, out) != PK_OK) die("output");
+  return b.g;
+}
+
+// Compiles a graph for the fusing backend's device; *ms receives the compile time (offers and JIT included).
+pk_executable_t compile_graph(pk_graph_t g, bool fuse, double *ms = nullptr) {
+  pk_compile_options o;
+  PK_STRUCT_INIT(o);
+  o.disable_fusion = fuse ? 0 : 1;
+  pk_executable_t exe = nullptr;
+  pk_device_t dev = Env::get().dev;  // set up outside the timed region
+  const auto t0 = std::chrono::steady_clock::now();
+  if (pk_graph_compile(g, dev, &o, &exe) != PK_OK) die("compile");
+  if (ms) *ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  pk_graph_destroy(g);
+  return exe;
+}
+
+// Runs a compiled row graph on device buffers: x [kRows, kCols], then (layer_norm) weight and bias [kCols].
+void run_rows(benchmark::State &state, pk_executable_t exe, bool norm, double compile_ms) {
+  Env &e = Env::get();
+  std::vector<pk_buffer_t> bufs;
+  std::vector<pk_tensor> ins;
+  const size_t nin = norm ? 3 : 1;
+  for (size_t i = 0; i < nin; ++i) {
+    const int64_t n = i == 0 ? kRows * kCols : kCols;
+    pk_buffer_t b;
+    if (pk_buffer_create(e.dev, static_cast<uint64_t>(n) * 4, &b) != PK_OK) die("buffer");
+    float *p = data(b);
+    for (int64_t k = 0; k < n; ++k)
+      p[k] = i == 0   ? 0.001f * static_cast<float>((k * 7919) % 2001 - 1000)
+             : i == 1 ? 1.0f + 0.001f * static_cast<float>(k % 17)
+                      : 0.01f * static_cast<float>(k % 13);
+    pk_tensor t;
+    pk_buffer_tensor(b, PK_DTYPE_F32_DESC, i == 0 ? 2 : 1, i == 0 ? kShape2 : kShape1, nullptr, 0, &t);
+    bufs.push_back(b);
+    ins.push_back(t);
+  }
+  pk_buffer_t ob;
+  if (pk_buffer_create(e.dev, static_cast<uint64_t>(kRows * kCols) * 4, &ob) != PK_OK) die("buffer");
+  pk_tensor ot;
+  pk_buffer_tensor(ob, PK_DTYPE_F32_DESC, 2, kShape2, nullptr, 0, &ot);
+  for (auto _ : state) {
+    if (pk_executable_run(exe, e.stream, ins.data(), static_cast<uint32_t>(ins.size()), &ot, 1) != PK_OK ||
+        pk_stream_synchronize(e.stream) != PK_OK)
+      die("run");
+  }
+  uint32_t fused = 0, single = 0;
+  pk_executable_stats(exe, &fused, nullptr, &single);
+  state.counters["kernels"] = fused + single;
+  state.counters["fused_kernels"] = fused;
+  if (compile_ms >= 0) state.counters["first_compile_ms"] = compile_ms;
+  pk_executable_destroy(exe);
+  for (auto b : bufs) pk_buffer_destroy(b);
+  pk_buffer_destroy(ob);
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * kRows * kCols * 8);
+}
+
+// Fused: the graph compiler offers the whole decomposition, the CPU backend claims it as one row kernel.
+// first_compile_ms is the process's first compilation of the graph (a cold JIT); later runs hit the cache.
+void BM_softmax_fused(benchmark::State &s) {
+  static double first_ms = -1;
+  double ms = 0;
+  pk_executable_t exe = compile_graph(softmax_graph(), true, &ms);
+  if (first_ms < 0) first_ms = ms;
+  run_rows(s, exe, false, first_ms);
+}
+// The same graph with fusion disabled: one CPU kernel per primitive.
+void BM_softmax_decomposed(benchmark::State &s) {
+  run_rows(s, compile_graph(softmax_graph(), false), false, -1);
+}
+void BM_layer_norm_fused(benchmark::State &s) {
+  static double first_ms = -1;
+  double ms = 0;
+  pk_executable_t exe = compile_graph(layer_norm_graph(1e-5), true, &ms);
+  if (first_ms < 0) first_ms = ms;
+  run_rows(s, exe, true, first_ms);
+}
+void BM_layer_norm_decomposed(benchmark::State &s) {
+  run_rows(s, compile_graph(layer_norm_graph(1e-5), false), true, -1);
+}
+
+// Graph compile time of layer_norm with a cold JIT (a new eps each time makes a new cache key): offer, claim,
+// compile of one row program.
+void BM_graph_compile_layer_norm_cold(benchmark::State &state) {
+  static double eps = 1e-5;
+  double total_ms = 0;
+  for (auto _ : state) {
+    double ms = 0;
+    pk_executable_t exe = compile_graph(layer_norm_graph(eps *= 1.01), true, &ms);
+    uint32_t fused = 0;
+    pk_executable_stats(exe, &fused, nullptr, nullptr);
+    pk_executable_destroy(exe);
+    if (fused != 1) {
+      state.SkipWithError("layer_norm was not fused into one kernel");
+      break;
+    }
+    total_ms += ms;
+  }
+  state.counters["compile_ms"] = total_ms / static_cast<double>(state.iterations());
+}
+
+BENCHMARK(BM_softmax_fused)->Unit(benchmark::kMillisecond)->UseRealTime()->Repetitions(3)->ReportAggregatesOnly(true);
+BENCHMARK(BM_softmax_decomposed)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Repetitions(3)
+    ->ReportAggregatesOnly(true);
+BENCHMARK(BM_layer_norm_fused)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Repetitions(3)
+    ->ReportAggregatesOnly(true);
+BENCHMARK(BM_layer_norm_decomposed)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Repetitions(3)
+    ->ReportAggregatesOnly(true);
+BENCHMARK(BM_graph_compile_layer_norm_cold)->Unit(benchmark::kMillisecond)->Iterations(10);
 
 BENCHMARK(BM_relu_fma_fused_graph)
     ->Unit(benchmark::kMillisecond)

@@ -81,6 +81,7 @@ const KernelRegistry &kernels() {
     register_reduction_kernels(r);
     register_shape_kernels(r);
     register_linalg_kernels(r);
+    register_nn_kernels(r);
   });
   return r;
 }
@@ -306,7 +307,8 @@ pk_status cpu_device_get_props(pk_be_context *, uint32_t index, pk_device_props 
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   p.memory_bytes = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
   p.compute_units = static_cast<uint32_t>(pk::cpu::pool().size());
-  p.features = PK_DEVICE_FEATURE_UNIFIED_MEMORY;
+  p.features =
+      PK_DEVICE_FEATURE_UNIFIED_MEMORY | (pk::cpu::fusion_available() ? uint32_t{PK_DEVICE_FEATURE_FUSION} : 0u);
   p.float_policy = 0;  // IEEE, subnormals kept
   p.dtype_mask = kAllDtypes;
   p.max_allocation_bytes = p.memory_bytes;

@@ -1,6 +1,9 @@
-// cpu_fusion.cpp — the CPU backend's fused kernels: elementwise chains (optionally closed by a sum/amax over the
+// cpu_fusion.cpp — the CPU backend's fused kernels: elementwise chains (optionally closed by a reduction over the
 // last axis) offered by the runtime's graph compiler are compiled by the LLVM code generator through ORC LLJIT
-// into one vectorized loop, run in chunks on the backend's worker pool.
+// into one vectorized loop, run in chunks on the backend's worker pool. A whole offered subgraph that is a row
+// program — softmax, log_softmax, layer_norm or rms_norm decomposed over their trailing axes: reductions whose
+// results are broadcast back over the row, per-column weights — becomes one kernel that makes its passes over
+// each row while the row is in cache, instead of one pass over memory per primitive.
 //
 // Compiled code is cached by the generator per (region signature, layout class): the signature is the region's
 // canonical key (ops, dtypes, attributes, argument order, values renumbered), the layout class is dense or
@@ -25,6 +28,7 @@
 struct pk_be_kernel {
   pk::codegen::KernelSpec spec;
   std::vector<int64_t> shape;  // element shape
+  int32_t red = 0;             // trailing axes of `shape` each work item reduces
   pk::codegen::CpuFn dense = nullptr;
 };
 
@@ -49,7 +53,13 @@ pk_status fusion_offer(pk_be_context *, uint32_t, const pk_subgraph *graph, pk_f
     int64_t shape[PK_MAX_RANK];
     int32_t ndim = 0;
     std::string why;
-    if (!pk::codegen::region_from_subgraph(*graph, claimed.data(), k->spec.region, shape, ndim, why)) return PK_OK;
+    if (pk::codegen::row_region_from_subgraph(*graph, claimed.data(), k->spec.region, shape, ndim, k->red, why)) {
+      // the whole subgraph as one row program
+    } else if (pk::codegen::region_from_subgraph(*graph, claimed.data(), k->spec.region, shape, ndim, why)) {
+      k->red = k->spec.region.reduces() ? 1 : 0;
+    } else {
+      return PK_OK;
+    }
     k->shape.assign(shape, shape + ndim);
     std::string err;
     k->dense = reinterpret_cast<pk::codegen::CpuFn>(pk::codegen::jit_compile(k->spec, pk::codegen::HostMode::cpu, err));
@@ -69,21 +79,29 @@ pk_status kernel_launch_impl(pk_be_kernel *k, const pk_tensor *args, uint32_t nu
                 num_args);
   }
   const int32_t rank = static_cast<int32_t>(k->shape.size());
-  const bool reduces = r.reduces();
-  int64_t n = 1;
-  for (int32_t d = 0; d < rank - (reduces ? 1 : 0); ++d) n *= k->shape[d];
-  const int64_t cols = reduces ? k->shape.back() : 1;
+  pk::codegen::PlannedLaunch l;  // the launch as the generator's layout check sees it
+  l.region = r;
+  l.shape = k->shape;
+  l.red = k->red;
+  int64_t n = 1, cols = 1;
+  for (int32_t d = 0; d < rank; ++d) (d < rank - k->red ? n : cols) *= k->shape[d];
   if (n == 0) return PK_OK;
   std::vector<void *> ptrs;
-  bool dense = true;
+  const size_t nin = r.inputs.size();
   for (uint32_t i = 0; i < num_args; ++i) {
     ptrs.push_back(static_cast<char *>(args[i].data) + args[i].byte_offset);
-    dense = dense && pk::kit::view_of(args[i]).contiguous;
+    // Strides over the element space: a row value has none on the reduced axes, a column value none on the others.
+    pk::kit::View v = pk::kit::view_of(args[i]);
+    std::vector<int64_t> s(v.strides, v.strides + v.ndim);
+    const uint32_t val = i < nin ? r.inputs[i] : r.outputs[i - nin];
+    if (r.kind(val) == pk::codegen::kCol) s.insert(s.begin(), static_cast<size_t>(rank - v.ndim), 0);
+    s.resize(static_cast<size_t>(rank), 0);
+    l.args.push_back(pk::codegen::PlanArg{i, 0, std::move(s)});
   }
   pk::codegen::CpuFn fn = k->dense;
   std::vector<int64_t> shape;
   std::vector<std::vector<int64_t>> strides;
-  if (!dense && rank > 0) {
+  if (rank > 0 && !pk::codegen::plan_is_dense(l)) {
     // Strided views (graph inputs or outputs the caller passed with strides): the rank-r variant, compiled once.
     pk::codegen::KernelSpec strided = k->spec;
     strided.rank = rank;
@@ -91,12 +109,7 @@ pk_status kernel_launch_impl(pk_be_kernel *k, const pk_tensor *args, uint32_t nu
     fn = reinterpret_cast<pk::codegen::CpuFn>(pk::codegen::jit_compile(strided, pk::codegen::HostMode::cpu, err));
     if (fn == nullptr) return fail(PK_ERROR_INTERNAL, 0, -1, "cpu: fused kernel (strided): %s", err.c_str());
     shape = k->shape;
-    for (uint32_t i = 0; i < num_args; ++i) {
-      pk::kit::View v = pk::kit::view_of(args[i]);
-      std::vector<int64_t> s(v.strides, v.strides + v.ndim);
-      s.resize(static_cast<size_t>(rank), 0);  // a reduced output: stride 0 on the reduced axis
-      strides.push_back(std::move(s));
-    }
+    for (const auto &a : l.args) strides.push_back(a.strides);
   }
   pk::codegen::Params params(ptrs, n, cols, shape, strides);
   void **values = params.values();
@@ -128,12 +141,19 @@ void install_fusion(pk_backend_api &api) {
   api.kernel_destroy = kernel_destroy;
 }
 
+bool fusion_available() {
+  return true;
+}
+
 }  // namespace pk::cpu
 
 #else
 
 namespace pk::cpu {
 void install_fusion(pk_backend_api &) {}
+bool fusion_available() {
+  return false;
+}
 }  // namespace pk::cpu
 
 #endif

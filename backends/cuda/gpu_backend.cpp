@@ -84,9 +84,6 @@ pk_status kernel_for(pk_be_context *ctx, uint32_t device, const pk::codegen::Ker
   return PK_OK;
 }
 
-bool dense(const pk_tensor &t) {
-  return pk::kit::view_of(t).contiguous;
-}
 void *element0(const pk_tensor &t) {
   return static_cast<char *>(t.data) + t.byte_offset;
 }
@@ -100,37 +97,34 @@ std::vector<int64_t> strides_over(const pk_tensor &t, int32_t rank) {
   return s;
 }
 
-// Runs a spec over tensors: args (inputs then outputs) with `shape` the element space.
-pk_status run(pk_be_stream *stream, pk::codegen::KernelSpec spec, void *dense_kernel, const pk_tensor *args,
-              size_t nargs, const std::vector<int64_t> &shape) {
-  const bool reduces = spec.region.reduces();
-  const int32_t rank = static_cast<int32_t>(shape.size());
-  int64_t numel = 1;
-  for (int64_t e : shape) numel *= e;
-  const int64_t cols = reduces ? shape.back() : 1;
-  int64_t n = numel;
-  if (reduces) {
-    n = 1;
-    for (int32_t d = 0; d + 1 < rank; ++d) n *= shape[d];
-  }
+// Runs one planned launch over the tensors it names: the dense kernel when every view is row-major over the
+// element space (`dense_kernel` if the caller has it compiled), else the strided variant of the launch's rank.
+pk_status run(pk_be_stream *stream, const pk::codegen::PlannedLaunch &l, void *dense_kernel, const pk_tensor *tensors) {
+  const size_t rank = l.shape.size();
+  int64_t n = 1, cols = 1;
+  for (size_t d = 0; d < rank; ++d) (d + static_cast<size_t>(l.red) < rank ? n : cols) *= l.shape[d];
   if (n == 0) return PK_OK;
-  bool all_dense = true;
-  for (size_t k = 0; k < nargs; ++k) all_dense = all_dense && dense(args[k]);
   std::vector<void *> ptrs;
-  for (size_t k = 0; k < nargs; ++k) ptrs.push_back(element0(args[k]));
+  const size_t nin = l.region.inputs.size();
+  for (size_t k = 0; k < l.args.size(); ++k) {
+    const uint32_t v = k < nin ? l.region.inputs[k] : l.region.outputs[k - nin];
+    const int64_t esize = static_cast<int64_t>(pk::meta::dtype_size(l.region.dtypes[v]));
+    ptrs.push_back(static_cast<char *>(element0(tensors[l.args[k].tensor])) + l.args[k].offset * esize);
+  }
+  pk::codegen::KernelSpec spec{l.region, 0};
   void *kernel = dense_kernel;
   std::vector<int64_t> shp;
   std::vector<std::vector<int64_t>> strides;
-  if (!all_dense && rank > 0) {
-    spec.rank = rank;
-    shp = shape;
-    for (size_t k = 0; k < nargs; ++k) strides.push_back(strides_over(args[k], rank));
+  if (rank > 0 && !pk::codegen::plan_is_dense(l)) {
+    spec.rank = static_cast<int32_t>(rank);
+    shp = l.shape;
+    for (const auto &a : l.args) strides.push_back(a.strides);
     kernel = nullptr;
   }
   if (kernel == nullptr) {
     if (pk_status st = kernel_for(stream->ctx, stream->device, spec, &kernel)) return st;
   }
-  pk::codegen::Params params(ptrs, n, cols, shp, strides);
+  pk::codegen::Params params(ptrs, n, cols, shp, strides, l.extra);
   return stream->ctx->exec->launch(stream->handle, kernel, params.values(), n);
 }
 
@@ -286,18 +280,19 @@ pk_status g_op_query(pk_be_context *, const pk_op_query *q, pk_op_support *out) 
 pk_status g_op_launch(pk_be_stream *stream, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
                       const pk_tensor *outputs, uint32_t num_outputs, const void *attrs) {
   if (pk_status st = sticky_check(stream)) return st;
-  pk::codegen::KernelSpec spec;
-  std::string why;
-  if (!pk::codegen::region_for_op(op_id, inputs, num_inputs, outputs, num_outputs, attrs, spec.region, why)) {
-    return fail(PK_UNIMPLEMENTED, op_id, -1, "%s: %s", pk::gpu::backend_name(), why.c_str());
-  }
-  std::vector<pk_tensor> args(inputs, inputs + num_inputs);
-  args.push_back(outputs[0]);
-  // The element space: the input's shape (a reduction's output drops its last axis).
-  const pk_tensor &space = num_inputs ? inputs[0] : outputs[0];
-  std::vector<int64_t> shape(space.shape, space.shape + space.ndim);
   try {
-    return make_sticky(stream, run(stream, spec, nullptr, args.data(), args.size(), shape));
+    std::vector<pk::codegen::PlannedLaunch> plan;
+    std::string why;
+    if (!pk::codegen::plan_op(op_id, inputs, num_inputs, outputs, num_outputs, attrs, plan, why)) {
+      return fail(PK_UNIMPLEMENTED, op_id, -1, "%s: %s", pk::gpu::backend_name(), why.c_str());
+    }
+    std::vector<pk_tensor> tensors(inputs, inputs + num_inputs);
+    tensors.insert(tensors.end(), outputs, outputs + num_outputs);
+    // Launches of one plan run in order on the stream (pad: the fill, then the copy over it).
+    for (const auto &l : plan) {
+      if (pk_status st = run(stream, l, nullptr, tensors.data())) return make_sticky(stream, st);
+    }
+    return PK_OK;
   } catch (const std::bad_alloc &) {
     return make_sticky(stream, fail(PK_ERROR_OUT_OF_MEMORY, op_id, -1, "%s: out of memory", pk::gpu::backend_name()));
   }
@@ -339,7 +334,13 @@ pk_status g_kernel_launch(pk_be_stream *stream, pk_be_kernel *kernel, const pk_t
                 pk::gpu::backend_name(), kernel ? kernel->spec.region.num_args() : size_t{0}, num_args);
   }
   try {
-    return make_sticky(stream, run(stream, kernel->spec, kernel->dense, args, num_args, kernel->shape));
+    pk::codegen::PlannedLaunch l;
+    l.region = kernel->spec.region;
+    l.shape = kernel->shape;
+    l.red = l.region.reduces() ? 1 : 0;
+    const int32_t rank = static_cast<int32_t>(l.shape.size());
+    for (uint32_t k = 0; k < num_args; ++k) l.args.push_back(pk::codegen::PlanArg{k, 0, strides_over(args[k], rank)});
+    return make_sticky(stream, run(stream, l, pk::codegen::plan_is_dense(l) ? kernel->dense : nullptr, args));
   } catch (const std::bad_alloc &) {
     return make_sticky(stream, fail(PK_ERROR_OUT_OF_MEMORY, 0, -1, "%s: out of memory", pk::gpu::backend_name()));
   }

@@ -12,10 +12,13 @@
 //   IEEE instructions (NVPTX: sqrt.rn, fma.rn, cvt.rmi/rpi/rzi/rni ...).
 // - Narrowing to f16 from f64 is one IEEE conversion; to bf16 it goes through f32 rounded to odd, which makes
 //   the second rounding exact (24 >= 8 + 2 bits).
+// - Float sums and products accumulate in f64. On the host (CPU target) the accumulation may be reassociated so
+//   that row loops vectorize; GPU threads, and the emulator that stands for them, accumulate in index order.
 #include "emit.hpp"
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 
 #include "primkit/backend_kit.hpp"
@@ -40,11 +43,27 @@ bool is_fp(int32_t d) {
 bool is_unsigned(int32_t d) {
   return d == PK_DTYPE_U8 || d == PK_DTYPE_BOOL;
 }
+bool is_reduction_op(uint32_t op) {
+  switch (op) {
+    case PK_OP_SUM:
+    case PK_OP_PROD:
+    case PK_OP_AMAX:
+    case PK_OP_AMIN:
+    case PK_OP_ANY:
+    case PK_OP_ALL:
+    case PK_OP_XOR_SUM:
+    case PK_OP_ARGMAX:
+    case PK_OP_ARGMIN:
+      return true;
+    default:
+      return false;
+  }
+}
 
 class Emitter {
  public:
-  Emitter(llvm::LLVMContext &ctx, llvm::Module &m, const KernelSpec &spec)
-      : ctx_(ctx), m_(m), b_(ctx), spec_(spec), r_(spec.region) {
+  Emitter(llvm::LLVMContext &ctx, llvm::Module &m, const KernelSpec &spec, Target target)
+      : ctx_(ctx), m_(m), b_(ctx), spec_(spec), r_(spec.region), target_(target) {
     i1_ = b_.getInt1Ty();
     i8_ = b_.getInt8Ty();
     i16_ = b_.getInt16Ty();
@@ -56,7 +75,7 @@ class Emitter {
     ptr_ = llvm::PointerType::getUnqual(ctx);
     nargs_ = static_cast<int>(r_.num_args());
     rank_ = spec.rank;
-    nscalars_ = 2 + rank_ + nargs_ * rank_;
+    nscalars_ = 2 + rank_ + nargs_ * rank_ + static_cast<int>(r_.num_extra);
   }
 
   // Parameter types shared by item/body/kernel: K pointers then the i64 scalars.
@@ -139,6 +158,7 @@ class Emitter {
   Value *constant(double value, int32_t d);
 
   // --- math in f64 ---
+  Value *int_of(Value *k);
   Value *pow2i(Value *k);  // 2^k for i64 k in [-1022, 1023]
   Value *exp_poly(Value *r);
   Value *expm1_poly(Value *r);
@@ -155,19 +175,34 @@ class Emitter {
   Value *node(const Node &n, const std::vector<Value *> &in, const std::vector<int32_t> &in_dt, int32_t out_dt);
   Value *fma_small(Value *a, Value *b, Value *c, int32_t d);
 
-  // Emits loads of the region's inputs at `linear`, every node but a trailing reduction, and the stores of
-  // element outputs. Returns the values.
-  std::vector<Value *> element(Value *linear, size_t num_nodes);
+  // Emits loads of the region's inputs at `linear`, every node, and the stores of element outputs.
+  std::vector<Value *> element(Value *linear);
+
+  // --- row programs (regions with reductions) ---
+  using Step = std::function<std::vector<Value *>(Value *c, const std::vector<Value *> &accs)>;
+  std::vector<Value *> loop_cols(const std::vector<Value *> &init, const Step &step);
+  Value *arg_offset(int arg, Kind k, Value *j, Value *row0, Value *c);
+  // Computes the element-kind values `need` marks at column c (loads included) on top of the row values.
+  // stashed[v] >= 0: v is loaded from that argument instead of computed.
+  std::vector<Value *> elem_values(const std::vector<Value *> &rowv, const std::vector<bool> &need,
+                                   const std::vector<int> &stashed, Value *j, Value *row0, Value *c);
+  void build_rows(Value *j);
+  Value *apply(const Node &n, const std::vector<Value *> &val, Value *linear);
+  std::vector<Value *> red_init(const Node &n, int32_t xdt);
+  std::vector<Value *> red_step(const Node &n, int32_t xdt, const std::vector<Value *> &acc, Value *x, Value *c);
+  Value *red_final(const Node &n, int32_t xdt, int32_t ydt, const std::vector<Value *> &acc);
 
   llvm::LLVMContext &ctx_;
   llvm::Module &m_;
   llvm::IRBuilder<> b_;
   const KernelSpec &spec_;
   const Region &r_;
+  Target target_;
   llvm::Type *i1_, *i8_, *i16_, *i32_, *i64_, *f16_, *f32_, *f64_, *ptr_;
   int nargs_, rank_, nscalars_;
   std::vector<Value *> args_;  // the current function's K pointers
   Value *n_ = nullptr, *cols_ = nullptr;
+  std::vector<Value *> extra_;
   std::vector<Value *> shape_;
   std::vector<std::vector<Value *>> strides_;
 };
@@ -214,8 +249,10 @@ std::vector<Value *> Emitter::unravel(Value *linear) {
     if (d == 0) {
       idx[d] = rem;
     } else {
-      idx[d] = b_.CreateURem(rem, shape_[d]);
-      rem = b_.CreateUDiv(rem, shape_[d]);
+      // An empty axis still reaches here for a reduction's row store: never divide by zero.
+      Value *ext = b_.CreateSelect(b_.CreateICmpEQ(shape_[d], i64c(0)), i64c(1), shape_[d]);
+      idx[d] = b_.CreateURem(rem, ext);
+      rem = b_.CreateUDiv(rem, ext);
     }
   }
   return idx;
@@ -350,6 +387,14 @@ Value *Emitter::constant(double value, int32_t d) {
 
 // -------------------------------------------------------------------------------------------- f64 math
 
+// k (an integral f64, |k| < 2^51) as i64 without fptosi, which x86 before AVX-512 cannot vectorize: adding
+// 1.5 * 2^52 puts k in the low mantissa bits; subtracting that constant's bits leaves k. Same value as fptosi.
+Value *Emitter::int_of(Value *k) {
+  constexpr double kMagic = 6755399441055744.0;  // 1.5 * 2^52
+  Value *bits = b_.CreateBitCast(b_.CreateFAdd(k, f64c(kMagic)), i64_);
+  return b_.CreateSub(bits, i64c(0x4338000000000000ll));
+}
+
 Value *Emitter::pow2i(Value *k) {
   return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(k, i64c(1023)), 52), f64_);
 }
@@ -392,7 +437,7 @@ Value *Emitter::exp_d(Value *x) {
   r = intr(llvm::Intrinsic::fma, {b_.CreateFNeg(k), f64c(kLn2Lo), r});
   Value *p = exp_poly(r);
   // 2^k in two factors so that k in [-1077, 1025] stays inside the normal exponent range of each.
-  Value *ki = b_.CreateFPToSI(k, i64_);
+  Value *ki = int_of(k);
   Value *k1 = b_.CreateAShr(ki, 1);
   Value *k2 = b_.CreateSub(ki, k1);
   Value *res = b_.CreateFMul(b_.CreateFMul(p, pow2i(k1)), pow2i(k2));
@@ -408,7 +453,7 @@ Value *Emitter::exp2_d(Value *x) {
   // t = f * ln2 carried in two parts to keep the reduced argument accurate to ~2^-60.
   Value *t = intr(llvm::Intrinsic::fma, {f, f64c(kLn2Hi), b_.CreateFMul(f, f64c(kLn2Lo))});
   Value *p = exp_poly(t);
-  Value *ki = b_.CreateFPToSI(k, i64_);
+  Value *ki = int_of(k);
   Value *k1 = b_.CreateAShr(ki, 1);
   Value *k2 = b_.CreateSub(ki, k1);
   Value *res = b_.CreateFMul(b_.CreateFMul(p, pow2i(k1)), pow2i(k2));
@@ -424,7 +469,7 @@ Value *Emitter::expm1_d(Value *x) {
   Value *r = intr(llvm::Intrinsic::fma, {b_.CreateFNeg(k), f64c(kLn2Hi), xc});
   r = intr(llvm::Intrinsic::fma, {b_.CreateFNeg(k), f64c(kLn2Lo), r});
   Value *em = expm1_poly(r);
-  Value *s = pow2i(b_.CreateFPToSI(k, i64_));
+  Value *s = pow2i(int_of(k));
   // 2^k (1 + em) - 1 = 2^k em + (2^k - 1): no cancellation for k != 0, and exactly em for k == 0.
   Value *res = intr(llvm::Intrinsic::fma, {s, em, b_.CreateFSub(s, f64c(1.0))});
   res = b_.CreateSelect(b_.CreateFCmpOLT(x, f64c(-40.0)), f64c(-1.0), res);
@@ -687,37 +732,360 @@ Value *Emitter::node(const Node &n, const std::vector<Value *> &in, const std::v
 
 // ------------------------------------------------------------------------------------------- functions
 
-std::vector<Value *> Emitter::element(Value *linear, size_t num_nodes) {
+Value *Emitter::apply(const Node &n, const std::vector<Value *> &val, Value *linear) {
+  const int32_t out_dt = r_.dtypes[n.output];
+  if (n.op_id == PK_OP_IOTA) {
+    // start + step * i in i64 (wrapping like the integer ops), then converted as convert_element_type does.
+    Value *v = b_.CreateAdd(extra_.at(0), b_.CreateMul(extra_.at(1), linear));
+    return convert(v, PK_DTYPE_I64, out_dt);
+  }
+  std::vector<Value *> in;
+  std::vector<int32_t> dt;
+  for (uint32_t v : n.inputs) {
+    in.push_back(val[v]);
+    dt.push_back(r_.dtypes[v]);
+  }
+  return node(n, in, dt, out_dt);
+}
+
+std::vector<Value *> Emitter::element(Value *linear) {
   std::vector<Value *> val(r_.dtypes.size(), nullptr);
   std::vector<Value *> idx = unravel(linear);
   // Loads only of inputs some node reads as data (fill reads only its input's shape).
   std::vector<bool> used(r_.dtypes.size(), false);
-  for (size_t i = 0; i < num_nodes; ++i)
-    if (r_.nodes[i].op_id != PK_OP_FILL)
-      for (uint32_t v : r_.nodes[i].inputs) used[v] = true;
-  if (num_nodes < r_.nodes.size())
-    for (uint32_t v : r_.nodes.back().inputs) used[v] = true;
+  for (const Node &n : r_.nodes)
+    if (n.op_id != PK_OP_FILL)
+      for (uint32_t v : n.inputs) used[v] = true;
+  for (uint32_t v : r_.outputs) used[v] = true;  // a copy region stores its input
   for (size_t k = 0; k < r_.inputs.size(); ++k) {
     uint32_t v = r_.inputs[k];
     if (used[v]) val[v] = load(r_.dtypes[v], args_[k], offset_of(static_cast<int>(k), linear, idx));
   }
-  for (size_t i = 0; i < num_nodes; ++i) {
-    const Node &n = r_.nodes[i];
-    std::vector<Value *> in;
-    std::vector<int32_t> dt;
-    for (uint32_t v : n.inputs) {
-      in.push_back(val[v]);
-      dt.push_back(r_.dtypes[v]);
-    }
-    val[n.output] = node(n, in, dt, r_.dtypes[n.output]);
-  }
+  for (const Node &n : r_.nodes) val[n.output] = apply(n, val, linear);
   for (size_t k = 0; k < r_.outputs.size(); ++k) {
     uint32_t v = r_.outputs[k];
-    if (val[v] == nullptr) continue;  // the reduced value: stored per row by the caller
     const int arg = static_cast<int>(r_.inputs.size() + k);
     store(r_.dtypes[v], val[v], args_[arg], offset_of(arg, linear, idx));
   }
   return val;
+}
+
+// ------------------------------------------------------------------------------------------- row programs
+
+std::vector<Value *> Emitter::loop_cols(const std::vector<Value *> &init, const Step &step) {
+  llvm::Function *f = b_.GetInsertBlock()->getParent();
+  auto *pre = b_.GetInsertBlock();
+  auto *body = llvm::BasicBlock::Create(ctx_, "cols", f);
+  auto *done = llvm::BasicBlock::Create(ctx_, "cols_done", f);
+  b_.CreateCondBr(b_.CreateICmpSGT(cols_, i64c(0)), body, done);
+  b_.SetInsertPoint(body);
+  auto *c = b_.CreatePHI(i64_, 2);
+  c->addIncoming(i64c(0), pre);
+  std::vector<llvm::PHINode *> acc;
+  std::vector<Value *> cur;
+  for (Value *v : init) {
+    acc.push_back(b_.CreatePHI(v->getType(), 2));
+    acc.back()->addIncoming(v, pre);
+    cur.push_back(acc.back());
+  }
+  std::vector<Value *> next = step(c, cur);
+  Value *c1 = b_.CreateAdd(c, i64c(1));
+  auto *latch = b_.GetInsertBlock();
+  c->addIncoming(c1, latch);
+  for (size_t k = 0; k < acc.size(); ++k) acc[k]->addIncoming(next[k], latch);
+  b_.CreateCondBr(b_.CreateICmpSLT(c1, cols_), body, done);
+  b_.SetInsertPoint(done);
+  std::vector<Value *> out;
+  for (size_t k = 0; k < init.size(); ++k) {
+    auto *phi = b_.CreatePHI(init[k]->getType(), 2);
+    phi->addIncoming(init[k], pre);
+    phi->addIncoming(next[k], latch);
+    out.push_back(phi);
+  }
+  return out;
+}
+
+Value *Emitter::arg_offset(int arg, Kind k, Value *j, Value *row0, Value *c) {
+  if (rank_ == 0) return k == kRow ? j : k == kCol ? c : b_.CreateAdd(row0, c);
+  // Row values have stride 0 on the reduced axes and column values on the others, so one formula serves all.
+  Value *lin = k == kRow ? row0 : b_.CreateAdd(row0, c);
+  return offset_of(arg, lin, unravel(lin));
+}
+
+std::vector<Value *> Emitter::elem_values(const std::vector<Value *> &rowv, const std::vector<bool> &need,
+                                          const std::vector<int> &stashed, Value *j, Value *row0, Value *c) {
+  std::vector<Value *> val = rowv;
+  for (size_t k = 0; k < r_.inputs.size(); ++k) {
+    const uint32_t v = r_.inputs[k];
+    if (need[v]) val[v] = load(r_.dtypes[v], args_[k], arg_offset(static_cast<int>(k), r_.kind(v), j, row0, c));
+  }
+  Value *lin = nullptr;
+  for (const Node &n : r_.nodes) {
+    if (!need[n.output] || is_reduction_op(n.op_id)) continue;
+    if (stashed[n.output] >= 0) {
+      const int arg = stashed[n.output];
+      val[n.output] = load(r_.dtypes[n.output], args_[arg], arg_offset(arg, kElem, j, row0, c));
+      continue;
+    }
+    if (n.op_id == PK_OP_IOTA && lin == nullptr) lin = b_.CreateAdd(row0, c);
+    val[n.output] = apply(n, val, lin);
+  }
+  return val;
+}
+
+// A row program makes passes over each row: one per group of reductions that need no row value still to be
+// computed (independent reductions share a pass), then one that stores the element outputs. An element value
+// a later pass needs again — softmax's exp(x - max) — is stored in an element output's memory in the pass that
+// computes it and loaded from there afterwards instead of recomputed; the last pass overwrites it in place with
+// the output. (Dense layout only: strided outputs may reach one element from several positions.)
+void Emitter::build_rows(Value *j) {
+  const size_t nv = r_.dtypes.size(), nn = r_.nodes.size();
+  const size_t nin = r_.inputs.size();
+  // Empty reduced axes count as extent 1 in the index math (unravel does the same), so each row keeps its place.
+  Value *row0 = b_.CreateMul(j, b_.CreateSelect(b_.CreateICmpEQ(cols_, i64c(0)), i64c(1), cols_));
+  std::vector<int> producer(nv, -1);
+  for (size_t i = 0; i < nn; ++i) producer[r_.nodes[i].output] = static_cast<int>(i);
+
+  // --- plan: passes, what each computes, which values are stashed where ---
+  std::vector<int> stashed(nv, -1);  // output argument holding the value, once a pass has stored it there
+  // Element values (and the row values they read, in `rows`) needed to compute v at a column.
+  std::function<void(uint32_t, std::vector<bool> &, std::vector<bool> *)> mark =
+      [&](uint32_t v, std::vector<bool> &need, std::vector<bool> *rows) {
+        if (r_.kind(v) == kRow) {
+          if (rows) (*rows)[v] = true;
+          return;
+        }
+        if (need[v]) return;
+        need[v] = true;
+        if (producer[v] < 0 || stashed[v] >= 0) return;
+        const Node &n = r_.nodes[producer[v]];
+        if (n.op_id != PK_OP_FILL)
+          for (uint32_t u : n.inputs) mark(u, need, rows);
+      };
+  std::vector<bool> avail(nv, false);  // row values known before the pass being planned
+  for (uint32_t v : r_.inputs)
+    if (r_.kind(v) == kRow) avail[v] = true;
+  auto compute_rows = [&](bool emit, std::vector<Value *> *rowv) {
+    for (const Node &n : r_.nodes) {
+      if (is_reduction_op(n.op_id) || r_.kind(n.output) != kRow || avail[n.output]) continue;
+      bool ready = true;
+      if (n.op_id != PK_OP_FILL)
+        for (uint32_t u : n.inputs) ready = ready && avail[u];
+      if (!ready) continue;
+      avail[n.output] = true;
+      if (emit) (*rowv)[n.output] = apply(n, *rowv, row0);
+    }
+  };
+  struct Pass {
+    std::vector<size_t> reds;    // reduction nodes
+    std::vector<bool> need;      // element values computed or loaded
+    std::vector<uint32_t> save;  // values this pass stores in their stash
+    std::vector<int> stashed;    // stash state the pass reads with
+  };
+  std::vector<Pass> passes;
+  std::vector<bool> done(nn, false), slot_used(r_.outputs.size(), false);
+  for (;;) {
+    compute_rows(false, nullptr);
+    Pass p;
+    p.need.assign(nv, false);
+    p.stashed = stashed;
+    for (size_t i = 0; i < nn; ++i) {
+      const Node &n = r_.nodes[i];
+      if (done[i] || !is_reduction_op(n.op_id)) continue;
+      std::vector<bool> need(nv, false), rows(nv, false);
+      mark(n.inputs[0], need, &rows);
+      bool ready = true;
+      for (size_t v = 0; v < nv; ++v) ready = ready && (!rows[v] || avail[v]);
+      if (!ready) continue;
+      p.reds.push_back(i);
+      for (size_t v = 0; v < nv; ++v) p.need[v] = p.need[v] || need[v];
+    }
+    if (p.reds.empty()) break;
+    for (size_t i : p.reds) done[i] = true;
+    if (rank_ == 0) {
+      // Stash candidates, latest first (the furthest from the loads saves the most recomputation).
+      for (size_t i = nn; i-- > 0;) {
+        const Node &n = r_.nodes[i];
+        const uint32_t v = n.output;
+        if (!p.need[v] || r_.kind(v) != kElem || is_reduction_op(n.op_id) || n.op_id == PK_OP_FILL ||
+            n.op_id == PK_OP_IOTA || stashed[v] >= 0)
+          continue;
+        // Needed later: by a reduction of a later pass or by an element output (with the stashes so far).
+        std::vector<bool> later(nv, false);
+        for (size_t q = 0; q < nn; ++q)
+          if (!done[q] && is_reduction_op(r_.nodes[q].op_id)) mark(r_.nodes[q].inputs[0], later, nullptr);
+        for (uint32_t o : r_.outputs)
+          if (r_.kind(o) == kElem) mark(o, later, nullptr);
+        if (!later[v]) continue;
+        int slot = -1;
+        for (size_t k = 0; k < r_.outputs.size() && slot < 0; ++k)
+          if (r_.outputs[k] == v && !slot_used[k]) slot = static_cast<int>(k);
+        for (size_t k = 0; k < r_.outputs.size() && slot < 0; ++k)
+          if (!slot_used[k] && r_.kind(r_.outputs[k]) == kElem && r_.dtypes[r_.outputs[k]] == r_.dtypes[v])
+            slot = static_cast<int>(k);
+        if (slot < 0) continue;
+        slot_used[slot] = true;
+        stashed[v] = static_cast<int>(nin) + slot;
+        p.save.push_back(v);
+      }
+    }
+    for (size_t i : p.reds) avail[r_.nodes[i].output] = true;
+    passes.push_back(std::move(p));
+  }
+
+  // --- emit ---
+  std::fill(avail.begin(), avail.end(), false);
+  std::vector<Value *> rowv(nv, nullptr);
+  for (size_t k = 0; k < nin; ++k) {
+    const uint32_t v = r_.inputs[k];
+    if (r_.kind(v) != kRow) continue;
+    rowv[v] = load(r_.dtypes[v], args_[k], arg_offset(static_cast<int>(k), kRow, j, row0, i64c(0)));
+    avail[v] = true;
+  }
+  for (const Pass &p : passes) {
+    compute_rows(true, &rowv);
+    std::vector<Value *> init;
+    std::vector<size_t> first;  // each reduction's first accumulator in the combined list
+    for (size_t i : p.reds) {
+      const Node &n = r_.nodes[i];
+      first.push_back(init.size());
+      for (Value *a : red_init(n, r_.dtypes[n.inputs[0]])) init.push_back(a);
+    }
+    first.push_back(init.size());
+    std::vector<Value *> acc = loop_cols(init, [&](Value *c, const std::vector<Value *> &a) {
+      std::vector<Value *> val = elem_values(rowv, p.need, p.stashed, j, row0, c);
+      for (uint32_t v : p.save)
+        store(r_.dtypes[v], val[v], args_[stashed[v]], arg_offset(stashed[v], kElem, j, row0, c));
+      std::vector<Value *> next;
+      for (size_t r = 0; r < p.reds.size(); ++r) {
+        const Node &n = r_.nodes[p.reds[r]];
+        std::vector<Value *> mine(a.begin() + static_cast<std::ptrdiff_t>(first[r]),
+                                  a.begin() + static_cast<std::ptrdiff_t>(first[r + 1]));
+        for (Value *x : red_step(n, r_.dtypes[n.inputs[0]], mine, val[n.inputs[0]], c)) next.push_back(x);
+      }
+      return next;
+    });
+    for (size_t r = 0; r < p.reds.size(); ++r) {
+      const Node &n = r_.nodes[p.reds[r]];
+      std::vector<Value *> mine(acc.begin() + static_cast<std::ptrdiff_t>(first[r]),
+                                acc.begin() + static_cast<std::ptrdiff_t>(first[r + 1]));
+      rowv[n.output] = red_final(n, r_.dtypes[n.inputs[0]], r_.dtypes[n.output], mine);
+      avail[n.output] = true;
+    }
+  }
+  compute_rows(true, &rowv);
+  std::vector<bool> need(nv, false);
+  bool any = false;
+  for (uint32_t v : r_.outputs)
+    if (r_.kind(v) != kRow) {
+      mark(v, need, nullptr);
+      any = true;
+    }
+  if (any) {
+    loop_cols({}, [&](Value *c, const std::vector<Value *> &) {
+      std::vector<Value *> val = elem_values(rowv, need, stashed, j, row0, c);
+      for (size_t k = 0; k < r_.outputs.size(); ++k) {
+        const uint32_t v = r_.outputs[k];
+        if (r_.kind(v) == kRow) continue;
+        const int arg = static_cast<int>(nin + k);
+        store(r_.dtypes[v], val[v], args_[arg], arg_offset(arg, r_.kind(v), j, row0, c));
+      }
+      return std::vector<Value *>{};
+    });
+  }
+  for (size_t k = 0; k < r_.outputs.size(); ++k) {
+    const uint32_t v = r_.outputs[k];
+    if (r_.kind(v) != kRow) continue;
+    const int arg = static_cast<int>(nin + k);
+    store(r_.dtypes[v], rowv[v], args_[arg], arg_offset(arg, kRow, j, row0, i64c(0)));
+  }
+}
+
+// Accumulators: floats sum and multiply in f64 and round once at the end (tighter than the reduction
+// contract, and the same on every target); extrema and the logical/bitwise folds are exact in the compute type.
+std::vector<Value *> Emitter::red_init(const Node &n, int32_t xdt) {
+  const bool fp = is_fp(xdt);
+  llvm::Type *ct = compute_type(xdt);
+  switch (n.op_id) {
+    case PK_OP_SUM:
+      return {fp ? f64c(0.0) : llvm::ConstantInt::get(ct, 0)};
+    case PK_OP_PROD:
+      return {fp ? f64c(1.0) : llvm::ConstantInt::get(ct, 1)};
+    case PK_OP_AMAX:
+    case PK_OP_AMIN: {
+      const bool mx = n.op_id == PK_OP_AMAX;
+      if (fp) return {fpc(ct, mx ? -HUGE_VAL : HUGE_VAL)};
+      const unsigned w = ct->getIntegerBitWidth();
+      if (is_unsigned(xdt))
+        return {mx ? llvm::ConstantInt::get(ct, 0) : llvm::ConstantInt::get(ct, llvm::APInt::getMaxValue(w))};
+      return {llvm::ConstantInt::get(ct, mx ? llvm::APInt::getSignedMinValue(w) : llvm::APInt::getSignedMaxValue(w))};
+    }
+    case PK_OP_ANY:
+      return {b_.getFalse()};
+    case PK_OP_ALL:
+      return {b_.getTrue()};
+    case PK_OP_XOR_SUM:
+      return {llvm::ConstantInt::get(ct, 0)};
+    default:  // argmax, argmin: best value, its index, and whether a NaN ended the search
+      return {fp ? fpc(ct, 0.0) : llvm::ConstantInt::get(ct, 0), i64c(0), b_.getFalse()};
+  }
+}
+
+std::vector<Value *> Emitter::red_step(const Node &n, int32_t xdt, const std::vector<Value *> &a, Value *x, Value *c) {
+  const bool fp = is_fp(xdt), uns = is_unsigned(xdt);
+  // On the host, the f64 accumulations may be reassociated so that the loop vectorizes (partial sums per lane:
+  // the order changes, the f64 accumulator keeps the error far below the output's rounding). GPU threads
+  // accumulate in order, and the emulator must compute what the GPU does.
+  llvm::IRBuilderBase::FastMathFlagGuard guard(b_);
+  if (target_ == Target::cpu) {
+    llvm::FastMathFlags fmf;
+    fmf.setAllowReassoc();
+    b_.setFastMathFlags(fmf);
+  }
+  switch (n.op_id) {
+    case PK_OP_SUM:
+      return {fp ? b_.CreateFAdd(a[0], to_double(x)) : b_.CreateAdd(a[0], x)};
+    case PK_OP_PROD:
+      return {fp ? b_.CreateFMul(a[0], to_double(x)) : b_.CreateMul(a[0], x)};
+    case PK_OP_AMAX:
+    case PK_OP_AMIN: {
+      const bool mx = n.op_id == PK_OP_AMAX;
+      // llvm.maximum/minimum have exactly fmaximum's semantics (NaN propagates, -0 < +0) and vectorize as
+      // reductions; the NVPTX backend has no f64 lowering for them, so the GPU keeps the compare-and-select.
+      if (fp && target_ == Target::cpu) {
+        b_.clearFastMathFlags();
+        return {intr(mx ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum, {a[0], x})};
+      }
+      if (fp) return {fmaximum(a[0], x, mx)};
+      Value *pick = mx ? (uns ? b_.CreateICmpUGT(x, a[0]) : b_.CreateICmpSGT(x, a[0]))
+                       : (uns ? b_.CreateICmpULT(x, a[0]) : b_.CreateICmpSLT(x, a[0]));
+      return {b_.CreateSelect(pick, x, a[0])};
+    }
+    case PK_OP_ANY:
+      return {b_.CreateOr(a[0], truth(x, xdt))};
+    case PK_OP_ALL:
+      return {b_.CreateAnd(a[0], truth(x, xdt))};
+    case PK_OP_XOR_SUM:
+      return {b_.CreateXor(a[0], x)};
+    default: {
+      // The first extremum in index order; the first NaN wins and ends the search.
+      const bool mx = n.op_id == PK_OP_ARGMAX;
+      Value *nan = fp ? b_.CreateFCmpUNO(x, x) : b_.getFalse();
+      Value *better = fp   ? (mx ? b_.CreateFCmpOGT(x, a[0]) : b_.CreateFCmpOLT(x, a[0]))
+                      : mx ? (uns ? b_.CreateICmpUGT(x, a[0]) : b_.CreateICmpSGT(x, a[0]))
+                           : (uns ? b_.CreateICmpULT(x, a[0]) : b_.CreateICmpSLT(x, a[0]));
+      Value *first = b_.CreateICmpEQ(c, i64c(0));
+      Value *take = b_.CreateAnd(b_.CreateNot(a[2]), b_.CreateOr(first, b_.CreateOr(nan, better)));
+      return {b_.CreateSelect(take, x, a[0]), b_.CreateSelect(take, c, a[1]),
+              b_.CreateOr(a[2], b_.CreateAnd(take, nan))};
+    }
+  }
+}
+
+Value *Emitter::red_final(const Node &n, int32_t xdt, int32_t ydt, const std::vector<Value *> &a) {
+  if (n.op_id == PK_OP_ARGMAX || n.op_id == PK_OP_ARGMIN) return a[1];
+  if ((n.op_id == PK_OP_SUM || n.op_id == PK_OP_PROD) && is_fp(xdt)) return from_double(a[0], ydt);
+  return a[0];
 }
 
 llvm::Function *Emitter::build_item() {
@@ -729,6 +1097,7 @@ llvm::Function *Emitter::build_item() {
   f->addFnAttr(llvm::Attribute::NoUnwind);
   args_.clear();
   shape_.clear();
+  extra_.clear();
   strides_.assign(nargs_, {});
   auto it = f->arg_begin();
   for (int k = 0; k < nargs_; ++k, ++it) {
@@ -741,65 +1110,14 @@ llvm::Function *Emitter::build_item() {
   for (int d = 0; d < rank_; ++d) shape_.push_back(&*it++);
   for (int k = 0; k < nargs_; ++k)
     for (int d = 0; d < rank_; ++d) strides_[k].push_back(&*it++);
+  for (uint32_t e = 0; e < r_.num_extra; ++e) extra_.push_back(&*it++);
   Value *j = &*it;
   auto *entry = llvm::BasicBlock::Create(ctx_, "entry", f);
   b_.SetInsertPoint(entry);
-  if (!r_.reduces()) {
-    element(j, r_.nodes.size());
-    b_.CreateRetVoid();
-    return f;
-  }
-  // Row j: run the chain over cols elements and fold them.
-  const Node &red = r_.nodes.back();
-  const int32_t xdt = r_.dtypes[red.inputs[0]];
-  const int32_t ydt = r_.dtypes[red.output];
-  const bool fp = is_fp(xdt);
-  llvm::Type *acc_t = compute_type(xdt);  // f32 for f16/bf16/f32: "floats accumulate in at least f32"
-  Value *init;
-  if (red.op_id == PK_OP_SUM) {
-    init = fp ? fpc(acc_t, 0.0) : llvm::ConstantInt::get(acc_t, 0);
+  if (r_.reduces()) {
+    build_rows(j);
   } else {
-    init = fp ? fpc(acc_t, -HUGE_VAL)
-           : is_unsigned(xdt)
-               ? llvm::ConstantInt::get(acc_t, 0)
-               : llvm::ConstantInt::get(acc_t, llvm::APInt::getSignedMinValue(acc_t->getIntegerBitWidth()));
-  }
-  Value *row0 = b_.CreateMul(j, cols_);
-  auto *loop = llvm::BasicBlock::Create(ctx_, "cols", f);
-  auto *done = llvm::BasicBlock::Create(ctx_, "done", f);
-  b_.CreateCondBr(b_.CreateICmpSGT(cols_, i64c(0)), loop, done);
-  b_.SetInsertPoint(loop);
-  auto *c = b_.CreatePHI(i64_, 2);
-  auto *acc = b_.CreatePHI(acc_t, 2);
-  c->addIncoming(i64c(0), entry);
-  acc->addIncoming(init, entry);
-  std::vector<Value *> val = element(b_.CreateAdd(row0, c), r_.nodes.size() - 1);
-  Value *x = val[red.inputs[0]];
-  Value *next;
-  if (red.op_id == PK_OP_SUM) {
-    next = fp ? b_.CreateFAdd(acc, x) : b_.CreateAdd(acc, x);
-  } else if (fp) {
-    next = fmaximum(acc, x, true);
-  } else {
-    Value *gt = is_unsigned(xdt) ? b_.CreateICmpUGT(x, acc) : b_.CreateICmpSGT(x, acc);
-    next = b_.CreateSelect(gt, x, acc);
-  }
-  Value *c1 = b_.CreateAdd(c, i64c(1));
-  auto *latch = b_.GetInsertBlock();
-  c->addIncoming(c1, latch);
-  acc->addIncoming(next, latch);
-  b_.CreateCondBr(b_.CreateICmpSLT(c1, cols_), loop, done);
-  b_.SetInsertPoint(done);
-  auto *res = b_.CreatePHI(acc_t, 2);
-  res->addIncoming(init, entry);
-  res->addIncoming(next, latch);
-  Value *y = fp ? narrow(res, ydt) : static_cast<Value *>(res);
-  // The reduced output is the last argument that names it; its offset is the row's (stride 0 on the last axis).
-  for (size_t k = 0; k < r_.outputs.size(); ++k) {
-    if (r_.outputs[k] != red.output) continue;
-    const int arg = static_cast<int>(r_.inputs.size() + k);
-    Value *off = rank_ == 0 ? j : offset_of(arg, row0, unravel(row0));
-    store(ydt, y, args_[arg], off);
+    element(j);
   }
   b_.CreateRetVoid();
   return f;
@@ -939,7 +1257,7 @@ void Emitter::build_cpu_entry(llvm::Function *item, const std::string &name) {
 std::unique_ptr<llvm::Module> build_module(llvm::LLVMContext &ctx, const KernelSpec &spec, Target target,
                                            const std::string &entry) {
   auto m = std::make_unique<llvm::Module>("primkit_kernel", ctx);
-  Emitter e(ctx, *m, spec);
+  Emitter e(ctx, *m, spec, target);
   llvm::Function *item = e.build_item();
   switch (target) {
     case Target::nvptx:

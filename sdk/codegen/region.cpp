@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <map>
 
+#include "primkit/backend_kit.hpp"
 #include "primkit/codegen.hpp"
 #include "primkit/op_info.hpp"
 
@@ -85,6 +87,14 @@ const OpRule kRules[] = {
     {PK_OP_CONVERT_ELEMENT_TYPE, kF | kI | kB},
     {PK_OP_SUM, kF | kI},
     {PK_OP_AMAX, kF | kI},
+    {PK_OP_PROD, kF | kI},
+    {PK_OP_AMIN, kF | kI},
+    {PK_OP_ANY, kF | kI | kB},
+    {PK_OP_ALL, kF | kI | kB},
+    {PK_OP_XOR_SUM, kI | kB},
+    {PK_OP_ARGMAX, kF | kI},
+    {PK_OP_ARGMIN, kF | kI},
+    {PK_OP_IOTA, kF | kI | kB},  // by the output dtype
 };
 
 const OpRule *rule(uint32_t op) {
@@ -94,8 +104,29 @@ const OpRule *rule(uint32_t op) {
 }
 
 bool is_reduction(uint32_t op) {
-  return op == PK_OP_SUM || op == PK_OP_AMAX;
+  switch (op) {
+    case PK_OP_SUM:
+    case PK_OP_PROD:
+    case PK_OP_AMAX:
+    case PK_OP_AMIN:
+    case PK_OP_ANY:
+    case PK_OP_ALL:
+    case PK_OP_XOR_SUM:
+    case PK_OP_ARGMAX:
+    case PK_OP_ARGMIN:
+      return true;
+    default:
+      return false;
+  }
 }
+// Reductions whose attributes are a `dims` list (all share pk_attrs_sum's layout).
+bool is_dims_reduction(uint32_t op) {
+  return is_reduction(op) && op != PK_OP_ARGMAX && op != PK_OP_ARGMIN;
+}
+static_assert(sizeof(pk_attrs_sum) == sizeof(pk_attrs_prod) && sizeof(pk_attrs_sum) == sizeof(pk_attrs_amax) &&
+                  sizeof(pk_attrs_sum) == sizeof(pk_attrs_amin) && sizeof(pk_attrs_sum) == sizeof(pk_attrs_any) &&
+                  sizeof(pk_attrs_sum) == sizeof(pk_attrs_all) && sizeof(pk_attrs_sum) == sizeof(pk_attrs_xor_sum),
+              "reduction attribute layouts differ");
 
 std::string text(const char *fmt, const char *a, const char *b = "") {
   char buf[256];
@@ -108,11 +139,13 @@ std::string check_node(const Node &n, const std::vector<int32_t> &dtypes) {
   const char *name = pk::meta::op_name(n.op_id);
   const OpRule *r = rule(n.op_id);
   if (r == nullptr) return text("%s: the code generator has no lowering for this op", name);
-  if (n.inputs.empty() && n.op_id != PK_OP_FILL) return text("%s: no inputs", name);
+  const bool creates = n.op_id == PK_OP_FILL || n.op_id == PK_OP_IOTA;
+  if (n.inputs.empty() && !creates) return text("%s: no inputs", name);
+  if (n.op_id == PK_OP_WHERE && n.inputs.size() != 3) return text("%s: needs three inputs", name);
   for (uint32_t v : n.inputs)
     if (v >= dtypes.size()) return text("%s: input value out of range", name);
   if (n.output >= dtypes.size()) return text("%s: output value out of range", name);
-  const int32_t t = dtypes[n.inputs[n.op_id == PK_OP_WHERE ? 1 : 0]];
+  const int32_t t = n.inputs.empty() ? dtypes[n.output] : dtypes[n.inputs[n.op_id == PK_OP_WHERE ? 1 : 0]];
   const int32_t out = dtypes[n.output];
   if (!(cls(t) & r->classes))
     return text("%s: dtype %s is not supported by the code generator", name, pk::meta::dtype_name(t));
@@ -130,7 +163,16 @@ std::string check_node(const Node &n, const std::vector<int32_t> &dtypes) {
 }  // namespace
 
 bool Region::reduces() const {
-  return !nodes.empty() && is_reduction(nodes.back().op_id);
+  for (const Node &n : nodes)
+    if (is_reduction(n.op_id)) return true;
+  return false;
+}
+
+Kind Region::kind(uint32_t v) const {
+  if (!kinds.empty()) return v < kinds.size() ? static_cast<Kind>(kinds[v]) : kElem;
+  for (const Node &n : nodes)
+    if (n.output == v && is_reduction(n.op_id)) return kRow;
+  return kElem;
 }
 
 std::string check(const Region &r) {
@@ -141,6 +183,7 @@ std::string check(const Region &r) {
     if (v >= r.dtypes.size()) return "input value out of range";
     known[v] = true;
   }
+  if (!r.kinds.empty() && r.kinds.size() != r.dtypes.size()) return "kinds do not cover every value";
   for (size_t i = 0; i < r.nodes.size(); ++i) {
     const Node &n = r.nodes[i];
     std::string why = check_node(n, r.dtypes);
@@ -149,7 +192,24 @@ std::string check(const Region &r) {
       for (uint32_t v : n.inputs)
         if (!known[v])
           return text("%s: reads a value that is neither an input nor computed before", pk::meta::op_name(n.op_id));
-    if (is_reduction(n.op_id) && i + 1 != r.nodes.size()) return "a reduction must be the region's last node";
+    if (known[n.output]) return "a value is computed twice";
+    if (is_reduction(n.op_id)) {
+      if (r.kinds.empty() && i + 1 != r.nodes.size()) return "a reduction must be the region's last node";
+      if (n.inputs.size() != 1 || r.kind(n.inputs[0]) == kRow || r.kind(n.output) != kRow)
+        return "a reduction folds element values into a row value";
+    } else if (!r.kinds.empty() && n.op_id != PK_OP_FILL && n.op_id != PK_OP_IOTA) {
+      // Over row values only: a row value; over column values only: a column value; otherwise an element value.
+      bool any_row = false, any_col = false, any_elem = false;
+      for (uint32_t v : n.inputs) {
+        const Kind kv = r.kind(v);
+        any_row = any_row || kv == kRow;
+        any_col = any_col || kv == kCol;
+        any_elem = any_elem || kv == kElem;
+      }
+      const Kind k = any_elem || (any_row && any_col) ? kElem : any_col ? kCol : kRow;
+      if (r.kind(n.output) != k) return "a node's kind does not follow from its inputs'";
+    }
+    if (n.op_id == PK_OP_IOTA && r.num_extra < 2) return "iota needs two extra scalars";
     known[n.output] = true;
   }
   for (uint32_t v : r.outputs)
@@ -165,6 +225,11 @@ std::string key(const KernelSpec &spec) {
   for (uint32_t v : r.inputs) k += " " + std::to_string(v);
   k += "|out";
   for (uint32_t v : r.outputs) k += " " + std::to_string(v);
+  if (!r.kinds.empty()) {
+    k += "|kinds";
+    for (uint8_t v : r.kinds) k += std::to_string(v);
+  }
+  if (r.num_extra) k += "|x" + std::to_string(r.num_extra);
   for (const Node &n : r.nodes) {
     k += "|" + std::to_string(n.op_id) + ":";
     for (uint32_t v : n.inputs) k += std::to_string(v) + ",";
@@ -194,8 +259,11 @@ bool last_axis_only(uint32_t op, const void *attrs, int32_t ndim, std::string &w
     why = text("%s: the code generator reduces only the last axis (no attributes given)", pk::meta::op_name(op));
     return false;
   }
-  const auto *a = static_cast<const pk_attrs_sum *>(attrs);  // sum and amax share the layout
-  static_assert(sizeof(pk_attrs_sum) == sizeof(pk_attrs_amax), "sum/amax attribute layouts differ");
+  if (!is_dims_reduction(op)) {
+    why = text("%s: the code generator fuses only reductions over a list of axes", pk::meta::op_name(op));
+    return false;
+  }
+  const auto *a = static_cast<const pk_attrs_sum *>(attrs);  // every dims-reduction shares the layout
   if (ndim < 1 || a->num_dims != 1 || a->dims[0] != ndim - 1) {
     why = text("%s: the code generator reduces only the last axis", pk::meta::op_name(op));
     return false;
@@ -204,13 +272,13 @@ bool last_axis_only(uint32_t op, const void *attrs, int32_t ndim, std::string &w
 }
 
 bool single(uint32_t op_id, const int32_t *in_dtypes, uint32_t num_inputs, const int32_t *out_dtypes,
-            uint32_t num_outputs, const void *attrs, int32_t in_ndim, Region &out, std::string &why) {
+            uint32_t num_outputs, const void *attrs, Region &out, std::string &why) {
   const pk::meta::OpInfo *op = pk::meta::find_op(op_id);
-  if (op == nullptr || op->tier != pk::meta::Tier::primitive || num_outputs != 1 || num_inputs == 0) {
+  if (op == nullptr || op->tier != pk::meta::Tier::primitive || num_outputs != 1 ||
+      (num_inputs == 0 && op_id != PK_OP_IOTA && op_id != PK_OP_FILL)) {
     why = text("%s: the code generator has no lowering for this op", op ? op->name : "unknown op");
     return false;
   }
-  if (is_reduction(op_id) && !last_axis_only(op_id, attrs, in_ndim, why)) return false;
   Region r;
   for (uint32_t i = 0; i < num_inputs; ++i) {
     if (in_dtypes[i] < 0) {
@@ -228,35 +296,543 @@ bool single(uint32_t op_id, const int32_t *in_dtypes, uint32_t num_inputs, const
   take_attrs(n, attrs);
   r.nodes.push_back(n);
   r.outputs.push_back(num_inputs);
+  if (op_id == PK_OP_IOTA) r.num_extra = 2;
   why = check(r);
   if (!why.empty()) return false;
   out = std::move(r);
   return true;
 }
 
+// --- planning op launches -----------------------------------------------------------------------------------
+
+using Strides = std::vector<int64_t>;
+
+Strides strides_of(const pk_tensor &t) {
+  Strides s(static_cast<size_t>(t.ndim));
+  int64_t expect = 1;
+  for (int32_t d = t.ndim - 1; d >= 0; --d) {
+    s[d] = t.strides ? t.strides[d] : expect;
+    expect *= t.shape[d];
+  }
+  return s;
+}
+Strides dense_strides(const std::vector<int64_t> &shape) {
+  Strides s(shape.size());
+  int64_t expect = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    s[d] = expect;
+    expect *= shape[d];
+  }
+  return s;
+}
+std::vector<int64_t> shape_of(const pk_tensor &t) {
+  return std::vector<int64_t>(t.shape, t.shape + t.ndim);
+}
+bool is_dense(const pk_tensor &t) {
+  const Strides s = strides_of(t), e = dense_strides(shape_of(t));
+  for (int32_t d = 0; d < t.ndim; ++d)
+    if (t.shape[d] != 1 && s[d] != e[d]) return false;
+  return true;
+}
+int64_t numel(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t e : shape) n *= e;
+  return n;
+}
+
+// Data movement copies bits: every dtype moves as the unsigned/signed integer of its size (fp8 and bf16 bytes,
+// complex as i64 pairs), so NaN payloads and signed zeros survive exactly.
+int32_t bits_dtype(int32_t d, int32_t &lanes) {
+  lanes = 1;
+  switch (pk::meta::dtype_size(d)) {
+    case 1:
+      return PK_DTYPE_U8;
+    case 2:
+      return PK_DTYPE_I16;
+    case 4:
+      return PK_DTYPE_I32;
+    case 8:
+      return PK_DTYPE_I64;
+    case 16:
+      lanes = 2;
+      return PK_DTYPE_I64;
+    default:
+      return -1;
+  }
+}
+
+// out (tensor `dst`, viewed at offset/strides over `shape`) <- src (likewise): one copy launch.
+bool copy_launch(int32_t dtype, const std::vector<int64_t> &shape, uint32_t src, int64_t src_off, Strides src_st,
+                 uint32_t dst, int64_t dst_off, Strides dst_st, std::vector<PlannedLaunch> &out, std::string &why) {
+  int32_t lanes = 1;
+  const int32_t bd = bits_dtype(dtype, lanes);
+  if (bd < 0) {
+    why = text("%s: no storage type for this dtype in the code generator", pk::meta::dtype_name(dtype));
+    return false;
+  }
+  PlannedLaunch l;
+  l.shape = shape;
+  if (lanes > 1) {
+    // 16-byte elements: a trailing axis of two i64 words.
+    for (auto *st : {&src_st, &dst_st})
+      for (int64_t &v : *st) v *= lanes;
+    src_off *= lanes;
+    dst_off *= lanes;
+    l.shape.push_back(lanes);
+    src_st.push_back(1);
+    dst_st.push_back(1);
+  }
+  if (l.shape.size() > PK_MAX_RANK) {
+    why = "rank too large for the code generator";
+    return false;
+  }
+  l.region.dtypes = {bd, bd};
+  l.region.inputs = {0};
+  l.region.nodes = {Node{PK_OP_CONVERT_ELEMENT_TYPE, {0}, 1, 0, 0}};
+  l.region.outputs = {1};
+  l.args = {PlanArg{src, src_off, std::move(src_st)}, PlanArg{dst, dst_off, std::move(dst_st)}};
+  if (numel(l.shape) > 0) out.push_back(std::move(l));
+  return true;
+}
+
+// The f64 a creation op's value becomes in dtype d, as a FILL node computes it; fp8 is stored as its bits.
+bool fill_launch(int32_t dtype, double value, const std::vector<int64_t> &shape, uint32_t dst, int64_t dst_off,
+                 Strides dst_st, std::vector<PlannedLaunch> &out, std::string &why) {
+  int32_t d = dtype;
+  if (d == PK_DTYPE_F8E4M3FN) {
+    value = pk::kit::f8e4m3fn(value).bits;
+    d = PK_DTYPE_U8;
+  } else if (d == PK_DTYPE_F8E5M2) {
+    value = pk::kit::f8e5m2(value).bits;
+    d = PK_DTYPE_U8;
+  }
+  if (!cls(d)) {
+    why = text("fill: dtype %s is not supported by the code generator", pk::meta::dtype_name(dtype));
+    return false;
+  }
+  PlannedLaunch l;
+  l.shape = shape;
+  l.region.dtypes = {d};
+  l.region.nodes = {Node{PK_OP_FILL, {}, 0, value, 0}};
+  l.region.outputs = {0};
+  l.args = {PlanArg{dst, dst_off, std::move(dst_st)}};
+  if (numel(shape) > 0) out.push_back(std::move(l));
+  return true;
+}
+
+double extreme_value(int32_t d, bool largest) {
+  switch (d) {
+    case PK_DTYPE_BOOL:
+      return largest ? 1 : 0;
+    case PK_DTYPE_U8:
+      return largest ? 255 : 0;
+    case PK_DTYPE_I8:
+      return largest ? 127 : -128;
+    case PK_DTYPE_I16:
+      return largest ? 32767 : -32768;
+    case PK_DTYPE_I32:
+      return largest ? 2147483647.0 : -2147483648.0;
+    case PK_DTYPE_I64:
+      return largest ? 9223372036854775807.0 : -9223372036854775808.0;  // saturating conversion gives the limit
+    case PK_DTYPE_F16:
+      return largest ? 65504.0 : -65504.0;
+    case PK_DTYPE_BF16:
+      return largest ? 0x1.fep127 : -0x1.fep127;
+    case PK_DTYPE_F32:
+      return largest ? 0x1.fffffep127 : -0x1.fffffep127;
+    case PK_DTYPE_F64:
+      return largest ? std::numeric_limits<double>::max() : -std::numeric_limits<double>::max();
+    case PK_DTYPE_F8E4M3FN:
+      return largest ? 448.0 : -448.0;
+    case PK_DTYPE_F8E5M2:
+      return largest ? 57344.0 : -57344.0;
+    default:
+      return 0;
+  }
+}
+
+bool plan_reduction(uint32_t op_id, const pk_tensor &in, const pk_tensor &o, const std::vector<int64_t> &dims,
+                    std::vector<PlannedLaunch> &out, std::string &why) {
+  int32_t dt[2] = {pk::meta::dtype_id(in.dtype), pk::meta::dtype_id(o.dtype)};
+  PlannedLaunch l;
+  if (!single(op_id, dt, 1, dt + 1, 1, nullptr, l.region, why)) return false;
+  // Element space: the kept axes in order, then the reduced ones; the output walks the kept axes only.
+  std::vector<bool> red(static_cast<size_t>(in.ndim), false);
+  for (int64_t d : dims) red[static_cast<size_t>(d)] = true;
+  const Strides is = strides_of(in), os = strides_of(o);
+  Strides a, b;
+  size_t ko = 0;
+  for (int32_t d = 0; d < in.ndim; ++d) {
+    if (red[d]) continue;
+    l.shape.push_back(in.shape[d]);
+    a.push_back(is[d]);
+    b.push_back(ko < os.size() ? os[ko] : 0);
+    ++ko;
+  }
+  for (int32_t d = 0; d < in.ndim; ++d) {
+    if (!red[d]) continue;
+    l.shape.push_back(in.shape[d]);
+    a.push_back(is[d]);
+    b.push_back(0);
+    ++l.red;
+  }
+  l.args = {PlanArg{0, 0, a}, PlanArg{1, 0, b}};
+  if (numel(std::vector<int64_t>(l.shape.begin(), l.shape.end() - l.red)) > 0) out.push_back(std::move(l));
+  return true;
+}
+
+bool plan_impl(uint32_t op_id, const pk_tensor *in, uint32_t nin, const pk_tensor *outs, uint32_t nout,
+               const void *attrs, std::vector<PlannedLaunch> &out, std::string &why) {
+  const pk::meta::OpInfo *op = pk::meta::find_op(op_id);
+  if (op == nullptr || op->tier != pk::meta::Tier::primitive || nout != 1 || (nin > 0 && in == nullptr) ||
+      outs == nullptr) {
+    why = text("%s: the code generator has no lowering for this op", op ? op->name : "unknown op");
+    return false;
+  }
+  const pk_tensor &o = outs[0];
+  const int32_t odt = pk::meta::dtype_id(o.dtype);
+  const uint32_t O = nin;  // the output's tensor index
+  const std::vector<int64_t> oshape = shape_of(o);
+  auto copy_whole = [&](uint32_t src) {
+    return copy_launch(odt, oshape, src, 0, strides_of(in[src]), O, 0, strides_of(o), out, why);
+  };
+  switch (op_id) {
+    case PK_OP_CLONE:
+    case PK_OP_VIEW_OF:
+      return copy_whole(0);
+    case PK_OP_COPY_TO:
+      return copy_whole(1);
+    case PK_OP_TRANSPOSE: {
+      const auto &a = *static_cast<const pk_attrs_transpose *>(attrs);
+      const Strides is = strides_of(in[0]);
+      Strides src(oshape.size());
+      for (size_t d = 0; d < oshape.size(); ++d) src[d] = is[static_cast<size_t>(a.permutation[d])];
+      return copy_launch(odt, oshape, 0, 0, src, O, 0, strides_of(o), out, why);
+    }
+    case PK_OP_BROADCAST_IN_DIM: {
+      const auto &a = *static_cast<const pk_attrs_broadcast_in_dim *>(attrs);
+      const Strides is = strides_of(in[0]);
+      Strides src(oshape.size(), 0);
+      for (int32_t k = 0; k < in[0].ndim; ++k)
+        if (in[0].shape[k] != 1) src[static_cast<size_t>(a.broadcast_dimensions[k])] = is[k];
+      return copy_launch(odt, oshape, 0, 0, src, O, 0, strides_of(o), out, why);
+    }
+    case PK_OP_SLICE: {
+      const auto &a = *static_cast<const pk_attrs_slice *>(attrs);
+      const Strides is = strides_of(in[0]);
+      Strides src(oshape.size());
+      int64_t off = 0;
+      for (int32_t d = 0; d < in[0].ndim; ++d) {
+        off += a.start_indices[d] * is[d];
+        src[d] = is[d] * (a.num_strides ? a.strides[d] : 1);
+      }
+      return copy_launch(odt, oshape, 0, off, src, O, 0, strides_of(o), out, why);
+    }
+    case PK_OP_SLICE_IN_DIM: {
+      const auto &a = *static_cast<const pk_attrs_slice_in_dim *>(attrs);
+      Strides src = strides_of(in[0]);
+      const int64_t off = a.start * src[a.dim];
+      src[a.dim] *= a.stride;
+      return copy_launch(odt, oshape, 0, off, src, O, 0, strides_of(o), out, why);
+    }
+    case PK_OP_REV: {
+      const auto &a = *static_cast<const pk_attrs_rev *>(attrs);
+      Strides src = strides_of(in[0]);
+      int64_t off = 0;
+      for (int32_t k = 0; k < a.num_dims; ++k) {
+        const int64_t d = a.dims[k];
+        off += (in[0].shape[d] - 1) * src[d];
+        src[d] = -src[d];
+      }
+      return copy_launch(odt, oshape, 0, off, src, O, 0, strides_of(o), out, why);
+    }
+    case PK_OP_EXPAND_DIMS:
+    case PK_OP_SQUEEZE:
+    case PK_OP_COLLAPSE_VIEW:
+    case PK_OP_COLLAPSE:
+    case PK_OP_RESHAPE:
+    case PK_OP_SPLIT_DIM: {
+      // Row-major order is kept: one side dense gives the other side's view over its shape.
+      if (is_dense(in[0])) return copy_launch(odt, oshape, 0, 0, dense_strides(oshape), O, 0, strides_of(o), out, why);
+      if (is_dense(o)) {
+        const std::vector<int64_t> ishape = shape_of(in[0]);
+        return copy_launch(odt, ishape, 0, 0, strides_of(in[0]), O, 0, dense_strides(ishape), out, why);
+      }
+      why = text("%s: the code generator needs a dense input or output", op->name);
+      return false;
+    }
+    case PK_OP_AS_STRIDED: {
+      const auto &a = *static_cast<const pk_attrs_as_strided *>(attrs);
+      if (!is_dense(in[0])) {
+        why = "as_strided: the code generator needs a dense input";
+        return false;
+      }
+      return copy_launch(odt, oshape, 0, a.storage_offset, Strides(a.strides, a.strides + a.num_strides), O, 0,
+                         strides_of(o), out, why);
+    }
+    case PK_OP_CAT: {
+      const auto &a = *static_cast<const pk_attrs_cat *>(attrs);
+      const Strides os = strides_of(o);
+      int64_t pos = 0;
+      for (uint32_t i = 0; i < nin; ++i) {
+        if (!copy_launch(odt, shape_of(in[i]), i, 0, strides_of(in[i]), O, pos * os[a.dim], os, out, why)) return false;
+        pos += in[i].shape[a.dim];
+      }
+      return true;
+    }
+    case PK_OP_PAD: {
+      const auto &a = *static_cast<const pk_attrs_pad *>(attrs);
+      const Strides os = strides_of(o), is = strides_of(in[0]);
+      if (!fill_launch(odt, a.value, oshape, O, 0, os, out, why)) return false;
+      // Input element i of an axis lands at low + i * (interior + 1); only those inside [0, extent) are copied.
+      std::vector<int64_t> shape(static_cast<size_t>(in[0].ndim));
+      Strides src = is, dst = os;
+      int64_t src_off = 0, dst_off = 0;
+      for (int32_t d = 0; d < in[0].ndim; ++d) {
+        const int64_t st = (a.num_interior ? a.interior[d] : 0) + 1;
+        const int64_t low = a.low[d], n = in[0].shape[d], e = o.shape[d];
+        const int64_t i_lo = low >= 0 ? 0 : (-low + st - 1) / st;
+        const int64_t room = e - 1 - low;
+        const int64_t i_hi = room >= 0 ? std::min(n - 1, room / st) : -1;
+        const int64_t count = i_hi - i_lo + 1;
+        if (count <= 0) return true;
+        shape[d] = count;
+        src_off += i_lo * is[d];
+        dst_off += (low + i_lo * st) * os[d];
+        dst[d] = os[d] * st;
+      }
+      return copy_launch(odt, shape, 0, src_off, src, O, dst_off, dst, out, why);
+    }
+    case PK_OP_SLICE_SCATTER: {
+      const auto &a = *static_cast<const pk_attrs_slice_scatter *>(attrs);
+      if (!copy_whole(0)) return false;
+      Strides dst = strides_of(o);
+      const int64_t off = a.start * dst[a.dim];
+      dst[a.dim] *= a.stride;
+      return copy_launch(odt, shape_of(in[1]), 1, 0, strides_of(in[1]), O, off, dst, out, why);
+    }
+    case PK_OP_AS_STRIDED_SCATTER: {
+      const auto &a = *static_cast<const pk_attrs_as_strided_scatter *>(attrs);
+      if (!is_dense(o)) {
+        why = "as_strided_scatter: the code generator needs a dense output";
+        return false;
+      }
+      if (!copy_whole(0)) return false;
+      return copy_launch(odt, shape_of(in[1]), 1, 0, strides_of(in[1]), O, a.storage_offset,
+                         Strides(a.strides, a.strides + a.num_strides), out, why);
+    }
+    case PK_OP_FULL:
+      return fill_launch(odt, static_cast<const pk_attrs_full *>(attrs)->value, oshape, O, 0, strides_of(o), out, why);
+    case PK_OP_SCALAR_TENSOR:
+      return fill_launch(odt, static_cast<const pk_attrs_scalar_tensor *>(attrs)->value, oshape, O, 0, strides_of(o),
+                         out, why);
+    case PK_OP_MAXIMUM_VALUE:
+    case PK_OP_MINIMUM_VALUE:
+      return fill_launch(odt, extreme_value(odt, op_id == PK_OP_MAXIMUM_VALUE), oshape, O, 0, strides_of(o), out, why);
+    case PK_OP_IOTA: {
+      const auto &a = *static_cast<const pk_attrs_iota *>(attrs);
+      PlannedLaunch l;
+      if (!single(PK_OP_IOTA, nullptr, 0, &odt, 1, nullptr, l.region, why)) return false;
+      l.shape = oshape;
+      l.args = {PlanArg{O, 0, strides_of(o)}};
+      l.extra = {a.start, a.step};
+      if (numel(oshape) > 0) out.push_back(std::move(l));
+      return true;
+    }
+    case PK_OP_ARGMAX:
+    case PK_OP_ARGMIN: {
+      if (attrs == nullptr) {
+        why = text("%s: no attributes", op->name);
+        return false;
+      }
+      static_assert(sizeof(pk_attrs_argmax) == sizeof(pk_attrs_argmin), "argmax/argmin attribute layouts differ");
+      return plan_reduction(op_id, in[0], o, {static_cast<const pk_attrs_argmax *>(attrs)->dim}, out, why);
+    }
+    default:
+      break;
+  }
+  if (is_dims_reduction(op_id)) {
+    if (attrs == nullptr) {
+      why = text("%s: no attributes", op->name);
+      return false;
+    }
+    const auto &a = *static_cast<const pk_attrs_sum *>(attrs);
+    return plan_reduction(op_id, in[0], o, std::vector<int64_t>(a.dims, a.dims + a.num_dims), out, why);
+  }
+  // Elementwise: every operand walks the output's shape with its own strides.
+  if (nin > 8) {
+    why = "the code generator handles elementwise ops with at most 8 inputs";
+    return false;
+  }
+  int32_t dts[8];
+  for (uint32_t i = 0; i < nin; ++i) dts[i] = pk::meta::dtype_id(in[i].dtype);
+  PlannedLaunch l;
+  if (!single(op_id, dts, nin, &odt, 1, attrs, l.region, why)) return false;
+  l.shape = oshape;
+  for (uint32_t i = 0; i < nin; ++i) l.args.push_back(PlanArg{i, 0, strides_of(in[i])});
+  l.args.push_back(PlanArg{O, 0, strides_of(o)});
+  if (numel(oshape) > 0) out.push_back(std::move(l));
+  return true;
+}
+
+// Coverage queries give no output descriptors (and attributes may be NULL: "any values"): the answer comes from
+// the op's dtype rules.
+bool coverage(const pk::meta::OpInfo &op, const int32_t *in, uint32_t nin, const void *attrs, std::string &why) {
+  auto var_dtype = [&](int32_t var) {
+    for (uint32_t i = 0; i < nin && i < op.num_inputs; ++i)
+      if (op.inputs[i].type_var == var) return in[i];
+    return nin > 0 ? in[0] : static_cast<int32_t>(PK_DTYPE_F32);
+  };
+  int32_t odt = PK_DTYPE_F32;
+  if (op.num_outputs > 0) {
+    const pk::meta::OutputInfo &oi = op.outputs[0];
+    switch (oi.rule) {
+      case pk::meta::DtypeRule::type_var:
+        odt = var_dtype(oi.arg);
+        break;
+      case pk::meta::DtypeRule::fixed:
+        odt = oi.arg;
+        break;
+      case pk::meta::DtypeRule::attr:
+        odt = nin > 0 ? in[0] : static_cast<int32_t>(PK_DTYPE_F32);
+        if (attrs != nullptr) std::memcpy(&odt, static_cast<const char *>(attrs) + op.attrs[oi.arg].offset, sizeof odt);
+        break;
+      default:
+        odt = pk::meta::real_of(var_dtype(oi.arg));
+        break;
+    }
+  }
+  if (op.num_outputs != 1) {
+    why = text("%s: the code generator handles ops with one output", op.name);
+    return false;
+  }
+  switch (op.id) {
+    case PK_OP_CLONE:
+    case PK_OP_VIEW_OF:
+    case PK_OP_COPY_TO:
+    case PK_OP_TRANSPOSE:
+    case PK_OP_BROADCAST_IN_DIM:
+    case PK_OP_SLICE:
+    case PK_OP_SLICE_IN_DIM:
+    case PK_OP_REV:
+    case PK_OP_EXPAND_DIMS:
+    case PK_OP_SQUEEZE:
+    case PK_OP_COLLAPSE_VIEW:
+    case PK_OP_COLLAPSE:
+    case PK_OP_RESHAPE:
+    case PK_OP_SPLIT_DIM:
+    case PK_OP_AS_STRIDED:
+    case PK_OP_CAT:
+    case PK_OP_SLICE_SCATTER:
+    case PK_OP_AS_STRIDED_SCATTER: {
+      int32_t lanes = 1;
+      if (bits_dtype(odt, lanes) >= 0) return true;
+      why = text("%s: no storage type for this dtype in the code generator", op.name);
+      return false;
+    }
+    case PK_OP_PAD:
+    case PK_OP_FULL:
+    case PK_OP_SCALAR_TENSOR:
+    case PK_OP_MAXIMUM_VALUE:
+    case PK_OP_MINIMUM_VALUE:
+      if (cls(odt) || odt == PK_DTYPE_F8E4M3FN || odt == PK_DTYPE_F8E5M2) return true;
+      why = text("%s: dtype %s is not supported by the code generator", op.name, pk::meta::dtype_name(odt));
+      return false;
+    default:
+      break;
+  }
+  Region r;
+  return single(op.id, in, nin, &odt, 1, nullptr, r, why);
+}
+
 }  // namespace
+
+bool plan_op(uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs, const pk_tensor *outputs,
+             uint32_t num_outputs, const void *attrs, std::vector<PlannedLaunch> &out, std::string &why) {
+  out.clear();
+  for (uint32_t i = 0; i < num_inputs + num_outputs; ++i) {
+    const pk_tensor &t = i < num_inputs ? inputs[i] : outputs[i - num_inputs];
+    if (pk::meta::dtype_id(t.dtype) < 0) {
+      why = "unknown dtype";
+      return false;
+    }
+  }
+  if (!plan_impl(op_id, inputs, num_inputs, outputs, num_outputs, attrs, out, why)) {
+    out.clear();
+    return false;
+  }
+  for (const PlannedLaunch &l : out) {
+    if (l.shape.size() > PK_MAX_RANK) {
+      why = "rank too large for the code generator";
+      out.clear();
+      return false;
+    }
+  }
+  return true;
+}
+
+bool plan_is_dense(const PlannedLaunch &l) {
+  const size_t r = l.shape.size();
+  const size_t lead = r - static_cast<size_t>(l.red);
+  std::vector<int64_t> lead_shape(l.shape.begin(), l.shape.begin() + static_cast<std::ptrdiff_t>(lead));
+  std::vector<int64_t> red_shape(l.shape.begin() + static_cast<std::ptrdiff_t>(lead), l.shape.end());
+  const Strides full = dense_strides(l.shape), ls = dense_strides(lead_shape), rs = dense_strides(red_shape);
+  const size_t nin = l.region.inputs.size();
+  for (size_t k = 0; k < l.args.size(); ++k) {
+    const uint32_t v = k < nin ? l.region.inputs[k] : l.region.outputs[k - nin];
+    const Kind kind = l.region.kind(v);
+    for (size_t d = 0; d < r; ++d) {
+      if (l.shape[d] == 1) continue;
+      int64_t want = full[d];
+      if (kind == kRow) want = d < lead ? ls[d] : 0;
+      if (kind == kCol) want = d < lead ? 0 : rs[d - lead];
+      if (l.args[k].strides[d] != want) return false;
+    }
+  }
+  return true;
+}
 
 bool region_for_op(uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs, const pk_tensor *outputs,
                    uint32_t num_outputs, const void *attrs, Region &out, std::string &why) {
-  if (num_inputs > 8 || num_outputs != 1) {
-    why = "the code generator handles ops with one output and at most 8 inputs";
+  std::vector<PlannedLaunch> plan;
+  if (!plan_op(op_id, inputs, num_inputs, outputs, num_outputs, attrs, plan, why)) return false;
+  if (plan.size() != 1) {
+    why = "the op runs as several kernels";
     return false;
   }
-  int32_t in[8], o[1];
-  for (uint32_t i = 0; i < num_inputs; ++i) in[i] = pk::meta::dtype_id(inputs[i].dtype);
-  o[0] = pk::meta::dtype_id(outputs[0].dtype);
-  return single(op_id, in, num_inputs, o, 1, attrs, num_inputs ? inputs[0].ndim : 0, out, why);
+  out = plan[0].region;
+  return true;
 }
 
 bool region_for_query(const pk_op_query &q, Region &out, std::string &why) {
-  if (q.num_inputs > 8 || q.num_outputs != 1 || (q.num_inputs && !q.inputs) || !q.outputs) {
-    why = "the code generator handles ops with one output and at most 8 inputs";
+  const pk::meta::OpInfo *op = pk::meta::find_op(q.op_id);
+  if (op == nullptr || op->tier != pk::meta::Tier::primitive) {
+    why = text("%s: the code generator has no lowering for this op", op ? op->name : "unknown op");
     return false;
   }
-  int32_t in[8], o[1];
-  for (uint32_t i = 0; i < q.num_inputs; ++i) in[i] = pk::meta::dtype_id(q.inputs[i].dtype);
-  o[0] = pk::meta::dtype_id(q.outputs[0].dtype);
-  return single(q.op_id, in, q.num_inputs, o, 1, q.attrs, q.num_inputs ? q.inputs[0].ndim : 0, out, why);
+  if (q.num_inputs > 0 && q.inputs == nullptr) {
+    why = "inputs is NULL";
+    return false;
+  }
+  if (q.num_outputs == 0 || q.outputs == nullptr) {
+    if (q.num_inputs > 64) {
+      why = "too many inputs";
+      return false;
+    }
+    int32_t in[64];
+    for (uint32_t i = 0; i < q.num_inputs; ++i) in[i] = pk::meta::dtype_id(q.inputs[i].dtype);
+    for (uint32_t i = 0; i < q.num_inputs; ++i)
+      if (in[i] < 0) {
+        why = "unknown dtype";
+        return false;
+      }
+    out = Region{};
+    return coverage(*op, in, q.num_inputs, q.attrs, why);
+  }
+  std::vector<PlannedLaunch> plan;
+  if (!plan_op(q.op_id, q.inputs, q.num_inputs, q.outputs, q.num_outputs, q.attrs, plan, why)) return false;
+  out = plan.empty() ? Region{} : plan[0].region;
+  return true;
 }
 
 bool region_from_subgraph(const pk_subgraph &g, uint8_t *claimed, Region &out, int64_t *shape, int32_t &ndim,
@@ -353,6 +929,195 @@ bool region_from_subgraph(const pk_subgraph &g, uint8_t *claimed, Region &out, i
   return true;
 }
 
+bool row_region_from_subgraph(const pk_subgraph &g, uint8_t *claimed, Region &out, int64_t *shape, int32_t &ndim,
+                              int32_t &red, std::string &why) {
+  const uint32_t nv = g.num_values, nn = g.num_nodes;
+  auto shape_is = [&](uint32_t v, const std::vector<int64_t> &s) {
+    const pk_graph_value &gv = g.values[v];
+    return gv.ndim == static_cast<int32_t>(s.size()) && std::equal(s.begin(), s.end(), gv.shape);
+  };
+  // The element shape and the reduced trailing axes, from the first reduction.
+  std::vector<int64_t> E;
+  int32_t k = 0;
+  for (uint32_t i = 0; i < nn && k == 0; ++i) {
+    const pk_graph_node &gn = g.nodes[i];
+    if (!is_dims_reduction(gn.op_id) || gn.num_inputs != 1 || gn.attrs == nullptr || gn.inputs[0] >= nv) continue;
+    const pk_graph_value &x = g.values[gn.inputs[0]];
+    const auto *a = static_cast<const pk_attrs_sum *>(gn.attrs);
+    E.assign(x.shape, x.shape + x.ndim);
+    k = a->num_dims;
+  }
+  const int32_t r = static_cast<int32_t>(E.size());
+  if (k < 1 || k >= r) {
+    why = "no reduction over trailing axes with leading axes left";
+    return false;
+  }
+  const std::vector<int64_t> rows(E.begin(), E.end() - k), cols(E.end() - k, E.end());
+  auto trailing = [&](const int64_t *dims, int32_t n) {
+    if (n != k) return false;
+    for (int32_t i = 0; i < n; ++i)
+      if (dims[i] != r - k + i) return false;
+    return true;
+  };
+  auto leading = [&](const int64_t *dims, int32_t n) {
+    if (n != r - k) return false;
+    for (int32_t i = 0; i < n; ++i)
+      if (dims[i] != i) return false;
+    return true;
+  };
+  constexpr uint8_t kUnknown = 255;
+  std::vector<uint8_t> kind(nv, kUnknown);
+  std::vector<uint32_t> alias(nv);
+  for (uint32_t v = 0; v < nv; ++v) {
+    alias[v] = v;
+    if (shape_is(v, E)) kind[v] = kElem;
+  }
+  std::vector<int32_t> dtypes(nv);
+  for (uint32_t v = 0; v < nv; ++v) dtypes[v] = pk::meta::dtype_id(g.values[v].dtype);
+  // Node checks and the kinds they force.
+  std::vector<Node> nodes;
+  std::vector<std::vector<uint32_t>> groups;  // values that must share a kind (elementwise over row/col values)
+  for (uint32_t i = 0; i < nn; ++i) {
+    const pk_graph_node &gn = g.nodes[i];
+    if (gn.num_outputs != 1 || gn.outputs[0] >= nv) {
+      why = "a node without exactly one output";
+      return false;
+    }
+    for (uint32_t q = 0; q < gn.num_inputs; ++q)
+      if (gn.inputs[q] >= nv) {
+        why = "input value out of range";
+        return false;
+      }
+    const uint32_t y = gn.outputs[0];
+    const char *name = pk::meta::op_name(gn.op_id);
+    if (gn.op_id == PK_OP_BROADCAST_IN_DIM) {
+      const auto *a = static_cast<const pk_attrs_broadcast_in_dim *>(gn.attrs);
+      const uint32_t x = gn.inputs[0];
+      if (a == nullptr || kind[y] != kElem) {
+        why = "broadcast_in_dim: not to the element shape";
+        return false;
+      }
+      uint8_t want = kUnknown;
+      if (leading(a->broadcast_dimensions, a->num_broadcast_dimensions) && shape_is(x, rows)) want = kRow;
+      if (trailing(a->broadcast_dimensions, a->num_broadcast_dimensions) && shape_is(x, cols)) want = kCol;
+      if (want == kUnknown || (kind[x] != kUnknown && kind[x] != want) || g.values[y].is_output) {
+        why = "broadcast_in_dim: neither a row nor a column value broadcast over the element shape";
+        return false;
+      }
+      kind[x] = want;
+      alias[y] = alias[x];  // row/column values broadcast implicitly in the region
+      continue;
+    }
+    Node n;
+    n.op_id = gn.op_id;
+    n.output = y;
+    if (gn.op_id == PK_OP_FULL) {
+      const auto *a = static_cast<const pk_attrs_full *>(gn.attrs);
+      if (a == nullptr) {
+        why = "full: no attributes";
+        return false;
+      }
+      n.op_id = PK_OP_FILL;
+      n.fill_value = a->value;
+      if (kind[y] == kUnknown) groups.push_back({y});
+    } else if (is_dims_reduction(gn.op_id)) {
+      const auto *a = static_cast<const pk_attrs_sum *>(gn.attrs);
+      if (a == nullptr || gn.num_inputs != 1 || kind[gn.inputs[0]] != kElem || !trailing(a->dims, a->num_dims) ||
+          !shape_is(y, rows)) {
+        why = text("%s: not over the trailing axes of the element shape", name);
+        return false;
+      }
+      n.inputs = {alias[gn.inputs[0]]};
+      kind[y] = kRow;
+    } else {
+      for (uint32_t q = 0; q < gn.num_inputs; ++q) n.inputs.push_back(alias[gn.inputs[q]]);
+      take_attrs(n, gn.attrs);
+      if (kind[y] != kElem) {
+        std::vector<uint32_t> grp(n.inputs);
+        grp.push_back(y);
+        groups.push_back(grp);
+      }
+    }
+    std::string w = check_node(n, dtypes);
+    if (!w.empty()) {
+      why = w;
+      return false;
+    }
+    nodes.push_back(n);
+  }
+  // Propagate kinds through groups of row/column values until nothing changes.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const auto &grp : groups) {
+      uint8_t known = kUnknown;
+      for (uint32_t v : grp)
+        if (kind[v] != kUnknown) {
+          if (known != kUnknown && kind[v] != known) {
+            why = "a value is used both per row and per column";
+            return false;
+          }
+          known = kind[v];
+        }
+      if (known == kUnknown) continue;
+      for (uint32_t v : grp)
+        if (kind[v] == kUnknown) {
+          kind[v] = known;
+          changed = true;
+        }
+    }
+  }
+  for (uint32_t v = 0; v < nv; ++v) {
+    if (kind[v] == kUnknown && shape_is(v, rows)) kind[v] = kRow;
+    if (kind[v] == kUnknown && shape_is(v, cols)) kind[v] = kCol;
+    const bool ok = kind[v] == kElem ? shape_is(v, E) : kind[v] == kRow ? shape_is(v, rows) : shape_is(v, cols);
+    const bool used = alias[v] == v;
+    if (used && (kind[v] == kUnknown || !ok)) {
+      why = "a value is neither per element, per row nor per column";
+      return false;
+    }
+  }
+  // Arguments in pk_fusion_claim order (every node is claimed): inputs read, then produced values needed outside.
+  std::vector<bool> produced(nv, false), read(nv, false);
+  for (uint32_t i = 0; i < nn; ++i) {
+    produced[g.nodes[i].outputs[0]] = true;
+    for (uint32_t q = 0; q < g.nodes[i].num_inputs; ++q) read[g.nodes[i].inputs[q]] = true;
+  }
+  std::map<uint32_t, uint32_t> id;
+  Region reg;
+  auto map = [&](uint32_t v) {
+    auto it = id.find(v);
+    if (it != id.end()) return it->second;
+    const uint32_t q = static_cast<uint32_t>(reg.dtypes.size());
+    id[v] = q;
+    reg.dtypes.push_back(dtypes[v]);
+    reg.kinds.push_back(kind[v]);
+    return q;
+  };
+  for (uint32_t v = 0; v < nv; ++v)
+    if (read[v] && !produced[v]) reg.inputs.push_back(map(v));
+  for (Node n : nodes) {
+    for (uint32_t &v : n.inputs) v = map(v);
+    n.output = map(n.output);
+    reg.nodes.push_back(n);
+  }
+  for (uint32_t v = 0; v < nv; ++v) {
+    if (!produced[v] || !g.values[v].is_output) continue;
+    if (kind[v] == kCol) {
+      why = "a column value is needed outside";
+      return false;
+    }
+    reg.outputs.push_back(map(v));
+  }
+  why = check(reg);
+  if (!why.empty()) return false;
+  std::copy(E.begin(), E.end(), shape);
+  ndim = r;
+  red = k;
+  std::fill(claimed, claimed + nn, uint8_t{1});
+  out = std::move(reg);
+  return true;
+}
+
 std::vector<Region> supported_single_op_regions() {
   const int32_t all[] = {PK_DTYPE_BOOL, PK_DTYPE_U8,  PK_DTYPE_I8,   PK_DTYPE_I16, PK_DTYPE_I32,
                          PK_DTYPE_I64,  PK_DTYPE_F16, PK_DTYPE_BF16, PK_DTYPE_F32, PK_DTYPE_F64};
@@ -366,7 +1131,7 @@ std::vector<Region> supported_single_op_regions() {
       std::vector<int32_t> outs;
       if (rl.op == PK_OP_CONVERT_ELEMENT_TYPE) {
         outs.assign(std::begin(all), std::end(all));
-      } else if (op->outputs[0].rule == pk::meta::DtypeRule::fixed) {
+      } else if (op->num_outputs && op->outputs[0].rule == pk::meta::DtypeRule::fixed) {
         outs.push_back(op->outputs[0].arg);
       } else {
         outs.push_back(t);
@@ -376,21 +1141,14 @@ std::vector<Region> supported_single_op_regions() {
         if (rl.op == PK_OP_WHERE) {
           ins = {PK_DTYPE_BOOL, t, t};
         } else {
-          // Every input of these ops has the type variable's dtype.
-          uint32_t arity = op->num_inputs;
-          ins.assign(arity, t);
+          // Every input of these ops has the type variable's dtype (iota has none).
+          ins.assign(op->num_inputs, t);
         }
-        std::vector<int32_t> ov{o};
-        pk_attrs_sum last{};
-        last.struct_size = sizeof last;
-        last.num_dims = 1;
-        last.dims[0] = 1;
-        const void *attrs = is_reduction(rl.op) ? static_cast<const void *>(&last) : nullptr;
-        int rounds = rl.op == PK_OP_ROUND ? 2 : 1;
+        const int rounds = rl.op == PK_OP_ROUND ? 2 : 1;
         for (int m = 0; m < rounds; ++m) {
           Region r;
           std::string why;
-          if (!single(rl.op, ins.data(), static_cast<uint32_t>(ins.size()), ov.data(), 1, attrs, 2, r, why)) continue;
+          if (!single(rl.op, ins.data(), static_cast<uint32_t>(ins.size()), &o, 1, nullptr, r, why)) continue;
           r.nodes[0].round_mode = m;
           if (rl.op == PK_OP_FILL) r.nodes[0].fill_value = 1.5;
           out.push_back(std::move(r));
@@ -398,11 +1156,19 @@ std::vector<Region> supported_single_op_regions() {
       }
     }
   }
+  // The creation ops' fills (full, scalar_tensor, pad's border, maximum_value ...): a FILL without input.
+  for (int32_t t : all) {
+    Region r;
+    r.dtypes = {t};
+    r.nodes = {Node{PK_OP_FILL, {}, 0, -2.5, 0}};
+    r.outputs = {0};
+    out.push_back(std::move(r));
+  }
   return out;
 }
 
 Params::Params(const std::vector<void *> &pointers, int64_t n, int64_t cols, const std::vector<int64_t> &shape,
-               const std::vector<std::vector<int64_t>> &strides)
+               const std::vector<std::vector<int64_t>> &strides, const std::vector<int64_t> &extra)
     : pointers_(pointers) {
   scalars_.push_back(n);
   scalars_.push_back(cols);
@@ -410,6 +1176,7 @@ Params::Params(const std::vector<void *> &pointers, int64_t n, int64_t cols, con
     scalars_.insert(scalars_.end(), shape.begin(), shape.end());
     for (const auto &s : strides) scalars_.insert(scalars_.end(), s.begin(), s.end());
   }
+  scalars_.insert(scalars_.end(), extra.begin(), extra.end());
   for (void *&p : pointers_) slots_.push_back(&p);
   for (int64_t &s : scalars_) slots_.push_back(&s);
 }

@@ -1,6 +1,7 @@
 // graph.cpp — graphs of ops: construction with shape inference, compilation for a device (composites the
-// backend lacks are decomposed, fusable runs are offered to the backend's fusion hook), and execution.
+// backend lacks are decomposed, fusion windows are offered to the backend's fusion hook), and execution.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -63,7 +64,7 @@ struct pk_graph_s {
 struct pk_executable_s {
   struct Step {
     bool fused = false;
-    GraphNode node;                 // single op (fused == false)
+    GraphNode node;                  // single op (fused == false)
     pk_be_kernel *kernel = nullptr;  // fused kernel
     std::vector<uint32_t> args;      // fused kernel arguments, in pk_fusion_claim order
   };
@@ -83,141 +84,267 @@ struct pk_executable_s {
 
 namespace {
 
-// Offers one contiguous run of nodes [begin, end) to the backend and appends the resulting steps.
-void offer_region(pk_executable_s &exe, const std::vector<GraphNode> &nodes, size_t begin, size_t end,
-                  const std::vector<int> &last_use, const std::vector<bool> &is_graph_output) {
-  Backend &b = *exe.device->backend;
-  size_t n = end - begin;
-  // Subgraph values: external inputs (ascending value id), then node outputs in node order.
-  std::vector<uint32_t> ids;
-  std::vector<bool> produced(exe.values.size(), false);
-  for (size_t i = begin; i < end; ++i) {
-    for (uint32_t v : nodes[i].inputs)
-      if (!produced[v] && std::find(ids.begin(), ids.end(), v) == ids.end()) ids.push_back(v);
-    for (uint32_t v : nodes[i].outputs) produced[v] = true;
+// Ops a fusion window may contain besides elementwise maps: reductions, broadcasts of their results back over
+// the element shape, and constants of any shape — what softmax, layer_norm and rms_norm decompose into.
+bool joins_window(const OpInfo &op) {
+  return is_elementwise(op) || is_trailing_reduction(op) ||
+         (op.tier == pk::meta::Tier::primitive && op.num_outputs == 1 &&
+          (op.id == PK_OP_BROADCAST_IN_DIM || op.id == PK_OP_FULL));
+}
+
+const OpInfo &op_of(const GraphNode &n) {
+  return *pk::meta::find_op(n.op_id);
+}
+
+// Chooses what pk_graph_compile offers the backend's fusion hook and appends the resulting steps.
+//
+// Windows are maximal runs of consecutive nodes that may join a window, split into their connected components
+// (each component of a run of a topological order is convex). A component is offered whole first, so a
+// backend can claim a row program (reductions whose results are broadcast back and consumed in the same
+// window) as one kernel. Where it declines, the component gets the smaller offers: runs of consecutive
+// elementwise nodes of one shape, optionally closed by a reduction of the run's last value. Where it claims
+// part of a component, the nodes before and after the claim get those smaller offers too.
+class Planner {
+ public:
+  Planner(pk_executable_s &exe, const std::vector<GraphNode> &nodes) : exe_(exe), nodes_(nodes) {
+    consumers_.resize(exe.values.size());
+    producer_.assign(exe.values.size(), SIZE_MAX);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      for (uint32_t v : nodes[i].inputs) consumers_[v].push_back(i);
+      for (uint32_t v : nodes[i].outputs) producer_[v] = i;
+    }
+    graph_output_.assign(exe.values.size(), false);
+    for (uint32_t v : exe.outputs) graph_output_[v] = true;
+    member_.assign(nodes.size(), false);
   }
-  std::sort(ids.begin(), ids.end());
-  size_t num_external = ids.size();
-  for (size_t i = begin; i < end; ++i)
-    for (uint32_t v : nodes[i].outputs) ids.push_back(v);
-  auto local = [&](uint32_t v) { return static_cast<uint32_t>(std::find(ids.begin(), ids.end(), v) - ids.begin()); };
-  std::vector<pk_graph_value> values(ids.size());
-  for (size_t k = 0; k < ids.size(); ++k) {
-    const TensorType &t = exe.values[ids[k]];
-    pk_graph_value &gv = values[k];
-    PK_STRUCT_INIT(gv);
-    gv.dtype = pk::meta::dtype_desc(t.dtype);
-    gv.ndim = t.ndim;
-    std::copy(t.shape, t.shape + t.ndim, gv.shape);
-    gv.is_input = k < num_external;
-    gv.is_output = k >= num_external && (is_graph_output[ids[k]] || last_use[ids[k]] >= static_cast<int>(end));
+
+  void single(size_t i) {
+    pk_executable_s::Step s;
+    s.node = nodes_[i];
+    exe_.steps.push_back(std::move(s));
+    ++exe_.single_nodes;
   }
-  std::vector<std::vector<uint32_t>> ins(n), outs(n);
-  std::vector<pk_graph_node> gnodes(n);
-  for (size_t i = 0; i < n; ++i) {
-    const GraphNode &g = nodes[begin + i];
-    for (uint32_t v : g.inputs) ins[i].push_back(local(v));
-    for (uint32_t v : g.outputs) outs[i].push_back(local(v));
-    pk_graph_node &gn = gnodes[i];
-    PK_STRUCT_INIT(gn);
-    gn.op_id = g.op_id;
-    gn.attrs = g.attrs.empty() ? nullptr : g.attrs.data();
-    gn.num_inputs = static_cast<uint32_t>(ins[i].size());
-    gn.inputs = ins[i].data();
-    gn.num_outputs = static_cast<uint32_t>(outs[i].size());
-    gn.outputs = outs[i].data();
+
+  // Every node in order, fusing what the backend claims.
+  void plan(bool can_fuse) {
+    size_t i = 0;
+    while (i < nodes_.size()) {
+      if (!can_fuse || !joins_window(op_of(nodes_[i]))) {
+        single(i++);
+        continue;
+      }
+      size_t j = i + 1;
+      while (j < nodes_.size() && joins_window(op_of(nodes_[j]))) ++j;
+      for (const auto &component : components(i, j)) window(component);
+      i = j;
+    }
   }
-  pk_subgraph sg;
-  PK_STRUCT_INIT(sg);
-  sg.num_values = static_cast<uint32_t>(values.size());
-  sg.values = values.data();
-  sg.num_nodes = static_cast<uint32_t>(n);
-  sg.nodes = gnodes.data();
-  std::vector<uint8_t> claimed(n, 0);
-  pk_fusion_claim claim;
-  PK_STRUCT_INIT(claim);
-  claim.num_nodes = static_cast<uint32_t>(n);
-  claim.claimed = claimed.data();
-  pk_be_kernel *kernel = nullptr;
-  pk_status st = b.api.fusion_offer(b.context, exe.device->index, &sg, &claim, &kernel);
-  size_t num_claimed = static_cast<size_t>(std::count_if(claimed.begin(), claimed.end(), [](uint8_t c) { return c != 0; }));
-  // deps[i][j]: node j (of the run) depends on node i, transitively.
-  std::vector<std::vector<bool>> reach(n, std::vector<bool>(n, false));
-  for (size_t j = 0; j < n; ++j) {
-    for (uint32_t v : nodes[begin + j].inputs) {
-      for (size_t i = 0; i < j; ++i) {
-        const auto &o = nodes[begin + i].outputs;
-        if (std::find(o.begin(), o.end(), v) != o.end()) {
-          reach[i][j] = true;
-          for (size_t h = 0; h < i; ++h)
-            if (reach[h][i]) reach[h][j] = true;
-        }
+
+ private:
+  // Connected components of nodes [begin, end) (edges: values produced and read inside), each in node order,
+  // ordered by their first node.
+  std::vector<std::vector<size_t>> components(size_t begin, size_t end) const {
+    std::vector<size_t> parent(end - begin);
+    for (size_t k = 0; k < parent.size(); ++k) parent[k] = k;
+    auto find = [&](size_t k) {
+      while (parent[k] != k) k = parent[k] = parent[parent[k]];
+      return k;
+    };
+    for (size_t i = begin; i < end; ++i) {
+      for (uint32_t v : nodes_[i].inputs) {
+        const size_t p = producer_[v];
+        if (p != SIZE_MAX && p >= begin && p < end) parent[find(i - begin)] = find(p - begin);
       }
     }
-  }
-  bool convex = true;
-  for (size_t u = 0; u < n && convex; ++u) {
-    if (claimed[u]) continue;
-    bool after_claim = false, before_claim = false;
-    for (size_t c = 0; c < n; ++c) {
-      if (!claimed[c]) continue;
-      after_claim = after_claim || reach[c][u];
-      before_claim = before_claim || reach[u][c];
-    }
-    convex = !(after_claim && before_claim);
-  }
-  if (st != PK_OK || kernel == nullptr || num_claimed == 0 || !convex) {
-    // Declining (or a claim the runtime cannot schedule) leaves the run to single launches.
-    if (kernel && b.api.kernel_destroy) b.api.kernel_destroy(b.context, kernel);
+    std::vector<std::vector<size_t>> out;
+    std::vector<size_t> slot(parent.size(), SIZE_MAX);
     for (size_t i = begin; i < end; ++i) {
-      pk_executable_s::Step s;
-      s.node = nodes[i];
-      exe.steps.push_back(std::move(s));
-      ++exe.single_nodes;
+      const size_t root = find(i - begin);
+      if (slot[root] == SIZE_MAX) {
+        slot[root] = out.size();
+        out.emplace_back();
+      }
+      out[slot[root]].push_back(i);
     }
-    return;
+    return out;
   }
-  // Kernel arguments: values claimed nodes read but do not produce, then values they produce that are read
-  // outside the claim or leave the run (both ascending in the subgraph's value order).
-  std::vector<bool> by_claim(ids.size(), false), read_by_claim(ids.size(), false), read_outside(ids.size(), false);
-  for (size_t i = 0; i < n; ++i) {
-    for (uint32_t lv : ins[i]) (claimed[i] ? read_by_claim : read_outside)[lv] = true;
-    if (claimed[i])
-      for (uint32_t lv : outs[i]) by_claim[lv] = true;
+
+  // End (exclusive position in `list`) of the small run starting at list[p]: consecutive elementwise nodes of
+  // one output shape, optionally closed by a reduction of the run's last value. p + 1 when list[p] starts none.
+  size_t small_run_end(const std::vector<size_t> &list, size_t p) const {
+    if (!is_elementwise(op_of(nodes_[list[p]]))) return p + 1;
+    const TensorType &shape0 = exe_.values[nodes_[list[p]].outputs[0]];
+    size_t q = p + 1;
+    while (q < list.size()) {
+      const GraphNode &n = nodes_[list[q]];
+      const TensorType &t = exe_.values[n.outputs[0]];
+      if (!is_elementwise(op_of(n)) || t.ndim != shape0.ndim || !std::equal(t.shape, t.shape + t.ndim, shape0.shape))
+        break;
+      ++q;
+    }
+    if (q < list.size() && is_trailing_reduction(op_of(nodes_[list[q]])) &&
+        nodes_[list[q]].inputs[0] == nodes_[list[q - 1]].outputs[0]) {
+      ++q;
+    }
+    return q;
   }
-  pk_executable_s::Step fused;
-  fused.fused = true;
-  fused.kernel = kernel;
-  for (size_t k = 0; k < ids.size(); ++k)
-    if (read_by_claim[k] && !by_claim[k]) fused.args.push_back(ids[k]);
-  for (size_t k = 0; k < ids.size(); ++k)
-    if (by_claim[k] && (read_outside[k] || values[k].is_output)) fused.args.push_back(ids[k]);
-  // Order: unclaimed nodes the claim depends on, the fused kernel, then the remaining unclaimed nodes.
-  std::vector<bool> before(n, false);
-  for (size_t u = 0; u < n; ++u) {
-    if (claimed[u]) continue;
-    for (size_t c = 0; c < n; ++c) before[u] = before[u] || (claimed[c] && reach[u][c]);
+
+  void window(const std::vector<size_t> &list) {
+    // A component that is one small run gets exactly that offer (once).
+    if (list.size() >= 2 && small_run_end(list, 0) != list.size() && offer(list, true)) return;
+    small_runs(list);
   }
-  for (size_t u = 0; u < n; ++u) {
-    if (!claimed[u] && before[u]) {
-      pk_executable_s::Step s;
-      s.node = nodes[begin + u];
-      exe.steps.push_back(std::move(s));
-      ++exe.single_nodes;
+
+  void small_runs(const std::vector<size_t> &list) {
+    size_t p = 0;
+    while (p < list.size()) {
+      const size_t q = small_run_end(list, p);
+      if (q - p >= 2) {
+        const std::vector<size_t> run(list.begin() + static_cast<std::ptrdiff_t>(p),
+                                      list.begin() + static_cast<std::ptrdiff_t>(q));
+        if (!offer(run, false))
+          for (size_t i : run) single(i);
+      } else {
+        single(list[p]);
+      }
+      p = q;
     }
   }
-  exe.steps.push_back(std::move(fused));
-  ++exe.fused_kernels;
-  exe.fused_nodes += static_cast<uint32_t>(num_claimed);
-  for (size_t u = 0; u < n; ++u) {
-    if (!claimed[u] && !before[u]) {
-      pk_executable_s::Step s;
-      s.node = nodes[begin + u];
-      exe.steps.push_back(std::move(s));
-      ++exe.single_nodes;
+
+  // Offers the nodes `run` (ascending, convex) to the backend. On a claim, appends the steps: unclaimed nodes
+  // the claim depends on, the fused kernel, the other unclaimed nodes — the unclaimed ones as small runs when
+  // `retry_rest`, else one by one. Returns false (appending nothing) when the backend declines.
+  bool offer(const std::vector<size_t> &run, bool retry_rest) {
+    Backend &b = *exe_.device->backend;
+    const size_t n = run.size();
+    for (size_t i : run) member_[i] = true;
+    // Subgraph values: external inputs (ascending value id), then node outputs in node order.
+    std::vector<uint32_t> ids;
+    for (size_t i : run)
+      for (uint32_t v : nodes_[i].inputs) {
+        const size_t p = producer_[v];
+        if ((p == SIZE_MAX || !member_[p]) && std::find(ids.begin(), ids.end(), v) == ids.end()) ids.push_back(v);
+      }
+    std::sort(ids.begin(), ids.end());
+    const size_t num_external = ids.size();
+    for (size_t i : run)
+      for (uint32_t v : nodes_[i].outputs) ids.push_back(v);
+    auto local = [&](uint32_t v) { return static_cast<uint32_t>(std::find(ids.begin(), ids.end(), v) - ids.begin()); };
+    std::vector<pk_graph_value> values(ids.size());
+    for (size_t k = 0; k < ids.size(); ++k) {
+      const TensorType &t = exe_.values[ids[k]];
+      pk_graph_value &gv = values[k];
+      PK_STRUCT_INIT(gv);
+      gv.dtype = pk::meta::dtype_desc(t.dtype);
+      gv.ndim = t.ndim;
+      std::copy(t.shape, t.shape + t.ndim, gv.shape);
+      gv.is_input = k < num_external;
+      // Needed outside: a graph output, or read by any node not offered (before or after the window).
+      bool outside = graph_output_[ids[k]];
+      for (size_t c : consumers_[ids[k]]) outside = outside || !member_[c];
+      gv.is_output = k >= num_external && outside;
     }
+    std::vector<std::vector<uint32_t>> ins(n), outs(n);
+    std::vector<pk_graph_node> gnodes(n);
+    std::vector<size_t> local_node(nodes_.size(), SIZE_MAX);
+    for (size_t i = 0; i < n; ++i) {
+      const GraphNode &g = nodes_[run[i]];
+      local_node[run[i]] = i;
+      for (uint32_t v : g.inputs) ins[i].push_back(local(v));
+      for (uint32_t v : g.outputs) outs[i].push_back(local(v));
+      pk_graph_node &gn = gnodes[i];
+      PK_STRUCT_INIT(gn);
+      gn.op_id = g.op_id;
+      gn.attrs = g.attrs.empty() ? nullptr : g.attrs.data();
+      gn.num_inputs = static_cast<uint32_t>(ins[i].size());
+      gn.inputs = ins[i].data();
+      gn.num_outputs = static_cast<uint32_t>(outs[i].size());
+      gn.outputs = outs[i].data();
+    }
+    for (size_t i : run) member_[i] = false;
+    pk_subgraph sg;
+    PK_STRUCT_INIT(sg);
+    sg.num_values = static_cast<uint32_t>(values.size());
+    sg.values = values.data();
+    sg.num_nodes = static_cast<uint32_t>(n);
+    sg.nodes = gnodes.data();
+    std::vector<uint8_t> claimed(n, 0);
+    pk_fusion_claim claim;
+    PK_STRUCT_INIT(claim);
+    claim.num_nodes = static_cast<uint32_t>(n);
+    claim.claimed = claimed.data();
+    pk_be_kernel *kernel = nullptr;
+    const pk_status st = b.api.fusion_offer(b.context, exe_.device->index, &sg, &claim, &kernel);
+    const size_t num_claimed =
+        static_cast<size_t>(std::count_if(claimed.begin(), claimed.end(), [](uint8_t c) { return c != 0; }));
+    // anc[j][i]: node j of the run depends on node i, transitively.
+    std::vector<std::vector<bool>> anc(n, std::vector<bool>(n, false));
+    for (size_t j = 0; j < n; ++j)
+      for (uint32_t v : nodes_[run[j]].inputs) {
+        const size_t p = producer_[v];
+        if (p == SIZE_MAX || local_node[p] == SIZE_MAX) continue;
+        const size_t i = local_node[p];
+        anc[j][i] = true;
+        for (size_t h = 0; h < i; ++h)
+          if (anc[i][h]) anc[j][h] = true;
+      }
+    bool convex = true;
+    std::vector<bool> before(n, false);
+    for (size_t u = 0; u < n && convex; ++u) {
+      if (claimed[u]) continue;
+      bool after_claim = false;
+      for (size_t c = 0; c < n; ++c) {
+        if (!claimed[c]) continue;
+        after_claim = after_claim || anc[u][c];
+        before[u] = before[u] || anc[c][u];
+      }
+      convex = !(after_claim && before[u]);
+    }
+    if (st != PK_OK || kernel == nullptr || num_claimed == 0 || !convex) {
+      // Declining (or a claim the runtime cannot schedule): the caller makes the smaller offers.
+      if (kernel && b.api.kernel_destroy) b.api.kernel_destroy(b.context, kernel);
+      return false;
+    }
+    // Kernel arguments: values claimed nodes read but do not produce, then values they produce that are read
+    // outside the claim or leave the run (both ascending in the subgraph's value order).
+    std::vector<bool> by_claim(ids.size(), false), read_by_claim(ids.size(), false), read_outside(ids.size(), false);
+    for (size_t i = 0; i < n; ++i) {
+      for (uint32_t lv : ins[i]) (claimed[i] ? read_by_claim : read_outside)[lv] = true;
+      if (claimed[i])
+        for (uint32_t lv : outs[i]) by_claim[lv] = true;
+    }
+    pk_executable_s::Step fused;
+    fused.fused = true;
+    fused.kernel = kernel;
+    for (size_t k = 0; k < ids.size(); ++k)
+      if (read_by_claim[k] && !by_claim[k]) fused.args.push_back(ids[k]);
+    for (size_t k = 0; k < ids.size(); ++k)
+      if (by_claim[k] && (read_outside[k] || values[k].is_output)) fused.args.push_back(ids[k]);
+    std::vector<size_t> first, last;
+    for (size_t u = 0; u < n; ++u)
+      if (!claimed[u]) (before[u] ? first : last).push_back(run[u]);
+    auto rest = [&](const std::vector<size_t> &group) {
+      if (retry_rest) {
+        small_runs(group);
+      } else {
+        for (size_t i : group) single(i);
+      }
+    };
+    rest(first);
+    exe_.steps.push_back(std::move(fused));
+    ++exe_.fused_kernels;
+    exe_.fused_nodes += static_cast<uint32_t>(num_claimed);
+    rest(last);
+    return true;
   }
-}
+
+  pk_executable_s &exe_;
+  const std::vector<GraphNode> &nodes_;
+  std::vector<std::vector<size_t>> consumers_;  // per value: the nodes that read it
+  std::vector<size_t> producer_;                // per value: the node that computes it, SIZE_MAX for inputs
+  std::vector<bool> graph_output_;
+  std::vector<bool> member_;  // scratch: nodes of the offer being built
+};
 
 }  // namespace
 
@@ -229,7 +356,9 @@ pk_status pk_graph_create(pk_graph_t *out) {
   return PK_OK;
 }
 
-void pk_graph_destroy(pk_graph_t g) { std::unique_ptr<pk_graph_s> owned(g); }
+void pk_graph_destroy(pk_graph_t g) {
+  std::unique_ptr<pk_graph_s> owned(g);
+}
 
 pk_status pk_graph_add_input(pk_graph_t g, pk_dtype dtype, int32_t ndim, const int64_t *shape, uint32_t *out_value) {
   if (g == nullptr || out_value == nullptr) {
@@ -264,12 +393,14 @@ pk_status pk_graph_add_node(pk_graph_t g, uint32_t op_id, const uint32_t *inputs
                             const void *attrs, uint32_t *out_values, uint32_t num_outputs) {
   if (g == nullptr) return set_error(PK_ERROR_INVALID_ARGUMENT, op_id, -1, 0, "pk_graph_add_node: graph is NULL");
   const OpInfo *op = pk::meta::find_op(op_id);
-  if (op == nullptr) return set_error(PK_ERROR_INVALID_ARGUMENT, op_id, -1, 0, "pk_graph_add_node: unknown op id %u", op_id);
+  if (op == nullptr)
+    return set_error(PK_ERROR_INVALID_ARGUMENT, op_id, -1, 0, "pk_graph_add_node: unknown op id %u", op_id);
   if (num_outputs != op->num_outputs || (num_outputs > 0 && out_values == nullptr)) {
     return set_error(PK_ERROR_INVALID_ARGUMENT, op_id, -1, 0, "%s: pk_graph_add_node needs %u output slots, got %u",
                      op->name, op->num_outputs, num_outputs);
   }
-  if (num_inputs > 0 && inputs == nullptr) return set_error(PK_ERROR_INVALID_ARGUMENT, op_id, -1, 0, "%s: inputs is NULL", op->name);
+  if (num_inputs > 0 && inputs == nullptr)
+    return set_error(PK_ERROR_INVALID_ARGUMENT, op_id, -1, 0, "%s: inputs is NULL", op->name);
   std::vector<TensorType> types(num_inputs);
   for (uint32_t i = 0; i < num_inputs; ++i) {
     if (inputs[i] >= g->values.size()) {
@@ -301,7 +432,8 @@ pk_status pk_graph_add_node(pk_graph_t g, uint32_t op_id, const uint32_t *inputs
 }
 
 pk_status pk_graph_mark_output(pk_graph_t g, uint32_t value) {
-  if (g == nullptr) return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0, "pk_graph_mark_output: graph is NULL");
+  if (g == nullptr)
+    return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0, "pk_graph_mark_output: graph is NULL");
   if (value >= g->values.size()) {
     return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0, "pk_graph_mark_output: no value %u (graph has %zu)",
                      value, g->values.size());
@@ -311,7 +443,8 @@ pk_status pk_graph_mark_output(pk_graph_t g, uint32_t value) {
                      "pk_graph_mark_output: value %u is a graph input; outputs must be computed", value);
   }
   if (std::find(g->outputs.begin(), g->outputs.end(), value) != g->outputs.end()) {
-    return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0, "pk_graph_mark_output: value %u is already an output", value);
+    return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0,
+                     "pk_graph_mark_output: value %u is already an output", value);
   }
   g->outputs.push_back(value);
   return PK_OK;
@@ -410,55 +543,21 @@ pk_status pk_graph_compile(pk_graph_t g, pk_device_t device, const pk_compile_op
       nodes.push_back(std::move(gn));
     }
   }
-  // 2. Liveness: the last node that reads each value.
-  std::vector<int> last_use(exe->values.size(), -1);
-  for (size_t i = 0; i < nodes.size(); ++i)
-    for (uint32_t v : nodes[i].inputs) last_use[v] = static_cast<int>(i);
-  std::vector<bool> is_output(exe->values.size(), false);
-  for (uint32_t v : exe->outputs) is_output[v] = true;
-  // 3. Fusable runs: consecutive elementwise nodes of one output shape, optionally closed by a reduction of
-  // the run's last value. Consecutive in topological order, so every run is convex.
+  // 2. Fusion offers (see Planner), everything else one op at a time.
   bool can_fuse = fusion && b.api.fusion_offer && b.api.kernel_launch;
-  size_t i = 0;
-  while (i < nodes.size()) {
-    const OpInfo &op = *pk::meta::find_op(nodes[i].op_id);
-    if (!can_fuse || !is_elementwise(op)) {
-      pk_executable_s::Step s;
-      s.node = nodes[i++];
-      exe->steps.push_back(std::move(s));
-      ++exe->single_nodes;
-      continue;
-    }
-    size_t j = i + 1;
-    const TensorType &shape0 = exe->values[nodes[i].outputs[0]];
-    while (j < nodes.size()) {
-      const OpInfo &next = *pk::meta::find_op(nodes[j].op_id);
-      const TensorType &t = exe->values[nodes[j].outputs[0]];
-      if (!is_elementwise(next) || t.ndim != shape0.ndim || !std::equal(t.shape, t.shape + t.ndim, shape0.shape)) break;
-      ++j;
-    }
-    if (j < nodes.size() && is_trailing_reduction(*pk::meta::find_op(nodes[j].op_id)) &&
-        nodes[j].inputs[0] == nodes[j - 1].outputs[0]) {
-      ++j;
-    }
-    if (j - i >= 2) {
-      offer_region(*exe, nodes, i, j, last_use, is_output);
-    } else {
-      pk_executable_s::Step s;
-      s.node = nodes[i];
-      exe->steps.push_back(std::move(s));
-      ++exe->single_nodes;
-    }
-    i = j;
-  }
+  Planner(*exe, nodes).plan(can_fuse);
   *out = exe.release();
   return PK_OK;
 }
 
-void pk_executable_destroy(pk_executable_t exe) { std::unique_ptr<pk_executable_s> owned(exe); }
+void pk_executable_destroy(pk_executable_t exe) {
+  std::unique_ptr<pk_executable_s> owned(exe);
+}
 
-pk_status pk_executable_stats(pk_executable_t exe, uint32_t *fused_kernels, uint32_t *fused_nodes, uint32_t *single_nodes) {
-  if (exe == nullptr) return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0, "pk_executable_stats: NULL executable");
+pk_status pk_executable_stats(pk_executable_t exe, uint32_t *fused_kernels, uint32_t *fused_nodes,
+                              uint32_t *single_nodes) {
+  if (exe == nullptr)
+    return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0, "pk_executable_stats: NULL executable");
   if (fused_kernels) *fused_kernels = exe->fused_kernels;
   if (fused_nodes) *fused_nodes = exe->fused_nodes;
   if (single_nodes) *single_nodes = exe->single_nodes;
@@ -489,7 +588,8 @@ pk_status pk_executable_run(pk_executable_t exe, pk_stream_t stream, const pk_te
     const pk_tensor &t = in ? inputs[k] : outputs[k - num_inputs];
     uint32_t v = in ? exe->inputs[k] : exe->outputs[k - num_inputs];
     TensorType tt;
-    if (!pk::meta::tensor_type(t, tt, nullptr, static_cast<int32_t>(k), diag)) return set_error_from_diag(diag, PK_OP_NONE);
+    if (!pk::meta::tensor_type(t, tt, nullptr, static_cast<int32_t>(k), diag))
+      return set_error_from_diag(diag, PK_OP_NONE);
     if (!same_type(tt, exe->values[v])) {
       return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, static_cast<int32_t>(k), 0,
                        "pk_executable_run: %s %u is %s but the graph declares %s", in ? "input" : "output",
@@ -536,7 +636,8 @@ pk_status pk_executable_run(pk_executable_t exe, pk_stream_t stream, const pk_te
     for (uint32_t v : step.node.inputs) ins.push_back(desc[v]);
     for (uint32_t v : step.node.outputs) outs.push_back(desc[v]);
     st = validate_and_launch(stream, step.node.op_id, ins.data(), static_cast<uint32_t>(ins.size()), outs.data(),
-                             static_cast<uint32_t>(outs.size()), step.node.attrs.empty() ? nullptr : step.node.attrs.data());
+                             static_cast<uint32_t>(outs.size()),
+                             step.node.attrs.empty() ? nullptr : step.node.attrs.data());
   }
   if (dev.async() && b.api.stream_synchronize) {
     pk_status sync = b.api.stream_synchronize(stream->stream);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "primkit/codegen.hpp"
+#include "row_offer.hpp"
 
 namespace pk::test {
 
@@ -50,6 +51,42 @@ inline std::vector<pk::codegen::Region> fused_regions() {
           fused_sub_exp_sum(PK_DTYPE_F16), fused_convert_abs_amax(PK_DTYPE_I32), fused_convert_abs_amax(PK_DTYPE_BF16)};
 }
 
+// The row program of a composite's decomposition over the last axis of x [4, 8] (plus weight [8] and, for
+// layer_norm, bias [8]), as row_region_from_subgraph builds it for a fusion offer. Empty when it declines.
+inline pk::codegen::Region row_program(const char *op, int32_t dt) {
+  pk::meta::TensorType x{}, w{};
+  x.dtype = w.dtype = dt;
+  x.ndim = 2;
+  x.shape[0] = 4;
+  x.shape[1] = w.shape[0] = 8;
+  w.ndim = 1;
+  std::vector<pk::meta::TensorType> types{x};
+  const std::string name = op;
+  if (name == "layer_norm" || name == "rms_norm") types.push_back(w);
+  if (name == "layer_norm") types.push_back(w);
+  alignas(16) unsigned char attrs[pk::meta::kMaxAttrsSize] = {0};
+  const pk::meta::OpInfo *info = pk::meta::find_op(op);
+  if (info == nullptr) return {};
+  pk::meta::default_attrs(*info, attrs);
+  if (name == "softmax" || name == "log_softmax") reinterpret_cast<pk_attrs_softmax *>(attrs)->dim = 1;
+  Offer offer;
+  std::string why;
+  pk::codegen::Region r;
+  int64_t shape[PK_MAX_RANK];
+  int32_t ndim = 0, red = 0;
+  if (!offer.build(op, types, attrs, why) ||
+      !pk::codegen::row_region_from_subgraph(offer.graph, offer.claimed.data(), r, shape, ndim, red, why))
+    return {};
+  return r;
+}
+
+inline std::vector<pk::codegen::Region> row_programs() {
+  std::vector<pk::codegen::Region> out;
+  for (const char *op : {"softmax", "log_softmax", "layer_norm", "rms_norm"})
+    for (int32_t dt : {PK_DTYPE_F32, PK_DTYPE_F16, PK_DTYPE_BF16, PK_DTYPE_F64}) out.push_back(row_program(op, dt));
+  return out;
+}
+
 // The specs the cuda backend builds: each supported single op and the fused regions above in the dense layout;
 // the strided layout of rank 3 for one dtype of each op and for the fused regions; ranks 1..8 for
 // representatives. (The strided index code depends only on the rank and the argument count, not on the op or
@@ -68,6 +105,11 @@ inline std::vector<pk::codegen::KernelSpec> all_cuda_specs() {
   for (const auto &r : fused_regions()) {
     out.push_back(pk::codegen::KernelSpec{r, 0});
     out.push_back(pk::codegen::KernelSpec{r, 3});
+  }
+  // Row programs (softmax, log_softmax, layer_norm, rms_norm): dense in every dtype, strided (rank 2) in f32.
+  for (const auto &r : row_programs()) {
+    out.push_back(pk::codegen::KernelSpec{r, 0});
+    if (!r.nodes.empty() && r.dtypes[r.inputs[0]] == PK_DTYPE_F32) out.push_back(pk::codegen::KernelSpec{r, 2});
   }
   for (int rank = 1; rank <= PK_MAX_RANK; ++rank) {
     if (rank == 3) continue;

@@ -3,12 +3,15 @@
 // strided graph inputs, a chain closed by a reduction, a region the generator declines, and the compile cache.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "primkit/codegen.hpp"
 #include "primkit/primkit.h"
+#include "row_offer.hpp"
 
 namespace {
 
@@ -233,6 +236,229 @@ TEST(CpuFusionJit, CompileOnceThenCacheHits) {
     const float want = static_cast<float>(std::tanh(static_cast<long double>(a[i] - b[i])));
     EXPECT_LE(std::fabs(o[i] - want), std::fabs(std::nextafter(want, 2.0f) - want)) << i;
   }
+}
+
+// --- row programs: softmax, layer_norm, rms_norm offered as their decompositions ---------------------------------
+
+// Runs `op` (decomposed by the op table) through the fusion hook as one kernel on [rows, cols] f32 and returns the
+// output; the hook must claim every node.
+std::vector<float> run_row_program(const char *op, int64_t rows, int64_t cols, const void *attrs,
+                                   std::vector<std::vector<float>> inputs, uint32_t *claimed_nodes) {
+  pk::test::DirectPlugin plugin(PK_CPU_FUSION_SHIM);
+  EXPECT_NE(plugin.api, nullptr) << plugin.error;
+  if (plugin.api == nullptr) return {};
+  std::vector<pk::meta::TensorType> types;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    pk::meta::TensorType t{};
+    t.dtype = PK_DTYPE_F32;
+    if (i == 0) {
+      t.ndim = 2;
+      t.shape[0] = rows;
+      t.shape[1] = cols;
+    } else {
+      t.ndim = 1;
+      t.shape[0] = cols;
+    }
+    types.push_back(t);
+  }
+  pk::test::Offer offer;
+  std::string why;
+  EXPECT_TRUE(offer.build(op, types, attrs, why)) << why;
+  pk_be_kernel *kernel = nullptr;
+  EXPECT_EQ(plugin.api->fusion_offer(plugin.ctx, 0, &offer.graph, &offer.claim, &kernel), PK_OK);
+  *claimed_nodes = static_cast<uint32_t>(offer.num_claimed());
+  EXPECT_NE(kernel, nullptr) << op << ": the hook declined the decomposition";
+  if (kernel == nullptr) return {};
+  EXPECT_EQ(offer.num_claimed(), offer.nodes.size());
+  const int64_t shape2[2] = {rows, cols}, shape1[1] = {cols};
+  std::vector<float> out(static_cast<size_t>(rows * cols), -1.0f);
+  std::vector<pk_tensor> args;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    args.push_back(
+        pk::test::host_tensor(inputs[i].data(), PK_DTYPE_F32_DESC, i == 0 ? 2 : 1, i == 0 ? shape2 : shape1));
+  args.push_back(pk::test::host_tensor(out.data(), PK_DTYPE_F32_DESC, 2, shape2));
+  EXPECT_EQ(plugin.api->kernel_launch(plugin.stream, kernel, args.data(), static_cast<uint32_t>(args.size())), PK_OK);
+  plugin.api->kernel_destroy(plugin.ctx, kernel);
+  return out;
+}
+
+std::vector<float> pattern(int64_t n, int salt) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[i] = 0.01f * static_cast<float>((i * 37 + salt * 11) % 601 - 300);
+  return v;
+}
+
+// Relative error against a long-double reference, in units of f32 epsilon.
+void expect_close(const std::vector<float> &got, const std::vector<long double> &want, double eps_units) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    const long double tol = eps_units * 0x1p-23L * std::max<long double>(std::fabs(want[i]), 1e-3L);
+    ASSERT_LE(std::fabs(static_cast<long double>(got[i]) - want[i]), tol) << "element " << i;
+  }
+}
+
+TEST(CpuFusionRows, SoftmaxDecompositionIsOneKernel) {
+  const int64_t rows = 7, cols = 300;
+  std::vector<float> x = pattern(rows * cols, 1);
+  x[5] = 80.0f;  // a large logit: the max subtraction must happen first
+  pk_attrs_softmax a = PK_ATTRS_SOFTMAX_INIT;
+  a.dim = 1;
+  uint32_t claimed = 0;
+  std::vector<float> got = run_row_program("softmax", rows, cols, &a, {x}, &claimed);
+  EXPECT_EQ(claimed, 7u);  // amax, broadcast, sub, exp, sum, broadcast, div
+  std::vector<long double> want(x.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    long double m = -INFINITY, s = 0;
+    for (int64_t c = 0; c < cols; ++c) m = std::max<long double>(m, x[r * cols + c]);
+    for (int64_t c = 0; c < cols; ++c) s += std::exp(static_cast<long double>(x[r * cols + c]) - m);
+    for (int64_t c = 0; c < cols; ++c) want[r * cols + c] = std::exp(static_cast<long double>(x[r * cols + c]) - m) / s;
+  }
+  expect_close(got, want, 4);
+}
+
+TEST(CpuFusionRows, LayerNormDecompositionIsOneKernel) {
+  const int64_t rows = 5, cols = 96;
+  std::vector<float> x = pattern(rows * cols, 2), w = pattern(cols, 3), b = pattern(cols, 4);
+  pk_attrs_layer_norm a = PK_ATTRS_LAYER_NORM_INIT;
+  uint32_t claimed = 0;
+  std::vector<float> got = run_row_program("layer_norm", rows, cols, &a, {x, w, b}, &claimed);
+  EXPECT_GT(claimed, 10u);
+  std::vector<long double> want(x.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    long double mean = 0, var = 0;
+    for (int64_t c = 0; c < cols; ++c) mean += x[r * cols + c];
+    mean /= cols;
+    for (int64_t c = 0; c < cols; ++c) var += (x[r * cols + c] - mean) * (x[r * cols + c] - mean);
+    var /= cols;
+    const long double rstd = 1.0L / std::sqrt(var + static_cast<long double>(a.eps));
+    for (int64_t c = 0; c < cols; ++c) want[r * cols + c] = (x[r * cols + c] - mean) * rstd * w[c] + b[c];
+  }
+  expect_close(got, want, 64);  // cancellation in y*w + b; the composite's bound is 8 ulp of the decomposition
+}
+
+TEST(CpuFusionRows, RmsNormDecompositionIsOneKernel) {
+  const int64_t rows = 4, cols = 128;
+  std::vector<float> x = pattern(rows * cols, 5), w = pattern(cols, 6);
+  pk_attrs_rms_norm a = PK_ATTRS_RMS_NORM_INIT;
+  uint32_t claimed = 0;
+  std::vector<float> got = run_row_program("rms_norm", rows, cols, &a, {x, w}, &claimed);
+  EXPECT_GT(claimed, 5u);
+  std::vector<long double> want(x.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    long double ms = 0;
+    for (int64_t c = 0; c < cols; ++c) ms += static_cast<long double>(x[r * cols + c]) * x[r * cols + c];
+    ms /= cols;
+    const long double rr = 1.0L / std::sqrt(ms + static_cast<long double>(a.eps));
+    for (int64_t c = 0; c < cols; ++c) want[r * cols + c] = x[r * cols + c] * rr * w[c];
+  }
+  expect_close(got, want, 8);
+}
+
+// A row program with two independent reductions of x (amax and sum) and an exp needed by two passes:
+// out = exp(x - max) / sum(exp(x - max)) + sum(x).
+pk::codegen::Region two_reductions_region() {
+  pk::codegen::Region r;
+  r.dtypes.assign(8, PK_DTYPE_F32);
+  r.kinds = {pk::codegen::kElem, pk::codegen::kRow, pk::codegen::kRow,  pk::codegen::kElem,
+             pk::codegen::kElem, pk::codegen::kRow, pk::codegen::kElem, pk::codegen::kElem};
+  r.inputs = {0};
+  r.nodes = {pk::codegen::Node{PK_OP_AMAX, {0}, 1, 0, 0},   pk::codegen::Node{PK_OP_SUM, {0}, 2, 0, 0},
+             pk::codegen::Node{PK_OP_SUB, {0, 1}, 3, 0, 0}, pk::codegen::Node{PK_OP_EXP, {3}, 4, 0, 0},
+             pk::codegen::Node{PK_OP_SUM, {4}, 5, 0, 0},    pk::codegen::Node{PK_OP_DIV, {4, 5}, 6, 0, 0},
+             pk::codegen::Node{PK_OP_ADD, {6, 2}, 7, 0, 0}};
+  r.outputs = {7};
+  return r;
+}
+
+// Basic blocks of the IR named `name` or `name` plus a number (LLVM numbers repeated names).
+size_t count_blocks(const std::string &ir, const std::string &name) {
+  size_t n = 0;
+  for (size_t pos = 0; (pos = ir.find("\n" + name, pos)) != std::string::npos; ++pos) {
+    const size_t end = ir.find_first_not_of("0123456789", pos + 1 + name.size());
+    if (end != std::string::npos && ir[end] == ':') ++n;
+  }
+  return n;
+}
+
+size_t count(const std::string &text, const std::string &what) {
+  size_t n = 0;
+  for (size_t pos = 0; (pos = text.find(what, pos)) != std::string::npos; pos += what.size()) ++n;
+  return n;
+}
+
+TEST(CpuFusionRows, IndependentReductionsShareAPassAndExpIsComputedOnce) {
+  const pk::codegen::KernelSpec dense{two_reductions_region(), 0};
+  std::string ir, err;
+  ASSERT_TRUE(pk::codegen::emit_ir(dense, "cpu", ir, err)) << err;
+  // Passes over a row: {amax, sum(x)}, {sum(exp)}, the output pass — each one column loop.
+  EXPECT_EQ(count_blocks(ir, "cols"), 3u) << ir;
+  // exp (one llvm.rint per evaluation) is evaluated in the sum pass only: stored in out, then scaled in place.
+  EXPECT_EQ(count(ir, "call double @llvm.rint.f64"), 1u) << ir;
+  // The strided variant recomputes it instead (a strided output may reach one element from several places).
+  std::string strided;
+  ASSERT_TRUE(pk::codegen::emit_ir(pk::codegen::KernelSpec{two_reductions_region(), 2}, "cpu", strided, err)) << err;
+  EXPECT_EQ(count(strided, "call double @llvm.rint.f64"), 2u);
+}
+
+TEST_F(CpuFusion, TwoReductionRowProgramThroughTheGraphApi) {
+  const int64_t rows = 6, cols = 37;  // not a multiple of the vector width
+  const int64_t shape[2] = {rows, cols};
+  pk_graph_t g;
+  ASSERT_EQ(pk_graph_create(&g), PK_OK);
+  uint32_t x = 0;
+  ASSERT_EQ(pk_graph_add_input(g, PK_DTYPE_F32_DESC, 2, shape, &x), PK_OK);
+  auto add = [&](uint32_t op, std::vector<uint32_t> in, const void *attrs) {
+    uint32_t v = 0;
+    EXPECT_EQ(pk_graph_add_node(g, op, in.data(), static_cast<uint32_t>(in.size()), attrs, &v, 1), PK_OK)
+        << last_error().message;
+    return v;
+  };
+  pk_attrs_sum red = PK_ATTRS_SUM_INIT;
+  red.num_dims = 1;
+  red.dims[0] = 1;
+  pk_attrs_broadcast_in_dim bc = PK_ATTRS_BROADCAST_IN_DIM_INIT;
+  bc.num_shape = 2;
+  bc.shape[0] = rows;
+  bc.shape[1] = cols;
+  bc.num_broadcast_dimensions = 1;
+  const uint32_t m = add(PK_OP_AMAX, {x}, &red), s = add(PK_OP_SUM, {x}, &red);
+  const uint32_t e = add(PK_OP_EXP, {add(PK_OP_SUB, {x, add(PK_OP_BROADCAST_IN_DIM, {m}, &bc)}, nullptr)}, nullptr);
+  const uint32_t q = add(PK_OP_DIV, {e, add(PK_OP_BROADCAST_IN_DIM, {add(PK_OP_SUM, {e}, &red)}, &bc)}, nullptr);
+  const uint32_t out = add(PK_OP_ADD, {q, add(PK_OP_BROADCAST_IN_DIM, {s}, &bc)}, nullptr);
+  ASSERT_EQ(pk_graph_mark_output(g, out), PK_OK);
+  pk_executable_t exe;
+  ASSERT_EQ(pk_graph_compile(g, dev_, nullptr, &exe), PK_OK) << last_error().message;
+  pk_graph_destroy(g);
+  uint32_t fk = 0, fn = 0, sn = 0;
+  pk_executable_stats(exe, &fk, &fn, &sn);
+  EXPECT_EQ(fk, 1u);
+  EXPECT_EQ(fn, 10u);
+  EXPECT_EQ(sn, 0u);
+  std::vector<float> hx = pattern(rows * cols, 7);
+  hx[40] = 30.0f;
+  pk_buffer_t bx, bo;
+  float *px = alloc(hx.size(), bx), *po = alloc(hx.size(), bo);
+  std::copy(hx.begin(), hx.end(), px);
+  pk_tensor tx, to;
+  pk_buffer_tensor(bx, PK_DTYPE_F32_DESC, 2, shape, nullptr, 0, &tx);
+  pk_buffer_tensor(bo, PK_DTYPE_F32_DESC, 2, shape, nullptr, 0, &to);
+  ASSERT_EQ(pk_executable_run(exe, stream_, &tx, 1, &to, 1), PK_OK) << last_error().message;
+  ASSERT_EQ(pk_stream_synchronize(stream_), PK_OK);
+  pk_executable_destroy(exe);
+  std::vector<long double> want(hx.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    long double mx = -INFINITY, se = 0, sx = 0;
+    for (int64_t c = 0; c < cols; ++c) {
+      mx = std::max<long double>(mx, hx[r * cols + c]);
+      sx += hx[r * cols + c];
+    }
+    // sum(x) is rounded to f32 before the add, as the graph computes it.
+    const float sxf = static_cast<float>(sx);
+    for (int64_t c = 0; c < cols; ++c) se += std::exp(static_cast<long double>(hx[r * cols + c]) - mx);
+    for (int64_t c = 0; c < cols; ++c)
+      want[r * cols + c] = std::exp(static_cast<long double>(hx[r * cols + c]) - mx) / se + sxf;
+  }
+  expect_close(std::vector<float>(po, po + hx.size()), want, 4);
 }
 
 }  // namespace

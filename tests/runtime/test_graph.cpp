@@ -116,6 +116,168 @@ TEST_F(GraphTest, CompositeSoftmaxGraphOnTheCpu) {
   for (int i = 0; i < 6; ++i) EXPECT_LE(ulp_distance(r[i], static_cast<float>(want[i])), 4) << i;
 }
 
+// The softmax decomposition over the last axis of x [rows, cols], built from primitives. Returns {m's broadcast,
+// e, out}.
+struct SoftmaxValues {
+  uint32_t mb, e, out;
+};
+
+class FusionWindowTest : public GraphTest {
+ protected:
+  SoftmaxValues softmax(uint32_t x, int64_t rows, int64_t cols) {
+    pk_attrs_amax red = PK_ATTRS_AMAX_INIT;
+    red.num_dims = 1;
+    red.dims[0] = 1;
+    pk_attrs_broadcast_in_dim bc = PK_ATTRS_BROADCAST_IN_DIM_INIT;
+    bc.num_shape = 2;
+    bc.shape[0] = rows;
+    bc.shape[1] = cols;
+    bc.num_broadcast_dimensions = 1;
+    bc.broadcast_dimensions[0] = 0;
+    SoftmaxValues v{};
+    v.mb = node(PK_OP_BROADCAST_IN_DIM, {node(PK_OP_AMAX, {x}, &red)}, &bc);
+    v.e = node(PK_OP_EXP, {node(PK_OP_SUB, {x, v.mb})});
+    const uint32_t sb = node(PK_OP_BROADCAST_IN_DIM, {node(PK_OP_SUM, {v.e}, &red)}, &bc);  // sum shares amax's layout
+    v.out = node(PK_OP_DIV, {v.e, sb});
+    return v;
+  }
+  // Whether this build's CPU backend fuses at all (its fusion hooks need the LLVM code generator).
+  bool cpu_fuses() {
+    pk_graph_t g2;
+    EXPECT_EQ(pk_graph_create(&g2), PK_OK);
+    const int64_t shape[1] = {8};
+    uint32_t a = 0, b = 0, c = 0;
+    pk_graph_add_input(g2, f32(), 1, shape, &a);
+    uint32_t ab[2] = {a, a};
+    pk_graph_add_node(g2, PK_OP_MUL, ab, 2, nullptr, &b, 1);
+    uint32_t bb[2] = {b, a};
+    pk_graph_add_node(g2, PK_OP_ADD, bb, 2, nullptr, &c, 1);
+    pk_graph_mark_output(g2, c);
+    pk_executable_t e2 = nullptr;
+    EXPECT_EQ(pk_graph_compile(g2, cpu_dev, nullptr, &e2), PK_OK);
+    uint32_t fk = 0;
+    pk_executable_stats(e2, &fk, nullptr, nullptr);
+    pk_executable_destroy(e2);
+    pk_graph_destroy(g2);
+    return fk > 0;
+  }
+};
+
+// exp(x - max) / sum(exp(x - max)) of each row of hx, computed here in long double.
+std::vector<double> softmax_rows(const std::vector<float> &hx, int rows, int cols) {
+  std::vector<double> out(hx.size());
+  for (int r = 0; r < rows; ++r) {
+    long double m = -INFINITY, s = 0;
+    for (int c = 0; c < cols; ++c) m = std::max<long double>(m, hx[r * cols + c]);
+    for (int c = 0; c < cols; ++c) s += std::exp(static_cast<long double>(hx[r * cols + c]) - m);
+    for (int c = 0; c < cols; ++c)
+      out[r * cols + c] = static_cast<double>(std::exp(static_cast<long double>(hx[r * cols + c]) - m) / s);
+  }
+  return out;
+}
+
+TEST_F(FusionWindowTest, SoftmaxDecompositionIsOfferedAsOneWindow) {
+  const bool fuses = cpu_fuses();
+  const int rows = 3, cols = 5;
+  uint32_t x = input({rows, cols});
+  SoftmaxValues v = softmax(x, rows, cols);
+  ASSERT_EQ(pk_graph_mark_output(g, v.out), PK_OK);
+  ASSERT_EQ(pk_graph_mark_output(g, v.e), PK_OK);  // an intermediate needed outside the window
+  ASSERT_EQ(pk_graph_compile(g, cpu_dev, nullptr, &exe), PK_OK) << last_error().message;
+  uint32_t fk, fn, sn;
+  stats(fk, fn, sn);
+  if (fuses) {
+    EXPECT_EQ(fk, 1u);
+    EXPECT_EQ(fn, 7u) << "amax, broadcast, sub, exp, sum, broadcast, div in one kernel";
+    EXPECT_EQ(sn, 0u);
+  }
+  const std::vector<float> hx = {1, 2, 3, 4, 5, -1, -1, -1, -1, -1, 0.5f, -2, 10, 0, 3};
+  const std::vector<double> want = softmax_rows(hx, rows, cols);
+  DeviceTensor tx(cpu_dev, f32(), {rows, cols}), to(cpu_dev, f32(), {rows, cols}), te(cpu_dev, f32(), {rows, cols});
+  tx.upload(cpu_stream, hx.data(), hx.size() * 4);
+  pk_tensor outs[2] = {to.t, te.t};
+  ASSERT_EQ(pk_executable_run(exe, cpu_stream, &tx.t, 1, outs, 2), PK_OK) << last_error().message;
+  auto r = to.download<float>(cpu_stream, hx.size());
+  auto e = te.download<float>(cpu_stream, hx.size());
+  const float row_max[3] = {5, -1, 10};
+  for (int i = 0; i < rows * cols; ++i) {
+    EXPECT_LE(ulp_distance(r[i], static_cast<float>(want[i])), 4) << i;
+    const float ex = static_cast<float>(std::exp(static_cast<double>(hx[i] - row_max[i / cols])));
+    EXPECT_LE(ulp_distance(e[i], ex), 1) << i;
+  }
+  if (!fuses) GTEST_SKIP() << "values checked; this build's CPU backend does not fuse (no LLVM code generator)";
+}
+
+TEST_F(FusionWindowTest, DeclinedWindowFallsBackToSmallerOffersAndProducesEveryOutput) {
+  const bool fuses = cpu_fuses();
+  const int rows = 2, cols = 4;
+  uint32_t x = input({rows, cols});
+  SoftmaxValues v = softmax(x, rows, cols);
+  // A broadcast needed outside the window: the CPU's row programs refuse to store one, so the whole window is
+  // declined and the smaller offers (sub/exp/sum) follow.
+  ASSERT_EQ(pk_graph_mark_output(g, v.out), PK_OK);
+  ASSERT_EQ(pk_graph_mark_output(g, v.mb), PK_OK);
+  ASSERT_EQ(pk_graph_compile(g, cpu_dev, nullptr, &exe), PK_OK) << last_error().message;
+  uint32_t fk, fn, sn;
+  stats(fk, fn, sn);
+  EXPECT_EQ(fn + sn, 7u) << "every node runs, fused or alone";
+  if (fuses) {
+    EXPECT_EQ(fk, 1u);
+    EXPECT_EQ(fn, 3u) << "sub, exp, sum";
+  }
+  const std::vector<float> hx = {0, 1, 2, 3, 8, -8, 0.25f, 0};
+  const std::vector<double> want = softmax_rows(hx, rows, cols);
+  DeviceTensor tx(cpu_dev, f32(), {rows, cols}), to(cpu_dev, f32(), {rows, cols}), tm(cpu_dev, f32(), {rows, cols});
+  tx.upload(cpu_stream, hx.data(), hx.size() * 4);
+  pk_tensor outs[2] = {to.t, tm.t};
+  ASSERT_EQ(pk_executable_run(exe, cpu_stream, &tx.t, 1, outs, 2), PK_OK) << last_error().message;
+  auto r = to.download<float>(cpu_stream, hx.size());
+  auto m = tm.download<float>(cpu_stream, hx.size());
+  for (int i = 0; i < rows * cols; ++i) {
+    EXPECT_LE(ulp_distance(r[i], static_cast<float>(want[i])), 4) << i;
+    EXPECT_EQ(m[i], i < cols ? 3.0f : 8.0f) << i;
+  }
+}
+
+TEST_F(GraphTest, PartialClaimOfAWindowOffersTheRestAgain) {
+  open_sim();
+  // o = (x*y + z) + broadcast(sum(x*y + z)) * x: one window; the sim backend claims its leading mul/add, the
+  // sum and broadcast run alone (CPU fallback), and the trailing mul/add is offered again and claimed.
+  const int rows = 2, cols = 4;
+  uint32_t x = input({rows, cols}), y = input({rows, cols}), z = input({rows, cols});
+  uint32_t s = node(PK_OP_ADD, {node(PK_OP_MUL, {x, y}), z});
+  pk_attrs_sum red = PK_ATTRS_SUM_INIT;
+  red.num_dims = 1;
+  red.dims[0] = 1;
+  pk_attrs_broadcast_in_dim bc = PK_ATTRS_BROADCAST_IN_DIM_INIT;
+  bc.num_shape = 2;
+  bc.shape[0] = rows;
+  bc.shape[1] = cols;
+  bc.num_broadcast_dimensions = 1;
+  bc.broadcast_dimensions[0] = 0;
+  uint32_t rb = node(PK_OP_BROADCAST_IN_DIM, {node(PK_OP_SUM, {s}, &red)}, &bc);
+  uint32_t out = node(PK_OP_ADD, {node(PK_OP_MUL, {rb, x}), s});
+  ASSERT_EQ(pk_graph_mark_output(g, out), PK_OK);
+  ASSERT_EQ(pk_graph_compile(g, sim_dev, nullptr, &exe), PK_OK) << last_error().message;
+  uint32_t fk, fn, sn;
+  stats(fk, fn, sn);
+  EXPECT_EQ(fk, 2u);
+  EXPECT_EQ(fn, 4u);
+  EXPECT_EQ(sn, 2u);
+  const float hx[8] = {1, 2, 3, 4, -1, 0, 1, 2}, hy[8] = {1, 1, 1, 1, 2, 2, 2, 2}, hz[8] = {0, 0, 0, 1, 1, 1, 1, 1};
+  // s = {1, 2, 3, 5 | -1, 1, 3, 5}; row sums 11 and 8; out = s + sum * x.
+  const float want[8] = {12, 24, 36, 49, -9, 1, 11, 21};
+  DeviceTensor tx(sim_dev, f32(), {rows, cols}), ty(sim_dev, f32(), {rows, cols}), tz(sim_dev, f32(), {rows, cols}),
+      to(sim_dev, f32(), {rows, cols});
+  tx.upload(sim_stream, hx, sizeof hx);
+  ty.upload(sim_stream, hy, sizeof hy);
+  tz.upload(sim_stream, hz, sizeof hz);
+  pk_tensor ins[3] = {tx.t, ty.t, tz.t};
+  ASSERT_EQ(pk_executable_run(exe, sim_stream, ins, 3, &to.t, 1), PK_OK) << last_error().message;
+  auto r = to.download<float>(sim_stream, 8);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(r[i], want[i]) << i;
+}
+
 TEST_F(GraphTest, MalformedGraphsAreRefusedClearly) {
   uint32_t x = input({2, 3}), y = input({3, 2});
   uint32_t out = 0;
@@ -133,7 +295,8 @@ TEST_F(GraphTest, MalformedGraphsAreRefusedClearly) {
   DeviceTensor wrong(cpu_dev, f32(), {3, 2}), tout(cpu_dev, f32(), {2, 3}), ty(cpu_dev, f32(), {3, 2});
   pk_tensor run_in[2] = {wrong.t, ty.t};
   EXPECT_EQ(pk_executable_run(exe, cpu_stream, run_in, 2, &tout.t, 1), PK_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(last_error().message).find("graph declares f32[2,3]"), std::string::npos) << last_error().message;
+  EXPECT_NE(std::string(last_error().message).find("graph declares f32[2,3]"), std::string::npos)
+      << last_error().message;
 }
 
 }  // namespace

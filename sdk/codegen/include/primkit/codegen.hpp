@@ -1,5 +1,6 @@
-// codegen.hpp — PrimKit's LLVM kernel generator: one description of an elementwise region (a single op, a chain
-// of elementwise ops, or a chain closed by a sum/amax over the last axis) lowered to LLVM IR once and then
+// codegen.hpp — PrimKit's LLVM kernel generator: one description of a region (a single op, a chain of
+// elementwise ops, a chain closed by a reduction over the trailing axes, or a row program such as softmax with
+// several reductions whose results are broadcast back over the row) lowered to LLVM IR once and then
 //   (a) to PTX through LLVM's NVPTX target (sm_80, sm_90) for the cuda backend,
 //   (b) to host code through ORC LLJIT, either as a grid emulator (the very same kernel body, with block and
 //       thread indices supplied by loops: the cuda-emu backend) or as a plain loop over a range of work items
@@ -11,10 +12,12 @@
 // cuLaunchKernel's kernelParams, for host entries through an array of pointers to the values, the same shape):
 //   ptr arg[0..K)      the region's inputs then outputs (Region::inputs, Region::outputs)
 //   i64 n              work items: elements for elementwise regions, rows for reduction regions
-//   i64 cols           reduction length (extent of the last axis); 1 for elementwise regions
+//   i64 cols           reduction length (product of the reduced trailing axes); 1 for elementwise regions
 //   strided layout only (KernelSpec::rank = r > 0):
-//   i64 shape[r]       extents of the element space (the inputs' shape)
-//   i64 strides[K][r]  element strides of each argument; a reduced output has stride 0 on the last axis
+//   i64 shape[r]       extents of the element space (the inputs' shape, reduced axes last)
+//   i64 strides[K][r]  element strides of each argument; a row value has stride 0 on the reduced axes, a column
+//                      value stride 0 on the others
+//   i64 extra[Region::num_extra]   op scalars that vary per launch (iota's start and step)
 #pragma once
 
 #include <cstdint>
@@ -25,7 +28,8 @@
 
 namespace pk::codegen {
 
-// One node: an elementwise op (or, as the last node of a region, sum/amax over the last axis).
+// One node: an elementwise op, a reduction over the trailing axes (sum, prod, amax, amin, any, all, xor_sum,
+// argmax, argmin), fill (a constant; no input needed), or iota (start + step * linear index, from extra[0..1]).
 struct Node {
   uint32_t op_id = PK_OP_NONE;
   std::vector<uint32_t> inputs;  // value ids
@@ -34,15 +38,22 @@ struct Node {
   int32_t round_mode = 0;        // round: PK_ROUNDING_*
 };
 
-// A region over values numbered 0..dtypes.size(). Every value has the element shape, except the output of a
-// trailing reduction, which has one value per row.
+// Where a value lives in a reducing region: per element of a row, once per row (a reduction's result, or a
+// row input broadcast over the row), or once per column (e.g. layer_norm's weight, broadcast over the rows).
+enum Kind : uint8_t { kElem = 0, kRow = 1, kCol = 2 };
+
+// A region over values numbered 0..dtypes.size(). Without `kinds`, every value has the element shape except
+// reduction outputs (one value per row); a row program sets `kinds` for every value.
 struct Region {
   std::vector<int32_t> dtypes;    // PK_DTYPE_* of each value
   std::vector<uint32_t> inputs;   // values loaded from memory, in kernel-argument order
   std::vector<Node> nodes;        // topological order
   std::vector<uint32_t> outputs;  // values stored to memory, in kernel-argument order (after the inputs)
+  std::vector<uint8_t> kinds;     // Kind per value, or empty
+  uint32_t num_extra = 0;         // i64 scalars after the strides
 
-  bool reduces() const;  // the last node is a sum/amax over the last axis
+  bool reduces() const;  // some node is a reduction: work items are rows of `cols` elements
+  Kind kind(uint32_t v) const;
   size_t num_args() const { return inputs.size() + outputs.size(); }
 };
 
@@ -73,10 +84,42 @@ bool region_for_query(const pk_op_query &query, Region &out, std::string &why);
 // not worth a kernel of its own.
 bool region_from_subgraph(const pk_subgraph &graph, uint8_t *claimed, Region &out, int64_t *shape, int32_t &ndim,
                           std::string &why);
+// Fusion of a whole offered subgraph as one row program: every node is elementwise over the element shape E,
+// a reduction over E's trailing `red` axes, a broadcast_in_dim of a row value (shape E[:-red]) or column value
+// (shape E[-red:]) back to E, a convert of a column value, or a full of row or element shape — the form
+// softmax, log_softmax, layer_norm and rms_norm take when decomposed over the last axes. Claims every node or
+// none; `shape` receives E and `red` the number of reduced trailing axes.
+bool row_region_from_subgraph(const pk_subgraph &graph, uint8_t *claimed, Region &out, int64_t *shape, int32_t &ndim,
+                              int32_t &red, std::string &why);
 
 // Every single-op region the cuda backends answer "supported" for (op x dtype x attribute variant), used by
 // tests to prove each generated PTX module assembles and each emulated kernel computes the right values.
 std::vector<Region> supported_single_op_regions();
+
+// --- op launches as kernel launches (the cuda backends' op_launch and op_query) --------------------------------
+
+// One argument of a planned launch: a tensor of the op (inputs first, then outputs) seen through a view over
+// the launch's element space.
+struct PlanArg {
+  uint32_t tensor = 0;           // index into inputs ++ outputs
+  int64_t offset = 0;            // elements from the tensor's first element
+  std::vector<int64_t> strides;  // per axis of the element space
+};
+struct PlannedLaunch {
+  Region region;
+  std::vector<int64_t> shape;  // element space; the last `red` axes are reduced per work item
+  int32_t red = 0;
+  std::vector<PlanArg> args;   // region inputs then outputs
+  std::vector<int64_t> extra;  // region.num_extra values
+};
+// How an op launch runs as generated kernels, in order (data movement ops may need a fill then a copy, cat one
+// copy per input). Uses only dtypes, shapes and strides, so a capability query with full descriptors gets the
+// same answer as the launch. Returns false with `why` when the generator does not handle it.
+bool plan_op(uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs, const pk_tensor *outputs,
+             uint32_t num_outputs, const void *attrs, std::vector<PlannedLaunch> &out, std::string &why);
+// Whether a planned launch may use the dense (rank 0) kernel: every argument row-major over the element space
+// (row values over the leading axes, column values over the reduced ones).
+bool plan_is_dense(const PlannedLaunch &l);
 
 // --- targets ----------------------------------------------------------------------------------------------
 
@@ -104,7 +147,7 @@ class Params {
  public:
   // pointers: one per argument (data + byte_offset); shape/strides only for a strided spec.
   Params(const std::vector<void *> &pointers, int64_t n, int64_t cols, const std::vector<int64_t> &shape,
-         const std::vector<std::vector<int64_t>> &strides);
+         const std::vector<std::vector<int64_t>> &strides, const std::vector<int64_t> &extra = {});
   // The slots point into this object's own vectors: it is neither copied nor moved.
   Params(const Params &) = delete;
   Params &operator=(const Params &) = delete;
