@@ -758,7 +758,9 @@ RedTypes red_types(uint32_t op, int32_t dt, const DeviceCaps &caps) {
   const bool mx = op == PK_OP_AMAX;
   r.acc = ty.ct;
   if (flt) {
-    r.init = mx ? "-INFINITY" : "INFINITY";
+    // e4m3fn has no infinities: its lowest (highest) finite value is the identity, and what an empty
+    // reduction gives (the op table).
+    r.init = dt == PK_DTYPE_F8E4M3FN ? (mx ? "-448.0f" : "448.0f") : mx ? "-INFINITY" : "INFINITY";
     // NaN sticks; equal ±0 pick +0 for amax and -0 for amin (as maximum/minimum do).
     r.combine_fn = std::string("if (isnan(a)) return a; if (isnan(x)) return x; if (x ") + (mx ? ">" : "<") +
                    " a) return x; if (x == a && signbit(a) != signbit(x)) return " +
@@ -1468,20 +1470,26 @@ inline long pk_red_off(ulong j, const pk_dims rs, const pk_dims rst, const int n
          "    rest /= (ulong)ks.v[d];\n    ib += x * kin.v[d];\n    ob += x * kout.v[d];\n  }\n"
          "  const " +
          W + " n = (" + W + ")n_red;\n  " + W +
-         " s = 0, c = 0, ss = 0;\n"
+         " s = 0, c = 0, ss = 0, scale = 1;\n"
          "  for (ulong j = 0; j < n_red; ++j) s += PK_LD(in, ib + pk_red_off(j, rs, rst, nred));\n"
+         // A sum of finite values that overflows is redone on values scaled by a power of two (exact) and the
+         // variance scaled back after the division: otherwise the mean is inf and every deviation NaN.
+         "  if (isinf(s)) {\n    scale = " +
+         std::string(caps.fp64 ? "0x1p-600" : "0x1p-64f") +
+         ";\n    s = 0;\n"
+         "    for (ulong j = 0; j < n_red; ++j) s += PK_LD(in, ib + pk_red_off(j, rs, rst, nred)) * scale;\n  }\n"
          "  " +
          W +
          " mean = s / n;\n"
-         "  for (ulong j = 0; j < n_red; ++j) c += PK_LD(in, ib + pk_red_off(j, rs, rst, nred)) - mean;\n"
+         "  for (ulong j = 0; j < n_red; ++j) c += PK_LD(in, ib + pk_red_off(j, rs, rst, nred)) * scale - mean;\n"
          "  mean += c / n;\n"
          "  for (ulong j = 0; j < n_red; ++j) {\n    const " +
          W +
-         " d = PK_LD(in, ib + pk_red_off(j, rs, rst, nred)) - mean;\n    ss += d * d;\n  }\n"
+         " d = PK_LD(in, ib + pk_red_off(j, rs, rst, nred)) * scale - mean;\n    ss += d * d;\n  }\n"
          "  const " +
          W +
-         " div = n - correction;\n"
-         "  out[ob] = PK_ST(div > 0 ? ss / div : (" +
+         " div = n - correction, unscale = 1 / scale;\n"
+         "  out[ob] = PK_ST(div > 0 ? ss / div * unscale * unscale : (" +
          W + ")NAN);\n}\n";
   return src;
 }

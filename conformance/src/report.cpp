@@ -1,11 +1,10 @@
 // report.cpp — what a conformance run tells people: the console summary, conformance.json (for tools),
 // conformance.md (for docs), junit.xml (for CI) and conformance.html (one self-contained page with the op x
 // dtype matrix).
-#include <sys/stat.h>
 
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -402,7 +401,9 @@ std::string to_html(const Report &r) {
 }
 
 void write_reports(const Report &report, const std::string &dir) {
-  if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) throw SetupError("cannot create the folder " + dir);
+  std::error_code ec;  // parents too, like mkdir -p: a report path under a fresh build tree must just work
+  std::filesystem::create_directories(dir, ec);
+  if (!std::filesystem::is_directory(dir)) throw SetupError("cannot create the folder " + dir);
   const std::pair<const char *, std::string> files[] = {{"conformance.json", to_json(report)},
                                                         {"conformance.md", to_markdown(report)},
                                                         {"junit.xml", to_junit(report)},
