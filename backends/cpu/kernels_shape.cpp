@@ -267,6 +267,23 @@ pk_status k_linear(const Launch &l) {
   return PK_OK;
 }
 
+// copy_to(a, b): b (broadcast to a's shape, right-aligned) written into the output, which the runtime gives a's
+// storage (alias inplace) or a new tensor of a's shape.
+pk_status k_copy_to(const Launch &l) {
+  const View out = kit::view_of(l.outputs[0]), b = kit::view_of(l.inputs[1]);
+  if (out.numel == 0) return PK_OK;
+  View src = out;
+  src.base = b.base;
+  const int32_t lead = out.ndim - b.ndim;
+  for (int32_t d = 0; d < out.ndim; ++d) {
+    const int32_t k = d - lead;
+    src.strides[d] = (k < 0 || b.shape[k] == 1) ? 0 : b.strides[k];
+  }
+  src.contiguous = b.contiguous && b.ndim == out.ndim && b.numel == out.numel;
+  copy_view(out, src);
+  return PK_OK;
+}
+
 pk_status k_slice(const Launch &l) {
   const auto &a = attrs_of<pk_attrs_slice>(l);
   const View in = kit::view_of(l.inputs[0]), out = kit::view_of(l.outputs[0]);
@@ -780,6 +797,7 @@ void register_shape_kernels(KernelRegistry &r) {
   r.add(PK_OP_SQUEEZE, k_linear, kAll);
   r.add(PK_OP_TRANSPOSE, k_transpose, kAll);
   r.add(PK_OP_VIEW_OF, k_linear, kAll);
+  r.add(PK_OP_COPY_TO, k_copy_to, kAll);
   r.add(PK_OP_COLLAPSE, k_linear, kAll);
   r.add(PK_OP_RESHAPE, k_linear, kAll);
   r.add(PK_OP_REV, k_rev, kAll);
