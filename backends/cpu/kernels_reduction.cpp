@@ -304,6 +304,66 @@ void extremum(const Plan &p, const View &in, const View &out) {
   });
 }
 
+// A dense f32 amax/amin over every element, split across the pool like sum_f32_dense. The maximum is exact in any
+// order; NaN is tracked separately (it wins). A zero result falls back to the ordered scalar loop, which decides
+// the sign of zero as the general path does.
+struct ExtremumChunk {
+  float value;
+  bool nan;
+};
+
+template <bool Max>
+__attribute__((target("avx2"))) ExtremumChunk extremum_f32_avx2(const float *a, int64_t n) {
+  const float init = Max ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+  __m256 acc[4] = {_mm256_set1_ps(init), _mm256_set1_ps(init), _mm256_set1_ps(init), _mm256_set1_ps(init)};
+  __m256 nan = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    for (int k = 0; k < 4; ++k) {
+      const __m256 x = _mm256_loadu_ps(a + i + 8 * k);
+      nan = _mm256_or_ps(nan, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+      acc[k] = Max ? _mm256_max_ps(acc[k], x) : _mm256_min_ps(acc[k], x);
+    }
+  }
+  alignas(32) float lanes[8];
+  const __m256 m01 = Max ? _mm256_max_ps(acc[0], acc[1]) : _mm256_min_ps(acc[0], acc[1]);
+  const __m256 m23 = Max ? _mm256_max_ps(acc[2], acc[3]) : _mm256_min_ps(acc[2], acc[3]);
+  _mm256_store_ps(lanes, Max ? _mm256_max_ps(m01, m23) : _mm256_min_ps(m01, m23));
+  ExtremumChunk r{init, _mm256_movemask_ps(nan) != 0};
+  for (float v : lanes) r.value = (Max ? v > r.value : v < r.value) ? v : r.value;
+  for (; i < n; ++i) {
+    if (a[i] != a[i]) r.nan = true;
+    if (Max ? a[i] > r.value : a[i] < r.value) r.value = a[i];
+  }
+  return r;
+}
+
+template <bool Max>
+bool extremum_f32_dense(const View &in, const View &out) {
+  if (out.numel != 1 || !in.contiguous || in.numel < (int64_t{1} << 12) || !__builtin_cpu_supports("avx2"))
+    return false;
+  const float *a = in.at<float>(0);
+  constexpr int64_t kChunk = int64_t{1} << 16, kMaxChunks = 4096;
+  const int64_t chunks = (in.numel + kChunk - 1) / kChunk;
+  if (chunks > kMaxChunks) return false;
+  ExtremumChunk partial[kMaxChunks];
+  parallel_for(0, chunks, 4, [&](int64_t lo, int64_t hi) {
+    for (int64_t c = lo; c < hi; ++c)
+      partial[c] = extremum_f32_avx2<Max>(a + c * kChunk, std::min(kChunk, in.numel - c * kChunk));
+  });
+  float best = partial[0].value;
+  for (int64_t c = 0; c < chunks; ++c) {
+    if (partial[c].nan) {
+      *out.at<float>(0) = std::numeric_limits<float>::quiet_NaN();
+      return true;
+    }
+    if (Max ? partial[c].value > best : partial[c].value < best) best = partial[c].value;
+  }
+  if (best == 0) return false;  // the sign of zero depends on the order: the general path decides it
+  *out.at<float>(0) = best;
+  return true;
+}
+
 template <class A, bool Max>
 pk_status k_extremum(const Launch &l) {
   return guarded(l, [&]() -> pk_status {
@@ -315,6 +375,9 @@ pk_status k_extremum(const Launch &l) {
       if constexpr (is_bool_v<T> || is_complex_v<T>) {
         return PK_UNIMPLEMENTED;
       } else {
+        if constexpr (std::is_same_v<T, float>) {
+          if (extremum_f32_dense<Max>(in, out)) return PK_OK;
+        }
         extremum<T, Max>(p, in, out);
         return PK_OK;
       }

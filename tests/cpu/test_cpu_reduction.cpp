@@ -166,6 +166,31 @@ TEST_F(CpuReduction, EmptyReductionsGiveTheIdentity) {
   EXPECT_EQ(ob[1], 1);
 }
 
+// The dense f32 path (>= 4096 elements, split in chunks of 65536): the extreme placed in the last, partial chunk
+// and in a vector tail, a NaN in a middle chunk, and an all-zero input (whose sign the ordered loop decides).
+TEST_F(CpuReduction, DenseF32AmaxAminOverLongInputs) {
+  const int64_t n = 200003;
+  std::vector<float> a(static_cast<size_t>(n)), out(1, 0.0f);
+  for (int64_t i = 0; i < n; ++i) a[static_cast<size_t>(i)] = static_cast<float>((i * 7919) % 1000) - 500.0f;
+  a[static_cast<size_t>(n - 2)] = 1234.5f;  // in the scalar tail of the last chunk
+  a[70001] = -4321.25f;
+  pk_attrs_amax mx = dims_attrs(pk_attrs_amax PK_ATTRS_AMAX_INIT, {0});
+  pk_attrs_amin mn = dims_attrs(pk_attrs_amin PK_ATTRS_AMIN_INIT, {0});
+  ASSERT_EQ(launch(PK_OP_AMAX, {tensor(a, kF32, {n})}, {tensor(out, kF32, {})}, &mx), PK_OK);
+  EXPECT_EQ(out[0], 1234.5f);
+  ASSERT_EQ(launch(PK_OP_AMIN, {tensor(a, kF32, {n})}, {tensor(out, kF32, {})}, &mn), PK_OK);
+  EXPECT_EQ(out[0], -4321.25f);
+  a[131072 + 5] = kNaN;
+  ASSERT_EQ(launch(PK_OP_AMAX, {tensor(a, kF32, {n})}, {tensor(out, kF32, {})}, &mx), PK_OK);
+  EXPECT_TRUE(std::isnan(out[0]));
+  ASSERT_EQ(launch(PK_OP_AMIN, {tensor(a, kF32, {n})}, {tensor(out, kF32, {})}, &mn), PK_OK);
+  EXPECT_TRUE(std::isnan(out[0]));
+  std::vector<float> z(static_cast<size_t>(n), -0.0f);
+  ASSERT_EQ(launch(PK_OP_AMAX, {tensor(z, kF32, {n})}, {tensor(out, kF32, {})}, &mx), PK_OK);
+  EXPECT_EQ(out[0], 0.0f);
+  EXPECT_TRUE(std::signbit(out[0]));
+}
+
 TEST_F(CpuReduction, AmaxAndAminPropagateNaN) {
   std::vector<float> a = {1, kNaN, 3, -2, 5, 4}, out(2, 0.0f);
   pk_attrs_amax mx = dims_attrs(pk_attrs_amax PK_ATTRS_AMAX_INIT, {1});
