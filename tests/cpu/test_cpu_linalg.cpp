@@ -12,16 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "cpu_test_fixture.hpp"
 #include "primkit/primkit.h"
 
 namespace {
 
-pk_error_info last_error() {
-  pk_error_info e;
-  PK_STRUCT_INIT(e);
-  pk_get_last_error(&e);
-  return e;
-}
+using pk_test::last_error;
 
 const pk_dtype kF32 = PK_DTYPE_F32_DESC, kF64 = PK_DTYPE_F64_DESC, kI32 = PK_DTYPE_I32_DESC, kI64 = PK_DTYPE_I64_DESC,
                kC64 = PK_DTYPE_C64_DESC, kC128 = PK_DTYPE_C128_DESC, kBF16 = PK_DTYPE_BF16_DESC;
@@ -29,61 +25,7 @@ const double kPi = 3.14159265358979323846;
 using cd = std::complex<double>;
 using cf = std::complex<float>;
 
-class CpuLinalg : public ::testing::Test {
- protected:
-  void SetUp() override {
-    pk_runtime_options o;
-    PK_STRUCT_INIT(o);
-    o.flags = PK_RUNTIME_STRICT;
-#ifdef PK_CPU_PLUGIN_DIR
-    o.flags |= PK_RUNTIME_NO_DISCOVERY;
-    ASSERT_EQ(pk_runtime_create(&o, &rt_), PK_OK);
-    const std::string path = std::string(PK_CPU_PLUGIN_DIR) + "/libprimkit_backend_cpu.so";
-    ASSERT_EQ(pk_runtime_load_plugin(rt_, path.c_str(), &cpu_), PK_OK) << last_error().message;
-#else
-    ASSERT_EQ(pk_runtime_create(&o, &rt_), PK_OK);
-    ASSERT_EQ(pk_runtime_find_backend(rt_, "cpu", &cpu_), PK_OK) << pk_runtime_load_errors(rt_);
-#endif
-    ASSERT_EQ(pk_backend_device(cpu_, 0, &dev_), PK_OK);
-    ASSERT_EQ(pk_stream_create(dev_, &stream_), PK_OK);
-  }
-  void TearDown() override {
-    pk_stream_destroy(stream_);
-    pk_runtime_destroy(rt_);
-  }
-
-  template <class T>
-  pk_tensor tensor(std::vector<T> &data, pk_dtype dt, std::vector<int64_t> shape, std::vector<int64_t> strides = {}) {
-    pk_tensor t;
-    PK_STRUCT_INIT(t);
-    t.data = data.data();
-    t.storage_bytes = data.size() * sizeof(T);
-    t.device_type = PK_DEVICE_CPU;
-    t.dtype = dt;
-    t.flags = PK_TENSOR_FLAG_HOST_VISIBLE;
-    shapes_.push_back(std::move(shape));
-    t.ndim = static_cast<int32_t>(shapes_.back().size());
-    t.shape = shapes_.back().data();
-    if (!strides.empty()) {
-      shapes_.push_back(std::move(strides));
-      t.strides = shapes_.back().data();
-    }
-    return t;
-  }
-
-  pk_status launch(uint32_t op, std::vector<pk_tensor> in, std::vector<pk_tensor> out, const void *attrs) {
-    pk_status st = pk_launch(stream_, op, in.data(), static_cast<uint32_t>(in.size()), out.data(),
-                             static_cast<uint32_t>(out.size()), attrs);
-    if (st != PK_OK) return st;
-    return pk_stream_synchronize(stream_);
-  }
-
-  pk_runtime_t rt_ = nullptr;
-  pk_backend_t cpu_ = nullptr;
-  pk_device_t dev_ = nullptr;
-  pk_stream_t stream_ = nullptr;
-  std::deque<std::vector<int64_t>> shapes_;
-};
+class CpuLinalg : public pk_test::CpuBackendTest {};
 
 void set_ints(int32_t &n, int64_t *v, std::vector<int64_t> values) {
   n = static_cast<int32_t>(values.size());
