@@ -43,22 +43,6 @@ bool is_fp(int32_t d) {
 bool is_unsigned(int32_t d) {
   return d == PK_DTYPE_U8 || d == PK_DTYPE_BOOL;
 }
-bool is_reduction_op(uint32_t op) {
-  switch (op) {
-    case PK_OP_SUM:
-    case PK_OP_PROD:
-    case PK_OP_AMAX:
-    case PK_OP_AMIN:
-    case PK_OP_ANY:
-    case PK_OP_ALL:
-    case PK_OP_XOR_SUM:
-    case PK_OP_ARGMAX:
-    case PK_OP_ARGMIN:
-      return true;
-    default:
-      return false;
-  }
-}
 
 class Emitter {
  public:

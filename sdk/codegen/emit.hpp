@@ -1,6 +1,7 @@
 // emit.hpp — internal to primkit_codegen: builds the LLVM module of one kernel for one target.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -14,6 +15,24 @@ class Module;
 namespace pk::codegen::detail {
 
 enum class Target { nvptx, emu, cpu };
+
+// The reductions the generator emits (region planning and IR emission must agree on the list).
+inline bool is_reduction_op(uint32_t op) {
+  switch (op) {
+    case PK_OP_SUM:
+    case PK_OP_PROD:
+    case PK_OP_AMAX:
+    case PK_OP_AMIN:
+    case PK_OP_ANY:
+    case PK_OP_ALL:
+    case PK_OP_XOR_SUM:
+    case PK_OP_ARGMAX:
+    case PK_OP_ARGMIN:
+      return true;
+    default:
+      return false;
+  }
+}
 
 // The module holds the shared item/body functions plus the target's entry, named `entry`. The module has no
 // triple or data layout yet; the caller sets them before optimizing.

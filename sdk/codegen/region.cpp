@@ -10,6 +10,8 @@
 #include "primkit/codegen.hpp"
 #include "primkit/op_info.hpp"
 
+#include "emit.hpp"
+
 namespace pk::codegen {
 
 namespace {
@@ -103,25 +105,10 @@ const OpRule *rule(uint32_t op) {
   return nullptr;
 }
 
-bool is_reduction(uint32_t op) {
-  switch (op) {
-    case PK_OP_SUM:
-    case PK_OP_PROD:
-    case PK_OP_AMAX:
-    case PK_OP_AMIN:
-    case PK_OP_ANY:
-    case PK_OP_ALL:
-    case PK_OP_XOR_SUM:
-    case PK_OP_ARGMAX:
-    case PK_OP_ARGMIN:
-      return true;
-    default:
-      return false;
-  }
-}
+using detail::is_reduction_op;
 // Reductions whose attributes are a `dims` list (all share pk_attrs_sum's layout).
 bool is_dims_reduction(uint32_t op) {
-  return is_reduction(op) && op != PK_OP_ARGMAX && op != PK_OP_ARGMIN;
+  return is_reduction_op(op) && op != PK_OP_ARGMAX && op != PK_OP_ARGMIN;
 }
 static_assert(sizeof(pk_attrs_sum) == sizeof(pk_attrs_prod) && sizeof(pk_attrs_sum) == sizeof(pk_attrs_amax) &&
                   sizeof(pk_attrs_sum) == sizeof(pk_attrs_amin) && sizeof(pk_attrs_sum) == sizeof(pk_attrs_any) &&
@@ -164,14 +151,14 @@ std::string check_node(const Node &n, const std::vector<int32_t> &dtypes) {
 
 bool Region::reduces() const {
   for (const Node &n : nodes)
-    if (is_reduction(n.op_id)) return true;
+    if (is_reduction_op(n.op_id)) return true;
   return false;
 }
 
 Kind Region::kind(uint32_t v) const {
   if (!kinds.empty()) return v < kinds.size() ? static_cast<Kind>(kinds[v]) : kElem;
   for (const Node &n : nodes)
-    if (n.output == v && is_reduction(n.op_id)) return kRow;
+    if (n.output == v && is_reduction_op(n.op_id)) return kRow;
   return kElem;
 }
 
@@ -193,7 +180,7 @@ std::string check(const Region &r) {
         if (!known[v])
           return text("%s: reads a value that is neither an input nor computed before", pk::meta::op_name(n.op_id));
     if (known[n.output]) return "a value is computed twice";
-    if (is_reduction(n.op_id)) {
+    if (is_reduction_op(n.op_id)) {
       if (r.kinds.empty() && i + 1 != r.nodes.size()) return "a reduction must be the region's last node";
       if (n.inputs.size() != 1 || r.kind(n.inputs[0]) == kRow || r.kind(n.output) != kRow)
         return "a reduction folds element values into a row value";
@@ -856,7 +843,7 @@ bool region_from_subgraph(const pk_subgraph &g, uint8_t *claimed, Region &out, i
     n.output = gn.outputs[0];
     take_attrs(n, gn.attrs);
     if (!check_node(n, dtypes).empty()) continue;
-    if (is_reduction(n.op_id)) {
+    if (is_reduction_op(n.op_id)) {
       std::string ignored;
       if (!last_axis_only(n.op_id, gn.attrs, g.values[n.inputs[0]].ndim, ignored)) continue;
     }
@@ -868,7 +855,7 @@ bool region_from_subgraph(const pk_subgraph &g, uint8_t *claimed, Region &out, i
     uint32_t e = b;
     while (e < nn && ok[e]) {
       ++e;
-      if (is_reduction(nodes[e - 1].op_id)) break;
+      if (is_reduction_op(nodes[e - 1].op_id)) break;
     }
     if (e - b > best_len) {
       best_begin = b;
