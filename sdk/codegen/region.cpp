@@ -17,7 +17,8 @@ namespace pk::codegen {
 namespace {
 
 bool is_fp(int32_t d) {
-  return d == PK_DTYPE_F16 || d == PK_DTYPE_BF16 || d == PK_DTYPE_F32 || d == PK_DTYPE_F64;
+  return d == PK_DTYPE_F16 || d == PK_DTYPE_BF16 || d == PK_DTYPE_F32 || d == PK_DTYPE_F64 || d == PK_DTYPE_F8E4M3FN ||
+         d == PK_DTYPE_F8E5M2;
 }
 bool is_int(int32_t d) {
   return d == PK_DTYPE_U8 || d == PK_DTYPE_I8 || d == PK_DTYPE_I16 || d == PK_DTYPE_I32 || d == PK_DTYPE_I64;
@@ -45,6 +46,24 @@ const OpRule kRules[] = {
     {PK_OP_LOG2, kF},
     {PK_OP_EXPM1, kF},
     {PK_OP_TANH, kF},
+    {PK_OP_LOG1P, kF},
+    {PK_OP_LOG10, kF},
+    {PK_OP_SIN, kF},
+    {PK_OP_COS, kF},
+    {PK_OP_TAN, kF},
+    {PK_OP_ASIN, kF},
+    {PK_OP_ACOS, kF},
+    {PK_OP_ATAN, kF},
+    {PK_OP_SINH, kF},
+    {PK_OP_COSH, kF},
+    {PK_OP_ASINH, kF},
+    {PK_OP_ACOSH, kF},
+    {PK_OP_ATANH, kF},
+    {PK_OP_CBRT, kF},
+    {PK_OP_ERF, kF},
+    {PK_OP_ERFC, kF},
+    {PK_OP_POPULATION_COUNT, kI},
+    {PK_OP_COUNT_LEADING_ZEROS, kI},
     {PK_OP_SQRT, kF},
     {PK_OP_RECIPROCAL, kF},
     {PK_OP_RSQRT, kF},
@@ -78,6 +97,13 @@ const OpRule kRules[] = {
     {PK_OP_LOGICAL_OR, kF | kI | kB},
     {PK_OP_LOGICAL_XOR, kF | kI | kB},
     {PK_OP_COPYSIGN, kF},
+    {PK_OP_ATAN2, kF},
+    {PK_OP_HYPOT, kF},
+    {PK_OP_POW, kF},
+    {PK_OP_NEXTAFTER, kF},
+    {PK_OP_FMOD, kF | kI},
+    {PK_OP_REMAINDER, kF | kI},
+    {PK_OP_GCD, kI},
     {PK_OP_LT, kF | kI},
     {PK_OP_LE, kF | kI},
     {PK_OP_GT, kF | kI},
@@ -1106,8 +1132,8 @@ bool row_region_from_subgraph(const pk_subgraph &g, uint8_t *claimed, Region &ou
 }
 
 std::vector<Region> supported_single_op_regions() {
-  const int32_t all[] = {PK_DTYPE_BOOL, PK_DTYPE_U8,  PK_DTYPE_I8,   PK_DTYPE_I16, PK_DTYPE_I32,
-                         PK_DTYPE_I64,  PK_DTYPE_F16, PK_DTYPE_BF16, PK_DTYPE_F32, PK_DTYPE_F64};
+  const int32_t all[] = {PK_DTYPE_BOOL, PK_DTYPE_U8,   PK_DTYPE_I8,  PK_DTYPE_I16, PK_DTYPE_I32,      PK_DTYPE_I64,
+                         PK_DTYPE_F16,  PK_DTYPE_BF16, PK_DTYPE_F32, PK_DTYPE_F64, PK_DTYPE_F8E4M3FN, PK_DTYPE_F8E5M2};
   std::vector<Region> out;
   for (const OpRule &rl : kRules) {
     const pk::meta::OpInfo *op = pk::meta::find_op(rl.op);

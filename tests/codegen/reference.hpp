@@ -21,8 +21,11 @@ struct Scalar {
   int64_t i = 0;
 };
 
+inline bool is_fp8(int32_t d) {
+  return d == PK_DTYPE_F8E4M3FN || d == PK_DTYPE_F8E5M2;
+}
 inline bool is_fp(int32_t d) {
-  return d == PK_DTYPE_F16 || d == PK_DTYPE_BF16 || d == PK_DTYPE_F32 || d == PK_DTYPE_F64;
+  return d == PK_DTYPE_F16 || d == PK_DTYPE_BF16 || d == PK_DTYPE_F32 || d == PK_DTYPE_F64 || is_fp8(d);
 }
 inline bool is_uns(int32_t d) {
   return d == PK_DTYPE_U8 || d == PK_DTYPE_BOOL;
@@ -32,6 +35,8 @@ inline int bits_of(int32_t d) {
     case PK_DTYPE_BOOL:
     case PK_DTYPE_U8:
     case PK_DTYPE_I8:
+    case PK_DTYPE_F8E4M3FN:
+    case PK_DTYPE_F8E5M2:
       return 8;
     case PK_DTYPE_I16:
     case PK_DTYPE_F16:
@@ -48,8 +53,9 @@ inline size_t size_of(int32_t d) {
   return static_cast<size_t>(bits_of(d) / 8);
 }
 
-// Rounds a value to a float format (one rounding from long double for f32/f64; through double for 16-bit).
-inline long double round_to(int32_t d, long double v) {
+// Rounds a value to a float format (one rounding from long double for f32/f64; through double for 16-bit and
+// fp8). An overflow of e4m3fn, which has no infinity, is NaN (arithmetic) or +-448 with `saturate` (conversions).
+inline long double round_to(int32_t d, long double v, bool saturate = false) {
   switch (d) {
     case PK_DTYPE_F32:
       return static_cast<float>(v);
@@ -59,6 +65,12 @@ inline long double round_to(int32_t d, long double v) {
       return pk::kit::half(static_cast<double>(v)).to_double();
     case PK_DTYPE_BF16:
       return pk::kit::bfloat16(static_cast<double>(v)).to_double();
+    case PK_DTYPE_F8E4M3FN:
+      // 464 = 448 + half a quantum rounds (to even) down to 448; anything above overflows.
+      if (!saturate && !std::isnan(v) && std::fabs(v) > 464) return std::numeric_limits<long double>::quiet_NaN();
+      return pk::kit::f8e4m3fn(static_cast<double>(v)).to_double();
+    case PK_DTYPE_F8E5M2:
+      return pk::kit::f8e5m2(static_cast<double>(v)).to_double();
     default:
       return v;
   }
@@ -133,6 +145,12 @@ inline Scalar read(int32_t d, const void *base, size_t i) {
       s.f = pk::kit::bfloat16::from_bits(v).to_double();
       break;
     }
+    case PK_DTYPE_F8E4M3FN:
+      s.f = pk::kit::f8e4m3fn::from_bits(p[0]).to_double();
+      break;
+    case PK_DTYPE_F8E5M2:
+      s.f = pk::kit::f8e5m2::from_bits(p[0]).to_double();
+      break;
     case PK_DTYPE_F32: {
       float v;
       std::memcpy(&v, p, 4);
@@ -184,6 +202,12 @@ inline void write(int32_t d, void *base, size_t i, const Scalar &s) {
       std::memcpy(p, &v, 2);
       break;
     }
+    case PK_DTYPE_F8E4M3FN:
+      p[0] = pk::kit::f8e4m3fn(static_cast<double>(s.f)).bits;
+      break;
+    case PK_DTYPE_F8E5M2:
+      p[0] = pk::kit::f8e5m2(static_cast<double>(s.f)).bits;
+      break;
     case PK_DTYPE_F32: {
       float v = static_cast<float>(s.f);
       std::memcpy(p, &v, 4);
@@ -206,6 +230,31 @@ long double arith(int32_t d, long double a, long double b, F f) {
   return round_to(d, f(static_cast<double>(a), static_cast<double>(b)));
 }
 
+// The neighbour of x toward y in d's format (x representable in it), from its bit pattern.
+inline long double next_after(int32_t d, long double x, long double y) {
+  if (std::isnan(x) || std::isnan(y)) return std::numeric_limits<long double>::quiet_NaN();
+  if (d == PK_DTYPE_F32) return std::nextafter(static_cast<float>(x), static_cast<float>(y));
+  if (d == PK_DTYPE_F64) return std::nextafter(static_cast<double>(x), static_cast<double>(y));
+  if (x == y) return y;
+  if (is_fp8(d)) {
+    const bool e4 = d == PK_DTYPE_F8E4M3FN;
+    uint8_t b8 = e4 ? pk::kit::f8e4m3fn(static_cast<double>(x)).bits : pk::kit::f8e5m2(static_cast<double>(x)).bits;
+    if (x == 0)
+      b8 = y > 0 ? 1 : 0x81;
+    else
+      b8 = static_cast<uint8_t>((x < y) == (x > 0) ? b8 + 1 : b8 - 1);
+    return e4 ? pk::kit::f8e4m3fn::from_bits(b8).to_double() : pk::kit::f8e5m2::from_bits(b8).to_double();
+  }
+  uint16_t bits =
+      d == PK_DTYPE_F16 ? pk::kit::half(static_cast<double>(x)).bits : pk::kit::bfloat16(static_cast<double>(x)).bits;
+  if (x == 0)
+    bits = y > 0 ? 1 : 0x8001;
+  else
+    bits = static_cast<uint16_t>((x < y) == (x > 0) ? bits + 1 : bits - 1);
+  return d == PK_DTYPE_F16 ? pk::kit::half::from_bits(bits).to_double()
+                           : pk::kit::bfloat16::from_bits(bits).to_double();
+}
+
 inline bool truth(int32_t d, const Scalar &s) {
   return is_fp(d) ? s.f != 0 || std::isnan(s.f) : s.i != 0;
 }
@@ -215,7 +264,7 @@ inline Scalar convert(const Scalar &x, int32_t from, int32_t to) {
   if (to == PK_DTYPE_BOOL) {
     r.i = truth(from, x);
   } else if (is_fp(to)) {
-    r.f = round_to(to, is_fp(from) ? x.f : static_cast<long double>(x.i));
+    r.f = round_to(to, is_fp(from) ? x.f : static_cast<long double>(x.i), true);
   } else if (is_fp(from)) {
     if (std::isnan(x.f)) return r;
     long double t = std::trunc(x.f);
@@ -270,6 +319,113 @@ inline Scalar reference(const pk::codegen::Node &n, const std::vector<int32_t> &
     case PK_OP_TANH:
       r.f = tr(std::tanh(a));
       break;
+    case PK_OP_LOG1P:
+      r.f = tr(std::log1p(a));
+      break;
+    case PK_OP_LOG10:
+      r.f = tr(std::log10(a));
+      break;
+    case PK_OP_SIN:
+      r.f = tr(std::sin(a));
+      break;
+    case PK_OP_COS:
+      r.f = tr(std::cos(a));
+      break;
+    case PK_OP_TAN:
+      r.f = tr(std::tan(a));
+      break;
+    case PK_OP_ASIN:
+      r.f = tr(std::asin(a));
+      break;
+    case PK_OP_ACOS:
+      r.f = tr(std::acos(a));
+      break;
+    case PK_OP_ATAN:
+      r.f = tr(std::atan(a));
+      break;
+    case PK_OP_SINH:
+      r.f = tr(std::sinh(a));
+      break;
+    case PK_OP_COSH:
+      r.f = tr(std::cosh(a));
+      break;
+    case PK_OP_ASINH:
+      r.f = tr(std::asinh(a));
+      break;
+    case PK_OP_ACOSH:
+      r.f = tr(std::acosh(a));
+      break;
+    case PK_OP_ATANH:
+      r.f = tr(std::atanh(a));
+      break;
+    case PK_OP_CBRT:
+      r.f = tr(std::cbrt(a));
+      break;
+    case PK_OP_ERF:
+      r.f = tr(std::erf(a));
+      break;
+    case PK_OP_ERFC:
+      r.f = tr(std::erfc(a));
+      break;
+    case PK_OP_ATAN2:
+      r.f = tr(std::atan2(a, b));
+      break;
+    case PK_OP_HYPOT:
+      r.f = tr(std::hypot(a, b));
+      break;
+    case PK_OP_POW:
+      r.f = tr(std::pow(a, b));
+      break;
+    case PK_OP_NEXTAFTER:
+      r.f = next_after(t, a, b);
+      break;
+    case PK_OP_FMOD:
+    case PK_OP_REMAINDER:
+      if (!fp) {
+        // C's % (sign of a), x % 0 = x % -1 = 0; remainder then takes the sign of b.
+        int64_t m = (ib == 0 || ib == -1) ? 0 : ia % ib;
+        if (n.op_id == PK_OP_REMAINDER && m != 0 && (m < 0) != (ib < 0)) m += ib;
+        r.i = m;
+      } else {
+        const long double m = std::fmod(a, b);  // exact
+        if (n.op_id == PK_OP_FMOD || std::isnan(m))
+          r.f = m;
+        else if (m == 0)
+          r.f = std::copysign(0.0L, b);
+        else
+          r.f = std::signbit(m) != std::signbit(b) ? arith(t, m, b, [](auto p, auto q) { return p + q; }) : m;
+      }
+      break;
+    case PK_OP_GCD: {
+      auto mag = [&](int64_t v) {
+        const uint64_t u = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+        return bits_of(t) == 64 ? u : u & ((uint64_t{1} << bits_of(t)) - 1);
+      };
+      uint64_t p = mag(ia), q = mag(ib);
+      while (q != 0) {
+        const uint64_t rem = p % q;
+        p = q;
+        q = rem;
+      }
+      r.i = wrap(t, static_cast<int64_t>(p));
+      break;
+    }
+    case PK_OP_POPULATION_COUNT:
+    case PK_OP_COUNT_LEADING_ZEROS: {
+      const int w = bits_of(t);
+      const uint64_t u = static_cast<uint64_t>(ia) & (w == 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1);
+      int count = 0;
+      for (int k = 0; k < w; ++k) {
+        if (n.op_id == PK_OP_POPULATION_COUNT) {
+          count += static_cast<int>((u >> k) & 1);
+        } else {
+          if ((u >> (w - 1 - k)) & 1) break;
+          ++count;
+        }
+      }
+      r.i = count;
+      break;
+    }
     case PK_OP_SQRT:
       r.f = t == PK_DTYPE_F32 ? std::sqrt(static_cast<float>(a)) : tr(std::sqrt(static_cast<double>(a)));
       break;

@@ -85,14 +85,26 @@ std::vector<Scalar> make_inputs(int32_t d, size_t n, uint32_t seed, bool moderat
   return v;
 }
 
+int mant_bits(int32_t d) {
+  return d == PK_DTYPE_F16        ? 10
+         : d == PK_DTYPE_BF16     ? 7
+         : d == PK_DTYPE_F32      ? 23
+         : d == PK_DTYPE_F8E4M3FN ? 3
+         : d == PK_DTYPE_F8E5M2   ? 2
+                                  : 52;
+}
+
 // ULP distance of got from want in a float format (0 when both NaN or equal).
 double ulps(int32_t d, long double got, long double want) {
   if (std::isnan(got) && std::isnan(want)) return 0;
   if (std::isnan(got) || std::isnan(want)) return HUGE_VAL;
   if (got == want) return 0;
   if (std::isinf(got) || std::isinf(want)) return HUGE_VAL;
-  int mant = d == PK_DTYPE_F16 ? 10 : d == PK_DTYPE_BF16 ? 7 : d == PK_DTYPE_F32 ? 23 : 52;
-  int emin = d == PK_DTYPE_F16 ? -14 : d == PK_DTYPE_F64 ? -1022 : -126;
+  int mant = mant_bits(d);
+  int emin = d == PK_DTYPE_F16 || d == PK_DTYPE_F8E5M2 ? -14
+             : d == PK_DTYPE_F64                       ? -1022
+             : d == PK_DTYPE_F8E4M3FN                  ? -6
+                                                       : -126;
   int e = want == 0 ? emin : std::max(emin, static_cast<int>(std::ilogb(want)));
   return static_cast<double>(std::fabs(got - want) / std::ldexp(1.0L, e - mant));
 }
@@ -227,7 +239,7 @@ TEST_F(Emu, EverySupportedSingleOpMatchesTheReference) {
     std::vector<Scalar> got = download(*out, out_dt, on);
     const bool exact =
         op->contract.kind == pk::meta::Contract::exact || op->contract.kind == pk::meta::Contract::correctly_rounded;
-    const bool half = out_dt == PK_DTYPE_F16 || out_dt == PK_DTYPE_BF16;
+    const bool half = out_dt == PK_DTYPE_F16 || out_dt == PK_DTYPE_BF16 || pk::test::is_fp8(out_dt);
     double tol = exact ? 0 : half ? op->contract.half : op->contract.ulp;
     double max_err = 0;
     int failures = 0;
@@ -258,7 +270,7 @@ TEST_F(Emu, EverySupportedSingleOpMatchesTheReference) {
           // Accumulated in f32 (f64 for f64): error bound cols * eps * sum|x|, plus rounding to the output.
           const long double eps = d == PK_DTYPE_F64 ? 0x1p-53L : 0x1p-24L;
           const long double bound =
-              32 * eps * abs_sum + std::fabs(acc) * (half ? (d == PK_DTYPE_F16 ? 0x1p-11L : 0x1p-8L) : eps);
+              32 * eps * abs_sum + std::fabs(acc) * (half ? std::ldexp(1.0L, -1 - mant_bits(out_dt)) : eps);
           err = std::fabs(got[i].f - acc) <= bound ? 0 : HUGE_VAL;
         }
       } else {
@@ -590,6 +602,84 @@ TEST_F(EmuOps, DataMovementAndIota) {
   io.step = 2;
   io.dtype = PK_DTYPE_U8;
   expect_ints(run(PK_OP_IOTA, {}, PK_DTYPE_U8, {3}, &io), {250, 252, 254}, "iota u8");
+}
+
+// --- the transcendental, remainder, bit and fp8 ops: hand-checked values ------------------------------------
+
+TEST_F(EmuOps, TrigonometryOfHugeArgumentsAndSpecialCases) {
+  const double inf = HUGE_VAL, nan = std::numeric_limits<double>::quiet_NaN();
+  const double pio2 = 0x1.921fb54442d18p+0;  // pi/2 rounded to f64: pi/2 - pio2 = 6.123233995736766e-17
+  // sin(1e22) = -0.8522008497671888017727... (a classic test of the argument reduction); sin(2^1023) and
+  // cos(2^1023) from an exact reduction; cos(pio2) is the error of pio2.
+  auto got = run(PK_OP_SIN, {In{PK_DTYPE_F64, {3}, floats({1e22, 0x1p1023, -0.0})}}, PK_DTYPE_F64, {3}, nullptr);
+  EXPECT_EQ(static_cast<double>(got[0].f), -0.8522008497671888);
+  EXPECT_NEAR(static_cast<double>(got[1].f), static_cast<double>(sinl(0x1p1023L)), 0x1p-52);
+  EXPECT_TRUE(std::signbit(got[2].f) && got[2].f == 0) << "sin(-0) = -0";
+  got = run(PK_OP_COS, {In{PK_DTYPE_F64, {3}, floats({pio2, inf, 0x1p1023})}}, PK_DTYPE_F64, {3}, nullptr);
+  EXPECT_NEAR(static_cast<double>(got[0].f), 6.123233995736766e-17, 1e-32);
+  EXPECT_TRUE(std::isnan(got[1].f));
+  EXPECT_NEAR(static_cast<double>(got[2].f), static_cast<double>(cosl(0x1p1023L)), 0x1p-52);
+  // atan2's C99 cases: (+-0, -0) = +-pi, (inf, -inf) = 3pi/4, (-1, +0) = -pi/2.
+  got =
+      run(PK_OP_ATAN2,
+          {In{PK_DTYPE_F64, {4}, floats({0.0, -0.0, inf, -1})}, In{PK_DTYPE_F64, {4}, floats({-0.0, -0.0, -inf, 0.0})}},
+          PK_DTYPE_F64, {4}, nullptr);
+  expect_floats(got, {0x1.921fb54442d18p+1, -0x1.921fb54442d18p+1, 0x1.2d97c7f3321d2p+1, -pio2}, "atan2 specials");
+  // pow's C99 cases: pow(-0, -3) = -inf, pow(-1, inf) = 1, pow(NaN, 0) = 1, pow(1, NaN) = 1, pow(-8, 1/3) = NaN.
+  got = run(PK_OP_POW,
+            {In{PK_DTYPE_F64, {5}, floats({-0.0, -1, nan, 1, -8})},
+             In{PK_DTYPE_F64, {5}, floats({-3, inf, 0, nan, 1.0 / 3})}},
+            PK_DTYPE_F64, {5}, nullptr);
+  expect_floats(got, {-inf, 1, 1, 1, nan}, "pow specials");
+  // erfc: 0 beyond 27.5 (underflow), 2 at -inf; erf(-inf) = -1.
+  expect_floats(run(PK_OP_ERFC, {In{PK_DTYPE_F64, {2}, floats({30, -inf})}}, PK_DTYPE_F64, {2}, nullptr), {0, 2},
+                "erfc");
+  expect_floats(run(PK_OP_ERF, {In{PK_DTYPE_F32, {1}, floats({-inf})}}, PK_DTYPE_F32, {1}, nullptr), {-1}, "erf(-inf)");
+}
+
+TEST_F(EmuOps, RemaindersBitsAndNextafter) {
+  // fmod takes a's sign, remainder b's: fmod(5.5, -2) = 1.5, fmod(-7, 3) = -1, remainder(-7, 3) = 2,
+  // remainder(7, -3) = -2, remainder(6, -3) = -0; 2^1000 = 4^500 = 1 (mod 3) needs the full 1000-step loop.
+  const In a{PK_DTYPE_F64, {5}, floats({5.5, -7, -7, 7, 0x1p1000})}, b{PK_DTYPE_F64, {5}, floats({-2, 3, 3, -3, 3})};
+  expect_floats(run(PK_OP_FMOD, {a, b}, PK_DTYPE_F64, {5}, nullptr), {1.5, -1, -1, 1, 1}, "fmod f64");
+  const In a2{PK_DTYPE_F32, {3}, floats({-7, 7, 6})}, b2{PK_DTYPE_F32, {3}, floats({3, -3, -3})};
+  expect_floats(run(PK_OP_REMAINDER, {a2, b2}, PK_DTYPE_F32, {3}, nullptr), {2, -2, -0.0}, "remainder f32");
+  expect_ints(
+      run(PK_OP_REMAINDER, {In{PK_DTYPE_I32, {3}, ints({-7, INT32_MIN, 7})}, In{PK_DTYPE_I32, {3}, ints({3, -1, 0})}},
+          PK_DTYPE_I32, {3}, nullptr),
+      {2, 0, 0}, "remainder i32");
+  expect_ints(
+      run(PK_OP_GCD, {In{PK_DTYPE_I32, {4}, ints({12, 0, INT32_MIN, 7})}, In{PK_DTYPE_I32, {4}, ints({-18, 0, 0, 0})}},
+          PK_DTYPE_I32, {4}, nullptr),
+      {6, 0, INT32_MIN, 7}, "gcd i32");
+  expect_ints(run(PK_OP_POPULATION_COUNT, {In{PK_DTYPE_I8, {3}, ints({-1, 0, 0x55})}}, PK_DTYPE_I8, {3}, nullptr),
+              {8, 0, 4}, "popcount i8");
+  expect_ints(run(PK_OP_COUNT_LEADING_ZEROS, {In{PK_DTYPE_I16, {3}, ints({1, 0, -1})}}, PK_DTYPE_I16, {3}, nullptr),
+              {15, 16, 0}, "clz i16");
+  expect_floats(
+      run(PK_OP_NEXTAFTER,
+          {In{PK_DTYPE_F32, {3}, floats({1, 0, 0x1.fffffep127})}, In{PK_DTYPE_F32, {3}, floats({2, -1, HUGE_VAL})}},
+          PK_DTYPE_F32, {3}, nullptr),
+      {1 + 0x1p-23, -0x1p-149, HUGE_VAL}, "nextafter f32");
+}
+
+TEST_F(EmuOps, Fp8RoundsOnceAndOverflowsAsTheTableSays) {
+  // e4m3fn: 448 + 16 ties to even (down to 448), 448 + 32 overflows to NaN (no infinity); converting 1000
+  // saturates to 448. e5m2: 57344 + 57344 overflows to inf; 1 + 0.125 is a tie (to 1), 1 + 0.1875 rounds up to 1.25.
+  const In a{PK_DTYPE_F8E4M3FN, {3}, floats({448, 448, 0.015625})},
+      b{PK_DTYPE_F8E4M3FN, {3}, floats({16, 32, 0.001953125})};
+  expect_floats(run(PK_OP_ADD, {a, b}, PK_DTYPE_F8E4M3FN, {3}, nullptr),
+                {448, std::numeric_limits<double>::quiet_NaN(), 0.017578125}, "add e4m3fn");
+  pk_attrs_convert_element_type c = PK_ATTRS_CONVERT_ELEMENT_TYPE_INIT;
+  c.dtype = PK_DTYPE_F8E4M3FN;
+  expect_floats(
+      run(PK_OP_CONVERT_ELEMENT_TYPE, {In{PK_DTYPE_F32, {2}, floats({1000, -0.0})}}, PK_DTYPE_F8E4M3FN, {2}, &c),
+      {448, -0.0}, "convert f32 -> e4m3fn");
+  const In x{PK_DTYPE_F8E5M2, {3}, floats({57344, 1, 1})}, y{PK_DTYPE_F8E5M2, {3}, floats({57344, 0.125, 0.1875})};
+  expect_floats(run(PK_OP_ADD, {x, y}, PK_DTYPE_F8E5M2, {3}, nullptr), {HUGE_VAL, 1, 1.25}, "add e5m2");
+  // exp(2) = 7.389 -> 7.5 in e4m3fn (quantum 0.5 in [4, 8)).
+  expect_floats(run(PK_OP_EXP, {In{PK_DTYPE_F8E4M3FN, {1}, floats({2})}}, PK_DTYPE_F8E4M3FN, {1}, nullptr), {7.5},
+                "exp e4m3fn");
 }
 
 TEST(CudaWithoutDriver, LoadsReportsZeroDevicesAndExplains) {
