@@ -25,70 +25,64 @@ namespace pk::kit {
 
 namespace detail {
 
-// Rounds a double to a binary format with `mbits` mantissa bits, exponent bias `bias`, largest finite value
-// `max_finite` and (if has_inf) IEEE inf/NaN encodings; returns the bit pattern (sign in bit total-1).
-// Handles subnormals of the target exactly (one rounding, from the double).
+// Rounds a double to a binary format with `mbits` mantissa bits, `ebits` exponent bits (IEEE bias) and, if
+// has_inf, IEEE inf/NaN encodings (otherwise only all-ones is NaN, as in e4m3fn); returns the bit pattern (sign in
+// bit total-1). One round-to-nearest-even from the double, subnormals of the target included. Values past the
+// largest finite become inf, or the largest finite when `saturate` or the format has no inf. Integer operations on
+// the double's bits only: this runs once per element of every 8/16-bit float kernel.
 inline uint32_t encode_small_float(double v, int ebits, int mbits, bool has_inf, bool saturate, uint32_t nan_bits) {
+  uint64_t u;
+  std::memcpy(&u, &v, sizeof u);
   const int total = 1 + ebits + mbits;
-  const uint32_t sign = std::signbit(v) ? (1u << (total - 1)) : 0u;
-  if (std::isnan(v)) return sign | nan_bits;
-  double a = std::fabs(v);
+  const uint32_t sign = (u >> 63) ? (1u << (total - 1)) : 0u;
+  const int dexp = static_cast<int>((u >> 52) & 0x7ff);
+  const uint64_t dman = u & ((uint64_t{1} << 52) - 1);
+  if (dexp == 0x7ff && dman != 0) return sign | nan_bits;
   const int bias = (1 << (ebits - 1)) - 1;
-  // Largest finite: for IEEE-like formats the top exponent is reserved; for e4m3fn only mantissa 111 of the top
-  // exponent is NaN.
-  const int emax = has_inf ? ((1 << ebits) - 2) - bias : ((1 << ebits) - 1) - bias;
-  const double max_finite =
-      has_inf ? std::ldexp(2.0 - std::ldexp(1.0, -mbits), emax) : std::ldexp(2.0 - std::ldexp(1.0, 1 - mbits), emax);
-  const uint32_t inf_bits = has_inf ? (((1u << ebits) - 1) << mbits) : 0u;
-  if (std::isinf(a))
-    return saturate || !has_inf ? (sign | encode_small_float(max_finite, ebits, mbits, has_inf, true, nan_bits))
-                                : (sign | inf_bits);
-  if (a == 0.0) return sign;
-  int e;
-  std::frexp(a, &e);  // a = f * 2^e, f in [0.5, 1)
-  int exp_unbiased = e - 1;
-  const int emin = 1 - bias;
-  if (exp_unbiased < emin) exp_unbiased = emin;  // subnormal range: fixed quantum
-  // Quantum of the target at this exponent; rint rounds half to even in the default rounding mode.
-  const double q = std::ldexp(1.0, exp_unbiased - mbits);
-  double r = std::nearbyint(a / q) * q;
-  if (r > max_finite) {
-    // Round-to-nearest overflows to inf past max + half a quantum; formats without inf saturate (e4m3fn) or
-    // become NaN. convert_element_type says e4m3fn saturates.
-    if (!has_inf || saturate) return sign | encode_small_float(max_finite, ebits, mbits, has_inf, true, nan_bits);
-    return sign | inf_bits;
-  }
-  if (r == 0.0) return sign;
-  int re;
-  std::frexp(r, &re);
-  int ue = re - 1;
-  uint32_t bits;
-  if (ue < emin) {  // subnormal
-    bits = static_cast<uint32_t>(r / std::ldexp(1.0, emin - mbits));
-  } else {
-    const uint32_t mant = static_cast<uint32_t>((r / std::ldexp(1.0, ue) - 1.0) * std::ldexp(1.0, mbits));
-    bits = (static_cast<uint32_t>(ue + bias) << mbits) | mant;
-  }
-  return sign | bits;
+  const uint32_t max_finite = has_inf ? ((((1u << ebits) - 2) << mbits) | ((1u << mbits) - 1))
+                                      : ((((1u << ebits) - 1) << mbits) | ((1u << mbits) - 2));
+  const uint32_t overflow = (has_inf && !saturate) ? (((1u << ebits) - 1) << mbits) : max_finite;
+  if (dexp == 0x7ff) return sign | overflow;
+  if (dexp == 0) return sign;           // zero, or a double subnormal: far below half the smallest target subnormal
+  const int texp = dexp - 1023 + bias;  // the target's biased exponent if the value is normal there
+  if (texp >= (1 << ebits)) return sign | overflow;
+  const uint64_t full = dman | (uint64_t{1} << 52);  // 53-bit significand
+  // Drop `shift` bits: 52 - mbits for a target normal; more (by 1 - texp) in the target's subnormal range, where
+  // the quantum is fixed. The rounded count of quanta carries into the exponent field by itself.
+  const int shift = 52 - mbits + (texp < 1 ? 1 - texp : 0);
+  if (shift > 53) return sign;  // below half the smallest subnormal
+  const uint64_t q = full >> shift, rem = full & ((uint64_t{1} << shift) - 1), half = uint64_t{1} << (shift - 1);
+  const uint64_t rounded = q + ((rem > half || (rem == half && (q & 1))) ? 1 : 0);
+  const uint64_t bits =
+      texp < 1 ? rounded : ((static_cast<uint64_t>(texp) << mbits) + (rounded - (uint64_t{1} << mbits)));
+  if (bits > max_finite) return sign | overflow;
+  return sign | static_cast<uint32_t>(bits);
 }
 
+// Exact: the format's value as a double, built from its bits.
 inline double decode_small_float(uint32_t bits, int ebits, int mbits, bool has_inf) {
   const int total = 1 + ebits + mbits;
-  const bool neg = (bits >> (total - 1)) & 1u;
+  const uint64_t neg = (bits >> (total - 1)) & 1u;
   const uint32_t e = (bits >> mbits) & ((1u << ebits) - 1);
   const uint32_t m = bits & ((1u << mbits) - 1);
   const int bias = (1 << (ebits - 1)) - 1;
-  double v;
-  if (has_inf && e == (1u << ebits) - 1) {
-    v = m ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
-  } else if (!has_inf && e == (1u << ebits) - 1 && m == (1u << mbits) - 1) {
-    v = std::numeric_limits<double>::quiet_NaN();
+  uint64_t u;
+  if ((has_inf && e == (1u << ebits) - 1) || (!has_inf && e == (1u << ebits) - 1 && m == (1u << mbits) - 1)) {
+    u = (has_inf && m == 0) ? (uint64_t{0x7ff} << 52) : (uint64_t{0x7ff8} << 48);
   } else if (e == 0) {
-    v = std::ldexp(static_cast<double>(m), 1 - bias - mbits);
+    // m quanta of 2^(1 - bias - mbits): the count times the quantum, both exact in double.
+    const uint64_t quantum = static_cast<uint64_t>(1023 + 1 - bias - mbits) << 52;
+    double q;
+    std::memcpy(&q, &quantum, sizeof q);
+    const double v = static_cast<double>(m) * q;
+    std::memcpy(&u, &v, sizeof u);
   } else {
-    v = std::ldexp(1.0 + std::ldexp(static_cast<double>(m), -mbits), static_cast<int>(e) - bias);
+    u = (static_cast<uint64_t>(static_cast<int>(e) - bias + 1023) << 52) | (static_cast<uint64_t>(m) << (52 - mbits));
   }
-  return neg ? -v : v;
+  u |= neg << 63;
+  double r;
+  std::memcpy(&r, &u, sizeof r);
+  return r;
 }
 
 }  // namespace detail
@@ -245,12 +239,13 @@ inline int32_t dtype_id(pk_dtype d) {
 // --- strided views --------------------------------------------------------------------------------------------
 
 // A tensor as a kernel sees it: base pointer (data + byte_offset), extents and element strides (row-major
-// strides filled in when the descriptor has none).
+// strides filled in when the descriptor has none). Only the first ndim entries of shape and strides are set:
+// zeroing all PK_MAX_RANK of them cost more than the rest of a 1-element launch.
 struct View {
   char *base = nullptr;
   int32_t ndim = 0;
-  int64_t shape[PK_MAX_RANK] = {0};
-  int64_t strides[PK_MAX_RANK] = {0};
+  int64_t shape[PK_MAX_RANK];
+  int64_t strides[PK_MAX_RANK];
   size_t esize = 0;
   int64_t numel = 1;
   bool contiguous = true;  // row-major dense
