@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 
+#include "cl_special.hpp"
 #include "primkit/backend_kit.hpp"
 #include "primkit/op_info.hpp"
 
@@ -375,6 +376,7 @@ std::string op_expr(uint32_t op, int32_t t, int32_t out_dt, uint32_t variant, ui
   };
   auto b = [](const std::string &s) { return "(uchar)(" + s + ")"; };
   const std::string A = a ? a[0] : "", B = a ? a[1] : "", Cc = a ? a[2] : "";
+  if (special_op(op)) return special_expr(op, t, a, C, caps, why);
   if (const char *f = float_builtin1(op)) {
     if (!flt) return no("defined for floating-point dtypes only");
     // PoCL's f32 sin/cos/tan go far beyond their ulp bound for subnormal arguments, and its tanh of large
@@ -397,8 +399,7 @@ std::string op_expr(uint32_t op, int32_t t, int32_t out_dt, uint32_t variant, ui
     }
     if (!flt) return no("defined for floating-point dtypes only");
     // nextafter steps in the storage format, which f32 arithmetic does not see.
-    if (op == PK_OP_NEXTAFTER && ty.small)
-      return no("nextafter of bf16/fp8 is not generated (needs format-level stepping)");
+    if (op == PK_OP_NEXTAFTER && ty.small) return special_expr(op, t, a, C, caps, why);
     return std::string(f) + "(" + A + ", " + B + ")";
   }
   switch (op) {
@@ -688,6 +689,14 @@ std::string gen_elementwise(const EwGraph &g, const DeviceCaps &caps, bool *vect
   // Each op rounds on its own (add, mul ... are correctly rounded): no fused multiply-add across nodes, which
   // would also make a fused chain differ from the same ops run one by one.
   std::string src = prelude(caps) + "#pragma OPENCL FP_CONTRACT OFF\n";
+  // Helpers of special functions, only those this graph's ops use (after the pragma: double-double needs it).
+  uint32_t helpers = 0;
+  for (const EwNode &n : g.nodes) {
+    int32_t in_dt[3] = {-1, -1, -1};
+    for (uint32_t i = 0; i < n.num_inputs; ++i) in_dt[i] = g.dtypes[n.inputs[i]];
+    helpers |= special_helper_bits(n.op_id, type_var_dtype(n.op_id, in_dt, n.num_inputs));
+  }
+  src += special_helpers(helpers);
   // Dense: element i of every tensor is at its offset + i.
   src += "__kernel void pk_ew_contig(" + params(false) +
          ") {\n  const ulong i = get_global_id(0);\n  if (i >= n) return;\n";

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cl_codegen.hpp"
+#include "cl_key.hpp"
 #include "cl_programs.hpp"
 #include "cl_util.hpp"
 #include "primkit/backend_kit.hpp"
@@ -204,35 +205,6 @@ struct Args {
 };
 
 // --- kernel cache -----------------------------------------------------------------------------------------------
-
-enum class Path {
-  none,
-  elementwise,
-  set,
-  iota,
-  reduction,
-  argreduce,
-  matmul,
-  move,
-  take,
-  scatter,
-  index_put,
-  scan,
-  sort,
-  search,
-  var,
-  dot_general,
-  conv,
-  philox
-};
-
-uint64_t kernel_key(Path p, uint32_t op, const int32_t *dts, uint32_t n, uint32_t variant) {
-  // Fields: path (5 bits), op (12), four dtypes (4 each), variant (16): none may spill into its neighbour.
-  static_assert(static_cast<uint64_t>(Path::philox) < 32, "Path needs more key bits");
-  uint64_t k = static_cast<uint64_t>(p) | (static_cast<uint64_t>(op & 0xfffu) << 5);
-  for (uint32_t i = 0; i < 4; ++i) k |= static_cast<uint64_t>((i < n ? dts[i] + 1 : 0) & 0xf) << (17 + 4 * i);
-  return k | (static_cast<uint64_t>(variant & 0xffffu) << 33);
-}
 
 // Builds a program for `source` and creates the named kernels.
 pk_status make_kernel_set(DeviceState &dev, const std::string &source, const char *const *names, size_t count,

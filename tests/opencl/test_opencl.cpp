@@ -226,8 +226,9 @@ TEST_F(OpenCL, DeviceAndCapabilities) {
     EXPECT_FALSE(supported(PK_OP_ADD, {kF16, kF16}, {kF16}, &why));
     EXPECT_NE(why.find("cl_khr_fp16"), std::string::npos) << why;
   }
-  // An op without a generated kernel answers "unsupported" with a reason.
-  EXPECT_FALSE(supported(PK_OP_BESSEL_J0, {kF32}, {kF32}, &why));
+  // An op without a generated kernel (complex outputs are not generated) answers "unsupported" with a reason.
+  const pk_dtype c64 = PK_DTYPE_C64_DESC;
+  EXPECT_FALSE(supported(PK_OP_POLAR, {kF32, kF32}, {c64}, &why));
   EXPECT_FALSE(why.empty());
 }
 
@@ -539,19 +540,24 @@ TEST_F(OpenCL, TooLargeAllocationFailsClearly) {
 }
 
 TEST_F(OpenCL, UnsupportedOpFallsBackOrSaysSo) {
-  std::vector<float> a{0.5f, 1.0f};
-  pk_tensor ta = device(a, kF32, {2}), out = empty<float>(2, kF32, {2});
-  // bessel_j0 has no OpenCL kernel: the runtime either runs it on the CPU backend or reports that neither can.
-  pk_status st = launch(PK_OP_BESSEL_J0, {ta}, {out});
+  const pk_dtype c64 = PK_DTYPE_C64_DESC;
+  std::vector<float> r_in{2.0f, 1.0f}, theta{0.0f, 0.0f};
+  pk_tensor ta = device(r_in, kF32, {2}), tb = device(theta, kF32, {2}), out = empty<float>(4, c64, {2});
+  // polar (a complex result) has no OpenCL kernel: the runtime either runs it on the CPU backend or reports that
+  // neither can.
+  pk_status st = launch(PK_OP_POLAR, {ta, tb}, {out});
   if (st == PK_OK) {
     uint64_t n = 0;
-    pk_runtime_fallback_count(rt_, PK_OP_BESSEL_J0, &n, nullptr);
+    pk_runtime_fallback_count(rt_, PK_OP_POLAR, &n, nullptr);
     EXPECT_EQ(n, 1u);
-    std::vector<float> r = download<float>(out, 2);
-    EXPECT_NEAR(r[0], 0.938469807240813, 1e-6);
+    std::vector<float> r = download<float>(out, 4);  // 2 (cos 0 + i sin 0), 1 (cos 0 + i sin 0)
+    EXPECT_EQ(r[0], 2.0f);
+    EXPECT_EQ(r[1], 0.0f);
+    EXPECT_EQ(r[2], 1.0f);
+    EXPECT_EQ(r[3], 0.0f);
   } else {
     EXPECT_EQ(st, PK_UNIMPLEMENTED);
-    EXPECT_NE(std::string(last_error().message).find("bessel_j0"), std::string::npos);
+    EXPECT_NE(std::string(last_error().message).find("polar"), std::string::npos);
   }
 }
 
@@ -976,4 +982,112 @@ TEST_F(OpenCL, PhiloxRandintAndUniform) {
     philox_ref(static_cast<uint64_t>(i / 4), 7, w);
     EXPECT_EQ(u[i], -1.0 + 4.0 * std::ldexp(static_cast<double>(w[i % 4]), -32)) << i;
   }
+}
+
+// The special functions generated in OpenCL C (evaluated in double, double-double where needed) against values
+// from independent sources: closed forms, and mpmath 1.3 at 30 digits for the rest (each rounded to double).
+TEST_F(OpenCL, SpecialFunctionsKnownValues) {
+  if (!supported(PK_OP_DIGAMMA, {kF64}, {kF64})) GTEST_SKIP() << "the device has no f64";
+  // f64 results within 4 ulps (the contract allows 16; these implementations reach ~2).
+  auto near_ulps = [](double got, double want) {
+    return std::fabs(got - want) <= 4 * std::ldexp(1.0, std::ilogb(want) - 52);
+  };
+  struct Case {
+    uint32_t op;
+    double a, b;  // b: the second operand of binary ops
+    double want;
+  };
+  const double pi = 3.14159265358979323846;
+  const Case unary[] = {
+      {PK_OP_ERF_INV, 0.5, 0, 0.4769362762044699},                  // mpmath erfinv(0.5)
+      {PK_OP_ERF_INV, -0.999, 0, -2.3267537655135246},              // mpmath (the erfc branch near -1)
+      {PK_OP_DIGAMMA, 1.0, 0, -0.5772156649015329},                 // -Euler's gamma
+      {PK_OP_DIGAMMA, -0.5, 0, 0.03648997397857652},                // 2 - gamma - 2 ln 2 (cancels 2 digits)
+      {PK_OP_DIGAMMA, 1.5616321449683621, 0, 0.09258270895625442},  // near the positive root: mpmath
+      {PK_OP_NDTRI, 0.975, 0, 1.959963984540054},                   // the two-sided 95 % normal quantile
+      {PK_OP_NDTRI, 1e-250, 0, -33.79958617269484},                 // mpmath findroot of ncdf (the deep-tail branch)
+      {PK_OP_ERFCX, 1.0, 0, 0.427583576155807},                     // e erfc(1): mpmath
+      {PK_OP_ERFCX, 30.0, 0, 0.01879588886141675},                  // mpmath (the asymptotic branch)
+      {PK_OP_BESSEL_I0, 1.0, 0, 1.2660658777520084},                // A&S table 9.8 / mpmath
+      {PK_OP_BESSEL_I1, 1.0, 0, 0.565159103992485},                 // A&S table 9.8 / mpmath
+      {PK_OP_BESSEL_I0E, 1.0, 0, 0.46575960759364043},              // I0(1) / e
+      {PK_OP_BESSEL_I1E, 30.0, 0, 0.07191633059864755},             // mpmath (the asymptotic branch)
+      {PK_OP_BESSEL_J0, 1.0, 0, 0.7651976865579666},                // A&S table 9.1
+      {PK_OP_BESSEL_J1, 1.0, 0, 0.4400505857449335},                // A&S table 9.1
+      {PK_OP_BESSEL_J0, 30.0, 0, -0.08636798358104021},             // mpmath (Hankel's expansion)
+      {PK_OP_BESSEL_J1, -7.5, 0, -0.1352484275797055},              // mpmath (odd)
+      {PK_OP_SPHERICAL_BESSEL_J0, 2.0, 0, 0.45464871341284085},     // sin(2) / 2
+  };
+  const Case binary[] = {
+      {PK_OP_ZETA, 2.0, 1.0, pi * pi / 6},              // Basel
+      {PK_OP_ZETA, 3.0, -3.5, 0.030778410660513848},    // mpmath: terms +-8 cancel to 0.03
+      {PK_OP_ZETA, 3.0, -3.3, -34.38472273874262},      // mpmath
+      {PK_OP_IGAMMA, 1.0, 2.0, 0.8646647167633873},     // 1 - e^-2
+      {PK_OP_IGAMMAC, 1.0, 2.0, 0.1353352832366127},    // e^-2
+      {PK_OP_IGAMMA, 0.5, 1.0, 0.8427007929497149},     // erf(1)
+      {PK_OP_IGAMMAC, 0.5, 4.0, 0.004677734981047266},  // erfc(2)
+      {PK_OP_IGAMMA, 40.0, 35.0, 0.21980955482531797},  // mpmath gammainc (exponent ~ hundreds cancels)
+  };
+  for (const Case &c : unary) {
+    std::vector<double> a{c.a};
+    pk_tensor ta = device(a, kF64, {1}), out = empty<double>(1, kF64, {1});
+    ASSERT_EQ(launch(c.op, {ta}, {out}), PK_OK) << last_error().message;
+    const double got = download<double>(out, 1)[0];
+    EXPECT_TRUE(near_ulps(got, c.want)) << "op " << c.op << "(" << c.a << "): got " << got << ", want " << c.want;
+    expect_native(c.op);
+  }
+  for (const Case &c : binary) {
+    std::vector<double> a{c.a}, b{c.b};
+    pk_tensor ta = device(a, kF64, {1}), tb = device(b, kF64, {1}), out = empty<double>(1, kF64, {1});
+    ASSERT_EQ(launch(c.op, {ta, tb}, {out}), PK_OK) << last_error().message;
+    const double got = download<double>(out, 1)[0];
+    EXPECT_TRUE(near_ulps(got, c.want)) << "op " << c.op << "(" << c.a << ", " << c.b << "): got " << got << ", want "
+                                        << c.want;
+    expect_native(c.op);
+  }
+  // J0 at its first zero (2.404825557695773, A&S 9.5): the contract there is an absolute error.
+  std::vector<double> z{2.404825557695773};
+  pk_tensor tz = device(z, kF64, {1}), oz = empty<double>(1, kF64, {1});
+  ASSERT_EQ(launch(PK_OP_BESSEL_J0, {tz}, {oz}), PK_OK) << last_error().message;
+  EXPECT_LT(std::fabs(download<double>(oz, 1)[0]), 1e-15);
+  // f32 rounds the double result once: within 1 ulp of the reference rounded to float.
+  std::vector<float> h{0.5f};
+  pk_tensor th = device(h, kF32, {1}), oh = empty<float>(1, kF32, {1});
+  ASSERT_EQ(launch(PK_OP_ERF_INV, {th}, {oh}), PK_OK) << last_error().message;
+  EXPECT_LE(ulp_distance(download<float>(oh, 1)[0], 0.4769362762044699f), 1);
+  // Special values: digamma(0) = -inf, negative integers NaN, igamma outside its domain NaN.
+  std::vector<double> sv{0.0, -3.0};
+  pk_tensor ts = device(sv, kF64, {2}), os = empty<double>(2, kF64, {2});
+  ASSERT_EQ(launch(PK_OP_DIGAMMA, {ts}, {os}), PK_OK) << last_error().message;
+  const std::vector<double> r = download<double>(os, 2);
+  EXPECT_TRUE(std::isinf(r[0]) && r[0] < 0);
+  EXPECT_TRUE(std::isnan(r[1]));
+}
+
+// nextafter of bf16 / fp8 steps the storage bits (hand-derived patterns).
+TEST_F(OpenCL, NextafterNarrowFormatsStepStorageBits) {
+  const pk_dtype e5m2 = PK_DTYPE_F8E5M2_DESC;
+  // bf16: 1.0 = 0x3f80 -> 0x3f81 (1.0078125) toward 2; -0 toward -1 is the smallest negative subnormal 0x8001.
+  std::vector<uint16_t> a16{0x3f80, 0x8000, 0x3f80}, b16{0x4000, 0xbf80, 0x3f80};
+  pk_tensor ta = device(a16, kBF16, {3}), tb = device(b16, kBF16, {3}), o16 = empty<uint16_t>(3, kBF16, {3});
+  ASSERT_EQ(launch(PK_OP_NEXTAFTER, {ta, tb}, {o16}), PK_OK) << last_error().message;
+  const std::vector<uint16_t> r16 = download<uint16_t>(o16, 3);
+  EXPECT_EQ(r16[0], 0x3f81);
+  EXPECT_EQ(r16[1], 0x8001);
+  EXPECT_EQ(r16[2], 0x3f80);
+  // e4m3fn: 1.0 = 0x38 -> 0x37 (0.9375) toward 0; 448 = 0x7e toward 0 -> 0x7d (416).
+  std::vector<uint8_t> a8{0x38, 0x7e}, b8{0x00, 0x00};
+  pk_tensor tc = device(a8, kE4M3, {2}), td = device(b8, kE4M3, {2}), o8 = empty<uint8_t>(2, kE4M3, {2});
+  ASSERT_EQ(launch(PK_OP_NEXTAFTER, {tc, td}, {o8}), PK_OK) << last_error().message;
+  const std::vector<uint8_t> r8 = download<uint8_t>(o8, 2);
+  EXPECT_EQ(r8[0], 0x37);
+  EXPECT_EQ(r8[1], 0x7d);
+  // e5m2: 1.0 = 0x3c -> 0x3d (1.25) toward 2; the largest finite 0x7b toward +inf is +inf 0x7c.
+  std::vector<uint8_t> a5{0x3c, 0x7b}, b5{0x40, 0x7c};
+  pk_tensor te = device(a5, e5m2, {2}), tf = device(b5, e5m2, {2}), o5 = empty<uint8_t>(2, e5m2, {2});
+  ASSERT_EQ(launch(PK_OP_NEXTAFTER, {te, tf}, {o5}), PK_OK) << last_error().message;
+  const std::vector<uint8_t> r5 = download<uint8_t>(o5, 2);
+  EXPECT_EQ(r5[0], 0x3d);
+  EXPECT_EQ(r5[1], 0x7c);
+  expect_native(PK_OP_NEXTAFTER);
 }

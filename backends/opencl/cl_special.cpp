@@ -1,0 +1,662 @@
+// cl_special.cpp — OpenCL C sources of the special functions (see cl_special.hpp). The algorithms follow the CPU
+// backend's (backends/cpu/kernels_elementwise.cpp); where that one leans on long double, these use double-double
+// (fma-based exact products and sums) or a formulation without the cancellation.
+#include "cl_special.hpp"
+
+namespace pk::ocl {
+namespace {
+
+enum : uint32_t {
+  kDD = 1u << 0,
+  kLogDD = 1u << 1,
+  kLgammaDD = 1u << 2,
+  kErfInv = 1u << 3,
+  kNdtri = 1u << 4,
+  kErfcx = 1u << 5,
+  kDigamma = 1u << 6,
+  kBesselI = 1u << 7,
+  kBesselJ = 1u << 8,
+  kIgamma = 1u << 9,
+  kZeta = 1u << 10,
+  kNextSmall = 1u << 11,
+};
+
+// Double-double arithmetic: a value is hi + lo with |lo| <= ulp(hi) / 2. The program is built with
+// FP_CONTRACT OFF, which these error-free transformations rely on.
+const char *kSrcDD = R"CL(
+typedef double2 pk_dd;
+inline pk_dd pk_two_sum(double a, double b) {
+  const double s = a + b, v = s - a;
+  return (double2)(s, (a - (s - v)) + (b - v));
+}
+inline pk_dd pk_fast_sum(double a, double b) { const double s = a + b; return (double2)(s, b - (s - a)); }
+inline pk_dd pk_two_prod(double a, double b) { const double p = a * b; return (double2)(p, fma(a, b, -p)); }
+inline pk_dd pk_dd_add(pk_dd a, pk_dd b) {
+  pk_dd s = pk_two_sum(a.x, b.x);
+  const pk_dd t = pk_two_sum(a.y, b.y);
+  s = pk_fast_sum(s.x, s.y + t.x);
+  return pk_fast_sum(s.x, s.y + t.y);
+}
+inline pk_dd pk_dd_sub(pk_dd a, pk_dd b) { return pk_dd_add(a, (double2)(-b.x, -b.y)); }
+inline pk_dd pk_dd_add_d(pk_dd a, double b) { const pk_dd s = pk_two_sum(a.x, b); return pk_fast_sum(s.x, s.y + a.y); }
+inline pk_dd pk_dd_mul(pk_dd a, pk_dd b) {
+  const double p = a.x * b.x;
+  return pk_fast_sum(p, fma(a.x, b.x, -p) + (a.x * b.y + a.y * b.x));
+}
+inline pk_dd pk_dd_mul_d(pk_dd a, double b) { const double p = a.x * b; return pk_fast_sum(p, fma(a.x, b, -p) + a.y * b); }
+inline pk_dd pk_dd_div_d(pk_dd a, double b) {
+  const double q = a.x / b;
+  const pk_dd p = pk_two_prod(q, b);
+  return pk_fast_sum(q, (((a.x - p.x) - p.y) + a.y) / b);
+}
+inline pk_dd pk_dd_div(pk_dd a, pk_dd b) {
+  const double q1 = a.x / b.x;
+  const pk_dd r = pk_dd_sub(a, pk_dd_mul_d(b, q1));
+  const double q2 = r.x / b.x;
+  const pk_dd r2 = pk_dd_sub(r, pk_dd_mul_d(b, q2));
+  return pk_dd_add_d(pk_fast_sum(q1, q2), r2.x / b.x);
+}
+)CL";
+
+// log(x) of a finite double x > 0 in double-double: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log m = 2 atanh(s)
+// with s = (m - 1) / (m + 1), |s| < 0.172, whose odd series converges by a factor 0.03 a term.
+const char *kSrcLogDD = R"CL(
+pk_dd pk_dd_log(double x) {
+  int e;
+  double m = frexp(x, &e);
+  if (m < 0.70710678118654752) { m *= 2.0; --e; }
+  const pk_dd s = pk_dd_div((double2)(m - 1.0, 0.0), pk_two_sum(m, 1.0));
+  const pk_dd s2 = pk_dd_mul(s, s);
+  pk_dd t = (double2)(0.0, 0.0);
+  for (int k = 17; k >= 0; --k) {
+    const double n = 2 * k + 1, inv = 1.0 / n;
+    t = pk_dd_add(pk_dd_mul(t, s2), (double2)(inv, -fma(inv, n, -1.0) / n));
+  }
+  const pk_dd ln2 = (double2)(0.6931471805599453, 2.3190468138462996e-17);
+  return pk_dd_add(pk_dd_mul_d(ln2, (double)e), pk_dd_mul_d(pk_dd_mul(s, t), 2.0));
+}
+// log of a double-double: log(hi) + log1p(lo / hi), the second to first order.
+inline pk_dd pk_dd_log_dd(pk_dd x) { return pk_dd_add_d(pk_dd_log(x.x), x.y / x.x); }
+)CL";
+
+// ln Gamma(z) for z > 0 in double-double: the recurrence up to w >= 20, then Stirling's series (its terms past
+// 1/(12 w) are below 4e-7 there, so double holds them well enough; 8 terms leave < 1e-21).
+const char *kSrcLgammaDD = R"CL(
+pk_dd pk_dd_lgamma(pk_dd z) {
+  pk_dd prod = (double2)(1.0, 0.0), w = z;
+  int shifted = 0;
+  while (w.x < 20.0) {
+    prod = pk_dd_mul(prod, w);
+    w = pk_dd_add_d(w, 1.0);
+    shifted = 1;
+  }
+  pk_dd r = pk_dd_sub(pk_dd_mul(pk_dd_add_d(w, -0.5), pk_dd_log_dd(w)), w);
+  r = pk_dd_add(r, (double2)(0.9189385332046728, -3.8782941580672414e-17));  /* log(2 pi) / 2 */
+  r = pk_dd_add(r, pk_dd_div((double2)(1.0, 0.0), pk_dd_mul_d(w, 12.0)));
+  const double iw = 1.0 / w.x, iw2 = iw * iw;
+  r = pk_dd_add_d(r, iw * iw2 * (-1.0 / 360 + iw2 * (1.0 / 1260 + iw2 * (-1.0 / 1680 + iw2 * (1.0 / 1188 +
+                       iw2 * (-691.0 / 360360 + iw2 * (1.0 / 156 + iw2 * (-3617.0 / 122400))))))));
+  if (shifted) r = pk_dd_sub(r, pk_dd_log_dd(prod));
+  return r;
+}
+)CL";
+
+// Inverse error function: Giles' single-precision approximation, then Newton steps on erf (on erfc near +-1,
+// where 1 - |y| is exact). Below 2^-27 the cubic term is under half an ulp.
+const char *kSrcErfInv = R"CL(
+double pk_erf_inv(double y) {
+  if (isnan(y) || y < -1.0 || y > 1.0) return NAN;
+  if (y == 1.0) return INFINITY;
+  if (y == -1.0) return -INFINITY;
+  const double ay = fabs(y);
+  if (ay < 7.450580596923828e-09) return y * 0.88622692545275801365;
+  double w = -log((1.0 - ay) * (1.0 + ay)), p;
+  if (w < 5.0) {
+    w -= 2.5;
+    p = 2.81022636e-08;
+    p = 3.43273939e-07 + p * w;
+    p = -3.5233877e-06 + p * w;
+    p = -4.39150654e-06 + p * w;
+    p = 0.00021858087 + p * w;
+    p = -0.00125372503 + p * w;
+    p = -0.00417768164 + p * w;
+    p = 0.246640727 + p * w;
+    p = 1.50140941 + p * w;
+  } else {
+    w = sqrt(w) - 3.0;
+    p = -0.000200214257;
+    p = 0.000100950558 + p * w;
+    p = 0.00134934322 + p * w;
+    p = -0.00367342844 + p * w;
+    p = 0.00573950773 + p * w;
+    p = -0.0076224613 + p * w;
+    p = 0.00943887047 + p * w;
+    p = 1.00167406 + p * w;
+    p = 2.83297682 + p * w;
+  }
+  double x = p * ay;
+  for (int it = 0; it < 8; ++it) {
+    const double f = ay > 0.5 ? -(erfc(x) - (1.0 - ay)) : erf(x) - ay;
+    const double step = f / (1.1283791670955126 * exp(-x * x));
+    x -= step;
+    if (fabs(step) <= fabs(x) * 1e-17) break;
+  }
+  return copysign(x, y);
+}
+)CL";
+
+// Inverse of the standard normal CDF. For p in [1/4, 1/2] it is -sqrt(2) erf_inv(1 - 2p) with 1 - 2p exact: a
+// Newton step there would need Phi(x) - p to better than the ulp of 1/2. Below, Halley steps on erfc (relative
+// accuracy in the tail) from that start; below 1e-200 Newton on log Phi with its asymptotic series.
+const char *kSrcNdtri = R"CL(
+double pk_ndtri_low(double p) {
+  if (p < 1e-200) {
+    const double lp = log(p);
+    double x = -sqrt(-2.0 * lp);
+    for (int it = 0; it < 20; ++it) {
+      const double z = 1.0 / (x * x);
+      double term = 1.0, series = 1.0;
+      for (int k = 1; k < 12; ++k) {
+        term *= -(2 * k - 1) * z;
+        series += term;
+      }
+      const double log_phi = -x * x / 2 - log(-x * 2.5066282746310002) + log(series);
+      const double step = (log_phi - lp) / (-x / series);
+      x -= step;
+      if (fabs(step) < 1e-17 * fabs(x)) break;
+    }
+    return x;
+  }
+  double x = -1.4142135623730951 * pk_erf_inv(1.0 - 2.0 * p);
+  if (p >= 0.25) return x;
+  if (!isfinite(x)) x = -sqrt(-2.0 * log(p));
+  for (int it = 0; it < 4; ++it) {
+    const double e = 0.5 * erfc(-x * 0.70710678118654752) - p;
+    const double u = e * 2.5066282746310002 * exp(x * x / 2);
+    const double step = u / (1.0 + x * u / 2);
+    x -= step;
+    if (fabs(step) <= fabs(x) * 1e-17) break;
+  }
+  return x;
+}
+double pk_ndtri(double p) {
+  if (isnan(p) || p < 0.0 || p > 1.0) return NAN;
+  if (p == 0.0) return -INFINITY;
+  if (p == 1.0) return INFINITY;
+  return p > 0.5 ? -pk_ndtri_low(1.0 - p) : pk_ndtri_low(p);
+}
+)CL";
+
+// exp(x^2) erfc(x): direct with an exact square below 10, the asymptotic series above.
+const char *kSrcErfcx = R"CL(
+double pk_erfcx(double x) {
+  if (isnan(x)) return x;
+  if (isinf(x)) return x > 0 ? 0.0 : INFINITY;
+  if (x < 10.0) {
+    const double hi = x * x, lo = fma(x, x, -hi);
+    if (!isfinite(hi)) return INFINITY;
+    return exp(hi) * (1.0 + lo) * erfc(x);
+  }
+  const double inv = 1.0 / (2.0 * x * x);
+  double term = 1.0, sum = 1.0;
+  for (int k = 1; k < 60; ++k) {
+    term *= -(2 * k - 1) * inv;
+    sum += term;
+    if (fabs(term) < 1e-17 * fabs(sum)) break;
+  }
+  return sum * 0.56418958354775628695 / x;
+}
+)CL";
+// Digamma. Every x below 10 is moved by whole steps into [2, 3), where a Taylor series at c = x0 + 1 (x0 the
+// positive root, psi(c) = 1/x0) converges by a factor < 0.22 a term; the steps' reciprocals and the series are
+// summed in double-double, so the cancellation near the roots (the positive one and one per negative unit
+// interval) costs nothing. Coefficients: psi^(k)(c) / k!, k = 0..35, as hi/lo pairs (computed with mpmath).
+// Above 10 the asymptotic series in double; below -128 the reflection formula in double.
+const char *kSrcDigamma = R"CL(
+__constant double pk_psi_taylor[72] = {
+    0.6841666717870696, -4.2470892676890727e-17, 0.49958821066342546, -2.0373158058412316e-17,
+    -0.12251567278862602, -5.736746342749074e-18, 0.03939709733579885, -2.848907726295464e-18,
+    -0.014039965293930434, 3.7000886856729105e-19, 0.00526559187211755, 1.1421864574018889e-19,
+    -0.0020324818225491725, -1.367639138081961e-19, 0.0007983109588290198, 2.5792787182361807e-20,
+    -0.0003170368244016943, 6.386474505342981e-21, 0.0001268167281965579, 6.242410702984931e-21,
+    -5.097190255450742e-05, -2.899816628968163e-21, 2.055414125395239e-05, 7.934455385621397e-22,
+    -8.306859775003972e-06, -5.245364615180883e-22, 3.3623594458438883e-06, -5.848225057477412e-23,
+    -1.3624395717959079e-06, -9.554616994072804e-23, 5.524792977920754e-07, 3.236012710540175e-23,
+    -2.241523416103308e-07, -1.7523278869736137e-24, 9.097694978453553e-08, 3.5845730933292223e-25,
+    -3.6934557862649377e-08, -2.5543605569145614e-24, 1.499735247478639e-08, -4.936435039341268e-25,
+    -6.090500964947203e-09, -8.737968770447154e-26, 2.473612210913063e-09, 1.104189943720339e-25,
+    -1.0047053252261424e-09, 4.9345662340400335e-26, 4.08099443984292e-10, -3.658449336352175e-27,
+    -1.6577065288159067e-10, 1.0606351265373796e-26, 6.733788627268473e-11, 3.630800422672598e-27,
+    -2.735385546236437e-11, -1.1380403373069236e-27, 1.1111757552226734e-11, -9.095302438742379e-29,
+    -4.5138863432781286e-12, 1.689784939510438e-28, 1.833669574785134e-12, 1.178190813334153e-28,
+    -7.448921271170873e-13, -1.182405131446126e-29, 3.0259866069106846e-13, 4.9677936958568604e-30,
+    -1.2292537778544927e-13, 4.174683408149552e-30, 4.9936346531924656e-14, 2.3885287889309502e-31,
+    -2.028581451260793e-14, 6.961802842045823e-31, 8.24078285130796e-15, -6.973296491133016e-32,
+};
+pk_dd pk_psi_23(pk_dd z) {
+  const pk_dd dx = pk_dd_sub(z, (double2)(2.4616321449683625, -1.2654465062537432e-16));
+  pk_dd s = (double2)(pk_psi_taylor[70], pk_psi_taylor[71]);
+  for (int k = 34; k >= 0; --k) s = pk_dd_add(pk_dd_mul(s, dx), (double2)(pk_psi_taylor[2 * k], pk_psi_taylor[2 * k + 1]));
+  return s;
+}
+double pk_psi_asym(double x) {
+  const double z = 1.0 / (x * x);
+  const double series = z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 -
+                        z * (691.0 / 32760 - z / 12))))));
+  return log(x) - 0.5 / x - series;
+}
+double pk_digamma(double x) {
+  if (isnan(x)) return x;
+  if (x == 0.0) return signbit(x) ? INFINITY : -INFINITY;
+  if (isinf(x)) return x > 0 ? x : NAN;
+  if (x < 0.0 && x == floor(x)) return NAN;
+  if (x >= 10.0) return pk_psi_asym(x);
+  if (fabs(x) < 1e-300) return -1.0 / x;  /* -1/x - gamma: the constant is far below an ulp */
+  if (x < -128.0) {
+    const double r = x - rint(x);
+    return pk_psi_asym(1.0 - x) - M_PI / tan(M_PI * r);
+  }
+  pk_dd sum = (double2)(0.0, 0.0), r;
+  if (x >= 3.0) {
+    const double n = floor(x) - 2.0;  /* x - k is exact for these k */
+    for (double k = 1.0; k <= n; k += 1.0) sum = pk_dd_add(sum, pk_dd_div((double2)(1.0, 0.0), (double2)(x - k, 0.0)));
+    r = pk_dd_add(pk_psi_23((double2)(x - n, 0.0)), sum);
+  } else if (x >= 2.0) {
+    r = pk_psi_23((double2)(x, 0.0));
+  } else {
+    const double n = ceil(2.0 - x);
+    for (double k = 0.0; k < n; k += 1.0) sum = pk_dd_add(sum, pk_dd_div((double2)(1.0, 0.0), pk_two_sum(x, k)));
+    r = pk_dd_sub(pk_psi_23(pk_two_sum(x, n)), sum);
+  }
+  return r.x + r.y;
+}
+)CL";
+
+// Modified Bessel functions of the first kind, order 0 and 1, scaled by exp(-|x|) when `scaled`: the power series
+// (positive terms, summed in double-double: in double the rounding of ~30 terms adds up to ~9 ulp) below 20, the
+// asymptotic expansion above (its smallest term is ~e^-2x), also in double-double up to the one exp. Beyond 709
+// exp(x) is applied as two halves so that the result overflows only where it is out of range itself.
+const char *kSrcBesselI = R"CL(
+double pk_bessel_i(int order, double xd, int scaled) {
+  if (isnan(xd)) return xd;
+  const double x = fabs(xd), sign = (order == 1 && xd < 0) ? -1.0 : 1.0;
+  double r;
+  if (x < 20.0) {
+    const pk_dd q = pk_dd_mul_d(pk_two_prod(x, x), 0.25);
+    pk_dd term = (double2)(order == 0 ? 1.0 : x * 0.5, 0.0), sum = term;
+    for (int k = 1; k < 200; ++k) {
+      term = pk_dd_div_d(pk_dd_mul(term, q), (double)(k * (k + order)));
+      sum = pk_dd_add(sum, term);
+      if (term.x < sum.x * 1e-18) break;
+    }
+    r = scaled ? sum.x * exp(-x) : sum.x;
+  } else {
+    if (isinf(x)) return scaled ? 0.0 : sign * INFINITY;
+    const double mu = 4.0 * order * order;
+    double term = 1.0;
+    pk_dd sum = (double2)(1.0, 0.0);
+    for (int k = 1; k < 60; ++k) {
+      const double odd = 2 * k - 1;
+      term *= -(mu - odd * odd) / (k * 8 * x);
+      sum = pk_dd_add_d(sum, term);
+      if (fabs(term) < 1e-18 * fabs(sum.x)) break;
+    }
+    /* sum / sqrt(2 pi x) in double-double (sqrt(x) with its fma residual), rounded once */
+    const double sq = sqrt(x);
+    const pk_dd root = pk_fast_sum(sq, fma(-sq, sq, x) / (2.0 * sq));
+    const double pre = pk_dd_div(pk_dd_mul(sum, (double2)(0.3989422804014327, -2.49232720227773e-17)), root).x;
+    if (scaled) {
+      r = pre;
+    } else if (x < 709.0) {
+      r = pre * exp(x);
+    } else {
+      const double h = exp(x / 2);
+      r = (h * pre) * h;
+    }
+  }
+  return sign * r;
+}
+)CL";
+
+// Bessel functions of the first kind, order 0 and 1 (held to an absolute error near their zeros). Below 20 the
+// power series in double-double: its terms reach ~e^x / x before cancelling to a result of O(1). Above, Hankel's
+// expansion up to its smallest term, with cos/sin(x - phase) expanded so the builtins reduce x itself.
+const char *kSrcBesselJ = R"CL(
+double pk_bessel_j(int order, double xd) {
+  if (isnan(xd)) return xd;
+  const double x = fabs(xd), sign = (order == 1 && xd < 0) ? -1.0 : 1.0;
+  if (isinf(x)) return 0.0;
+  if (x < 20.0) {
+    const pk_dd q = pk_dd_mul_d(pk_two_prod(x, x), 0.25);
+    pk_dd term = (double2)(order == 0 ? 1.0 : x * 0.5, 0.0), sum = term;
+    for (int k = 1; k < 80; ++k) {
+      term = pk_dd_div_d(pk_dd_mul(term, q), -(double)(k * (k + order)));
+      sum = pk_dd_add(sum, term);
+      if (fabs(term.x) < 1e-33 || fabs(term.x) < fabs(sum.x) * 1e-33) break;
+    }
+    return sign * (sum.x + sum.y);
+  }
+  const double mu = 4.0 * order * order, z8 = 8.0 * x;
+  double p = 1.0, q = 0.0, term = 1.0;
+  for (int k = 1; k < 80; ++k) {
+    const double odd = 2 * k - 1, next = term * (mu - odd * odd) / (k * z8);
+    if (fabs(next) >= fabs(term)) break;
+    term = next;
+    switch (k & 3) {
+      case 1: q += term; break;
+      case 2: p -= term; break;
+      case 3: q -= term; break;
+      default: p += term; break;
+    }
+    if (fabs(term) < 1e-17) break;
+  }
+  const double s = sin(x), c = cos(x), amp = 0.56418958354775628695 / sqrt(x);  /* sqrt(2 / (pi x)) / sqrt(2) */
+  const double v = order == 0 ? p * (c + s) - q * (s - c) : p * (s - c) + q * (s + c);
+  return sign * amp * v;
+}
+)CL";
+
+// Regularized incomplete gamma P(a, x) and Q(a, x): the power series of P and Legendre's continued fraction of Q
+// (each chosen where it converges, as the CPU backend chooses). The prefactor x^a e^-x / Gamma(a) goes through its
+// logarithm in double-double (a log x and ln Gamma(a) are each hundreds where the result is O(1)); the series and
+// the fraction run in double-double too. Q for a < 1 where 1 - P would cancel: Gautschi's form (below).
+const char *kSrcIgamma = R"CL(
+/* x^a e^-x / Gamma(a + plus1) (plus1: 0 or 1; the second keeps tiny a off the subnormal range) */
+double pk_igam_prefactor(double a, double x, int plus1) {
+  /* Far out of range (the double-double would meet inf - inf): the sign of a rough exponent decides. */
+  double rough = a * log(x) - x - lgamma(a + plus1);
+  if (isnan(rough)) rough = a * (log(x) - log(a) + 1.0);  /* inf - inf for huge a: Stirling's leading term */
+  if (rough < -800.0) return 0.0;
+  if (rough > 800.0) return INFINITY;
+  const pk_dd g = pk_dd_lgamma(plus1 ? pk_two_sum(a, 1.0) : (double2)(a, 0.0));
+  const pk_dd e = pk_dd_sub(pk_dd_add_d(pk_dd_mul_d(pk_dd_log(x), a), -x), g);
+  return exp(e.x) * (1.0 + e.y);
+}
+double pk_igam_series(double a, double x) {
+  const double pre = pk_igam_prefactor(a, x, 1);
+  if (pre == 0.0) return 0.0;
+  pk_dd r = (double2)(a, 0.0), c = (double2)(1.0, 0.0), ans = (double2)(1.0, 0.0);
+  for (int k = 0; k < 10000; ++k) {
+    r = pk_dd_add_d(r, 1.0);
+    c = pk_dd_mul_d(pk_dd_div(c, r), x);
+    ans = pk_dd_add(ans, c);
+    if (c.x <= ans.x * 1e-18) break;
+  }
+  return ans.x * pre;
+}
+/* Legendre's continued fraction by the modified Lentz method, in double-double: in double its ~30+ rounded
+   steps drift by tens of ulps. */
+double pk_igamc_fraction(double a, double x) {
+  const double pre = pk_igam_prefactor(a, x, 0);
+  if (pre == 0.0) return 0.0;
+  const double tiny = 1e-300;
+  const pk_dd one = (double2)(1.0, 0.0);
+  pk_dd b = pk_dd_add_d(pk_two_sum(1.0, -a), x), c = (double2)(1.0 / tiny, 0.0), d = pk_dd_div(one, b), h = d;
+  for (int n = 1; n < 10000; ++n) {
+    const pk_dd an = pk_dd_mul_d(pk_two_sum((double)n, -a), -(double)n);
+    b = pk_dd_add_d(b, 2.0);
+    d = pk_dd_add(pk_dd_mul(an, d), b);
+    if (fabs(d.x) < tiny) d = (double2)(tiny, 0.0);
+    c = pk_dd_add(b, pk_dd_div(an, c));
+    if (fabs(c.x) < tiny) c = (double2)(tiny, 0.0);
+    d = pk_dd_div(one, d);
+    const pk_dd delta = pk_dd_mul(d, c);
+    h = pk_dd_mul(h, delta);
+    if (fabs(delta.x - 1.0 + delta.y) < 1e-20) break;
+  }
+  return h.x * pre;
+}
+/* ln Gamma(1 + a) for |a| <= 0.05: -gamma a + sum_k (-1)^k zeta(k) a^k / k, the leading term in double-double */
+pk_dd pk_lgamma1p_small(double a) {
+  const double zeta[12] = {1.6449340668482264, 1.2020569031595943, 1.0823232337111382, 1.0369277551433699,
+                           1.0173430619844491, 1.0083492773819228, 1.0040773561979443, 1.0020083928260822,
+                           1.0009945751278181, 1.0004941886041195, 1.0002460865533080, 1.0001227133475785};
+  double sum = 0.0, power = -a;
+  for (int k = 2; k <= 13; ++k) {
+    power *= -a;
+    sum += zeta[k - 2] * power / k;
+  }
+  return pk_dd_add_d(pk_dd_mul_d((double2)(0.5772156649015329, -4.942915152430645e-18), -a), sum);
+}
+/* Q(a, x) for a < 1 and x <= 1 or x <= a (Gautschi): Q = -expm1(v) - a e^v S with v = a ln x - ln Gamma(1 + a),
+   S = sum_{n>=1} (-x)^n / (n! (a + n)); the two terms cancel up to ~4x, so v, S and their product carry
+   double-double. */
+double pk_igamc_small_a(double a, double x) {
+  const pk_dd lg = fabs(a) <= 0.05 ? pk_lgamma1p_small(a) : pk_dd_lgamma(pk_two_sum(1.0, a));
+  const pk_dd v = pk_dd_sub(pk_dd_mul_d(pk_dd_log(x), a), lg);
+  const double em1 = expm1(v.x) + exp(v.x) * v.y;
+  pk_dd term = (double2)(1.0, 0.0), series = (double2)(0.0, 0.0);
+  for (int n = 1; n < 200; ++n) {
+    term = pk_dd_div_d(pk_dd_mul_d(term, -x), (double)n);
+    const pk_dd t = pk_dd_div(term, pk_two_sum(a, (double)n));
+    series = pk_dd_add(series, t);
+    if (fabs(t.x) <= 1e-20 * fabs(series.x)) break;
+  }
+  const pk_dd f = pk_dd_mul(pk_dd_mul_d(series, a), pk_two_sum(1.0, em1));
+  return pk_dd_add_d((double2)(-f.x, -f.y), -em1).x;
+}
+double pk_igamma(double a, double x, int upper) {
+  if (isnan(a) || isnan(x) || a < 0.0 || x < 0.0) return NAN;
+  if (x == 0.0) return upper ? 1.0 : 0.0;
+  if (a == 0.0) return upper ? 0.0 : 1.0;
+  if (isinf(a)) return isinf(x) ? NAN : (upper ? 1.0 : 0.0);
+  if (isinf(x)) return upper ? 0.0 : 1.0;
+  if (x > 1.0 && x > a) {
+    const double q = pk_igamc_fraction(a, x);
+    return upper ? q : 1.0 - q;
+  }
+  if (!upper) return pk_igam_series(a, x);
+  return a < 1.0 ? pk_igamc_small_a(a, x) : 1.0 - pk_igam_series(a, x);
+}
+)CL";
+
+// Hurwitz zeta(s, q) = sum_k (k + q)^-s for s > 1: direct terms, then Euler-Maclaurin with the Bernoulli numbers
+// ((2k)! / B_2k for k = 1..12). The direct terms are summed in double-double; for q < 0 (s is then an integer)
+// terms of both signs cancel (zeta(3, -3.5): +-8 +-0.296 ... leave 0.031), so there they are exact integer
+// powers in double-double too, where those stay in range.
+const char *kSrcZeta = R"CL(
+pk_dd pk_zeta_term(double q, double k, double s, int exact) {
+  if (!exact) return (double2)(pow(q + k, -s), 0.0);
+  const pk_dd b = pk_two_sum(q, k);
+  if (fabs(s * log2(fabs(b.x))) > 900.0) return (double2)(pow(b.x, -s), 0.0);
+  pk_dd r = (double2)(1.0, 0.0), p = b;
+  for (ulong e = (ulong)s; e != 0; e >>= 1) {
+    if (e & 1) r = pk_dd_mul(r, p);
+    if (e > 1) p = pk_dd_mul(p, p);
+  }
+  return pk_dd_div((double2)(1.0, 0.0), r);
+}
+double pk_zeta(double s, double q) {
+  if (isnan(s) || isnan(q)) return NAN;
+  if (s == 1.0) return INFINITY;
+  if (s < 1.0) return NAN;
+  if (isinf(s)) return q > 1.0 ? 0.0 : (q == 1.0 ? 1.0 : INFINITY);
+  if (isinf(q)) return q > 0.0 ? 0.0 : INFINITY;
+  if (q <= 0.0) {
+    if (q == floor(q)) return INFINITY;
+    if (s != floor(s)) return NAN;
+  }
+  const int exact = q < 0.0 && s <= 1048576.0;
+  const double kA[12] = {12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1892437580.3183792, 74724249600.0,
+                         -2950130727918.164, 116467828143500.67, -4597978722407473.0, 1.8152105401943546e+17,
+                         -7.166165256175667e+18};
+  pk_dd sum = pk_zeta_term(q, 0.0, s, exact);
+  double a = q, b = 0.0;
+  int i = 0;
+  while (i < 9 || a <= 9.0) {
+    ++i;
+    a = q + i;
+    const pk_dd t = pk_zeta_term(q, (double)i, s, exact);
+    b = t.x;
+    /* an infinite term (a pole's neighbour, or s huge) would make the double-double arithmetic NaN */
+    sum = isfinite(t.x) && isfinite(sum.x) ? pk_dd_add(sum, t) : (double2)(sum.x + t.x, 0.0);
+    if (fabs(b / sum.x) < 1e-18) return sum.x;
+  }
+  const double w = a;
+  double tail = b * w / (s - 1.0) - 0.5 * b;
+  double fac = 1.0, k = 0.0;
+  for (int j = 0; j < 12; ++j) {
+    fac *= s + k;
+    b /= w;
+    const double t = fac * b / kA[j];
+    tail += t;
+    if (fabs(t / (sum.x + tail)) < 1e-18) break;
+    k += 1.0;
+    fac *= s + k;
+    b /= w;
+    k += 1.0;
+  }
+  return isfinite(sum.x) ? pk_dd_add_d(sum, tail).x : sum.x;
+}
+)CL";
+
+// nextafter of bf16 / fp8 values (held exactly in float): one step of the storage bits (fmt 0 bf16, 1 e4m3fn,
+// 2 e5m2), as the CPU backend does.
+const char *kSrcNextSmall = R"CL(
+float pk_next_small(float x, float y, int fmt) {
+  if (isnan(x) || isnan(y)) return as_float(0x7fc00000u);
+  if (x == y) return y;
+  uint bits = fmt == 0 ? (uint)pk_f32_to_bf16(x) : fmt == 1 ? (uint)pk_f32_to_e4m3(x) : (uint)pk_f32_to_e5m2(x);
+  const uint sign_bit = fmt == 0 ? 0x8000u : 0x80u;
+  if (x == 0.0f) bits = y > 0.0f ? 1u : (sign_bit | 1u);
+  else bits = ((x < y) == (x > 0.0f)) ? bits + 1u : bits - 1u;
+  return fmt == 0 ? pk_bf16_to_f32((ushort)bits) : fmt == 1 ? pk_e4m3_to_f32((uchar)bits) : pk_e5m2_to_f32((uchar)bits);
+}
+)CL";
+
+}  // namespace
+
+bool special_op(uint32_t op) {
+  switch (op) {
+    case PK_OP_ERF_INV:
+    case PK_OP_ERFCX:
+    case PK_OP_DIGAMMA:
+    case PK_OP_NDTRI:
+    case PK_OP_BESSEL_I0:
+    case PK_OP_BESSEL_I0E:
+    case PK_OP_BESSEL_I1:
+    case PK_OP_BESSEL_I1E:
+    case PK_OP_BESSEL_J0:
+    case PK_OP_BESSEL_J1:
+    case PK_OP_SPHERICAL_BESSEL_J0:
+    case PK_OP_IGAMMA:
+    case PK_OP_IGAMMAC:
+    case PK_OP_ZETA:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string special_expr(uint32_t op, int32_t t, const std::string *a, const std::string &C, const DeviceCaps &caps,
+                         std::string *why) {
+  auto no = [&](const char *reason) {
+    if (why) *why = reason;
+    return std::string();
+  };
+  const bool small = t == PK_DTYPE_BF16 || t == PK_DTYPE_F8E4M3FN || t == PK_DTYPE_F8E5M2;
+  if (!(small || t == PK_DTYPE_F32 || t == PK_DTYPE_F64)) return no("defined for floating-point dtypes only");
+  if (op == PK_OP_NEXTAFTER) {
+    if (!small) return no("nextafter of this dtype is a builtin");
+    const char *fmt = t == PK_DTYPE_BF16 ? "0" : t == PK_DTYPE_F8E4M3FN ? "1" : "2";
+    return "pk_next_small(" + a[0] + ", " + a[1] + ", " + fmt + ")";
+  }
+  if (!caps.fp64) return no("special functions are evaluated in double, which needs cl_khr_fp64 (absent here)");
+  // f32 and narrower compute in double and round once.
+  const bool f64 = t == PK_DTYPE_F64;
+  auto d = [&](const std::string &x) { return f64 ? x : "convert_double(" + x + ")"; };
+  const std::string A = d(a[0]);
+  std::string call;
+  switch (op) {
+    case PK_OP_ERF_INV:
+      call = "pk_erf_inv(" + A + ")";
+      break;
+    case PK_OP_ERFCX:
+      call = "pk_erfcx(" + A + ")";
+      break;
+    case PK_OP_DIGAMMA:
+      call = "pk_digamma(" + A + ")";
+      break;
+    case PK_OP_NDTRI:
+      call = "pk_ndtri(" + A + ")";
+      break;
+    case PK_OP_BESSEL_I0:
+    case PK_OP_BESSEL_I0E:
+    case PK_OP_BESSEL_I1:
+    case PK_OP_BESSEL_I1E: {
+      const bool one = op == PK_OP_BESSEL_I1 || op == PK_OP_BESSEL_I1E;
+      const bool scaled = op == PK_OP_BESSEL_I0E || op == PK_OP_BESSEL_I1E;
+      call = std::string("pk_bessel_i(") + (one ? "1, " : "0, ") + A + (scaled ? ", 1)" : ", 0)");
+      break;
+    }
+    case PK_OP_BESSEL_J0:
+    case PK_OP_BESSEL_J1:
+      call = std::string("pk_bessel_j(") + (op == PK_OP_BESSEL_J1 ? "1, " : "0, ") + A + ")";
+      break;
+    case PK_OP_SPHERICAL_BESSEL_J0:
+      call = "((" + A + ") == 0.0 ? 1.0 : (isinf(" + A + ") ? 0.0 : sin(" + A + ") / (" + A + ")))";
+      break;
+    case PK_OP_IGAMMA:
+    case PK_OP_IGAMMAC:
+      call = "pk_igamma(" + A + ", " + d(a[1]) + (op == PK_OP_IGAMMAC ? ", 1)" : ", 0)");
+      break;
+    case PK_OP_ZETA:
+      if (small) return no("zeta is defined for f32 and f64");
+      call = "pk_zeta(" + A + ", " + d(a[1]) + ")";
+      break;
+    default:
+      return no("not a special function");
+  }
+  return f64 ? call : "convert_" + C + "(" + call + ")";
+}
+
+uint32_t special_helper_bits(uint32_t op, int32_t t) {
+  switch (op) {
+    case PK_OP_ERF_INV:
+      return kErfInv;
+    case PK_OP_NDTRI:
+      return kNdtri;
+    case PK_OP_ERFCX:
+      return kErfcx;
+    case PK_OP_DIGAMMA:
+      return kDigamma;
+    case PK_OP_BESSEL_I0:
+    case PK_OP_BESSEL_I0E:
+    case PK_OP_BESSEL_I1:
+    case PK_OP_BESSEL_I1E:
+      return kBesselI;
+    case PK_OP_BESSEL_J0:
+    case PK_OP_BESSEL_J1:
+      return kBesselJ;
+    case PK_OP_IGAMMA:
+    case PK_OP_IGAMMAC:
+      return kIgamma;
+    case PK_OP_ZETA:
+      return kZeta;
+    case PK_OP_NEXTAFTER:
+      return (t == PK_DTYPE_BF16 || t == PK_DTYPE_F8E4M3FN || t == PK_DTYPE_F8E5M2) ? uint32_t{kNextSmall} : 0u;
+    default:
+      return 0;
+  }
+}
+
+std::string special_helpers(uint32_t bits) {
+  // Dependencies first.
+  if (bits & kNdtri) bits |= kErfInv;
+  if (bits & kIgamma) bits |= kLgammaDD;
+  if (bits & kLgammaDD) bits |= kLogDD;
+  if (bits & (kLogDD | kDigamma | kBesselI | kBesselJ | kZeta)) bits |= kDD;
+  static const struct {
+    uint32_t bit;
+    const char *src;
+  } kChunks[] = {{kDD, kSrcDD},           {kLogDD, kSrcLogDD},     {kLgammaDD, kSrcLgammaDD},
+                 {kErfInv, kSrcErfInv},   {kNdtri, kSrcNdtri},     {kErfcx, kSrcErfcx},
+                 {kDigamma, kSrcDigamma}, {kBesselI, kSrcBesselI}, {kBesselJ, kSrcBesselJ},
+                 {kIgamma, kSrcIgamma},   {kZeta, kSrcZeta},       {kNextSmall, kSrcNextSmall}};
+  std::string s;
+  for (const auto &c : kChunks)
+    if (bits & c.bit) s += c.src;
+  return s;
+}
+
+}  // namespace pk::ocl
