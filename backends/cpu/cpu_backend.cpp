@@ -88,8 +88,11 @@ const KernelRegistry &kernels() {
 
 // --- worker pool ----------------------------------------------------------------------------------------------
 
-// A fixed pool created on first use. Jobs are ranges split into chunks that workers and the caller take from an
-// atomic counter; nested parallel_for calls from inside a chunk run serially.
+// A fixed pool created on first use. A job is a range split into chunks that the caller and the workers claim
+// from an atomic counter, so a worker that wakes late simply finds fewer chunks left (the caller never waits for a
+// chunk nobody has started). Workers spin briefly after a job before sleeping on the condition variable: a
+// futex wake-up costs tens of microseconds here, more than a mid-sized op, and back-to-back ops find them awake.
+// Nested parallel_for calls from inside a chunk run serially.
 class Pool {
  public:
   Pool() {
@@ -103,7 +106,7 @@ class Pool {
   ~Pool() {
     {
       std::lock_guard<std::mutex> g(m_);
-      stop_ = true;
+      stop_.store(true);
     }
     cv_.notify_all();
     for (auto &t : workers_) t.join();
@@ -113,61 +116,90 @@ class Pool {
   void run(int64_t begin, int64_t end, int64_t grain, const RangeFn &f) {
     std::lock_guard<std::mutex> one_job(job_mutex_);  // one parallel job at a time; others queue here
     const int64_t n = end - begin;
-    const int64_t chunks = std::min<int64_t>(static_cast<int64_t>(size()) * 4, (n + grain - 1) / grain);
-    const int64_t step = (n + chunks - 1) / chunks;
+    // Chunks of at least a quarter grain, up to 8 per thread: enough for the caller to absorb a late worker.
+    const int64_t min_chunk = std::max<int64_t>(1, grain / 4);
+    const int64_t chunks = std::min<int64_t>(static_cast<int64_t>(size()) * 8, (n + min_chunk - 1) / min_chunk);
+    bool wake;
     {
       std::lock_guard<std::mutex> g(m_);
       f_ = &f;
       begin_ = begin;
       end_ = end;
-      step_ = step;
+      step_ = (n + chunks - 1) / chunks;
+      chunks_ = chunks;
       next_.store(0);
-      pending_ = chunks;
-      ++generation_;
+      remaining_.store(chunks);
+      generation_.fetch_add(1);
+      wake = sleepers_ > 0;
     }
-    cv_.notify_all();
+    if (wake) cv_.notify_all();
     take_chunks();
+    // Spin for the other chunks a while, then sleep; f_ is cleared under the lock once no worker is inside the
+    // job, so a worker that wakes after the end cannot join it (or straddle into the next one).
+    for (int spin = 0; spin < kCallerSpins && remaining_.load() != 0; ++spin) pause();
     std::unique_lock<std::mutex> g(m_);
-    done_cv_.wait(g, [this] { return pending_ == 0; });
+    caller_waiting_ = true;
+    done_cv_.wait(g, [this] { return remaining_.load() == 0 && active_ == 0; });
+    caller_waiting_ = false;
     f_ = nullptr;
   }
 
   static thread_local bool in_worker;
 
  private:
+  static constexpr int kWorkerSpins = 1 << 12;  // a pause is ~10-60 cycles: tens of microseconds in all
+  static constexpr int kCallerSpins = 1 << 14;
+  static void pause() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+
   void take_chunks() {
     in_worker = true;
-    while (true) {
-      int64_t c = next_.fetch_add(1);
-      int64_t lo = begin_ + c * step_;
-      if (lo >= end_) break;
-      (*f_)(lo, std::min(end_, lo + step_));
-      std::lock_guard<std::mutex> g(m_);
-      if (--pending_ == 0) done_cv_.notify_all();
+    for (int64_t c = next_.fetch_add(1); c < chunks_; c = next_.fetch_add(1)) {
+      const int64_t lo = begin_ + c * step_;
+      if (lo < end_) (*f_)(lo, std::min(end_, lo + step_));
+      if (remaining_.fetch_sub(1) == 1) {
+        std::lock_guard<std::mutex> g(m_);
+        if (caller_waiting_) done_cv_.notify_all();
+      }
     }
     in_worker = false;
   }
   void work() {
     uint64_t seen = 0;
     while (true) {
+      for (int spin = 0; spin < kWorkerSpins && generation_.load() == seen && !stop_.load(); ++spin) pause();
       {
         std::unique_lock<std::mutex> g(m_);
-        cv_.wait(g, [&] { return stop_ || (generation_ != seen && f_ != nullptr); });
-        if (stop_) return;
-        seen = generation_;
+        if (generation_.load() == seen && !stop_.load()) {
+          ++sleepers_;
+          cv_.wait(g, [&] { return stop_.load() || generation_.load() != seen; });
+          --sleepers_;
+        }
+        if (stop_.load()) return;
+        seen = generation_.load();
+        if (f_ == nullptr) continue;  // that job is over
+        ++active_;
       }
       take_chunks();
+      std::lock_guard<std::mutex> g(m_);
+      if (--active_ == 0 && caller_waiting_) done_cv_.notify_all();
     }
   }
 
   std::vector<std::thread> workers_;
   std::mutex job_mutex_, m_;
   std::condition_variable cv_, done_cv_;
+  // Job description: written under m_ before generation_ moves, read by workers that joined under m_.
   const RangeFn *f_ = nullptr;
-  int64_t begin_ = 0, end_ = 0, step_ = 1, pending_ = 0;
-  std::atomic<int64_t> next_{0};
-  uint64_t generation_ = 0;
-  bool stop_ = false;
+  int64_t begin_ = 0, end_ = 0, step_ = 1, chunks_ = 0;
+  std::atomic<int64_t> next_{0}, remaining_{0};
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<bool> stop_{false};
+  int active_ = 0, sleepers_ = 0;  // under m_
+  bool caller_waiting_ = false;    // under m_
 };
 thread_local bool Pool::in_worker = false;
 

@@ -289,12 +289,54 @@ pk_status launch_validated(pk_stream_s *stream, const OpInfo &op, const pk_tenso
 // verdict and the normalized attributes instead of validating again. Fixed-size, thread-local: no allocation.
 class LaunchMemo {
  public:
-  // Serializes the launch into key_; false if it does not fit (then it is simply not memoized).
-  bool build_key(const void *device, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
-                 const pk_tensor *outputs, uint32_t num_outputs, const void *attrs) {
-    len_ = 0;
-    if (!put(&device, sizeof device) || !put(&op_id, sizeof op_id) || !put(&num_inputs, sizeof num_inputs) ||
-        !put(&num_outputs, sizeof num_outputs)) {
+  // True if this launch's bytes equal the remembered launch's: compared in place, field by field, so the hot path
+  // (a loop re-running one op) copies nothing.
+  bool matches_last(const void *device, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
+                    const pk_tensor *outputs, uint32_t num_outputs, const void *attrs) const {
+    if (!valid_) return false;
+    Compare c{last_, last_len_};
+    return walk(c, device, op_id, inputs, num_inputs, outputs, num_outputs, attrs) && c.pos == last_len_;
+  }
+  // Serializes the launch as the remembered one, with the attributes validation normalized; a launch that does
+  // not fit is simply not memoized.
+  void remember(const void *device, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
+                const pk_tensor *outputs, uint32_t num_outputs, const void *attrs, const unsigned char *normalized,
+                size_t attrs_size) {
+    Store st{last_};
+    valid_ = walk(st, device, op_id, inputs, num_inputs, outputs, num_outputs, attrs);
+    last_len_ = st.pos;
+    if (valid_) std::memcpy(normalized_, normalized, attrs_size);
+  }
+  const unsigned char *normalized() const { return normalized_; }
+
+ private:
+  static constexpr size_t kCapacity = 1024;
+  struct Store {
+    unsigned char *buf;
+    size_t pos = 0;
+    bool put(const void *p, size_t n) {
+      if (pos + n > kCapacity) return false;
+      std::memcpy(buf + pos, p, n);
+      pos += n;
+      return true;
+    }
+  };
+  struct Compare {
+    const unsigned char *buf;
+    size_t len, pos = 0;
+    bool put(const void *p, size_t n) {
+      if (pos + n > len || std::memcmp(buf + pos, p, n) != 0) return false;
+      pos += n;
+      return true;
+    }
+  };
+  // The launch as bytes: device, op, counts, every descriptor (its shape/strides pointers replaced by their
+  // contents), the caller's attribute bytes. Feeds each piece to the sink; false as soon as the sink refuses.
+  template <class Sink>
+  static bool walk(Sink &sink, const void *device, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
+                   const pk_tensor *outputs, uint32_t num_outputs, const void *attrs) {
+    if (!sink.put(&device, sizeof device) || !sink.put(&op_id, sizeof op_id) ||
+        !sink.put(&num_inputs, sizeof num_inputs) || !sink.put(&num_outputs, sizeof num_outputs)) {
       return false;
     }
     for (uint32_t i = 0; i < num_inputs + num_outputs; ++i) {
@@ -304,37 +346,20 @@ class LaunchMemo {
       flat.shape = nullptr;
       flat.strides = reinterpret_cast<const int64_t *>(static_cast<uintptr_t>(t.strides != nullptr));
       const size_t dims = static_cast<size_t>(t.ndim) * sizeof(int64_t);
-      if (!put(&flat, sizeof flat) || (t.ndim > 0 && (t.shape == nullptr || !put(t.shape, dims))) ||
-          (t.strides != nullptr && t.ndim > 0 && !put(t.strides, dims))) {
+      if (!sink.put(&flat, sizeof flat) || (t.ndim > 0 && (t.shape == nullptr || !sink.put(t.shape, dims))) ||
+          (t.strides != nullptr && t.ndim > 0 && !sink.put(t.strides, dims))) {
         return false;
       }
     }
     if (attrs != nullptr) {
       uint32_t size;
       std::memcpy(&size, attrs, sizeof size);
-      if (size > pk::meta::kMaxAttrsSize || !put(attrs, size)) return false;
+      if (size > pk::meta::kMaxAttrsSize || !sink.put(attrs, size)) return false;
     }
     return true;
   }
-  bool matches_last() const { return valid_ && len_ == last_len_ && std::memcmp(key_, last_, len_) == 0; }
-  void remember(const unsigned char *normalized, size_t attrs_size) {
-    std::memcpy(last_, key_, len_);
-    last_len_ = len_;
-    std::memcpy(normalized_, normalized, attrs_size);
-    valid_ = true;
-  }
-  const unsigned char *normalized() const { return normalized_; }
-
- private:
-  bool put(const void *p, size_t n) {
-    if (len_ + n > sizeof key_) return false;
-    std::memcpy(key_ + len_, p, n);
-    len_ += n;
-    return true;
-  }
-  static constexpr size_t kCapacity = 1024;
-  unsigned char key_[kCapacity], last_[kCapacity];
-  size_t len_ = 0, last_len_ = 0;
+  unsigned char last_[kCapacity];
+  size_t last_len_ = 0;
   bool valid_ = false;
   alignas(16) unsigned char normalized_[pk::meta::kMaxAttrsSize];
 };
@@ -352,9 +377,8 @@ pk_status validate_and_launch(pk_stream_s *stream, uint32_t op_id, const pk_tens
   }
   thread_local LaunchMemo memo;
   const bool keyed = (inputs != nullptr || num_inputs == 0) && (outputs != nullptr || num_outputs == 0) &&
-                     num_inputs <= pk::meta::kMaxLaunchInputs && num_outputs <= pk::meta::kMaxLaunchOutputs &&
-                     memo.build_key(stream->device, op_id, inputs, num_inputs, outputs, num_outputs, attrs);
-  if (keyed && memo.matches_last()) {
+                     num_inputs <= pk::meta::kMaxLaunchInputs && num_outputs <= pk::meta::kMaxLaunchOutputs;
+  if (keyed && memo.matches_last(stream->device, op_id, inputs, num_inputs, outputs, num_outputs, attrs)) {
     return launch_validated(stream, *op, inputs, num_inputs, outputs, num_outputs,
                             op->num_attrs ? memo.normalized() : nullptr);
   }
@@ -364,7 +388,9 @@ pk_status validate_and_launch(pk_stream_s *stream, uint32_t op_id, const pk_tens
     return set_error_from_diag(diag, op_id);
   }
   if (pk_status st = check_devices(*stream->device, *op, inputs, num_inputs, outputs, num_outputs)) return st;
-  if (keyed) memo.remember(normalized, op->attrs_size);
+  if (keyed) {
+    memo.remember(stream->device, op_id, inputs, num_inputs, outputs, num_outputs, attrs, normalized, op->attrs_size);
+  }
   return launch_validated(stream, *op, inputs, num_inputs, outputs, num_outputs, op->num_attrs ? normalized : nullptr);
 }
 

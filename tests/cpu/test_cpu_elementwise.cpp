@@ -1,0 +1,108 @@
+// CPU backend, the fast paths of elementwise kernels through the public host API: the 8-lane f32 exp, streaming
+// (non-temporal) stores for large dense outputs, and the worker pool under many back-to-back parallel launches.
+// References are computed here in double (exp) or are exact (f32 sums of small integers), never taken from a kernel.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "cpu_test_fixture.hpp"
+#include "primkit/primkit.h"
+
+namespace {
+
+using pk_test::last_error;
+
+const pk_dtype kF32 = PK_DTYPE_F32_DESC, kF64 = PK_DTYPE_F64_DESC;
+
+class CpuElementwise : public pk_test::CpuBackendTest {};
+
+// Distance in f32 ulps of `got` from the exact value `ref` (ulp of the f32 binade of ref; subnormal spacing below).
+double ulp_error(float got, double ref) {
+  if (std::isnan(ref)) return std::isnan(got) ? 0 : INFINITY;
+  if (std::isinf(got) && std::isinf(static_cast<float>(ref)) && std::signbit(got) == std::signbit(ref)) return 0;
+  if (std::isinf(ref) || std::isinf(got)) return static_cast<double>(got) == ref ? 0 : INFINITY;
+  const double a = std::fabs(ref);
+  const int e = a < 0x1p-126 ? -126 : std::ilogb(a);
+  return std::fabs(static_cast<double>(got) - ref) / std::ldexp(1.0, e - 23);
+}
+
+TEST_F(CpuElementwise, ExpF32WithinOneUlpOverItsWholeRange) {
+  // Every 2^-12 step of [-90, 90] (737 281 values, in both the 8-lane body and the scalar tail/fallback lanes),
+  // plus the specials; the reference is glibc's double exp (error < 1 ulp of double, far below f32's).
+  std::vector<float> x;
+  for (int k = -90 * 4096; k <= 90 * 4096; ++k) x.push_back(static_cast<float>(k) / 4096.0f);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float v : {0.0f, -0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(), 88.72283f, 88.72284f, -87.33654f,
+                  -103.97208f, -103.97209f, 1e-30f, -1e-30f, 0x1p-149f})
+    x.push_back(v);
+  std::vector<float> y(x.size(), -1.0f);
+  ASSERT_EQ(launch(PK_OP_EXP, {tensor(x, kF32, {static_cast<int64_t>(x.size())})},
+                   {tensor(y, kF32, {static_cast<int64_t>(y.size())})}, nullptr),
+            PK_OK)
+      << last_error().message;
+  double worst = 0;
+  size_t worst_at = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double e = ulp_error(y[i], std::exp(static_cast<double>(x[i])));
+    if (e > worst) worst = e, worst_at = i;
+  }
+  EXPECT_LE(worst, 1.0) << "exp(" << x[worst_at] << ") = " << y[worst_at];
+  EXPECT_EQ(y[x.size() - 13], 1.0f);         // exp(0)
+  EXPECT_EQ(y[x.size() - 11], inf);          // exp(inf)
+  EXPECT_EQ(y[x.size() - 10], 0.0f);         // exp(-inf)
+  EXPECT_TRUE(std::isnan(y[x.size() - 9]));  // exp(NaN)
+  EXPECT_EQ(y[x.size() - 7], inf);           // just past FLT_MAX's log
+  EXPECT_EQ(y[x.size() - 1], 1.0f);          // exp(tiny) rounds to 1
+  RecordProperty("exp_f32_max_ulp", std::to_string(worst));
+}
+
+// Outputs of 16 MiB and more are written with non-temporal stores in 16-byte units: check the unaligned head, the
+// body and the tail on a misaligned output, for 4- and 8-byte elements.
+TEST_F(CpuElementwise, LargeAddWithStreamingStoresIsExact) {
+  const int64_t n = (int64_t{1} << 22) + 7;  // 16 MiB + 28 bytes of f32
+  std::vector<float> a(n + 1), b(n), out(n + 1, -1.0f);
+  for (int64_t i = 0; i < n + 1; ++i) a[i] = static_cast<float>(i % 1000);
+  for (int64_t i = 0; i < n; ++i) b[i] = static_cast<float>((i * 7) % 1000) - 500.0f;
+  pk_tensor ta = tensor(a, kF32, {n}), tb = tensor(b, kF32, {n}), to = tensor(out, kF32, {n});
+  to.byte_offset = 4;  // output starts 4 bytes past a 16-byte boundary (vector storage is at least 16-aligned)
+  to.storage_bytes = (n + 1) * 4;
+  ta.storage_bytes = (n + 1) * 4;
+  ASSERT_EQ(launch(PK_OP_ADD, {ta, tb}, {to}, nullptr), PK_OK) << last_error().message;
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; ++i) bad += out[i + 1] != static_cast<float>(i % 1000) + b[i];
+  EXPECT_EQ(bad, 0);
+  EXPECT_EQ(out[0], -1.0f);  // before the output: untouched
+
+  // f64 (two lanes per 16 bytes), 32 MiB + 56 bytes.
+  std::vector<double> p(n), q(n), r(n, -1.0);
+  for (int64_t i = 0; i < n; ++i) p[i] = static_cast<double>(i % 4096), q[i] = 0.5;
+  ASSERT_EQ(launch(PK_OP_MUL, {tensor(p, kF64, {n}), tensor(q, kF64, {n})}, {tensor(r, kF64, {n})}, nullptr), PK_OK)
+      << last_error().message;
+  bad = 0;
+  for (int64_t i = 0; i < n; ++i) bad += r[i] != static_cast<double>(i % 4096) * 0.5;
+  EXPECT_EQ(bad, 0);
+}
+
+// Back-to-back parallel launches of sizes around the pool's split points: a worker that wakes late or joins after
+// a job ended must neither lose a chunk nor run one of the next job with the previous job's arguments.
+TEST_F(CpuElementwise, ManyParallelLaunchesOfMixedSizesAreExact) {
+  const int64_t sizes[] = {(1 << 17) + 1, 1 << 18, 300001, 1 << 20, 5, (1 << 17) * 3 + 17};
+  for (int round = 0; round < 40; ++round) {
+    for (int64_t n : sizes) {
+      std::vector<float> a(n), b(n), out(n, -1.0f);
+      for (int64_t i = 0; i < n; ++i) a[i] = static_cast<float>(i & 1023), b[i] = static_cast<float>(round);
+      ASSERT_EQ(launch(PK_OP_ADD, {tensor(a, kF32, {n}), tensor(b, kF32, {n})}, {tensor(out, kF32, {n})}, nullptr),
+                PK_OK)
+          << last_error().message;
+      int64_t bad = 0;
+      for (int64_t i = 0; i < n; ++i) bad += out[i] != static_cast<float>((i & 1023) + round);
+      ASSERT_EQ(bad, 0) << "n = " << n << ", round " << round;
+    }
+  }
+}
+
+}  // namespace
