@@ -3,6 +3,7 @@
 //   reductions:   sum/amax vs a hand-written AVX2 reduction
 //   fused-ish:    softmax / layer_norm [4096,4096] vs the copy-bandwidth bound
 //   dispatch:     a 1-element add through the runtime vs the raw plugin table call
+//   matmul:       f32 / bf16 at 1024^3 and 2048^3 vs oneDNN called directly (primitive created once)
 //   allocation:   allocating 16 M add vs preallocated
 //   threading:    2 threads vs 1 thread at every size from 1 K to 16 M
 // Every benchmark takes the thread count as its last argument; ratios are yardstick / subject.
@@ -13,6 +14,10 @@
 #include <cmath>
 
 #include "bench_common.hpp"
+
+#ifdef PK_BENCH_HAVE_ONEDNN
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
 
 using namespace pk::bench;
 
@@ -204,6 +209,72 @@ void BM_layer_norm_vs_copy_bound(benchmark::State &state) {
       });
 }
 
+// --- matmul vs oneDNN called directly ------------------------------------------------------------------------------
+// The yardstick is oneDNN's matmul primitive for the same shapes, created once before timing and executed on the same
+// buffers with the same thread count (both run on the caller's OpenMP team). bf16 uses oneDNN's bf16 matmul where
+// this oneDNN has one for the CPU; where it does not (oneDNN 2.x needs AVX-512 for bf16), the yardstick is the f32
+// primitive on the same values, and the `yardstick_bf16` counter says 0.
+
+#ifdef PK_BENCH_HAVE_ONEDNN
+uint16_t to_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return static_cast<uint16_t>((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+}
+
+void BM_matmul_vs_onednn(benchmark::State &state) {
+  const int64_t n = state.range(0);
+  const bool bf16 = state.range(1) != 0;
+  Env::get();
+  use_threads(static_cast<int>(state.range(2)));
+  using dnnl::memory;
+  dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  dnnl::stream strm(eng);
+  std::vector<float> af(n * n), bf(n * n), cf(n * n), cy(n * n);
+  for (int64_t i = 0; i < n * n; ++i) {
+    af[i] = static_cast<float>((i * 7) % 13) / 13.0f - 0.5f;
+    bf[i] = static_cast<float>((i * 5) % 11) / 11.0f - 0.5f;
+  }
+  std::vector<uint16_t> ah(n * n), bh(n * n), ch(n * n), chy(n * n);
+  for (int64_t i = 0; i < n * n; ++i) ah[i] = to_bf16(af[i]), bh[i] = to_bf16(bf[i]);
+  const memory::dims dims{n, n};
+  auto md = [&](memory::data_type t) { return memory::desc(dims, t, memory::format_tag::ab); };
+  bool native_bf16 = false;
+  dnnl::matmul prim;
+  memory am, bm, cm;
+  if (bf16) {
+    try {
+      const auto t = memory::data_type::bf16;
+      prim = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(md(t), md(t), md(t)), eng));
+      am = memory(md(t), eng, ah.data()), bm = memory(md(t), eng, bh.data()), cm = memory(md(t), eng, chy.data());
+      native_bf16 = true;
+    } catch (const dnnl::error &) {
+    }
+  }
+  if (!native_bf16) {
+    const auto t = memory::data_type::f32;
+    prim = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(md(t), md(t), md(t)), eng));
+    am = memory(md(t), eng, af.data()), bm = memory(md(t), eng, bf.data()), cm = memory(md(t), eng, cy.data());
+  }
+  const pk_dtype dt = bf16 ? pk_dtype PK_DTYPE_BF16_DESC : f32();
+  const size_t es = bf16 ? 2 : 4;
+  HostTensor ta(bf16 ? static_cast<void *>(ah.data()) : af.data(), {n, n}, dt, n * n * es),
+      tb(bf16 ? static_cast<void *>(bh.data()) : bf.data(), {n, n}, dt, n * n * es),
+      tc(bf16 ? static_cast<void *>(ch.data()) : cf.data(), {n, n}, dt, n * n * es);
+  paired(
+      state, 0,
+      [&] {
+        prim.execute(strm, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+        strm.wait();
+      },
+      [&] {
+        launch(PK_OP_MATMUL, {ta.t, tb.t}, {tc.t});
+      });
+  state.counters["subject_GFLOPs"] = benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["yardstick_bf16"] = native_bf16 ? 1 : 0;
+}
+#endif
+
 // --- dispatch cost ----------------------------------------------------------------------------------------------
 
 void BM_launch_1elem_add(benchmark::State &state) {
@@ -272,6 +343,10 @@ PK_PAIRED(BM_amax_vs_simd)->Arg(1)->Arg(2);
 PK_PAIRED(BM_softmax_vs_copy_bound)->Arg(1)->Arg(2);
 PK_PAIRED(BM_layer_norm_vs_copy_bound)->Arg(1)->Arg(2);
 PK_PAIRED(BM_add_allocating_vs_preallocated)->Arg(1)->Arg(2);
+#ifdef PK_BENCH_HAVE_ONEDNN
+// Args: n (M = N = K), bf16 (0/1), threads.
+PK_PAIRED(BM_matmul_vs_onednn)->ArgsProduct({{1024, 2048}, {0, 1}, {1, 2}});
+#endif
 PK_PAIRED(BM_add_2threads_vs_1thread)->RangeMultiplier(4)->Range(1 << 10, 1 << 24)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_launch_1elem_add)->Repetitions(7)->ReportAggregatesOnly(true);
 

@@ -116,14 +116,29 @@ inline T from_acc(const A &v) {
   }
 }
 
-// Dense copy of a view with its axes in `perm` order, converted to A. When no conversion or permutation is needed
-// and the view is dense already, its storage is used in place.
+// Per-thread buffers reused across launches, by slot (operand a, operand b, result): a fresh buffer costs a page
+// fault per 4 KiB on first touch (about 15 us each here), which for a 1024^2 operand took longer than converting
+// it. They keep the largest size seen on the thread, like a caching allocator.
+enum ScratchSlot { kScratchA, kScratchB, kScratchOut, kScratchSlots };
+template <class A>
+A *scratch(ScratchSlot slot, size_t count) {
+  thread_local std::vector<A> bufs[kScratchSlots];
+  std::vector<A> &b = bufs[slot];
+  if (b.size() < count) {
+    b.clear();
+    b.shrink_to_fit();
+    b.resize(count);
+  }
+  return b.data();
+}
+
+// Dense copy of a view with its axes in `perm` order, converted to A, in the thread's scratch slot. When no
+// conversion or permutation is needed and the view is dense already, its storage is used in place.
 template <class T, class A>
 struct Packed {
-  std::vector<A> buf;
   const A *ptr = nullptr;
 
-  Packed(const View &v, const int32_t *perm) {
+  Packed(const View &v, const int32_t *perm, ScratchSlot slot) {
     bool identity = v.contiguous;
     for (int32_t d = 0; d < v.ndim; ++d) identity = identity && perm[d] == d;
     if constexpr (std::is_same_v<T, A>) {
@@ -137,14 +152,13 @@ struct Packed {
       shape[d] = v.shape[perm[d]];
       st[d] = v.strides[perm[d]];
     }
-    buf.resize(static_cast<size_t>(v.numel));
-    A *dst = buf.data();
+    A *dst = scratch<A>(slot, static_cast<size_t>(v.numel));
     parallel_for(0, v.numel, 16384, [&](int64_t lo, int64_t hi) {
       int64_t i = lo;
       walk<1>(shape, v.ndim, {st}, {0}, lo, hi,
               [&](const std::array<int64_t, 1> &o) { dst[i++] = to_acc<A>(*v.at<T>(o[0])); });
     });
-    ptr = buf.data();
+    ptr = dst;
   }
 };
 
@@ -278,10 +292,16 @@ pk_status contract(const View &lhs, const int32_t *lperm, const View &rhs, const
                    int64_t B, int64_t M, int64_t K, int64_t N) {
   using A = acc_t<T>;
   if (out.numel == 0) return PK_OK;
-  const Packed<T, A> pa(lhs, lperm), pb(rhs, rperm);
-  std::vector<A> c(static_cast<size_t>(B * M * N));
-  bmm(pa.ptr, pb.ptr, c.data(), B, M, K, N);
-  store_dense<T>(out, c.data());
+  const Packed<T, A> pa(lhs, lperm, kScratchA), pb(rhs, rperm, kScratchB);
+  if constexpr (std::is_same_v<T, A>) {
+    if (out.contiguous) {  // straight into the output: a temporary costs a page fault per 4 KiB on first touch
+      bmm(pa.ptr, pb.ptr, out.at<A>(0), B, M, K, N);
+      return PK_OK;
+    }
+  }
+  A *c = scratch<A>(kScratchOut, static_cast<size_t>(B * M * N));
+  bmm(pa.ptr, pb.ptr, c, B, M, K, N);
+  store_dense<T>(out, c);
   return PK_OK;
 }
 
@@ -477,7 +497,7 @@ pk_status convolution(const pk_attrs_convolution &a, const View &x, const View &
   if (y.numel == 0) return PK_OK;
   const ConvGeom g = conv_geom(a, x, w, y);
   const int32_t id[PK_MAX_RANK] = {0, 1, 2, 3, 4, 5, 6, 7};
-  const Packed<T, A> px(x, id), pw(w, id);
+  const Packed<T, A> px(x, id, kScratchA), pw(w, id, kScratchB);
   std::vector<A> out(static_cast<size_t>(y.numel));
   // Huge or non-finite operands run in the wider type (see all_moderate): products of f32 values near the top of
   // the range overflow to opposite infinities in f32 and meet as NaN where the exact sum is -inf.
