@@ -29,6 +29,7 @@
 #include <type_traits>
 
 #include "cpu_kernels.hpp"
+#include "vec_math.hpp"
 
 namespace pk::cpu {
 namespace {
@@ -1773,31 +1774,17 @@ pk_status k_philox_randint(const Launch &l) {
 // correctly rounded but for results within ~1e-13 of a tie — libmvec's expf is faster but up to 2.1 ulp off,
 // beyond exp's 2-ulp quality bound. Lanes outside [-104, 89] (overflow, underflow past the f32 subnormals) and
 // NaN take the scalar path.
-// f32 exp, 8 lanes in f32: x = n ln2 + r with a Cody-Waite split (n ln2_hi exact, |r| <= ln2/2), e^r - 1 - r by
-// its Taylor polynomial to r^7 (truncation <= 5e-9 relative), 1 + (r + r^2 P) rounded once, then 2^n through the
-// exponent bits. Error <= 0.51 ulp (the unit test sweeps every 2^-12 step of [-90, 90]); lanes whose result
-// would be subnormal or overflow, and NaN, take the double-precision scalar path.
+// f32 exp, 8 lanes (vec_math.hpp); lanes whose result would be subnormal or overflow, and NaN, take the
+// double-precision scalar path.
 __attribute__((target("avx2,fma"))) void exp_f32_avx2(const float *a, float *o, int64_t lo, int64_t hi) {
-  const __m256 log2e = _mm256_set1_ps(1.44269504088896341f);
-  const __m256 ln2_hi = _mm256_set1_ps(0.693359375f);  // 9 significant bits: n * ln2_hi is exact for |n| < 2^15
-  const __m256 ln2_lo = _mm256_set1_ps(-2.12194440e-4f);
-  const __m256 lo_lim = _mm256_set1_ps(-86.0f), hi_lim = _mm256_set1_ps(88.0f);  // 2^n stays normal
-  const __m256 one = _mm256_set1_ps(1.0f);
-  static const float kInvFact[6] = {1.0f / 2, 1.0f / 6, 1.0f / 24, 1.0f / 120, 1.0f / 720, 1.0f / 5040};
+  const __m256 lo_lim = _mm256_set1_ps(-86.0f), hi_lim = _mm256_set1_ps(88.0f);
   int64_t i = lo;
   for (; i + 8 <= hi; i += 8) {
     const __m256 xf = _mm256_loadu_ps(a + i);
     // In range and not NaN: lo <= x <= hi (ordered compares are false for NaN).
     const int in_range =
         _mm256_movemask_ps(_mm256_and_ps(_mm256_cmp_ps(xf, lo_lim, _CMP_GE_OQ), _mm256_cmp_ps(xf, hi_lim, _CMP_LE_OQ)));
-    const __m256 x = _mm256_min_ps(_mm256_max_ps(xf, lo_lim), hi_lim);
-    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, log2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m256 r = _mm256_fnmadd_ps(n, ln2_lo, _mm256_fnmadd_ps(n, ln2_hi, x));
-    __m256 p = _mm256_set1_ps(kInvFact[5]);
-    for (int k = 4; k >= 0; --k) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kInvFact[k]));
-    const __m256 y = _mm256_add_ps(one, _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r));
-    const __m256i scale = _mm256_slli_epi32(_mm256_cvtps_epi32(n), 23);
-    _mm256_storeu_ps(o + i, _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(y), scale)));
+    _mm256_storeu_ps(o + i, exp_ps_in_range(_mm256_min_ps(_mm256_max_ps(xf, lo_lim), hi_lim)));
     if (in_range != 0xff) {
       for (int k = 0; k < 8; ++k) {
         if (!((in_range >> k) & 1)) o[i + k] = static_cast<float>(std::exp(static_cast<double>(a[i + k])));

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cpu_kernels.hpp"
+#include "vec_math.hpp"
 
 namespace pk::cpu {
 namespace {
@@ -216,8 +217,11 @@ __attribute__((target("avx2,fma"))) float row_max_avx2(const float *x, int64_t n
   return m;
 }
 
-// Dense f32 softmax row: the max (reading the row from memory), exp(x - max) in double into buf and their sum
-// (the row again, now from cache), then buf / sum rounded once into y.
+// Dense f32 softmax row: the max (reading the row from memory); then d = x - max exactly as an f32 pair
+// (two-sum), e^d in f32 lanes corrected by the pair's low part, kept in buf as doubles and summed in double (the row
+// again, now from cache); then buf / sum rounded once into y. Error: e^d <= 1 ulp, the quotient one rounding more,
+// inside the table's 4-ulp bound with room. d < -104 gives exactly 0 (e^d / sum < 2^-150 since sum >= 1); lanes
+// in [-104, -86), where 2^n would leave the normal range, take the scalar double path.
 __attribute__((target("avx2,fma"))) void softmax_row_avx2(const float *x, float *y, int64_t n, double *buf) {
   bool nan = false;
   const float mf = row_max_avx2(x, n, nan);
@@ -225,18 +229,34 @@ __attribute__((target("avx2,fma"))) void softmax_row_avx2(const float *x, float 
     std::fill(y, y + n, std::numeric_limits<float>::quiet_NaN());
     return;
   }
-  const __m256d m = _mm256_set1_pd(mf), lo = _mm256_set1_pd(-708.0);
+  const __m256 m = _mm256_set1_ps(mf), neg_m = _mm256_set1_ps(-mf);
+  const __m256 lo_lim = _mm256_set1_ps(-86.0f), zero_lim = _mm256_set1_ps(-104.0f);
   __m256d s0 = _mm256_setzero_pd(), s1 = s0;
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    // x - max <= 0; -inf and anything below exp's range clamp to e^-708, which is 0 once divided and rounded.
-    const __m256d d0 = _mm256_max_pd(_mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + i)), m), lo);
-    const __m256d d1 = _mm256_max_pd(_mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + i + 4)), m), lo);
-    const __m256d e0 = exp_pd(d0), e1 = exp_pd(d1);
+    const __m256 xv = _mm256_loadu_ps(x + i);
+    // Two-sum: d + err == x - max exactly.
+    const __m256 d = _mm256_sub_ps(xv, m);
+    const __m256 bb = _mm256_sub_ps(d, xv);
+    const __m256 err = _mm256_add_ps(_mm256_sub_ps(xv, _mm256_sub_ps(d, bb)), _mm256_sub_ps(neg_m, bb));
+    __m256 e = exp_ps_in_range(_mm256_max_ps(d, lo_lim));
+    e = _mm256_fmadd_ps(e, err, e);                                   // e^(d + err) = e^d (1 + err)
+    e = _mm256_andnot_ps(_mm256_cmp_ps(d, zero_lim, _CMP_LT_OQ), e);  // d < -104 (and -inf): 0
+    const __m256d e0 = _mm256_cvtps_pd(_mm256_castps256_ps128(e)), e1 = _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1));
     _mm256_storeu_pd(buf + i, e0);
     _mm256_storeu_pd(buf + i + 4, e1);
-    s0 = _mm256_add_pd(s0, e0);
-    s1 = _mm256_add_pd(s1, e1);
+    const int mid =
+        _mm256_movemask_ps(_mm256_and_ps(_mm256_cmp_ps(d, lo_lim, _CMP_LT_OQ), _mm256_cmp_ps(d, zero_lim, _CMP_GE_OQ)));
+    if (mid != 0) {
+      for (int k = 0; k < 8; ++k) {
+        if ((mid >> k) & 1) buf[i + k] = std::exp(static_cast<double>(x[i + k]) - static_cast<double>(mf));
+      }
+      s0 = _mm256_add_pd(s0, _mm256_loadu_pd(buf + i));
+      s1 = _mm256_add_pd(s1, _mm256_loadu_pd(buf + i + 4));
+    } else {
+      s0 = _mm256_add_pd(s0, e0);
+      s1 = _mm256_add_pd(s1, e1);
+    }
   }
   double s = hsum_pd(_mm256_add_pd(s0, s1));
   for (; i < n; ++i) {

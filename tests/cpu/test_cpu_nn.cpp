@@ -125,6 +125,35 @@ TEST_F(CpuNn, SoftmaxAndLogSoftmaxMatchALongDoubleReference) {
   }
 }
 
+// Dense f32 rows whose x - max spans the whole range: near 0, where f32 subtraction of x and max is inexact
+// (x = 1000.0001, max = 1000.5), the subnormal outputs (x - max in [-104, -86)), exact zeros below that,
+// masking values (-1e9, -FLT_MAX, -inf); 8-lane bodies and the scalar tail. Within 2 ulps of a long double reference
+// (absolute 2^-149 below the normal range).
+TEST_F(CpuNn, SoftmaxRowsAcrossTheWholeExpRange) {
+  const int64_t n = 203;
+  std::vector<float> x(2 * n);
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = 1000.5f - 0.6f * static_cast<float>(i) + 1e-4f * static_cast<float>(i % 7);  // row 0: d from 0 to -121
+    x[n + i] =
+        (i % 5 == 0) ? -1e9f : (i % 5 == 1 ? -kInf : (i % 5 == 2 ? -3.4e38f : 0.37f * static_cast<float>(i % 9)));
+  }
+  std::vector<float> out(x.size(), -1.0f);
+  pk_attrs_softmax sa = PK_ATTRS_SOFTMAX_INIT;
+  sa.dim = 1;
+  ASSERT_EQ(launch(PK_OP_SOFTMAX, {tensor(x, kF32, {2, n})}, {tensor(out, kF32, {2, n})}, &sa), PK_OK)
+      << last_error().message;
+  for (int64_t r = 0; r < 2; ++r) {
+    const std::vector<ld> ref = softmax_ref(std::vector<ld>(x.begin() + r * n, x.begin() + (r + 1) * n), false);
+    for (int64_t i = 0; i < n; ++i)
+      expect_close(out[r * n + i], ref[i], 2, 0.0L, "softmax element " + std::to_string(i));
+    for (int64_t i = 0; i < n && r == 1; ++i) {
+      if (i % 5 < 3) {
+        EXPECT_EQ(out[n + i], 0.0f) << i;  // masked: exactly 0
+      }
+    }
+  }
+}
+
 // Rows with special values follow the decomposition: a -inf element gives 0 (log: -inf); a row of -inf only
 // (max - max = NaN), a NaN or a +inf makes the whole row NaN. f32 dense rows, and the same in f64.
 TEST_F(CpuNn, SoftmaxSpecialRows) {
