@@ -31,12 +31,20 @@ pk_runtime_t open_runtime(uint32_t flags) {
   return rt;
 }
 
+bool looks_like_path(const std::string &name_or_path) {
+  return name_or_path.find('/') != std::string::npos ||
+         (name_or_path.size() > 3 && name_or_path.compare(name_or_path.size() - 3, 3, ".so") == 0);
+}
+
+// A runtime for one backend named on the command line: with a plugin path, discovery is off, so the installed
+// plugin of the same name cannot clash with the one asked for.
+pk_runtime_t open_runtime_for(const std::string &name_or_path) {
+  return open_runtime(looks_like_path(name_or_path) ? PK_RUNTIME_NO_DISCOVERY : 0);
+}
+
 pk_backend_t resolve_backend(pk_runtime_t rt, const std::string &name_or_path) {
   pk_backend_t b = nullptr;
-  const bool looks_like_path =
-      name_or_path.find('/') != std::string::npos ||
-      (name_or_path.size() > 3 && name_or_path.compare(name_or_path.size() - 3, 3, ".so") == 0);
-  if (looks_like_path) {
+  if (looks_like_path(name_or_path)) {
     if (pk_runtime_load_plugin(rt, name_or_path.c_str(), &b) == PK_OK) return b;
     // Already discovered under the same name? Then the explicit path shadows nothing: report clearly.
     std::fprintf(stderr, "primkit: %s\n", last_error_message().c_str());
@@ -45,8 +53,10 @@ pk_backend_t resolve_backend(pk_runtime_t rt, const std::string &name_or_path) {
   if (pk_runtime_find_backend(rt, name_or_path.c_str(), &b) == PK_OK) return b;
   std::fprintf(stderr, "primkit: no backend named '%s' was found", name_or_path.c_str());
   const char *errors = pk_runtime_load_errors(rt);
-  if (errors && *errors) std::fprintf(stderr, "; plugins that failed to load:\n%s", errors);
-  else std::fprintf(stderr, " (searched $PRIMKIT_PLUGIN_PATH and the install's plugin folder)\n");
+  if (errors && *errors)
+    std::fprintf(stderr, "; plugins that failed to load:\n%s", errors);
+  else
+    std::fprintf(stderr, " (searched $PRIMKIT_PLUGIN_PATH and the install's plugin folder)\n");
   return nullptr;
 }
 
@@ -138,8 +148,8 @@ int cmd_list(int argc, char **argv) {
       PK_STRUCT_INIT(p);
       pk_device_get_props(dev, &p);
       std::printf("  device %u: %s, %.1f GiB, %u compute units, features: %s, floats: %s\n", d, p.name,
-                  static_cast<double>(p.memory_bytes) / (1ull << 30), p.compute_units, features_text(p.features).c_str(),
-                  float_policy_text(p.float_policy).c_str());
+                  static_cast<double>(p.memory_bytes) / (1ull << 30), p.compute_units,
+                  features_text(p.features).c_str(), float_policy_text(p.float_policy).c_str());
       if (verbose) {
         std::string dts;
         for (int32_t t = 0; t < PK_DTYPE_COUNT; ++t)
@@ -161,7 +171,7 @@ int cmd_info(int argc, char **argv) {
     return 2;
   }
   bool per_op = argc > 1 && std::strcmp(argv[1], "--ops") == 0;
-  pk_runtime_t rt = open_runtime(0);
+  pk_runtime_t rt = open_runtime_for(argv[0]);
   pk_backend_t b = resolve_backend(rt, argv[0]);
   if (b == nullptr) {
     pk_runtime_destroy(rt);

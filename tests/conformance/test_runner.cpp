@@ -105,6 +105,15 @@ TEST(ConformanceCli, OneCaseByItsId) {
   EXPECT_NE(c.output.find("Passed 1/1"), std::string::npos) << c.output;
 }
 
+// A plugin named by path is loaded on its own: the installed or discovered plugin of the same name must not make
+// it fail as "already loaded".
+TEST(ConformanceCli, InfoOnAPluginPath) {
+  Command c = run_command(std::string(PK_PRIMKIT_EXE) + " info " + PK_CPU_PLUGIN);
+  EXPECT_EQ(c.exit_code, 0) << c.output;
+  EXPECT_NE(c.output.find("cpu (PrimKit"), std::string::npos) << c.output;
+  EXPECT_NE(c.output.find("primitive tier: "), std::string::npos) << c.output;
+}
+
 TEST(ConformanceCli, BadArgumentsAndUnknownBackends) {
   EXPECT_EQ(run_command(std::string(PK_PRIMKIT_EXE) + " conformance --profile slow --backend cpu").exit_code, 2);
   Command c = run_command(std::string(PK_PRIMKIT_EXE) + " conformance --backend /nonexistent/libprimkit_backend_x.so");
