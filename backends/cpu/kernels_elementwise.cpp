@@ -193,10 +193,8 @@ inline T *at(const View &v, int64_t off) {
   return reinterpret_cast<T *>(v.base) + off;
 }
 
-// Dense outputs at least this large (well beyond what the last-level cache keeps for a following op) are written
-// with non-temporal stores: a regular store first reads the line it writes (read-for-ownership), a third more
-// memory traffic for a binary op.
-constexpr int64_t kStreamingBytes = int64_t{16} << 20;
+// Dense outputs of kStreamingBytes (vec_math.hpp) and more are written with non-temporal stores: a regular store
+// first reads the line it writes, a third more memory traffic for a binary op.
 
 // out[i] = f(in_0[i], ..., in_k[i]) over n dense elements.
 template <class Out, class... In, class F>

@@ -222,7 +222,8 @@ __attribute__((target("avx2,fma"))) float row_max_avx2(const float *x, int64_t n
 // again, now from cache); then buf / sum rounded once into y. Error: e^d <= 1 ulp, the quotient one rounding more,
 // inside the table's 4-ulp bound with room. d < -104 gives exactly 0 (e^d / sum < 2^-150 since sum >= 1); lanes
 // in [-104, -86), where 2^n would leave the normal range, take the scalar double path.
-__attribute__((target("avx2,fma"))) void softmax_row_avx2(const float *x, float *y, int64_t n, double *buf) {
+__attribute__((target("avx2,fma"))) void softmax_row_avx2(const float *x, float *y, int64_t n, double *buf,
+                                                          bool stream) {
   bool nan = false;
   const float mf = row_max_avx2(x, n, nan);
   if (nan || !std::isfinite(mf)) {
@@ -266,9 +267,8 @@ __attribute__((target("avx2,fma"))) void softmax_row_avx2(const float *x, float 
   const __m256d inv = _mm256_set1_pd(1.0 / s);
   i = 0;
   for (; i + 8 <= n; i += 8) {
-    const __m128 a = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_loadu_pd(buf + i), inv));
-    const __m128 b = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_loadu_pd(buf + i + 4), inv));
-    _mm256_storeu_ps(y + i, _mm256_set_m128(b, a));
+    store4(y + i, _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_loadu_pd(buf + i), inv)), stream);
+    store4(y + i + 4, _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_loadu_pd(buf + i + 4), inv)), stream);
   }
   for (; i < n; ++i) y[i] = static_cast<float>(buf[i] / s);
 }
@@ -335,15 +335,17 @@ pk_status k_softmax(const Launch &l) {
           if (have_avx2() && r.dense && r.count > 0 && r.len > 0 && (Log || r.len <= (int64_t{1} << 16))) {
             const float *x = in.at<float>(0);
             float *y = out.at<float>(0);
+            const bool stream = !Log && r.count * r.len * 4 >= kStreamingBytes;
             parallel_for(0, r.count, row_grain(r.len), [&](int64_t lo, int64_t hi) {
               std::vector<double> buf(Log ? 0 : static_cast<size_t>(r.len));
               for (int64_t k = lo; k < hi; ++k) {
                 if constexpr (Log) {
                   log_softmax_row_avx2(x + k * r.len, y + k * r.len, r.len);
                 } else {
-                  softmax_row_avx2(x + k * r.len, y + k * r.len, r.len, buf.data());
+                  softmax_row_avx2(x + k * r.len, y + k * r.len, r.len, buf.data(), stream);
                 }
               }
+              if (stream) _mm_sfence();
             });
             return PK_OK;
           }
@@ -390,19 +392,30 @@ void rms_norm_values(C *v, int64_t n, const C *w, C eps) {
 // a sample keeps the cancellation in S2/n - (S1/n)^2 to n * 2^-53 relative, since (x[0] - mean)^2 <= n var), one
 // for the output.
 __attribute__((target("avx2,fma"))) void layer_norm_row_avx2(const float *x, float *y, int64_t n, const float *w,
-                                                             const float *b, double eps) {
+                                                             const float *b, double eps, bool stream) {
   const double x0 = x[0];
   const __m256d sh = _mm256_set1_pd(x0);
-  __m256d s1a = _mm256_setzero_pd(), s1b = s1a, s2a = s1a, s2b = s1a;
+  // Four independent chains per sum: the adds and fmas are latency-bound with fewer.
+  __m256d s1a = _mm256_setzero_pd(), s1b = s1a, s1c = s1a, s1d = s1a, s2a = s1a, s2b = s1a, s2c = s1a, s2d = s1a;
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
+  for (; i + 16 <= n; i += 16) {
     const __m256d d0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + i)), sh);
     const __m256d d1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + i + 4)), sh);
+    const __m256d d2 = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + i + 8)), sh);
+    const __m256d d3 = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + i + 12)), sh);
     s1a = _mm256_add_pd(s1a, d0);
     s1b = _mm256_add_pd(s1b, d1);
+    s1c = _mm256_add_pd(s1c, d2);
+    s1d = _mm256_add_pd(s1d, d3);
     s2a = _mm256_fmadd_pd(d0, d0, s2a);
     s2b = _mm256_fmadd_pd(d1, d1, s2b);
+    s2c = _mm256_fmadd_pd(d2, d2, s2c);
+    s2d = _mm256_fmadd_pd(d3, d3, s2d);
   }
+  s1a = _mm256_add_pd(s1a, s1c);
+  s1b = _mm256_add_pd(s1b, s1d);
+  s2a = _mm256_add_pd(s2a, s2c);
+  s2b = _mm256_add_pd(s2b, s2d);
   double s1 = hsum_pd(_mm256_add_pd(s1a, s1b)), s2 = hsum_pd(_mm256_add_pd(s2a, s2b));
   for (; i < n; ++i) {
     const double d = static_cast<double>(x[i]) - x0;
@@ -419,7 +432,7 @@ __attribute__((target("avx2,fma"))) void layer_norm_row_avx2(const float *x, flo
   for (; i + 4 <= n; i += 4) {
     const __m256d yv = _mm256_mul_pd(_mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + i)), mv), rv);
     const __m256d o = _mm256_fmadd_pd(yv, _mm256_cvtps_pd(_mm_loadu_ps(w + i)), _mm256_cvtps_pd(_mm_loadu_ps(b + i)));
-    _mm_storeu_ps(y + i, _mm256_cvtpd_ps(o));
+    store4(y + i, _mm256_cvtpd_ps(o), stream);
   }
   for (; i < n; ++i)
     y[i] = static_cast<float>((static_cast<double>(x[i]) - mean) * rstd * static_cast<double>(w[i]) +
@@ -427,7 +440,7 @@ __attribute__((target("avx2,fma"))) void layer_norm_row_avx2(const float *x, flo
 }
 
 __attribute__((target("avx2,fma"))) void rms_norm_row_avx2(const float *x, float *y, int64_t n, const float *w,
-                                                           double eps) {
+                                                           double eps, bool stream) {
   __m256d s0 = _mm256_setzero_pd(), s1 = s0;
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -443,7 +456,7 @@ __attribute__((target("avx2,fma"))) void rms_norm_row_avx2(const float *x, float
   for (; i + 4 <= n; i += 4) {
     const __m256d o =
         _mm256_mul_pd(_mm256_mul_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + i)), rv), _mm256_cvtps_pd(_mm_loadu_ps(w + i)));
-    _mm_storeu_ps(y + i, _mm256_cvtpd_ps(o));
+    store4(y + i, _mm256_cvtpd_ps(o), stream);
   }
   for (; i < n; ++i) y[i] = static_cast<float>(static_cast<double>(x[i]) * rr * static_cast<double>(w[i]));
 }
@@ -472,14 +485,16 @@ pk_status k_norm(const Launch &l) {
                 Rms ? std::vector<float>() : dense_copy<float, float>(kit::view_of(l.inputs[2]));
             const float *x = in.at<float>(0);
             float *y = out.at<float>(0);
+            const bool stream = r.count * r.len * 4 >= kStreamingBytes;
             parallel_for(0, r.count, row_grain(2 * r.len), [&](int64_t lo, int64_t hi) {
               for (int64_t k = lo; k < hi; ++k) {
                 if constexpr (Rms) {
-                  rms_norm_row_avx2(x + k * r.len, y + k * r.len, r.len, w.data(), a.eps);
+                  rms_norm_row_avx2(x + k * r.len, y + k * r.len, r.len, w.data(), a.eps, stream);
                 } else {
-                  layer_norm_row_avx2(x + k * r.len, y + k * r.len, r.len, w.data(), b.data(), a.eps);
+                  layer_norm_row_avx2(x + k * r.len, y + k * r.len, r.len, w.data(), b.data(), a.eps, stream);
                 }
               }
+              if (stream) _mm_sfence();
             });
             return PK_OK;
           }

@@ -4,6 +4,8 @@
 
 #include <immintrin.h>
 
+#include <cstdint>
+
 namespace pk::cpu {
 
 // e^x for 8 floats with x in [-86, 88] (callers clamp or route other lanes elsewhere, so 2^n stays a normal
@@ -25,6 +27,21 @@ __attribute__((target("avx2,fma"))) inline __m256 exp_ps_in_range(__m256 x) {
   const __m256 y = _mm256_add_ps(_mm256_set1_ps(1.0f), _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r));
   const __m256i scale = _mm256_slli_epi32(_mm256_cvtps_epi32(n), 23);
   return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(y), scale));
+}
+
+// Outputs at least this large (well beyond what the last-level cache keeps for a following op) are written with
+// non-temporal stores: a regular store first reads the line it writes (read-for-ownership), which for a row-wise
+// op like softmax is half again the traffic of reading its input.
+constexpr int64_t kStreamingBytes = int64_t{16} << 20;
+
+// Stores 4 floats, bypassing the caches when `stream` and p is 16-byte aligned. A chunk of work that streamed
+// must end with _mm_sfence() before it counts as done (non-temporal stores are weakly ordered).
+__attribute__((target("avx2,fma"))) inline void store4(float *p, __m128 v, bool stream) {
+  if (stream && (reinterpret_cast<uintptr_t>(p) & 15) == 0) {
+    _mm_stream_ps(p, v);
+  } else {
+    _mm_storeu_ps(p, v);
+  }
 }
 
 }  // namespace pk::cpu
