@@ -575,6 +575,70 @@ TEST(OracleSpecial, IncompleteGammaSpecialValuesAndClosedForms) {
   }
 }
 
+TEST(OracleSpecial, IncompleteGammaHugeX) {
+  // x far above a: P = 1, Q = 0 (mpmath: Q(16.5, f64 max) ~ 1e-78072820862606201654...). x^a alone overflows long
+  // double at the f64 maximum for a > 16, and times e^-x = 0 it once gave NaN; 0x1.216d279bf19dcp+4 (18.089...) is
+  // the a of such a conformance case.
+  const long double big = 0x1.fffffffffffffp+1023L;
+  HostTensor a =
+      vec(PK_DTYPE_F64, {16.5L, 17, 0x1.216d279bf19dcp+4L, 19.9L, 20, 100, 1e10L, 1e300L, 0.5L, 1e-300L, 19.9L, 19.9L});
+  HostTensor x = vec(PK_DTYPE_F64, {big, big, big, big, big, big, big, big, big, big, 16384, 12000});
+  const std::vector<long double> ones(12, 1), zeros(12, 0);
+  auto p = run("igamma", {a, x}), q = run("igammac", {a, x});
+  ASSERT_EQ(p.size(), 1u);
+  ASSERT_EQ(q.size(), 1u);
+  expect_same(values(p), ones, "igamma at huge x");
+  expect_same(values(q), zeros, "igammac at huge x");
+  for (int i = 0; i < 12; ++i) {
+    EXPECT_EQ(p[0].wide[i].re, 1) << i;
+    EXPECT_EQ(q[0].wide[i].re, 0) << i;
+  }
+  // Q where x^a e^-x is tiny but not 0, mpmath at 300 bits: Q(17.5, 700) = 1.03674842361584032872694e-271
+  // (0x1.c0aecd64150d7p-901 correctly rounded), Q(19.5, 1000) = 5.898730032830746896444718e-396 (below f64, long
+  // double holds it), Q(19.5, 11000) = 1.214321662634680440197892e-4719
+  auto q2 = run("igammac", {vec(PK_DTYPE_F64, {17.5L, 19.5L, 19.5L}), vec(PK_DTYPE_F64, {700, 1000, 11000})});
+  ASSERT_EQ(q2.size(), 1u);
+  const long double want[] = {1.03674842361584032872694e-271L, 5.898730032830746896444718e-396L,
+                              1.214321662634680440197892e-4719L};
+  // the relative error grows with the size of the exponent of x^a e^-x (README): 2^-50 at x = 11000
+  const int rel_bits[] = {56, 56, 50};
+  for (int i = 0; i < 3; ++i) EXPECT_LE(fabsl(q2[0].wide[i].re - want[i]), want[i] * ldexpl(1, -rel_bits[i])) << i;
+  EXPECT_EQ(q2[0].rounded_bits(0), 0x07ac0aecd64150d7u);
+}
+
+TEST(OracleSpecial, DigammaNearItsRoots) {
+  // psi at the f64 nearest to its first five negative roots and its positive root, where psi is ~1e-16 and its
+  // terms ~4, and at inputs of earlier conformance failures near roots. mpmath at 300 bits (mpmath.digamma),
+  // then float(psi).hex() for the correctly rounded f64. A long double evaluation is off by ~2^-9 relative at
+  // the roots and 10 f64 ulp at -0.5040666.
+  struct Case {
+    long double x, psi;
+    uint64_t f64_bits;
+  };
+  const Case cases[] = {
+      {-0x1.02172b05ee260p-1L, 7.289763902976894944462434e-17L, 0x3c9502e5780c52dau},
+      {-0x1.92d0cbc289d4ap+0L, 1.56497884818384533672304e-16L, 0x3ca68dc0bb58132fu},
+      {-0x1.4e2c19f679e5ap+1L, -1.072027593641000207125036e-15L, 0xbcd34fdacb52af39u},
+      {-0x1.d1514b041b2a8p+1L, -6.354883894064686250492636e-16L, 0xbcc6e558890267e6u},
+      {-0x1.29cea5c1ccbd0p+2L, 3.153352998238749258284327e-15L, 0x3cec6723103dc2cbu},
+      {0x1.762d86356be3fp+0L, -9.241265521729427516792351e-17L, 0xbc9aa2d9b3ce29e0u},
+      {-0x1.021504c6a3a83p-1L, 1.466003685923014029340039e-4L, 0x3f23371793ce9550u},
+      {-0x1.92e164996bce7p+0L, -2.518194987688895422909014e-3L, 0xbf64a109a3bf13ecu},
+      {-0x1.ec03b898a3ea4p+2L, 8.672922701805975728195868e-4L, 0x3f4c6b5ff7df3535u},
+      {-0x1.d14e977600854p+1L, 9.603859280417979139640407e-4L, 0x3f4f784d13846746u},
+  };
+  std::vector<long double> xs;
+  for (const Case &c : cases) xs.push_back(c.x);
+  auto out = run("digamma", {vec(PK_DTYPE_F64, xs)});
+  ASSERT_EQ(out.size(), 1u);
+  for (size_t i = 0; i < xs.size(); ++i) {
+    // 113-bit arithmetic: ~2^-110 absolute, i.e. ~2^-57 relative for the results near 1e-16, better elsewhere
+    const long double rel = fabsl(out[0].wide[i].re - cases[i].psi) / fabsl(cases[i].psi);
+    EXPECT_LE(rel, ldexpl(1, i < 6 ? -55 : -62)) << i << ": relative error " << static_cast<double>(rel);
+    EXPECT_EQ(out[0].rounded_bits(static_cast<int64_t>(i)), cases[i].f64_bits) << i;
+  }
+}
+
 TEST(OracleSpecial, ZetaSpecialValuesAndClosedForms) {
   // zeta(1, q) = inf, s < 1 -> NaN, q a non-positive integer -> inf (a pole), zeta(s, inf) = 0
   HostTensor s = vec(PK_DTYPE_F64, {1, 0.5L, 2, 2, kNaN, 2});

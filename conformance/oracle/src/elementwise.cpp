@@ -3,6 +3,8 @@
 // Each op is written once per dtype class (integer, bool, real float, complex); the output is rounded later,
 // once, by evaluate(). Integer results are wrapped to the dtype here (that is the op's semantics, not a
 // rounding).
+#include <quadmath.h>
+
 #include <complex>
 #include <limits>
 
@@ -207,31 +209,39 @@ long double bessel_i(int nu, long double x, bool scaled) {
   return negate ? -r : r;
 }
 
-long double digamma(long double x) {
-  if (std::isnan(x)) return x;
-  if (x == 0) return std::signbit(x) ? HUGE_VALL : -HUGE_VALL;  // C/SciPy: psi(+-0) = -+inf
-  if (x < 0 && x == floorl(x)) return kNaN;
-  if (x == -HUGE_VALL) return kNaN;
-  if (x == HUGE_VALL) return x;
-  const long double pi = 3.141592653589793238462643383279502884L;
-  long double result = 0;
+// psi(x) in __float128 (113 bits; libquadmath's tanq and logq). Near its roots (x0 = 1.46163... and one in each
+// interval (-n, -n + 1)) psi is a small difference of terms of size ~ln|x| + |pi cot(pi x)| ~ 4: long double's
+// 2^-64 of those left 10 f64 ulp at psi = 1.5e-4 and ~9 bits at the f64 nearest a root (psi ~ 1e-16). 113 bits
+// give ~2^-110 absolute: ~2^-57 relative at those nearest f64, a few 2^-64 elsewhere.
+long double digamma(long double xl) {
+  if (std::isnan(xl)) return xl;
+  if (xl == 0) return std::signbit(xl) ? HUGE_VALL : -HUGE_VALL;  // C/SciPy: psi(+-0) = -+inf
+  if (xl < 0 && xl == floorl(xl)) return kNaN;
+  if (xl == -HUGE_VALL) return kNaN;
+  if (xl == HUGE_VALL) return xl;
+  using Quad = __float128;
+  static const Quad pi = acosq(-1);
+  // Stirling's series psi(x) = ln x - 1/(2x) - sum_k B_2k / (2k x^2k): from x = 40 its terms fall by at least
+  // (k / (pi x))^2 each, and the first one left out (k = 13) is below 2^-120.
+  static const Quad coef[12] = {Quad(1) / 12,         Quad(-1) / 120,      Quad(1) / 252,
+                                Quad(-1) / 240,       Quad(1) / 132,       Quad(-691) / 32760,
+                                Quad(1) / 12,         Quad(-3617) / 8160,  Quad(43867) / 14364,
+                                Quad(-174611) / 6600, Quad(854513) / 3036, Quad(-236364091) / 65520};
+  Quad x = xl, result = 0;
   if (x < 0) {  // reflection: psi(1 - x) - psi(x) = pi cot(pi x)
     // cot(pi x) has period 1: reduce x exactly first, or the rounding of pi x (|x| ulps of pi) is magnified by
-    // cot's slope near the poles (1e-12 relative error at x = -26.9994).
-    result = -pi / tanl(pi * (x - nearbyintl(x)));
+    // cot's slope near the poles (1e-12 relative error at x = -26.9994 in long double).
+    result = -pi / tanq(pi * (x - Quad(nearbyintl(xl))));
     x = 1 - x;
   }
-  while (x < 20) {
+  while (x < 40) {
     result -= 1 / x;
     x += 1;
   }
-  // asymptotic series with Bernoulli numbers
-  long double x2 = 1 / (x * x);
-  long double series =
-      x2 *
-      (1.0L / 12 -
-       x2 * (1.0L / 120 - x2 * (1.0L / 252 - x2 * (1.0L / 240 - x2 * (1.0L / 132 - x2 * (691.0L / 32760 - x2 / 12))))));
-  return result + logl(x) - 0.5L / x - series;
+  const Quad z = 1 / (x * x);
+  Quad series = 0;
+  for (int k = 11; k >= 0; --k) series = (series + coef[k]) * z;
+  return static_cast<long double>(result + logq(x) - 1 / (2 * x) - series);
 }
 
 // --- integer helpers ---------------------------------------------------------------------------------------------

@@ -119,13 +119,15 @@ long double log_gamma_star(long double a) {
   return sum;
 }
 
-// x^a e^-x / Gamma(a), for a > 0 and 0 < x < inf. For a < 20 from powl, expl and tgammal (a few 2^-64 each;
-// x^a cannot overflow long double where e^-x has not already made the product negligible). For a >= 20 as
-// sqrt(a / (2 pi)) / Gamma*(a) * exp(a (ln(x/a) - x/a + 1)), with x/a - 1 = (x - a) / a from the exact
-// difference, so the exponent carries a relative error of a few 2^-64 (not a ln x and x separately, whose
-// absolute error a ln x * 2^-64 would be amplified by exp).
+// x^a e^-x / Gamma(a), for a > 0 and 0 < x < inf. For a < 20 from powl, expl and tgammal (a few 2^-64 each),
+// up to x = 2^14: beyond, the product is below e^(20 ln 2^14 - 2^14) = e^-16190, under the smallest long double
+// (e^-11430), while x^a alone would overflow long double near the f64 maximum for a > 16 (inf * 0 = NaN). For a >= 20
+// as sqrt(a / (2 pi)) / Gamma*(a) * exp(a (ln(x/a) - x/a + 1)), with x/a - 1 = (x - a) / a from the exact difference,
+// so the exponent carries a relative error of a few 2^-64 (not a ln x and x separately, whose absolute error a ln x *
+// 2^-64 would be amplified by exp).
 long double prefactor(long double a, long double x) {
   if (a < 20) {
+    if (x > 0x1p14L) return 0;  // x^a e^-x decreases for x > a: 0 in long double from here on
     const long double p = powl(x, a) * expl(-x);
     return a < 1 ? p * a / tgammal(a + 1) : p / tgammal(a);
   }
@@ -137,6 +139,9 @@ long double prefactor(long double a, long double x) {
 
 // P(a, x) by its power series: x^a e^-x / Gamma(a + 1) * sum_n x^n / ((a+1) ... (a+n)); all terms positive.
 long double p_series(long double a, long double x) {
+  // a prefactor below the long double range leaves P there too (the sum is below ~sqrt(a) + 8): skip the summation
+  const long double pre = prefactor(a, x);
+  if (pre == 0) return 0;
   long double term = 1, sum = 1;
   for (long long n = 1;; ++n) {
     if (n > kMaxTerms) unimplemented("igamma: series too slow for a = " + std::to_string(static_cast<double>(a)));
@@ -144,12 +149,16 @@ long double p_series(long double a, long double x) {
     sum += term;
     if (term < sum * kEpsilon) break;
   }
-  return prefactor(a, x) / a * sum;
+  return pre / a * sum;
 }
 
 // Q(a, x) by Legendre's continued fraction x^a e^-x / Gamma(a) * 1 / (x + 1 - a - 1 (1 - a) / (x + 3 - a - ...)),
 // evaluated by the modified Lentz method (Numerical Recipes 6.2), for x >= a + 1.
 long double q_fraction(long double a, long double x) {
+  // The fraction is at most 1 here: Q = 0 with the prefactor. Not only faster: where x - a >= 2^65 (a = 1e300,
+  // x = 1e305) b += 2 is lost, delta stays at 1 - 2^-64 and the loop below would never stop.
+  const long double pre = prefactor(a, x);
+  if (pre == 0) return 0;
   const long double tiny = 0x1p-16000L;
   long double b = x + 1 - a, c = 1 / tiny, d = 1 / b, h = d;
   for (long long n = 1;; ++n) {
@@ -165,7 +174,7 @@ long double q_fraction(long double a, long double x) {
     h *= delta;
     if (fabsl(delta - 1) < kEpsilon) break;
   }
-  return prefactor(a, x) * h;
+  return pre * h;
 }
 
 // Q(a, x) for 0 < a < 1 and x < a + 1 (Gautschi 1979): Q = (1 - x^a / Gamma(1 + a)) - x^a / Gamma(a) * S with
