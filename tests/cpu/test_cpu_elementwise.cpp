@@ -106,3 +106,34 @@ TEST_F(CpuElementwise, ManyParallelLaunchesOfMixedSizesAreExact) {
 }
 
 }  // namespace
+
+namespace {
+
+// digamma f64 where psi is tiny beside its terms: the doubles nearest its first five negative roots and its positive
+// root, and points near roots from earlier conformance failures. Expected: mpmath.digamma at 300 bits, rounded to
+// f64 (float(psi).hex()); the backend's contract is 4 ulps, here asked to be within 2.
+TEST_F(CpuElementwise, DigammaF64NearItsRoots) {
+  const struct {
+    double x;
+    uint64_t psi_bits;
+  } cases[] = {
+      {-0x1.02172b05ee260p-1, 0x3c9502e5780c52dau}, {-0x1.92d0cbc289d4ap+0, 0x3ca68dc0bb58132fu},
+      {-0x1.4e2c19f679e5ap+1, 0xbcd34fdacb52af39u}, {-0x1.d1514b041b2a8p+1, 0xbcc6e558890267e6u},
+      {-0x1.29cea5c1ccbd0p+2, 0x3cec6723103dc2cbu}, {0x1.762d86356be3fp+0, 0xbc9aa2d9b3ce29e0u},
+      {-0x1.021504c6a3a83p-1, 0x3f23371793ce9550u}, {-0x1.92e164996bce7p+0, 0xbf64a109a3bf13ecu},
+      {-0x1.ec03b898a3ea4p+2, 0x3f4c6b5ff7df3535u}, {-0x1.d14e977600854p+1, 0x3f4f784d13846746u},
+  };
+  std::vector<double> x, y(std::size(cases), 0.0);
+  for (const auto &c : cases) x.push_back(c.x);
+  const int64_t n = static_cast<int64_t>(x.size());
+  ASSERT_EQ(launch(PK_OP_DIGAMMA, {tensor(x, kF64, {n})}, {tensor(y, kF64, {n})}, nullptr), PK_OK)
+      << last_error().message;
+  for (int64_t i = 0; i < n; ++i) {
+    double want;
+    std::memcpy(&want, &cases[i].psi_bits, 8);
+    EXPECT_LE(std::fabs(y[i] - want), 2 * (std::nextafter(std::fabs(want), INFINITY) - std::fabs(want)))
+        << "digamma(" << x[i] << ") = " << y[i] << ", want " << want;
+  }
+}
+
+}  // namespace
