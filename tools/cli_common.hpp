@@ -1,4 +1,4 @@
-// cli_common.hpp — helpers shared by the primkit subcommands.
+// cli_common.hpp — helpers shared by the primkit subcommands (cli_common.cpp).
 #pragma once
 
 #include <string>
@@ -11,6 +11,10 @@ namespace pk::cli {
 std::string last_error_message();
 // Creates a runtime with discovery; exits with a message on failure.
 pk_runtime_t open_runtime(uint32_t flags);
+// True when the command-line word names a plugin file (a path or a .so) rather than a backend.
+bool looks_like_path(const std::string &name_or_path);
+// A runtime for one backend named on the command line: discovery is off for a plugin path.
+pk_runtime_t open_runtime_for(const std::string &name_or_path);
 // A backend by name (discovered) or by plugin path (loaded); nullptr after printing why.
 pk_backend_t resolve_backend(pk_runtime_t rt, const std::string &name_or_path);
 // The dtypes of an op's first type variable.
