@@ -1,9 +1,11 @@
 // dispatch.cpp — single-op launches: validation against the op table, dispatch to the stream's backend,
 // decomposition of composites the backend lacks, and fallback to the CPU backend with copies.
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "runtime_internal.hpp"
 
@@ -350,19 +352,18 @@ class LaunchMemo {
   template <class Sink>
   static bool walk(Sink &sink, const void *device, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
                    const pk_tensor *outputs, uint32_t num_outputs, const void *attrs) {
-    const struct {
-      const void *device;
-      uint32_t op_id, num_inputs, num_outputs, zero;
-    } head = {device, op_id, num_inputs, num_outputs, 0};
-    if (!sink.put(&head, sizeof head)) return false;
+    // Whole words (built in registers: 4-byte stores read back as 8-byte loads stall store forwarding).
+    const uint64_t head[3] = {reinterpret_cast<uintptr_t>(device), op_id | (uint64_t{num_inputs} << 32), num_outputs};
+    if (!sink.put(head, sizeof head)) return false;
     for (uint32_t i = 0; i < num_inputs + num_outputs; ++i) {
       const pk_tensor &t = i < num_inputs ? inputs[i] : outputs[i - num_inputs];
       if (t.struct_size != sizeof(pk_tensor) || t.ndim < 0 || t.ndim > PK_MAX_RANK) return false;
-      pk_tensor flat = t;
-      flat.shape = nullptr;
-      flat.strides = reinterpret_cast<const int64_t *>(static_cast<uintptr_t>(t.strides != nullptr));
+      // Every field before the shape pointer as it is, then whether strides are given, then the extents.
+      static_assert(offsetof(pk_tensor, shape) % 8 == 0, "the descriptor's leading fields are whole words");
+      const uint64_t has_strides = t.strides != nullptr;
       const size_t dims = static_cast<size_t>(t.ndim) * sizeof(int64_t);
-      if (!sink.put(&flat, sizeof flat) || (t.ndim > 0 && (t.shape == nullptr || !sink.put(t.shape, dims))) ||
+      if (!sink.put(&t, offsetof(pk_tensor, shape)) || !sink.put(&has_strides, sizeof has_strides) ||
+          (t.ndim > 0 && (t.shape == nullptr || !sink.put(t.shape, dims))) ||
           (t.strides != nullptr && t.ndim > 0 && !sink.put(t.strides, dims))) {
         return false;
       }
@@ -374,11 +375,14 @@ class LaunchMemo {
     }
     return true;
   }
+  // No initializers: a thread_local of a trivially constructible type is zero-initialized (valid_ = false) with
+  // no per-access initialization guard.
   unsigned char last_[kCapacity];
-  size_t last_len_ = 0;
-  bool valid_ = false;
+  size_t last_len_;
+  bool valid_;
   alignas(16) unsigned char normalized_[pk::meta::kMaxAttrsSize];
 };
+static_assert(std::is_trivially_default_constructible_v<LaunchMemo>, "see the comment on LaunchMemo's fields");
 
 pk_status validate_and_launch(pk_stream_s *stream, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
                               const pk_tensor *outputs, uint32_t num_outputs, const void *attrs) {
