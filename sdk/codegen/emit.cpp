@@ -13,6 +13,9 @@
 //   IEEE instructions (NVPTX: sqrt.rn, fma.rn, cvt.rmi/rpi/rzi/rni ...).
 // - Narrowing to f16 from f64 is one IEEE conversion; to bf16 it goes through f32 rounded to odd, which makes
 //   the second rounding exact (24 >= 8 + 2 bits).
+// - The special functions (erfcx, erf_inv, ndtri, lgamma, digamma) iterate (Newton steps, recurrences) and carry
+//   the steps that cancel in double-double, so that f64 meets the table's 16 ulp with room to spare.
+// - var and the scans run one work item per line (var: three passes; scans: one, storing each element).
 // - Float sums and products accumulate in f64. On the host (CPU target) the accumulation may be reassociated so
 //   that row loops vectorize; GPU threads, and the emulator that stands for them, accumulate in index order.
 #include "emit.hpp"
@@ -198,6 +201,28 @@ class Emitter {
   Value *erf_d(Value *x);
   Value *erfc_d(Value *x);
   Value *fmod_d(Value *x, Value *y);
+  // Special functions (double-double where the result needs it).
+  struct DD {
+    Value *hi, *lo;
+  };
+  DD dd(Value *hi) { return {hi, f64c(0.0)}; }
+  DD dd_two_sum(Value *a, Value *b);
+  DD dd_add(DD a, DD b);
+  DD dd_add_d(DD a, Value *b);
+  DD dd_mul(DD a, DD b);
+  DD dd_mul_d(DD a, Value *b);
+  DD dd_div(DD a, DD b);
+  DD dd_log(DD x);             // x.hi > 0 finite
+  Value *erfcx_pos(Value *x);  // erfcx(x) for x >= 0.5 (inf included)
+  Value *erfcx_d(Value *x);
+  Value *erf_inv_small(Value *y);  // erf_inv(y) for 0 <= y <= 1/2
+  Value *erfc_inv(Value *q);       // erfc_inv(q) for 0 < q <= 1/2
+  Value *erf_inv_d(Value *y);
+  Value *ndtri_d(Value *p);
+  void sincos_pi(Value *r, Value *&s, Value *&c);  // sin(pi r), cos(pi r) for |r| <= 1/2
+  DD lgamma_pos(DD z);                             // ln Gamma(z) for z > 0
+  Value *lgamma_d(Value *x);
+  Value *digamma_d(Value *x);
   Value *nextafter(Value *x, Value *y, int32_t d);
   Value *gcd(Value *x, Value *y, bool uns);
 
@@ -210,13 +235,20 @@ class Emitter {
 
   // --- row programs (regions with reductions) ---
   using Step = std::function<std::vector<Value *>(Value *c, const std::vector<Value *> &accs)>;
-  std::vector<Value *> loop_cols(const std::vector<Value *> &init, const Step &step);
+  std::vector<Value *> loop_cols(const std::vector<Value *> &init, const Step &step) {
+    return loop_n(cols_, init, step, "cols");
+  }
+  // A loop of `count` (i64, may be <= 0) iterations carrying `init` through `step` (c: the iteration, 0-based).
+  std::vector<Value *> loop_n(Value *count, const std::vector<Value *> &init, const Step &step,
+                              const char *name = "loop");
   Value *arg_offset(int arg, Kind k, Value *j, Value *row0, Value *c);
   // Computes the element-kind values `need` marks at column c (loads included) on top of the row values.
   // stashed[v] >= 0: v is loaded from that argument instead of computed.
   std::vector<Value *> elem_values(const std::vector<Value *> &rowv, const std::vector<bool> &need,
                                    const std::vector<int> &stashed, Value *j, Value *row0, Value *c);
   void build_rows(Value *j);
+  void build_line(Value *j);  // var and the scans: one work item walks one line
+  Value *gather(const Node &n, const std::vector<Value *> &idx, Value *linear, const std::vector<Value *> &val);
   Value *apply(const Node &n, const std::vector<Value *> &val, Value *linear);
   std::vector<Value *> red_init(const Node &n, int32_t xdt);
   std::vector<Value *> red_step(const Node &n, int32_t xdt, const std::vector<Value *> &acc, Value *x, Value *c);
@@ -1159,6 +1191,17 @@ Value *Emitter::pow_d(Value *x, Value *y) {
 // amplifies its rounding errors by about e^(c/2), harmless (long double) up to c = 5.75 but not beyond, so from
 // 6 on erfcx is Laplace's continued fraction, 16 terms (below 2^-58 there). Beyond 27.5 erfc underflows.
 Value *Emitter::erfc_pos(Value *x) {
+  Value *xc = b_.CreateSelect(b_.CreateFCmpOLT(x, f64c(27.5)), x, f64c(27.0));
+  Value *ex = erfcx_pos(xc);
+  Value *x2 = b_.CreateFMul(xc, xc);
+  Value *x2l = fma(xc, xc, b_.CreateFNeg(x2));
+  Value *E = exp_d(b_.CreateFNeg(x2));
+  E = fma(E, b_.CreateFNeg(x2l), E);
+  Value *res = b_.CreateFMul(E, ex);
+  return b_.CreateSelect(b_.CreateFCmpOGE(x, f64c(27.5)), f64c(0.0), res);
+}
+
+Value *Emitter::erfcx_pos(Value *xc) {
   using namespace consts;
   constexpr int kDeg = 19, kCentres = 11, kTerms = 16;
   std::vector<uint64_t> words, his;
@@ -1179,7 +1222,6 @@ Value *Emitter::erfc_pos(Value *x) {
     his.push_back(w);
   }
   Value *tbl = table("pk_erfcx_taylor", words);
-  Value *xc = b_.CreateSelect(b_.CreateFCmpOLT(x, f64c(27.5)), x, f64c(27.0));
   Value *xt = b_.CreateSelect(b_.CreateFCmpOLT(xc, f64c(6.0)), xc, f64c(1.0));
   Value *j = b_.CreateFPToSI(b_.CreateFMul(b_.CreateFSub(xt, f64c(0.5)), f64c(2.0)), i64_);
   j = b_.CreateSelect(b_.CreateICmpSGT(j, i64c(kCentres - 1)), i64c(kCentres - 1), j);
@@ -1197,13 +1239,7 @@ Value *Emitter::erfc_pos(Value *x) {
   Value *t = f64c(0.0);
   for (int k = kTerms; k >= 1; --k) t = b_.CreateFDiv(f64c(0.5 * k), b_.CreateFAdd(xf, t));
   Value *frac = b_.CreateFDiv(f64c(0.56418958354775628695), b_.CreateFAdd(xf, t));  // 1 / sqrt(pi)
-  Value *ex = b_.CreateSelect(b_.CreateFCmpOLT(xc, f64c(6.0)), taylor, frac);
-  Value *x2 = b_.CreateFMul(xc, xc);
-  Value *x2l = fma(xc, xc, b_.CreateFNeg(x2));
-  Value *E = exp_d(b_.CreateFNeg(x2));
-  E = fma(E, b_.CreateFNeg(x2l), E);
-  Value *res = b_.CreateFMul(E, ex);
-  return b_.CreateSelect(b_.CreateFCmpOGE(x, f64c(27.5)), f64c(0.0), res);
+  return b_.CreateSelect(b_.CreateFCmpOLT(xc, f64c(6.0)), taylor, frac);
 }
 
 // erf(x) for |x| <= 1/2: 2/sqrt(pi) (x - x^3/3 + x^5/10 - ...), Taylor to x^29.
@@ -1241,6 +1277,345 @@ Value *Emitter::erfc_d(Value *x) {
   Value *small = b_.CreateFSub(f64c(1.0), erf_small(b_.CreateSelect(b_.CreateFCmpOLE(a, f64c(0.5)), x, f64c(0.0))));
   Value *big = b_.CreateSelect(b_.CreateFCmpOGT(x, f64c(0.0)), ec, b_.CreateFSub(f64c(2.0), ec));
   Value *res = b_.CreateSelect(b_.CreateFCmpOLE(a, f64c(0.5)), small, big);
+  return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, res);
+}
+
+// ------------------------------------------------------------------------------------- special functions
+
+Emitter::DD Emitter::dd_two_sum(Value *a, Value *b) {
+  DD r;
+  two_sum(a, b, r.hi, r.lo);
+  return r;
+}
+Emitter::DD Emitter::dd_add(DD a, DD b) {
+  DD s = dd_two_sum(a.hi, b.hi), t = dd_two_sum(a.lo, b.lo), r;
+  fast_two_sum(s.hi, b_.CreateFAdd(s.lo, t.hi), s.hi, s.lo);
+  fast_two_sum(s.hi, b_.CreateFAdd(s.lo, t.lo), r.hi, r.lo);
+  return r;
+}
+Emitter::DD Emitter::dd_add_d(DD a, Value *b) {
+  DD s = dd_two_sum(a.hi, b), r;
+  fast_two_sum(s.hi, b_.CreateFAdd(s.lo, a.lo), r.hi, r.lo);
+  return r;
+}
+Emitter::DD Emitter::dd_mul(DD a, DD b) {
+  Value *p = b_.CreateFMul(a.hi, b.hi);
+  Value *e = b_.CreateFAdd(fma(a.hi, b.hi, b_.CreateFNeg(p)),
+                           b_.CreateFAdd(b_.CreateFMul(a.hi, b.lo), b_.CreateFMul(a.lo, b.hi)));
+  DD r;
+  fast_two_sum(p, e, r.hi, r.lo);
+  return r;
+}
+Emitter::DD Emitter::dd_mul_d(DD a, Value *b) {
+  Value *p = b_.CreateFMul(a.hi, b);
+  DD r;
+  fast_two_sum(p, b_.CreateFAdd(fma(a.hi, b, b_.CreateFNeg(p)), b_.CreateFMul(a.lo, b)), r.hi, r.lo);
+  return r;
+}
+// Long division with two correction steps: about 2^-104 relative.
+Emitter::DD Emitter::dd_div(DD a, DD b) {
+  Value *q1 = b_.CreateFDiv(a.hi, b.hi);
+  DD r = dd_add(a, dd_mul_d({b_.CreateFNeg(b.hi), b_.CreateFNeg(b.lo)}, q1));
+  Value *q2 = b_.CreateFDiv(r.hi, b.hi);
+  DD r2 = dd_add(r, dd_mul_d({b_.CreateFNeg(b.hi), b_.CreateFNeg(b.lo)}, q2));
+  DD q;
+  fast_two_sum(q1, q2, q.hi, q.lo);
+  return dd_add_d(q, b_.CreateFDiv(r2.hi, b.hi));
+}
+// log(hi + lo) = log(hi) + lo / hi (the next term is below 2^-104); log_dd is good to about 2^-64 relative.
+Emitter::DD Emitter::dd_log(DD x) {
+  DD r;
+  r.hi = log_dd(x.hi, r.lo);
+  return dd_add_d(r, b_.CreateFDiv(x.lo, x.hi));
+}
+
+// erfcx(x) = exp(x^2) erfc(x). x >= 1/2: erfc's own tables and continued fraction (which need no exp). |x| < 1/2:
+// exp(x^2) (1 - erf(x)), x^2 carried in double-double into the exp. x <= -1/2: 2 exp(x^2) - erfcx(-x), no
+// cancellation (the first term is at least 2.5, the second below 0.62); it overflows where the function does.
+Value *Emitter::erfcx_d(Value *x) {
+  const double inf = HUGE_VAL;
+  Value *a = intr(llvm::Intrinsic::fabs, {x});
+  Value *small = b_.CreateFCmpOLE(a, f64c(0.5));
+  Value *ab = b_.CreateSelect(small, f64c(1.0), a);
+  Value *big = erfcx_pos(ab);
+  auto exp_sq = [&](Value *v) {  // exp(v^2) with the square's rounding error folded in
+    Value *v2 = b_.CreateFMul(v, v);
+    Value *v2l = fma(v, v, b_.CreateFNeg(v2));
+    Value *E = exp_d(v2);
+    return b_.CreateSelect(b_.CreateFCmpOEQ(E, f64c(inf)), E, fma(E, v2l, E));
+  };
+  Value *xs = b_.CreateSelect(small, x, f64c(0.0));
+  Value *near = b_.CreateFMul(exp_sq(xs), b_.CreateFSub(f64c(1.0), erf_small(xs)));
+  Value *neg = b_.CreateFSub(b_.CreateFMul(exp_sq(ab), f64c(2.0)), big);
+  Value *res = b_.CreateSelect(small, near, b_.CreateSelect(b_.CreateFCmpOGT(x, f64c(0.0)), big, neg));
+  return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, res);
+}
+
+// Giles' single-precision erf_inv start for w = -log((1 - y)(1 + y)) < 5, times y.
+static const std::vector<double> kGilesSmall = {1.50140941,     0.246640727,    -0.00417768164,
+                                                -0.00125372503, 0.00021858087,  -4.39150654e-06,
+                                                -3.5233877e-06, 3.43273939e-07, 2.81022636e-08};
+
+// erf_inv(y) for 0 <= y <= 1/2 (so x <= 0.477 < 1/2, erf_small's range): Giles' start (about 1e-7 relative),
+// then Newton steps on erf, each squaring the relative error; three reach the rounding of the last step.
+Value *Emitter::erf_inv_small(Value *y) {
+  Value *w = b_.CreateFNeg(log_d(b_.CreateFMul(b_.CreateFSub(f64c(1.0), y), b_.CreateFAdd(f64c(1.0), y))));
+  Value *x0 = b_.CreateFMul(horner(b_.CreateFSub(w, f64c(2.5)), kGilesSmall), y);
+  return loop_n(i64c(3), {x0}, [&](Value *, const std::vector<Value *> &a) {
+    Value *x = a[0];
+    Value *f = b_.CreateFSub(erf_small(x), y);
+    Value *d = b_.CreateFMul(f64c(1.1283791670955126), exp_d(b_.CreateFNeg(b_.CreateFMul(x, x))));
+    return std::vector<Value *>{b_.CreateFSub(x, b_.CreateFDiv(f, d))};
+  })[0];
+}
+
+// erfc_inv(q) for 0 < q <= 1/2 (x >= 0.476), relative in the whole tail down to subnormal q: Newton on
+// log erfc(x) = log erfcx(x) - x^2, whose derivative is -2 / (sqrt(pi) erfcx(x)); neither side underflows.
+// Start: Giles' formula where it was fitted (w < 5), else the asymptotic x^2 = L - log(sqrt(pi L)), L = -log q
+// (within 1 %); five steps converge from either.
+Value *Emitter::erfc_inv(Value *q) {
+  Value *w = b_.CreateFNeg(log_d(b_.CreateFMul(q, b_.CreateFSub(f64c(2.0), q))));
+  Value *giles = b_.CreateFMul(horner(b_.CreateFSub(w, f64c(2.5)), kGilesSmall), b_.CreateFSub(f64c(1.0), q));
+  Value *lq_lo;
+  Value *lq = log_dd(q, lq_lo);
+  Value *L = b_.CreateFNeg(lq);
+  Value *asym = intr(llvm::Intrinsic::sqrt,
+                     {b_.CreateFSub(b_.CreateFSub(L, b_.CreateFMul(f64c(0.5), log_d(L))), f64c(0.5723649429247001))});
+  Value *x0 = b_.CreateSelect(b_.CreateFCmpOLT(w, f64c(5.0)), giles, asym);
+  return loop_n(i64c(5), {x0}, [&](Value *, const std::vector<Value *> &a) {
+    Value *x = a[0];
+    Value *e = erfcx_d(x);
+    Value *x2 = b_.CreateFMul(x, x);
+    Value *x2l = fma(x, x, b_.CreateFNeg(x2));
+    // f = log erfc(x) - log q, the two large terms (x^2 and log q) cancelling first.
+    Value *f = b_.CreateFAdd(b_.CreateFSub(b_.CreateFNeg(x2), lq), log_d(e));
+    f = b_.CreateFSub(b_.CreateFSub(f, x2l), lq_lo);
+    return std::vector<Value *>{fma(b_.CreateFMul(f, f64c(0.88622692545275801)), e, x)};  // sqrt(pi) / 2
+  })[0];
+}
+
+// erf_inv: Newton on erf up to 1/2, on log erfc above (1 - |y| is exact there).
+Value *Emitter::erf_inv_d(Value *y) {
+  const double inf = HUGE_VAL, nan = std::numeric_limits<double>::quiet_NaN();
+  Value *ay = intr(llvm::Intrinsic::fabs, {y});
+  Value *small = b_.CreateFCmpOLE(ay, f64c(0.5));
+  Value *xs = erf_inv_small(b_.CreateSelect(small, ay, f64c(0.25)));
+  Value *qb = b_.CreateSelect(b_.CreateAnd(b_.CreateNot(small), b_.CreateFCmpOLT(ay, f64c(1.0))),
+                              b_.CreateFSub(f64c(1.0), ay), f64c(0.25));
+  Value *xb = erfc_inv(qb);
+  Value *r = b_.CreateSelect(small, xs, xb);
+  r = b_.CreateSelect(b_.CreateFCmpOEQ(ay, f64c(1.0)), f64c(inf), r);
+  r = intr(llvm::Intrinsic::copysign, {r, y});
+  r = b_.CreateSelect(b_.CreateFCmpOEQ(y, f64c(0.0)), y, r);
+  return b_.CreateSelect(b_.CreateFCmpUGT(ay, f64c(1.0)), f64c(nan), r);  // NaN and |y| > 1
+}
+
+// ndtri(p) = -sqrt(2) erfc_inv(2 p) on the lower half (2 p exact), mirrored for p > 1/2 (1 - p exact); for p in
+// [1/4, 3/4] it is sqrt(2) erf_inv(2 p - 1), which keeps the relative precision near 1/2.
+Value *Emitter::ndtri_d(Value *p) {
+  const double inf = HUGE_VAL, nan = std::numeric_limits<double>::quiet_NaN();
+  Value *lower = b_.CreateFCmpOLT(p, f64c(0.5));
+  Value *pl = b_.CreateSelect(lower, p, b_.CreateFSub(f64c(1.0), p));
+  Value *mid = b_.CreateFCmpOGE(pl, f64c(0.25));
+  Value *xm = erf_inv_small(b_.CreateSelect(mid, b_.CreateFSub(f64c(1.0), b_.CreateFMul(pl, f64c(2.0))), f64c(0.25)));
+  Value *q = b_.CreateFMul(pl, f64c(2.0));
+  Value *xt = erfc_inv(b_.CreateSelect(b_.CreateAnd(b_.CreateNot(mid), b_.CreateFCmpOGT(q, f64c(0.0))), q, f64c(0.25)));
+  Value *x = b_.CreateSelect(mid, xm, xt);
+  Value *r = fma(x, f64c(0x1.6a09e667f3bcdp+0), b_.CreateFMul(x, f64c(-0x1.bdd3413b26456p-54)));  // x sqrt(2)
+  r = b_.CreateSelect(lower, b_.CreateFNeg(r), r);
+  r = b_.CreateSelect(b_.CreateFCmpOEQ(p, f64c(0.5)), f64c(0.0), r);
+  r = b_.CreateSelect(b_.CreateFCmpOEQ(p, f64c(0.0)), f64c(-inf), r);
+  r = b_.CreateSelect(b_.CreateFCmpOEQ(p, f64c(1.0)), f64c(inf), r);
+  return b_.CreateSelect(b_.CreateOr(b_.CreateFCmpULT(p, f64c(0.0)), b_.CreateFCmpUGT(p, f64c(1.0))), f64c(nan), r);
+}
+
+// sin(pi r) and cos(pi r) for |r| <= 1/2, pi r in double-double: the kernels directly up to 1/4, else through the
+// complement 1/2 - |r| (exact).
+void Emitter::sincos_pi(Value *r, Value *&s, Value *&c) {
+  using namespace consts;
+  Value *ar = intr(llvm::Intrinsic::fabs, {r});
+  Value *near = b_.CreateFCmpOLE(ar, f64c(0.25));
+  Value *t = b_.CreateSelect(near, ar, b_.CreateFSub(f64c(0.5), ar));
+  Value *h = b_.CreateFMul(t, f64c(kPiHi));
+  Value *l = b_.CreateFAdd(fma(t, f64c(kPiHi), b_.CreateFNeg(h)), b_.CreateFMul(t, f64c(kPiLo)));
+  DD u;
+  fast_two_sum(h, l, u.hi, u.lo);
+  Value *st = sin_kernel(u.hi, u.lo), *ct = cos_kernel(u.hi, u.lo);
+  s = intr(llvm::Intrinsic::copysign, {b_.CreateSelect(near, st, ct), r});
+  c = b_.CreateSelect(near, ct, st);
+}
+
+// ln Gamma(z), z > 0 in double-double: the recurrence up to w >= 20 (the product in double-double), then
+// Stirling's series; (w - 1/2) log w - w is written (w - 1/2)(log w - 1) - 1/2 so that nothing overflows
+// before the result does. Near the zeros at 1 and 2 the two terms cancel to an absolute error of about 1e-17.
+Emitter::DD Emitter::lgamma_pos(DD z) {
+  Value *steps = b_.CreateFPToSI(
+      intr(llvm::Intrinsic::ceil,
+           {b_.CreateSelect(b_.CreateFCmpOLT(z.hi, f64c(20.0)), b_.CreateFSub(f64c(20.0), z.hi), f64c(0.0))}),
+      i64_);
+  std::vector<Value *> pr = loop_n(steps, {f64c(1.0), f64c(0.0)}, [&](Value *k, const std::vector<Value *> &a) {
+    DD p = dd_mul({a[0], a[1]}, dd_add_d(z, b_.CreateSIToFP(k, f64_)));
+    return std::vector<Value *>{p.hi, p.lo};
+  });
+  DD w = dd_add_d(z, b_.CreateSIToFP(steps, f64_));
+  DD L = dd_log(w);
+  DD r = dd_add_d(dd_mul(dd_add_d(w, f64c(-0.5)), dd_add_d(L, f64c(-1.0))), f64c(-0.5));
+  r = dd_add(r, {f64c(0.9189385332046728), f64c(-3.8782941580672414e-17)});  // log(2 pi) / 2
+  r = dd_add(r, dd_div(dd(f64c(1.0)), dd_mul_d(w, f64c(12.0))));
+  Value *iw = b_.CreateFDiv(f64c(1.0), w.hi);
+  Value *iw2 = b_.CreateFMul(iw, iw);
+  r = dd_add_d(r, b_.CreateFMul(b_.CreateFMul(iw, iw2), horner(iw2, {-1.0 / 360, 1.0 / 1260, -1.0 / 1680, 1.0 / 1188,
+                                                                     -691.0 / 360360, 1.0 / 156, -3617.0 / 122400})));
+  DD lp = dd_log({pr[0], pr[1]});
+  return dd_add(r, {b_.CreateFNeg(lp.hi), b_.CreateFNeg(lp.lo)});
+}
+
+// ln|Gamma(x)|: lgamma_pos for 0 < x <= 1e300; below 0 the reflection log(pi / |sin(pi x)|) - ln Gamma(1 - x)
+// (sin(pi x) from the exact x - rint(x)); -log|x| below 1e-300 (the next term, -gamma x, is far below an ulp);
+// Stirling in double above 1e300 (no cancellation there). +inf at the poles (non-positive integers) and at
+// +-inf; exactly 0 at 1 and 2.
+Value *Emitter::lgamma_d(Value *x) {
+  using namespace consts;
+  const double inf = HUGE_VAL;
+  Value *ax = intr(llvm::Intrinsic::fabs, {x});
+  Value *ok = b_.CreateAnd(b_.CreateFCmpOGE(ax, f64c(1e-300)), b_.CreateFCmpOLE(ax, f64c(1e300)));
+  Value *pos = b_.CreateFCmpOGT(x, f64c(0.0));
+  DD zn = dd_two_sum(f64c(1.0), b_.CreateFNeg(x));
+  DD z{b_.CreateSelect(ok, b_.CreateSelect(pos, x, zn.hi), f64c(2.0)),
+       b_.CreateSelect(b_.CreateAnd(ok, b_.CreateNot(pos)), zn.lo, f64c(0.0))};
+  DD P = lgamma_pos(z);
+  Value *lg = b_.CreateFAdd(P.hi, P.lo);
+  Value *r = b_.CreateFSub(x, intr(llvm::Intrinsic::rint, {x}));
+  Value *s, *c;
+  sincos_pi(b_.CreateSelect(ok, r, f64c(0.25)), s, c);
+  Value *refl = b_.CreateFSub(log_d(b_.CreateFDiv(f64c(kPiHi), intr(llvm::Intrinsic::fabs, {s}))), lg);
+  Value *res = b_.CreateSelect(pos, lg, refl);
+  Value *L = log_d(ax);
+  Value *stirling = b_.CreateFSub(b_.CreateFMul(ax, b_.CreateFSub(L, f64c(1.0))), b_.CreateFMul(L, f64c(0.5)));
+  res = b_.CreateSelect(b_.CreateFCmpOGT(x, f64c(1e300)), stirling, res);
+  res = b_.CreateSelect(b_.CreateFCmpOLT(ax, f64c(1e-300)), b_.CreateFNeg(L), res);
+  Value *pole = b_.CreateAnd(b_.CreateFCmpOLE(x, f64c(0.0)), b_.CreateFCmpOEQ(r, f64c(0.0)));
+  res = b_.CreateSelect(b_.CreateOr(pole, b_.CreateFCmpOEQ(ax, f64c(inf))), f64c(inf), res);
+  res = b_.CreateSelect(b_.CreateOr(b_.CreateFCmpOEQ(x, f64c(1.0)), b_.CreateFCmpOEQ(x, f64c(2.0))), f64c(0.0), res);
+  return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, res);
+}
+
+// Digamma (the OpenCL backend's algorithm): every x in [-128, 10) moves by whole steps into [2, 3), where a
+// Taylor series at c = x0 + 1 (x0 the positive root; coefficients psi^(k)(c) / k! as hi/lo pairs) converges by a
+// factor < 0.22 a term; the steps' reciprocals and the series are summed in double-double, so the cancellation
+// near the roots costs nothing. Above 10 the asymptotic series, below -128 the reflection formula, in double.
+Value *Emitter::digamma_d(Value *x) {
+  using namespace consts;
+  static const double kTaylor[72] = {
+      0.6841666717870696,      -4.2470892676890727e-17, 0.49958821066342546,    -2.0373158058412316e-17,
+      -0.12251567278862602,    -5.736746342749074e-18,  0.03939709733579885,    -2.848907726295464e-18,
+      -0.014039965293930434,   3.7000886856729105e-19,  0.00526559187211755,    1.1421864574018889e-19,
+      -0.0020324818225491725,  -1.367639138081961e-19,  0.0007983109588290198,  2.5792787182361807e-20,
+      -0.0003170368244016943,  6.386474505342981e-21,   0.0001268167281965579,  6.242410702984931e-21,
+      -5.097190255450742e-05,  -2.899816628968163e-21,  2.055414125395239e-05,  7.934455385621397e-22,
+      -8.306859775003972e-06,  -5.245364615180883e-22,  3.3623594458438883e-06, -5.848225057477412e-23,
+      -1.3624395717959079e-06, -9.554616994072804e-23,  5.524792977920754e-07,  3.236012710540175e-23,
+      -2.241523416103308e-07,  -1.7523278869736137e-24, 9.097694978453553e-08,  3.5845730933292223e-25,
+      -3.6934557862649377e-08, -2.5543605569145614e-24, 1.499735247478639e-08,  -4.936435039341268e-25,
+      -6.090500964947203e-09,  -8.737968770447154e-26,  2.473612210913063e-09,  1.104189943720339e-25,
+      -1.0047053252261424e-09, 4.9345662340400335e-26,  4.08099443984292e-10,   -3.658449336352175e-27,
+      -1.6577065288159067e-10, 1.0606351265373796e-26,  6.733788627268473e-11,  3.630800422672598e-27,
+      -2.735385546236437e-11,  -1.1380403373069236e-27, 1.1111757552226734e-11, -9.095302438742379e-29,
+      -4.5138863432781286e-12, 1.689784939510438e-28,   1.833669574785134e-12,  1.178190813334153e-28,
+      -7.448921271170873e-13,  -1.182405131446126e-29,  3.0259866069106846e-13, 4.9677936958568604e-30,
+      -1.2292537778544927e-13, 4.174683408149552e-30,   4.9936346531924656e-14, 2.3885287889309502e-31,
+      -2.028581451260793e-14,  6.961802842045823e-31,   8.24078285130796e-15,   -6.973296491133016e-32,
+  };
+  std::vector<uint64_t> words(72);
+  std::memcpy(words.data(), kTaylor, sizeof kTaylor);
+  Value *tbl = table("pk_psi_taylor", words);
+  const double inf = HUGE_VAL, nan = std::numeric_limits<double>::quiet_NaN();
+  auto asym = [&](Value *v) {
+    Value *z = b_.CreateFDiv(f64c(1.0), b_.CreateFMul(v, v));
+    Value *series =
+        b_.CreateFMul(z, horner(z, {1.0 / 12, -1.0 / 120, 1.0 / 252, -1.0 / 240, 1.0 / 132, -691.0 / 32760, 1.0 / 12}));
+    return b_.CreateFSub(b_.CreateFSub(log_d(v), b_.CreateFDiv(f64c(0.5), v)), series);
+  };
+  Value *mid = b_.CreateAnd(b_.CreateFCmpOGE(x, f64c(-128.0)), b_.CreateFCmpOLT(x, f64c(10.0)));
+  Value *xm = b_.CreateSelect(mid, x, f64c(2.5));
+  Value *ge3 = b_.CreateFCmpOGE(xm, f64c(3.0)), *lt2 = b_.CreateFCmpOLT(xm, f64c(2.0));
+  Value *n =
+      b_.CreateSelect(ge3, b_.CreateFSub(intr(llvm::Intrinsic::floor, {xm}), f64c(2.0)),
+                      b_.CreateSelect(lt2, intr(llvm::Intrinsic::ceil, {b_.CreateFSub(f64c(2.0), xm)}), f64c(0.0)));
+  Value *base = b_.CreateSelect(ge3, b_.CreateFSub(xm, n), xm);  // exact: x - k for whole k below x
+  DD zt = dd_two_sum(xm, n);
+  DD z{b_.CreateSelect(lt2, zt.hi, base), b_.CreateSelect(lt2, zt.lo, f64c(0.0))};
+  std::vector<Value *> sum =
+      loop_n(b_.CreateFPToSI(n, i64_), {f64c(0.0), f64c(0.0)}, [&](Value *k, const std::vector<Value *> &a) {
+        DD t = dd_add({a[0], a[1]}, dd_div(dd(f64c(1.0)), dd_two_sum(base, b_.CreateSIToFP(k, f64_))));
+        return std::vector<Value *>{t.hi, t.lo};
+      });
+  DD dx = dd_add(z, {f64c(-2.4616321449683625), f64c(1.2654465062537432e-16)});
+  auto coef = [&](Value *i) { return b_.CreateLoad(f64_, b_.CreateGEP(f64_, tbl, i)); };
+  std::vector<Value *> ps =
+      loop_n(i64c(35), {f64c(kTaylor[70]), f64c(kTaylor[71])}, [&](Value *c, const std::vector<Value *> &a) {
+        Value *k2 = b_.CreateMul(b_.CreateSub(i64c(34), c), i64c(2));
+        DD t = dd_add(dd_mul({a[0], a[1]}, dx), {coef(k2), coef(b_.CreateAdd(k2, i64c(1)))});
+        return std::vector<Value *>{t.hi, t.lo};
+      });
+  Value *sh = b_.CreateSelect(ge3, sum[0], b_.CreateFNeg(sum[0]));
+  Value *sl = b_.CreateSelect(ge3, sum[1], b_.CreateFNeg(sum[1]));
+  DD m = dd_add({ps[0], ps[1]}, {sh, sl});
+  Value *res = b_.CreateFAdd(m.hi, m.lo);
+  res = b_.CreateSelect(b_.CreateFCmpOGE(x, f64c(10.0)), asym(b_.CreateSelect(mid, f64c(10.0), x)), res);
+  // Below -128: psi(1 - x) - pi cot(pi r), r = x - rint(x) exact, 1 - x exact (larger |x| are integers). Near
+  // each negative root the two terms (about log|x|) cancel, so both are carried in double-double: log(1 - x) from
+  // log_dd, and pi cot(pi r) = 1/r - r sum_k 2 zeta(2k) r^(2k-2), 32 terms for |r| <= 1/2 (below 2^-64 there).
+  Value *xf = b_.CreateSelect(b_.CreateFCmpOLT(x, f64c(-128.0)), x, f64c(-128.5));
+  Value *rf = b_.CreateFSub(xf, intr(llvm::Intrinsic::rint, {xf}));
+  rf = b_.CreateSelect(b_.CreateFCmpOEQ(rf, f64c(0.0)), f64c(0.5), rf);
+  constexpr int kZeta = 32;
+  std::vector<uint64_t> zw;
+  for (int k = 1; k <= kZeta; ++k) {
+    // zeta(2k) in long double: pi^2/6, else the sum to 49 and Euler-Maclaurin's tail (error below 1e-20).
+    const long double pi = 3.141592653589793238462643383279502884L, e = 2.0L * k;
+    long double z = pi * pi / 6;
+    if (k > 1) {
+      const long double N = 50;
+      z = 0;
+      for (int n = 49; n >= 1; --n) z += std::pow(static_cast<long double>(n), -e);
+      z += std::pow(N, 1 - e) / (e - 1) + std::pow(N, -e) / 2 + e * std::pow(N, -e - 1) / 12 -
+           e * (e + 1) * (e + 2) * std::pow(N, -e - 3) / 720 +
+           e * (e + 1) * (e + 2) * (e + 3) * (e + 4) * std::pow(N, -e - 5) / 30240;
+    }
+    const double hi = static_cast<double>(2 * z), lo = static_cast<double>(2 * z - hi);
+    uint64_t w[2];
+    std::memcpy(&w[0], &hi, 8);
+    std::memcpy(&w[1], &lo, 8);
+    zw.push_back(w[0]);
+    zw.push_back(w[1]);
+  }
+  Value *ztbl = table("pk_two_zeta_even", zw);
+  DD t;
+  t.hi = b_.CreateFMul(rf, rf);
+  t.lo = fma(rf, rf, b_.CreateFNeg(t.hi));
+  auto zc = [&](Value *i) { return b_.CreateLoad(f64_, b_.CreateGEP(f64_, ztbl, i)); };
+  std::vector<Value *> zs = loop_n(i64c(kZeta), {f64c(0.0), f64c(0.0)}, [&](Value *c, const std::vector<Value *> &a) {
+    Value *k2 = b_.CreateMul(b_.CreateSub(i64c(kZeta - 1), c), i64c(2));
+    DD v = dd_add(dd_mul({a[0], a[1]}, t), {zc(k2), zc(b_.CreateAdd(k2, i64c(1)))});
+    return std::vector<Value *>{v.hi, v.lo};
+  });
+  DD cot = dd_add(dd_div(dd(f64c(1.0)), dd(rf)), dd_mul_d({b_.CreateFNeg(zs[0]), b_.CreateFNeg(zs[1])}, rf));
+  Value *vf = b_.CreateFSub(f64c(1.0), xf);
+  DD lv;
+  lv.hi = log_dd(vf, lv.lo);
+  DD fd = dd_add(lv, {b_.CreateFNeg(cot.hi), b_.CreateFNeg(cot.lo)});
+  Value *zf = b_.CreateFDiv(f64c(1.0), b_.CreateFMul(vf, vf));
+  Value *small_terms = b_.CreateFAdd(b_.CreateFDiv(f64c(0.5), vf),
+                                     b_.CreateFMul(zf, horner(zf, {1.0 / 12, -1.0 / 120, 1.0 / 252, -1.0 / 240})));
+  fd = dd_add_d(fd, b_.CreateFNeg(small_terms));
+  Value *far = b_.CreateFAdd(fd.hi, fd.lo);
+  res = b_.CreateSelect(b_.CreateFCmpOLT(x, f64c(-128.0)), far, res);
+  res = b_.CreateSelect(b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {x}), f64c(1e-300)), b_.CreateFDiv(f64c(-1.0), x),
+                        res);  // -1/x - gamma: the constant is below an ulp
+  Value *negint = b_.CreateAnd(b_.CreateFCmpOLT(x, f64c(0.0)), b_.CreateFCmpOEQ(intr(llvm::Intrinsic::floor, {x}), x));
+  res = b_.CreateSelect(negint, f64c(nan), res);  // -inf included
+  res = b_.CreateSelect(b_.CreateFCmpOEQ(x, f64c(inf)), x, res);
   return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, res);
 }
 
@@ -1446,6 +1821,16 @@ Value *Emitter::node(const Node &n, const std::vector<Value *> &in, const std::v
       return through_double(&Emitter::erf_d);
     case PK_OP_ERFC:
       return through_double(&Emitter::erfc_d);
+    case PK_OP_ERFCX:
+      return through_double(&Emitter::erfcx_d);
+    case PK_OP_ERF_INV:
+      return through_double(&Emitter::erf_inv_d);
+    case PK_OP_NDTRI:
+      return through_double(&Emitter::ndtri_d);
+    case PK_OP_LGAMMA:
+      return through_double(&Emitter::lgamma_d);
+    case PK_OP_DIGAMMA:
+      return through_double(&Emitter::digamma_d);
     case PK_OP_ATAN2:
       return through_double2(&Emitter::atan2_d);
     case PK_OP_HYPOT:
@@ -1648,13 +2033,15 @@ std::vector<Value *> Emitter::element(Value *linear) {
   std::vector<bool> used(r_.dtypes.size(), false);
   for (const Node &n : r_.nodes)
     if (n.op_id != PK_OP_FILL)
-      for (uint32_t v : n.inputs) used[v] = true;
-  for (uint32_t v : r_.outputs) used[v] = true;  // a copy region stores its input
+      for (size_t q = 0; q < n.inputs.size(); ++q)
+        if (n.op_id != PK_OP_GATHER || q != 0) used[n.inputs[q]] = true;  // gather loads its data itself
+  for (uint32_t v : r_.outputs) used[v] = true;                           // a copy region stores its input
   for (size_t k = 0; k < r_.inputs.size(); ++k) {
     uint32_t v = r_.inputs[k];
     if (used[v]) val[v] = load(r_.dtypes[v], args_[k], offset_of(static_cast<int>(k), linear, idx));
   }
-  for (const Node &n : r_.nodes) val[n.output] = apply(n, val, linear);
+  for (const Node &n : r_.nodes)
+    val[n.output] = n.op_id == PK_OP_GATHER ? gather(n, idx, linear, val) : apply(n, val, linear);
   for (size_t k = 0; k < r_.outputs.size(); ++k) {
     uint32_t v = r_.outputs[k];
     const int arg = static_cast<int>(r_.inputs.size() + k);
@@ -1663,14 +2050,133 @@ std::vector<Value *> Emitter::element(Value *linear) {
   return val;
 }
 
-// ------------------------------------------------------------------------------------------- row programs
-
-std::vector<Value *> Emitter::loop_cols(const std::vector<Value *> &init, const Step &step) {
+// The element of a (input 0) at this position with the gathered axis set to the index; 0 outside [0, extent).
+// The load sits behind a branch: with an empty axis there is no element to read at all.
+Value *Emitter::gather(const Node &n, const std::vector<Value *> &idx, Value *linear, const std::vector<Value *> &val) {
+  int arg = 0;
+  while (r_.inputs[static_cast<size_t>(arg)] != n.inputs[0]) ++arg;
+  const int32_t d = r_.dtypes[n.inputs[0]];
+  Value *i = b_.CreateSExt(val[n.inputs[1]], i64_);
+  Value *inside = b_.CreateICmpULT(i, extra_.at(0));  // negative indices are huge unsigned values
+  Value *off = b_.CreateAdd(offset_of(arg, linear, idx), b_.CreateMul(i, extra_.at(1)));
   llvm::Function *f = b_.GetInsertBlock()->getParent();
   auto *pre = b_.GetInsertBlock();
-  auto *body = llvm::BasicBlock::Create(ctx_, "cols", f);
-  auto *done = llvm::BasicBlock::Create(ctx_, "cols_done", f);
-  b_.CreateCondBr(b_.CreateICmpSGT(cols_, i64c(0)), body, done);
+  auto *ld = llvm::BasicBlock::Create(ctx_, "gather_load", f);
+  auto *join = llvm::BasicBlock::Create(ctx_, "gather_join", f);
+  b_.CreateCondBr(inside, ld, join);
+  b_.SetInsertPoint(ld);
+  Value *v = load(d, args_[arg], off);
+  auto *ld_end = b_.GetInsertBlock();
+  b_.CreateBr(join);
+  b_.SetInsertPoint(join);
+  auto *phi = b_.CreatePHI(v->getType(), 2);
+  phi->addIncoming(v, ld_end);
+  phi->addIncoming(llvm::Constant::getNullValue(v->getType()), pre);
+  return phi;
+}
+
+// ------------------------------------------------------------------------------------------- row programs
+
+// var: the mean, a corrected mean, then the squared deviations (three passes, f64; the correction term makes a
+// constant row's variance exactly 0). A sum of finite values that overflows is redone on values scaled by
+// 2^-600 (exact) and the variance scaled back, as the CPU backend does; both sums come from the first pass.
+// Scans: one pass carrying the running value; each step stores its element (and cummax/cummin their index).
+void Emitter::build_line(Value *j) {
+  const Node &n = r_.nodes[0];
+  const int32_t xdt = r_.dtypes[n.inputs[0]], ydt = r_.dtypes[n.output];
+  const bool fp = is_fp(xdt), uns = is_unsigned(xdt);
+  Value *row0 = b_.CreateMul(j, b_.CreateSelect(b_.CreateICmpEQ(cols_, i64c(0)), i64c(1), cols_));
+  auto x_at = [&](Value *c) { return load(xdt, args_[0], arg_offset(0, kElem, j, row0, c)); };
+  auto store_at = [&](int arg, int32_t d, Value *v, Value *c) {
+    store(d, v, args_[arg], arg_offset(arg, kElem, j, row0, c));
+  };
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  switch (n.op_id) {
+    case PK_OP_VAR: {
+      std::vector<Value *> s = loop_cols({f64c(0), f64c(0)}, [&](Value *c, const std::vector<Value *> &a) {
+        Value *x = to_double(x_at(c));
+        return std::vector<Value *>{b_.CreateFAdd(a[0], x), b_.CreateFAdd(a[1], b_.CreateFMul(x, f64c(0x1p-600)))};
+      });
+      Value *big = b_.CreateFCmpOEQ(intr(llvm::Intrinsic::fabs, {s[0]}), f64c(inf));
+      Value *scale = b_.CreateSelect(big, f64c(0x1p-600), f64c(1));
+      Value *cnt = b_.CreateSIToFP(cols_, f64_);
+      Value *mean = b_.CreateFDiv(b_.CreateSelect(big, s[1], s[0]), cnt);
+      Value *resid = loop_cols({f64c(0)}, [&](Value *c, const std::vector<Value *> &a) {
+        return std::vector<Value *>{b_.CreateFAdd(a[0], b_.CreateFSub(b_.CreateFMul(to_double(x_at(c)), scale), mean))};
+      })[0];
+      mean = b_.CreateFAdd(mean, b_.CreateFDiv(resid, cnt));
+      Value *ss = loop_cols({f64c(0)}, [&](Value *c, const std::vector<Value *> &a) {
+        Value *dev = b_.CreateFSub(b_.CreateFMul(to_double(x_at(c)), scale), mean);
+        return std::vector<Value *>{b_.CreateFAdd(a[0], b_.CreateFMul(dev, dev))};
+      })[0];
+      Value *divisor = b_.CreateFSub(cnt, f64c(n.fill_value));
+      Value *unscale = b_.CreateSelect(big, f64c(0x1p600), f64c(1));
+      Value *v = b_.CreateFMul(b_.CreateFMul(b_.CreateFDiv(ss, divisor), unscale), unscale);
+      v = b_.CreateSelect(b_.CreateFCmpOGT(divisor, f64c(0)), v, f64c(nan));
+      store(ydt, from_double(v, ydt), args_[1], arg_offset(1, kRow, j, row0, i64c(0)));
+      return;
+    }
+    case PK_OP_CUMSUM:
+    case PK_OP_CUMPROD: {
+      const bool prod = n.op_id == PK_OP_CUMPROD;
+      llvm::Type *ct = compute_type(xdt);
+      Value *init = fp ? f64c(prod ? 1.0 : 0.0) : llvm::ConstantInt::get(ct, prod ? 1 : 0);
+      loop_cols({init}, [&](Value *c, const std::vector<Value *> &a) {
+        Value *x = x_at(c);
+        Value *acc = fp ? (prod ? b_.CreateFMul(a[0], to_double(x)) : b_.CreateFAdd(a[0], to_double(x)))
+                        : (prod ? b_.CreateMul(a[0], x) : b_.CreateAdd(a[0], x));  // integers wrap
+        store_at(1, ydt, fp ? from_double(acc, ydt) : acc, c);
+        return std::vector<Value *>{acc};
+      });
+      return;
+    }
+    case PK_OP_LOGCUMSUMEXP: {
+      // log(e^acc + e^x) with the larger term factored out; -inf + -inf stays -inf, any +inf wins, NaN sticks.
+      loop_cols({f64c(-inf)}, [&](Value *c, const std::vector<Value *> &a) {
+        Value *x = to_double(x_at(c));
+        Value *gt = b_.CreateFCmpOGT(a[0], x);
+        Value *hi = b_.CreateSelect(gt, a[0], x), *lo = b_.CreateSelect(gt, x, a[0]);
+        Value *acc = b_.CreateFAdd(hi, log1p_d(exp_d(b_.CreateFSub(lo, hi))));
+        acc = b_.CreateSelect(b_.CreateFCmpOEQ(intr(llvm::Intrinsic::fabs, {hi}), f64c(inf)), hi, acc);
+        acc = b_.CreateSelect(b_.CreateFCmpUNO(a[0], x), f64c(nan), acc);
+        store_at(1, ydt, from_double(acc, ydt), c);
+        return std::vector<Value *>{acc};
+      });
+      return;
+    }
+    default: {  // cummax, cummin
+      // >= (<=) moves the index to the last occurrence of the extremum; a NaN is the extremum once seen (a later
+      // NaN moves the index, a number never replaces it).
+      const bool mx = n.op_id == PK_OP_CUMMAX;
+      llvm::Type *ct = compute_type(xdt);
+      loop_cols({llvm::Constant::getNullValue(ct), i64c(0)}, [&](Value *c, const std::vector<Value *> &a) {
+        Value *x = x_at(c);
+        Value *take;
+        if (fp) {
+          Value *cmp = mx ? b_.CreateFCmpOGE(x, a[0]) : b_.CreateFCmpOLE(x, a[0]);
+          take = b_.CreateOr(b_.CreateFCmpUNO(x, x), b_.CreateAnd(b_.CreateFCmpORD(a[0], a[0]), cmp));
+        } else {
+          take = mx ? (uns ? b_.CreateICmpUGE(x, a[0]) : b_.CreateICmpSGE(x, a[0]))
+                    : (uns ? b_.CreateICmpULE(x, a[0]) : b_.CreateICmpSLE(x, a[0]));
+        }
+        take = b_.CreateOr(take, b_.CreateICmpEQ(c, i64c(0)));
+        Value *m = b_.CreateSelect(take, x, a[0]), *mi = b_.CreateSelect(take, c, a[1]);
+        store_at(1, ydt, m, c);
+        store_at(2, PK_DTYPE_I64, mi, c);
+        return std::vector<Value *>{m, mi};
+      });
+      return;
+    }
+  }
+}
+
+std::vector<Value *> Emitter::loop_n(Value *count, const std::vector<Value *> &init, const Step &step,
+                                     const char *name) {
+  llvm::Function *f = b_.GetInsertBlock()->getParent();
+  auto *pre = b_.GetInsertBlock();
+  auto *body = llvm::BasicBlock::Create(ctx_, name, f);
+  auto *done = llvm::BasicBlock::Create(ctx_, std::string(name) + "_done", f);
+  b_.CreateCondBr(b_.CreateICmpSGT(count, i64c(0)), body, done);
   b_.SetInsertPoint(body);
   auto *c = b_.CreatePHI(i64_, 2);
   c->addIncoming(i64c(0), pre);
@@ -1686,7 +2192,7 @@ std::vector<Value *> Emitter::loop_cols(const std::vector<Value *> &init, const 
   auto *latch = b_.GetInsertBlock();
   c->addIncoming(c1, latch);
   for (size_t k = 0; k < acc.size(); ++k) acc[k]->addIncoming(next[k], latch);
-  b_.CreateCondBr(b_.CreateICmpSLT(c1, cols_), body, done);
+  b_.CreateCondBr(b_.CreateICmpSLT(c1, count), body, done);
   b_.SetInsertPoint(done);
   std::vector<Value *> out;
   for (size_t k = 0; k < init.size(); ++k) {
@@ -2009,7 +2515,10 @@ llvm::Function *Emitter::build_item() {
   auto *entry = llvm::BasicBlock::Create(ctx_, "entry", f);
   b_.SetInsertPoint(entry);
   if (r_.reduces()) {
-    build_rows(j);
+    if (is_line_op(r_.nodes[0].op_id))
+      build_line(j);
+    else
+      build_rows(j);
   } else {
     element(j);
   }

@@ -34,6 +34,17 @@ inline bool is_reduction_op(uint32_t op) {
   }
 }
 
+// Ops that walk whole lines of their input, one work item per line, as the only node of their region: var
+// (three passes over the reduced elements, the output once per row) and the scans along one axis (the output per
+// element of the line).
+inline bool is_scan_op(uint32_t op) {
+  return op == PK_OP_CUMSUM || op == PK_OP_CUMPROD || op == PK_OP_CUMMAX || op == PK_OP_CUMMIN ||
+         op == PK_OP_LOGCUMSUMEXP;
+}
+inline bool is_line_op(uint32_t op) {
+  return op == PK_OP_VAR || is_scan_op(op);
+}
+
 // The module holds the shared item/body functions plus the target's entry, named `entry`. The module has no
 // triple or data layout yet; the caller sets them before optimizing.
 std::unique_ptr<llvm::Module> build_module(llvm::LLVMContext &ctx, const KernelSpec &spec, Target target,

@@ -62,6 +62,11 @@ const OpRule kRules[] = {
     {PK_OP_CBRT, kF},
     {PK_OP_ERF, kF},
     {PK_OP_ERFC, kF},
+    {PK_OP_ERFCX, kF},
+    {PK_OP_ERF_INV, kF},
+    {PK_OP_NDTRI, kF},
+    {PK_OP_LGAMMA, kF},
+    {PK_OP_DIGAMMA, kF},
     {PK_OP_POPULATION_COUNT, kI},
     {PK_OP_COUNT_LEADING_ZEROS, kI},
     {PK_OP_SQRT, kF},
@@ -123,6 +128,14 @@ const OpRule kRules[] = {
     {PK_OP_ARGMAX, kF | kI},
     {PK_OP_ARGMIN, kF | kI},
     {PK_OP_IOTA, kF | kI | kB},  // by the output dtype
+    {PK_OP_VAR, kF},
+    {PK_OP_CUMSUM, kF | kI},
+    {PK_OP_CUMPROD, kF | kI},
+    {PK_OP_CUMMAX, kF | kI},
+    {PK_OP_CUMMIN, kF | kI},
+    {PK_OP_LOGCUMSUMEXP, kF},
+    {PK_OP_GATHER, kF | kI | kB},        // complex too: single() moves the data as bits
+    {PK_OP_INDEX_SELECT, kF | kI | kB},  // planned as a gather
 };
 
 const OpRule *rule(uint32_t op) {
@@ -131,6 +144,7 @@ const OpRule *rule(uint32_t op) {
   return nullptr;
 }
 
+using detail::is_line_op;
 using detail::is_reduction_op;
 // Reductions whose attributes are a `dims` list (all share pk_attrs_sum's layout).
 bool is_dims_reduction(uint32_t op) {
@@ -155,6 +169,8 @@ std::string check_node(const Node &n, const std::vector<int32_t> &dtypes) {
   const bool creates = n.op_id == PK_OP_FILL || n.op_id == PK_OP_IOTA;
   if (n.inputs.empty() && !creates) return text("%s: no inputs", name);
   if (n.op_id == PK_OP_WHERE && n.inputs.size() != 3) return text("%s: needs three inputs", name);
+  if ((n.op_id == PK_OP_GATHER || n.op_id == PK_OP_INDEX_SELECT) && n.inputs.size() != 2)
+    return text("%s: needs two inputs", name);
   for (uint32_t v : n.inputs)
     if (v >= dtypes.size()) return text("%s: input value out of range", name);
   if (n.output >= dtypes.size()) return text("%s: output value out of range", name);
@@ -164,6 +180,11 @@ std::string check_node(const Node &n, const std::vector<int32_t> &dtypes) {
     return text("%s: dtype %s is not supported by the code generator", name, pk::meta::dtype_name(t));
   if (!cls(out))
     return text("%s: output dtype %s is not supported by the code generator", name, pk::meta::dtype_name(out));
+  if (n.op_id == PK_OP_GATHER || n.op_id == PK_OP_INDEX_SELECT) {
+    const int32_t it = dtypes[n.inputs[1]];
+    if (it != PK_DTYPE_I32 && it != PK_DTYPE_I64)
+      return text("%s: index dtype %s is not supported by the code generator", name, pk::meta::dtype_name(it));
+  }
   if (n.op_id == PK_OP_CONVERT_ELEMENT_TYPE && out == PK_DTYPE_BF16 &&
       (t == PK_DTYPE_F64 || t == PK_DTYPE_I32 || t == PK_DTYPE_I64)) {
     // Going through f32 would round twice; a direct rounding from 53/64 bits to bf16 is not written yet.
@@ -177,14 +198,14 @@ std::string check_node(const Node &n, const std::vector<int32_t> &dtypes) {
 
 bool Region::reduces() const {
   for (const Node &n : nodes)
-    if (is_reduction_op(n.op_id)) return true;
+    if (is_reduction_op(n.op_id) || is_line_op(n.op_id)) return true;
   return false;
 }
 
 Kind Region::kind(uint32_t v) const {
   if (!kinds.empty()) return v < kinds.size() ? static_cast<Kind>(kinds[v]) : kElem;
   for (const Node &n : nodes)
-    if (n.output == v && is_reduction_op(n.op_id)) return kRow;
+    if (n.output == v && (is_reduction_op(n.op_id) || n.op_id == PK_OP_VAR)) return kRow;
   return kElem;
 }
 
@@ -206,7 +227,19 @@ std::string check(const Region &r) {
         if (!known[v])
           return text("%s: reads a value that is neither an input nor computed before", pk::meta::op_name(n.op_id));
     if (known[n.output]) return "a value is computed twice";
-    if (is_reduction_op(n.op_id)) {
+    if (is_line_op(n.op_id) || n.op_id == PK_OP_GATHER || n.op_id == PK_OP_INDEX_SELECT) {
+      // Kernels of their own: the emitter has a dedicated body for each (see codegen.hpp's Node).
+      if (r.nodes.size() != 1 || !r.kinds.empty())
+        return text("%s: only as a region's single node", pk::meta::op_name(n.op_id));
+      if (n.op_id == PK_OP_INDEX_SELECT) return "index_select: planned as a gather";
+      if (n.op_id == PK_OP_GATHER && r.num_extra < 2) return "gather needs two extra scalars";
+      if (n.op_id == PK_OP_CUMMAX || n.op_id == PK_OP_CUMMIN) {
+        if (r.outputs.size() != 2 || r.outputs[0] != n.output || r.outputs[1] != n.output + 1 ||
+            r.outputs[1] >= r.dtypes.size() || r.dtypes[r.outputs[1]] != PK_DTYPE_I64 || known[n.output + 1])
+          return text("%s: values and i64 indices are the outputs", pk::meta::op_name(n.op_id));
+        known[n.output + 1] = true;
+      }
+    } else if (is_reduction_op(n.op_id)) {
       if (r.kinds.empty() && i + 1 != r.nodes.size()) return "a reduction must be the region's last node";
       if (n.inputs.size() != 1 || r.kind(n.inputs[0]) == kRow || r.kind(n.output) != kRow)
         return "a reduction folds element values into a row value";
@@ -253,6 +286,11 @@ std::string key(const KernelSpec &spec) {
       k += buf;
     }
     if (n.op_id == PK_OP_ROUND) k += "m" + std::to_string(n.round_mode);
+    if (n.op_id == PK_OP_VAR) {
+      char buf[40];
+      std::snprintf(buf, sizeof buf, "c%a", n.fill_value);
+      k += buf;
+    }
   }
   return k;
 }
@@ -264,6 +302,7 @@ void take_attrs(Node &n, const void *attrs) {
   if (attrs == nullptr) return;
   if (n.op_id == PK_OP_FILL) n.fill_value = static_cast<const pk_attrs_fill *>(attrs)->value;
   if (n.op_id == PK_OP_ROUND) n.round_mode = static_cast<const pk_attrs_round *>(attrs)->mode;
+  if (n.op_id == PK_OP_VAR) n.fill_value = static_cast<const pk_attrs_var *>(attrs)->correction;
 }
 
 // A reduction qualifies when it reduces exactly the last axis of an input of rank >= 1.
@@ -284,10 +323,14 @@ bool last_axis_only(uint32_t op, const void *attrs, int32_t ndim, std::string &w
   return true;
 }
 
+int32_t bits_dtype(int32_t d, int32_t &lanes);
+
+// cummax/cummin: one output dtype given (a capability query) or both.
 bool single(uint32_t op_id, const int32_t *in_dtypes, uint32_t num_inputs, const int32_t *out_dtypes,
             uint32_t num_outputs, const void *attrs, Region &out, std::string &why) {
   const pk::meta::OpInfo *op = pk::meta::find_op(op_id);
-  if (op == nullptr || op->tier != pk::meta::Tier::primitive || num_outputs != 1 ||
+  const bool indices = op_id == PK_OP_CUMMAX || op_id == PK_OP_CUMMIN;
+  if (op == nullptr || op->tier != pk::meta::Tier::primitive || num_outputs < 1 || num_outputs > (indices ? 2u : 1u) ||
       (num_inputs == 0 && op_id != PK_OP_IOTA && op_id != PK_OP_FILL)) {
     why = text("%s: the code generator has no lowering for this op", op ? op->name : "unknown op");
     return false;
@@ -307,9 +350,22 @@ bool single(uint32_t op_id, const int32_t *in_dtypes, uint32_t num_inputs, const
   for (uint32_t i = 0; i < num_inputs; ++i) n.inputs.push_back(i);
   n.output = num_inputs;
   take_attrs(n, attrs);
-  r.nodes.push_back(n);
   r.outputs.push_back(num_inputs);
+  if (indices) {
+    r.dtypes.push_back(num_outputs > 1 ? out_dtypes[1] : static_cast<int32_t>(PK_DTYPE_I64));
+    r.outputs.push_back(num_inputs + 1);
+  }
   if (op_id == PK_OP_IOTA) r.num_extra = 2;
+  int32_t lanes = 1;
+  if ((op_id == PK_OP_GATHER || op_id == PK_OP_INDEX_SELECT) && num_inputs == 2 && in_dtypes[0] == out_dtypes[0] &&
+      bits_dtype(in_dtypes[0], lanes) >= 0) {
+    // Indexed loads copy bits: the data moves as the integer of its size (NaN payloads, -0 and fp8 survive;
+    // complex as two i64 words, see plan_gather).
+    r.dtypes[0] = r.dtypes[2] = bits_dtype(in_dtypes[0], lanes);
+    n.op_id = PK_OP_GATHER;
+    r.num_extra = 2;
+  }
+  r.nodes.push_back(n);
   why = check(r);
   if (!why.empty()) return false;
   out = std::move(r);
@@ -465,10 +521,10 @@ double extreme_value(int32_t d, bool largest) {
 }
 
 bool plan_reduction(uint32_t op_id, const pk_tensor &in, const pk_tensor &o, const std::vector<int64_t> &dims,
-                    std::vector<PlannedLaunch> &out, std::string &why) {
+                    std::vector<PlannedLaunch> &out, std::string &why, const void *attrs = nullptr) {
   int32_t dt[2] = {pk::meta::dtype_id(in.dtype), pk::meta::dtype_id(o.dtype)};
   PlannedLaunch l;
-  if (!single(op_id, dt, 1, dt + 1, 1, nullptr, l.region, why)) return false;
+  if (!single(op_id, dt, 1, dt + 1, 1, attrs, l.region, why)) return false;
   // Element space: the kept axes in order, then the reduced ones; the output walks the kept axes only.
   std::vector<bool> red(static_cast<size_t>(in.ndim), false);
   for (int64_t d : dims) red[static_cast<size_t>(d)] = true;
@@ -494,11 +550,79 @@ bool plan_reduction(uint32_t op_id, const pk_tensor &in, const pk_tensor &o, con
   return true;
 }
 
+// A scan along `dim`: the other axes in order, then dim, which each work item walks (one line per item).
+bool plan_scan(uint32_t op_id, const pk_tensor *in, const pk_tensor *outs, uint32_t nout, int64_t dim,
+               std::vector<PlannedLaunch> &out, std::string &why) {
+  int32_t dt[3] = {pk::meta::dtype_id(in[0].dtype), pk::meta::dtype_id(outs[0].dtype),
+                   nout > 1 ? pk::meta::dtype_id(outs[1].dtype) : -1};
+  PlannedLaunch l;
+  if (!single(op_id, dt, 1, dt + 1, nout, nullptr, l.region, why)) return false;
+  if (l.region.outputs.size() != nout) {
+    why = text("%s: wrong number of outputs", pk::meta::op_name(op_id));
+    return false;
+  }
+  std::vector<Strides> st = {strides_of(in[0])};
+  for (uint32_t k = 0; k < nout; ++k) st.push_back(strides_of(outs[k]));
+  std::vector<Strides> perm(st.size());
+  std::vector<int32_t> order;
+  for (int32_t d = 0; d < in[0].ndim; ++d)
+    if (d != dim) order.push_back(d);
+  if (in[0].ndim > 0) order.push_back(static_cast<int32_t>(dim));
+  for (int32_t d : order) {
+    l.shape.push_back(in[0].shape[d]);
+    for (size_t k = 0; k < st.size(); ++k) perm[k].push_back(st[k][static_cast<size_t>(d)]);
+  }
+  if (order.empty()) {  // a 0-d tensor is one line of one element
+    l.shape.push_back(1);
+    for (Strides &p : perm) p.push_back(0);
+  }
+  l.red = 1;
+  for (size_t k = 0; k < st.size(); ++k) l.args.push_back(PlanArg{static_cast<uint32_t>(k), 0, perm[k]});
+  if (numel(l.shape) > 0) out.push_back(std::move(l));
+  return true;
+}
+
+// out[i] = a[i with axis dim replaced by index[i]] (gather; index_select reads its 1-D index along dim only).
+bool plan_gather(uint32_t op_id, const pk_tensor *in, const pk_tensor &o, int64_t dim, std::vector<PlannedLaunch> &out,
+                 std::string &why) {
+  int32_t dt[3] = {pk::meta::dtype_id(in[0].dtype), pk::meta::dtype_id(in[1].dtype), pk::meta::dtype_id(o.dtype)};
+  PlannedLaunch l;
+  if (!single(op_id, dt, 2, dt + 2, 1, nullptr, l.region, why)) return false;
+  const size_t d = static_cast<size_t>(dim);
+  Strides as = strides_of(in[0]), os = strides_of(o), idx = strides_of(in[1]);
+  l.shape = shape_of(o);
+  if (op_id == PK_OP_INDEX_SELECT) {
+    Strides s(static_cast<size_t>(o.ndim), 0);
+    s[d] = idx.empty() ? 0 : idx[0];
+    idx = s;
+  }
+  int32_t lanes = 1;
+  bits_dtype(dt[0], lanes);
+  if (lanes > 1) {  // 16-byte elements: a trailing axis of two i64 words
+    for (Strides *st : {&as, &os})
+      for (int64_t &v : *st) v *= lanes;
+    as.push_back(1);
+    os.push_back(1);
+    idx.push_back(0);
+    l.shape.push_back(lanes);
+  }
+  if (l.shape.size() > PK_MAX_RANK) {
+    why = "rank too large for the code generator";
+    return false;
+  }
+  Strides a = as;
+  a[d] = 0;
+  l.args = {PlanArg{0, 0, a}, PlanArg{1, 0, idx}, PlanArg{2, 0, os}};
+  l.extra = {in[0].shape[d], as[d]};
+  if (numel(l.shape) > 0) out.push_back(std::move(l));
+  return true;
+}
+
 bool plan_impl(uint32_t op_id, const pk_tensor *in, uint32_t nin, const pk_tensor *outs, uint32_t nout,
                const void *attrs, std::vector<PlannedLaunch> &out, std::string &why) {
   const pk::meta::OpInfo *op = pk::meta::find_op(op_id);
-  if (op == nullptr || op->tier != pk::meta::Tier::primitive || nout != 1 || (nin > 0 && in == nullptr) ||
-      outs == nullptr) {
+  if (op == nullptr || op->tier != pk::meta::Tier::primitive || nout != op->num_outputs || nout < 1 ||
+      (nin > 0 && in == nullptr) || outs == nullptr || (nout > 1 && op_id != PK_OP_CUMMAX && op_id != PK_OP_CUMMIN)) {
     why = text("%s: the code generator has no lowering for this op", op ? op->name : "unknown op");
     return false;
   }
@@ -652,6 +776,40 @@ bool plan_impl(uint32_t op_id, const pk_tensor *in, uint32_t nin, const pk_tenso
       if (numel(oshape) > 0) out.push_back(std::move(l));
       return true;
     }
+    case PK_OP_VAR: {
+      if (attrs == nullptr) {
+        why = "var: no attributes";
+        return false;
+      }
+      const auto &a = *static_cast<const pk_attrs_var *>(attrs);
+      return plan_reduction(op_id, in[0], o, std::vector<int64_t>(a.dims, a.dims + a.num_dims), out, why, attrs);
+    }
+    case PK_OP_CUMSUM:
+    case PK_OP_CUMPROD:
+    case PK_OP_CUMMAX:
+    case PK_OP_CUMMIN:
+    case PK_OP_LOGCUMSUMEXP: {
+      if (attrs == nullptr || nin != 1) {
+        why = text("%s: no attributes", op->name);
+        return false;
+      }
+      // Every scan's attributes are {struct_size, dim}.
+      static_assert(sizeof(pk_attrs_cumsum) == sizeof(pk_attrs_cumprod) &&
+                        sizeof(pk_attrs_cumsum) == sizeof(pk_attrs_cummax) &&
+                        sizeof(pk_attrs_cumsum) == sizeof(pk_attrs_cummin) &&
+                        sizeof(pk_attrs_cumsum) == sizeof(pk_attrs_logcumsumexp),
+                    "scan attribute layouts differ");
+      return plan_scan(op_id, in, outs, nout, static_cast<const pk_attrs_cumsum *>(attrs)->dim, out, why);
+    }
+    case PK_OP_GATHER:
+    case PK_OP_INDEX_SELECT: {
+      if (attrs == nullptr || nin != 2) {
+        why = text("%s: no attributes", op->name);
+        return false;
+      }
+      static_assert(sizeof(pk_attrs_gather) == sizeof(pk_attrs_index_select), "gather attribute layouts differ");
+      return plan_gather(op_id, in, o, static_cast<const pk_attrs_gather *>(attrs)->dim, out, why);
+    }
     case PK_OP_ARGMAX:
     case PK_OP_ARGMIN: {
       if (attrs == nullptr) {
@@ -715,7 +873,7 @@ bool coverage(const pk::meta::OpInfo &op, const int32_t *in, uint32_t nin, const
         break;
     }
   }
-  if (op.num_outputs != 1) {
+  if (op.num_outputs != 1 && op.id != PK_OP_CUMMAX && op.id != PK_OP_CUMMIN) {
     why = text("%s: the code generator handles ops with one output", op.name);
     return false;
   }
@@ -868,6 +1026,8 @@ bool region_from_subgraph(const pk_subgraph &g, uint8_t *claimed, Region &out, i
     if (!shape_ok || gn.outputs[0] >= g.num_values) continue;
     n.output = gn.outputs[0];
     take_attrs(n, gn.attrs);
+    // Line ops and gathers are kernels of their own.
+    if (is_line_op(n.op_id) || n.op_id == PK_OP_GATHER || n.op_id == PK_OP_INDEX_SELECT) continue;
     if (!check_node(n, dtypes).empty()) continue;
     if (is_reduction_op(n.op_id)) {
       std::string ignored;
@@ -1137,7 +1297,7 @@ std::vector<Region> supported_single_op_regions() {
   std::vector<Region> out;
   for (const OpRule &rl : kRules) {
     const pk::meta::OpInfo *op = pk::meta::find_op(rl.op);
-    if (op == nullptr) continue;
+    if (op == nullptr || rl.op == PK_OP_INDEX_SELECT) continue;  // index_select compiles as a gather
     for (int32_t t : all) {
       if (!(cls(t) & rl.classes)) continue;
       // Output dtypes: the op's rule (bool for predicates, T otherwise); every target for conversions.
@@ -1153,6 +1313,8 @@ std::vector<Region> supported_single_op_regions() {
         std::vector<int32_t> ins;
         if (rl.op == PK_OP_WHERE) {
           ins = {PK_DTYPE_BOOL, t, t};
+        } else if (rl.op == PK_OP_GATHER) {
+          ins = {t, PK_DTYPE_I64};
         } else {
           // Every input of these ops has the type variable's dtype (iota has none).
           ins.assign(op->num_inputs, t);

@@ -277,6 +277,91 @@ inline Scalar convert(const Scalar &x, int32_t from, int32_t to) {
   return r;
 }
 
+// --- special functions in long double: root finding on the C library's erfl/erfcl, lgammal, and digamma by the
+// recurrence and its asymptotic series (independent of the code generator's algorithms) ---
+
+// The root of an increasing f in (lo, hi): Newton steps (derivative df), bisection whenever a step leaves the
+// bracket; stops when a step is below 2^-70 relative.
+template <class F, class D>
+long double solve_increasing(F f, D df, long double lo, long double hi, long double x) {
+  for (int it = 0; it < 400; ++it) {
+    const long double fx = f(x);
+    if (fx == 0) return x;
+    (fx < 0 ? lo : hi) = x;
+    long double xn = x - fx / df(x);
+    if (!(xn > lo && xn < hi)) xn = (lo + hi) / 2;
+    if (std::fabs(xn - x) <= std::fabs(x) * 0x1p-70L) return xn;
+    x = xn;
+  }
+  return x;
+}
+constexpr long double kRefTwoOverSqrtPi = 1.128379167095512573896158903121545172L;
+// erfc_inv(q), 0 < q < 1: on erf (1 - q exact) near the centre, on log erfc in the tail (relative down to
+// subnormal q).
+inline long double ref_erfc_inv(long double q) {
+  if (q >= 0.5L) {
+    const long double y = 1 - q;
+    if (y == 0) return 0;
+    return solve_increasing([&](long double x) { return std::erf(x) - y; },
+                            [](long double x) { return kRefTwoOverSqrtPi * std::exp(-x * x); }, 0, 1, y);
+  }
+  const long double lq = std::log(q);
+  return solve_increasing([&](long double x) { return lq - std::log(std::erfc(x)); },
+                          [](long double x) { return kRefTwoOverSqrtPi * std::exp(-x * x) / std::erfc(x); }, 0, 40,
+                          std::sqrt(-lq));
+}
+inline long double ref_erf_inv(long double y) {
+  if (std::isnan(y) || y < -1 || y > 1) return std::numeric_limits<long double>::quiet_NaN();
+  if (y == 0) return y;
+  if (std::fabs(y) == 1) return y * HUGE_VALL;
+  const long double ay = std::fabs(y);
+  if (ay > 0.5L) return std::copysign(ref_erfc_inv(1 - ay), y);  // 1 - ay exact
+  return std::copysign(solve_increasing([&](long double x) { return std::erf(x) - ay; },
+                                        [](long double x) { return kRefTwoOverSqrtPi * std::exp(-x * x); }, 0, 1, ay),
+                       y);
+}
+inline long double ref_ndtri(long double p) {
+  if (std::isnan(p) || p < 0 || p > 1) return std::numeric_limits<long double>::quiet_NaN();
+  if (p == 0) return -HUGE_VALL;
+  if (p == 1) return HUGE_VALL;
+  const long double sqrt2 = 1.414213562373095048801688724209698079L;
+  return p < 0.5L ? -sqrt2 * ref_erfc_inv(2 * p) : sqrt2 * ref_erfc_inv(2 * (1 - p));
+}
+inline long double ref_erfcx(long double x) {
+  if (std::isnan(x)) return x;
+  if (x < 25) return std::exp(x * x) * std::erfc(x);  // long double's range holds both factors here
+  // Asymptotic: (1 - 1/(2x^2) + 3/(2x^2)^2 - ...) / (x sqrt(pi)); below 1e-20 by the 15th term for x >= 25.
+  const long double z = 1 / (2 * x * x);
+  long double term = 1, sum = 1;
+  for (int k = 1; k < 30; ++k) {
+    term *= -(2 * k - 1) * z;
+    sum += term;
+  }
+  return sum / x * 0.564189583547756286948079451560772586L;
+}
+inline long double ref_digamma(long double x) {
+  const long double pi = 3.141592653589793238462643383279502884L;
+  if (std::isnan(x)) return x;
+  if (x == 0) return std::signbit(x) ? HUGE_VALL : -HUGE_VALL;
+  if (x < 0 && x == std::floor(x)) return std::numeric_limits<long double>::quiet_NaN();  // -inf included
+  if (std::isinf(x)) return x;
+  long double acc = 0;
+  if (x < 0) {  // psi(x) = psi(1 - x) - pi / tan(pi x), the angle reduced exactly
+    acc = -pi / std::tan(pi * (x - std::nearbyint(x)));
+    x = 1 - x;
+  }
+  for (; x < 20; x += 1) acc -= 1 / x;
+  const long double z = 1 / (x * x);
+  // Bernoulli terms B_2k / (2k x^2k) up to k = 8 (the next is below 1e-22 at x >= 20).
+  const long double series =
+      z *
+      (1.0L / 12 -
+       z * (1.0L / 120 -
+            z * (1.0L / 252 -
+                 z * (1.0L / 240 - z * (1.0L / 132 - z * (691.0L / 32760 - z * (1.0L / 12 - z * 3617.0L / 8160)))))));
+  return acc + std::log(x) - 0.5L / x - series;
+}
+
 // The expected output of one elementwise node; `ok` false if the reference does not know the op.
 inline Scalar reference(const pk::codegen::Node &n, const std::vector<int32_t> &dt, int32_t out,
                         const std::vector<Scalar> &x, bool &ok) {
@@ -366,6 +451,21 @@ inline Scalar reference(const pk::codegen::Node &n, const std::vector<int32_t> &
       break;
     case PK_OP_ERFC:
       r.f = tr(std::erfc(a));
+      break;
+    case PK_OP_ERFCX:
+      r.f = tr(ref_erfcx(a));
+      break;
+    case PK_OP_ERF_INV:
+      r.f = tr(ref_erf_inv(a));
+      break;
+    case PK_OP_NDTRI:
+      r.f = tr(ref_ndtri(a));
+      break;
+    case PK_OP_LGAMMA:
+      r.f = tr(std::lgamma(a));  // lgammal
+      break;
+    case PK_OP_DIGAMMA:
+      r.f = tr(ref_digamma(a));
       break;
     case PK_OP_ATAN2:
       r.f = tr(std::atan2(a, b));

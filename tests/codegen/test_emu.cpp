@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <random>
 #include <string>
@@ -199,7 +200,9 @@ TEST_F(Emu, EverySupportedSingleOpMatchesTheReference) {
     const bool reduce = r.reduces();
     // This harness has references for sum/amax and elementwise ops with inputs; the other reductions, iota and
     // creation fills are checked against the oracle by the conformance suite.
-    if ((reduce && n.op_id != PK_OP_SUM && n.op_id != PK_OP_AMAX) || r.inputs.empty()) continue;
+    // Gathers are checked by hand below (EmuOps.GatherAndIndexSelect).
+    if ((reduce && n.op_id != PK_OP_SUM && n.op_id != PK_OP_AMAX) || r.inputs.empty() || n.op_id == PK_OP_GATHER)
+      continue;
     const int32_t out_dt = r.dtypes[n.output];
     std::string label =
         std::string(op->name) + "(" + pk::meta::dtype_name(r.dtypes[0]) + "->" + pk::meta::dtype_name(out_dt) + ")";
@@ -241,6 +244,7 @@ TEST_F(Emu, EverySupportedSingleOpMatchesTheReference) {
         op->contract.kind == pk::meta::Contract::exact || op->contract.kind == pk::meta::Contract::correctly_rounded;
     const bool half = out_dt == PK_DTYPE_F16 || out_dt == PK_DTYPE_BF16 || pk::test::is_fp8(out_dt);
     double tol = exact ? 0 : half ? op->contract.half : op->contract.ulp;
+    const bool abs_near_zero = op->doc != nullptr && std::strstr(op->doc, "absolute error near") != nullptr;
     double max_err = 0;
     int failures = 0;
     for (size_t i = 0; i < on; ++i) {
@@ -284,6 +288,9 @@ TEST_F(Emu, EverySupportedSingleOpMatchesTheReference) {
         want = pk::test::reference(n, dts, out_dt, x, known);
         ASSERT_TRUE(known) << label;
         err = compare(out_dt, got[i], want, exact);
+        // Rows promising an absolute error near the function's zeros (lgamma): ULPs of max(|want|, 1).
+        if (abs_near_zero && std::fabs(want.f) < 1 && std::isfinite(got[i].f))
+          err = std::min(err, ulps(out_dt, 1 + (got[i].f - want.f), 1));
       }
       max_err = std::max(max_err, err);
       if (err > tol && ++failures <= 3) {
@@ -680,6 +687,149 @@ TEST_F(EmuOps, Fp8RoundsOnceAndOverflowsAsTheTableSays) {
   // exp(2) = 7.389 -> 7.5 in e4m3fn (quantum 0.5 in [4, 8)).
   expect_floats(run(PK_OP_EXP, {In{PK_DTYPE_F8E4M3FN, {1}, floats({2})}}, PK_DTYPE_F8E4M3FN, {1}, nullptr), {7.5},
                 "exp e4m3fn");
+}
+
+// --- var, scans and indexed loads: hand-computed values ------------------------------------------------------
+
+TEST_F(EmuOps, VarTwoPassWithCorrectionAndOverflowRescaling) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // Rows {1, 2, 3, 4} (mean 2.5, squared deviations 5) and {5, 5, 5, 5}; columns (1,5) (2,5) (3,5) (4,5).
+  const In x{PK_DTYPE_F64, {2, 4}, floats({1, 2, 3, 4, 5, 5, 5, 5})};
+  pk_attrs_var v = PK_ATTRS_VAR_INIT;
+  v.num_dims = 1;
+  v.dims[0] = 1;
+  v.correction = 1;
+  expect_floats(run(PK_OP_VAR, {x}, PK_DTYPE_F64, {2}, &v), {5.0 / 3, 0}, "var f64 dims=[1] correction=1");
+  v.correction = 0;
+  expect_floats(run(PK_OP_VAR, {x}, PK_DTYPE_F64, {2}, &v), {1.25, 0}, "var f64 dims=[1] correction=0");
+  v.dims[0] = 0;
+  v.correction = 1;  // strided: the reduced axis is not the last; (x - mean)^2 sums 8, 4.5, 2, 0.5
+  expect_floats(run(PK_OP_VAR, {In{PK_DTYPE_F32, {2, 4}, x.v}}, PK_DTYPE_F32, {4}, &v), {8, 4.5, 2, 0.5},
+                "var f32 dims=[0]");
+  // Four times 1.5e308 overflows the sum: the rescaled mean still gives exactly 0 (not inf - inf = NaN).
+  v.dims[0] = 1;
+  expect_floats(
+      run(PK_OP_VAR, {In{PK_DTYPE_F64, {1, 4}, floats({1.5e308, 1.5e308, 1.5e308, 1.5e308})}}, PK_DTYPE_F64, {1}, &v),
+      {0}, "var of an overflowing constant row");
+  // n - correction <= 0: NaN (one element with correction 1; an empty row).
+  expect_floats(run(PK_OP_VAR, {In{PK_DTYPE_F32, {2, 1}, floats({3, 4})}}, PK_DTYPE_F32, {2}, &v), {nan, nan},
+                "var of one element, correction 1");
+  v.correction = 0;
+  expect_floats(run(PK_OP_VAR, {In{PK_DTYPE_F32, {2, 0}, {}}}, PK_DTYPE_F32, {2}, &v), {nan, nan},
+                "var over an empty axis");
+}
+
+TEST_F(EmuOps, ScansAlongAnyAxis) {
+  const double inf = HUGE_VAL, nan = std::numeric_limits<double>::quiet_NaN();
+  const In x{PK_DTYPE_I32, {2, 3}, ints({1, 2, 3, 4, 5, 6})};
+  pk_attrs_cumsum a = PK_ATTRS_CUMSUM_INIT;
+  a.dim = 1;
+  expect_ints(run(PK_OP_CUMSUM, {x}, PK_DTYPE_I32, {2, 3}, &a), {1, 3, 6, 4, 9, 15}, "cumsum i32 dim=1");
+  a.dim = 0;  // strided kernel: the scanned axis is not the last
+  expect_ints(run(PK_OP_CUMSUM, {x}, PK_DTYPE_I32, {2, 3}, &a), {1, 2, 3, 5, 7, 9}, "cumsum i32 dim=0");
+  a.dim = 0;
+  expect_ints(run(PK_OP_CUMSUM, {In{PK_DTYPE_I8, {3}, ints({100, 100, -128})}}, PK_DTYPE_I8, {3}, &a), {100, -56, 72},
+              "cumsum i8 wraps");
+  pk_attrs_cumprod p = PK_ATTRS_CUMPROD_INIT;
+  p.dim = 1;
+  expect_floats(
+      run(PK_OP_CUMPROD, {In{PK_DTYPE_F32, {2, 3}, floats({2, -0.5, 3, 1e30, 1e30, 0})}}, PK_DTYPE_F32, {2, 3}, &p),
+      {2, -1, -3, 1e30f, inf, 0}, "cumprod f32 (the f64 running product overflows f32 only when stored)");
+  // f16: the running sum is kept in f64 and rounded once per element: 2048 + 1 + 1 = 2050 (not 2048 twice).
+  expect_floats(run(PK_OP_CUMSUM, {In{PK_DTYPE_F16, {3}, floats({2048, 1, 1})}}, PK_DTYPE_F16, {3}, &a),
+                {2048, 2048, 2050}, "cumsum f16 accumulates wide");
+  pk_attrs_logcumsumexp l = PK_ATTRS_LOGCUMSUMEXP_INIT;
+  l.dim = 0;
+  auto got =
+      run(PK_OP_LOGCUMSUMEXP, {In{PK_DTYPE_F64, {4}, floats({0, 0, std::log(2.0), 1000})}}, PK_DTYPE_F64, {4}, &l);
+  EXPECT_EQ(static_cast<double>(got[0].f), 0);
+  EXPECT_NEAR(static_cast<double>(got[1].f), 0.693147180559945309417, 0x1p-52);
+  EXPECT_NEAR(static_cast<double>(got[2].f), 1.386294361119890618834, 0x1p-51);
+  EXPECT_EQ(static_cast<double>(got[3].f), 1000) << "log(4 + e^1000) = 1000 to f64 precision, no overflow";
+  expect_floats(run(PK_OP_LOGCUMSUMEXP, {In{PK_DTYPE_F32, {4}, floats({-inf, -inf, inf, nan})}}, PK_DTYPE_F32, {4}, &l),
+                {-inf, -inf, inf, nan}, "logcumsumexp specials");
+
+  // cummax / cummin: values and the index of the last occurrence; a NaN sticks and later NaNs move the index.
+  auto scan2 = [&](uint32_t op, const In &in, int64_t dim, std::vector<Scalar> &vals, std::vector<Scalar> &idx) {
+    auto src = make(in.dt, in.shape);
+    upload(*src, in.dt, in.v);
+    auto ov = make(in.dt, in.shape), oi = make(PK_DTYPE_I64, in.shape);
+    pk_attrs_cummax m = PK_ATTRS_CUMMAX_INIT;
+    m.dim = dim;
+    pk_tensor outs[2] = {ov->t, oi->t};
+    ASSERT_EQ(pk_launch(stream_, op, &src->t, 1, outs, 2, &m), PK_OK) << last_error().message;
+    vals = download(*ov, in.dt, in.v.size());
+    idx = download(*oi, PK_DTYPE_I64, in.v.size());
+  };
+  std::vector<Scalar> vals, idx;
+  scan2(PK_OP_CUMMAX, In{PK_DTYPE_F32, {7}, floats({1, 3, 3, 2, nan, 5, nan})}, 0, vals, idx);
+  expect_floats(vals, {1, 3, 3, 3, nan, nan, nan}, "cummax values");
+  expect_ints(idx, {0, 1, 2, 2, 4, 4, 6}, "cummax indices");
+  // i32 [3, 2] along dim 0 (strided): columns {4, 9, 9} and {-7, -7, -8}.
+  scan2(PK_OP_CUMMIN, In{PK_DTYPE_I32, {3, 2}, ints({4, -7, 9, -7, 9, -8})}, 0, vals, idx);
+  expect_ints(vals, {4, -7, 4, -7, 4, -8}, "cummin values");
+  expect_ints(idx, {0, 0, 0, 1, 0, 2}, "cummin indices");
+}
+
+TEST_F(EmuOps, GatherAndIndexSelect) {
+  // a[r][c] = 10 r + c over [2, 3]; indices outside [0, extent) give 0 (negative ones included).
+  const In a{PK_DTYPE_F32, {2, 3}, floats({0, 1, 2, 10, 11, 12})};
+  pk_attrs_gather g = PK_ATTRS_GATHER_INIT;
+  g.dim = 1;
+  expect_floats(run(PK_OP_GATHER, {a, In{PK_DTYPE_I64, {2, 2}, ints({2, -1, 3, 0})}}, PK_DTYPE_F32, {2, 2}, &g),
+                {2, 0, 0, 10}, "gather f32 dim=1");
+  g.dim = 0;
+  expect_floats(run(PK_OP_GATHER, {a, In{PK_DTYPE_I32, {1, 3}, ints({1, 0, 2})}}, PK_DTYPE_F32, {1, 3}, &g), {10, 1, 0},
+                "gather f32 dim=0, i32 index");
+  pk_attrs_index_select s = PK_ATTRS_INDEX_SELECT_INIT;
+  s.dim = 0;
+  expect_floats(run(PK_OP_INDEX_SELECT, {a, In{PK_DTYPE_I32, {3}, ints({1, 5, 0})}}, PK_DTYPE_F32, {3, 3}, &s),
+                {10, 11, 12, 0, 0, 0, 0, 1, 2}, "index_select dim=0");
+  s.dim = 1;
+  // Bits move unchanged: -0 and a NaN payload in f64; i64 index along the last axis.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  expect_floats(run(PK_OP_INDEX_SELECT,
+                    {In{PK_DTYPE_F64, {1, 3}, floats({-0.0, nan, 7})}, In{PK_DTYPE_I64, {4}, ints({2, 0, 1, -2})}},
+                    PK_DTYPE_F64, {1, 4}, &s),
+                {7, -0.0, nan, 0}, "index_select f64 dim=1");
+}
+
+TEST_F(EmuOps, SpecialFunctionsAtHandCheckedPoints) {
+  const double inf = HUGE_VAL, nan = std::numeric_limits<double>::quiet_NaN();
+  auto f64 = [&](uint32_t op, std::vector<double> x) {
+    const int64_t n = static_cast<int64_t>(x.size());
+    return run(op, {In{PK_DTYPE_F64, {n}, floats(x)}}, PK_DTYPE_F64, {n}, nullptr);
+  };
+  auto near = [](const Scalar &got, double want, double ulps, const char *what) {
+    EXPECT_NEAR(static_cast<double>(got.f), want, std::fabs(want) * ulps * 0x1p-52) << what;
+  };
+  // lgamma(1/2) = log(sqrt(pi)), lgamma(-1/2) = log(2 sqrt(pi)), lgamma(-2.5) = log(8 sqrt(pi) / 15); exactly 0 at
+  // 1 and 2, +inf at the poles and at -inf.
+  auto g = f64(PK_OP_LGAMMA, {0.5, -0.5, -2.5, 1, 2, 0, -3, -inf});
+  near(g[0], 0.5723649429247001, 2, "lgamma(0.5)");
+  near(g[1], 1.2655121234846454, 2, "lgamma(-0.5)");
+  near(g[2], -0.056243716497674051, 16, "lgamma(-2.5)");
+  expect_floats(std::vector<Scalar>(g.begin() + 3, g.end()), {0, 0, inf, inf, inf}, "lgamma exact values");
+  // digamma(1) = -Euler's gamma, digamma(1/2) = -gamma - 2 log 2, digamma(-1/2) = digamma(1/2) + 2;
+  // digamma(1e-5) = -1e5 - gamma + (pi^2 / 6) 1e-5 ...; -inf at +0, +inf at -0, NaN at the negative integers.
+  auto d = f64(PK_OP_DIGAMMA, {1, 0.5, -0.5, 1e-5, 0.0, -0.0, -2, -inf});
+  near(d[0], -0.57721566490153286, 2, "digamma(1)");
+  near(d[1], -1.9635100260214235, 2, "digamma(0.5)");
+  near(d[2], 0.036489973978576521, 2, "digamma(-0.5)");
+  near(d[3], -100000.57719921567, 2, "digamma(1e-5)");
+  expect_floats(std::vector<Scalar>(d.begin() + 4, d.end()), {-inf, inf, nan, nan}, "digamma poles");
+  // erf_inv(1/2); ndtri(0.975) = 1.959963984540054 (the 95 % two-sided normal quantile) and its mirror.
+  auto e = f64(PK_OP_ERF_INV, {0.5, -1, 1, 1.5, -0.0});
+  near(e[0], 0.47693627620446987, 2, "erf_inv(0.5)");
+  expect_floats(std::vector<Scalar>(e.begin() + 1, e.end()), {-inf, inf, nan, -0.0}, "erf_inv specials");
+  auto q = f64(PK_OP_NDTRI, {0.975, 0.025, 0.5, 0, 1, -0.5});
+  near(q[0], 1.9599639845400539, 2, "ndtri(0.975)");
+  near(q[1], -1.9599639845400539, 2, "ndtri(0.025)");
+  expect_floats(std::vector<Scalar>(q.begin() + 2, q.end()), {0, -inf, inf, nan}, "ndtri specials");
+  // erfcx(1e10) = (1 - 1/(2 10^20)) / (10^10 sqrt(pi)); erfcx(-30) overflows (2 e^900); erfcx(0) = 1.
+  auto x = f64(PK_OP_ERFCX, {1e10, 0, -30, inf, -inf});
+  near(x[0], 5.6418958354775629e-11, 2, "erfcx(1e10)");
+  expect_floats(std::vector<Scalar>(x.begin() + 1, x.end()), {1, inf, 0, inf}, "erfcx specials");
 }
 
 TEST(CudaWithoutDriver, LoadsReportsZeroDevicesAndExplains) {

@@ -30,11 +30,14 @@ namespace pk::codegen {
 
 // One node: an elementwise op, a reduction over the trailing axes (sum, prod, amax, amin, any, all, xor_sum,
 // argmax, argmin), fill (a constant; no input needed), or iota (start + step * linear index, from extra[0..1]).
+// Alone in their region: var and the scans (one work item per line of the trailing axis; cummax/cummin store their
+// indices in value output + 1), and gather (inputs a, index; a's element-space stride on the gathered axis is 0,
+// extra[0..1] hold that axis's extent and stride; an index outside [0, extent) gives 0).
 struct Node {
   uint32_t op_id = PK_OP_NONE;
   std::vector<uint32_t> inputs;  // value ids
   uint32_t output = 0;           // value id
-  double fill_value = 0.0;       // fill: the value
+  double fill_value = 0.0;       // fill: the value; var: the correction
   int32_t round_mode = 0;        // round: PK_ROUNDING_*
 };
 
