@@ -26,6 +26,7 @@
 #include <limits>
 
 #include "primkit/backend_kit.hpp"
+#include "primkit/special_constants.hpp"
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/IRBuilder.h>
@@ -1506,28 +1507,9 @@ Value *Emitter::lgamma_d(Value *x) {
 // near the roots costs nothing. Above 10 the asymptotic series, below -128 the reflection formula, in double.
 Value *Emitter::digamma_d(Value *x) {
   using namespace consts;
-  static const double kTaylor[72] = {
-      0.6841666717870696,      -4.2470892676890727e-17, 0.49958821066342546,    -2.0373158058412316e-17,
-      -0.12251567278862602,    -5.736746342749074e-18,  0.03939709733579885,    -2.848907726295464e-18,
-      -0.014039965293930434,   3.7000886856729105e-19,  0.00526559187211755,    1.1421864574018889e-19,
-      -0.0020324818225491725,  -1.367639138081961e-19,  0.0007983109588290198,  2.5792787182361807e-20,
-      -0.0003170368244016943,  6.386474505342981e-21,   0.0001268167281965579,  6.242410702984931e-21,
-      -5.097190255450742e-05,  -2.899816628968163e-21,  2.055414125395239e-05,  7.934455385621397e-22,
-      -8.306859775003972e-06,  -5.245364615180883e-22,  3.3623594458438883e-06, -5.848225057477412e-23,
-      -1.3624395717959079e-06, -9.554616994072804e-23,  5.524792977920754e-07,  3.236012710540175e-23,
-      -2.241523416103308e-07,  -1.7523278869736137e-24, 9.097694978453553e-08,  3.5845730933292223e-25,
-      -3.6934557862649377e-08, -2.5543605569145614e-24, 1.499735247478639e-08,  -4.936435039341268e-25,
-      -6.090500964947203e-09,  -8.737968770447154e-26,  2.473612210913063e-09,  1.104189943720339e-25,
-      -1.0047053252261424e-09, 4.9345662340400335e-26,  4.08099443984292e-10,   -3.658449336352175e-27,
-      -1.6577065288159067e-10, 1.0606351265373796e-26,  6.733788627268473e-11,  3.630800422672598e-27,
-      -2.735385546236437e-11,  -1.1380403373069236e-27, 1.1111757552226734e-11, -9.095302438742379e-29,
-      -4.5138863432781286e-12, 1.689784939510438e-28,   1.833669574785134e-12,  1.178190813334153e-28,
-      -7.448921271170873e-13,  -1.182405131446126e-29,  3.0259866069106846e-13, 4.9677936958568604e-30,
-      -1.2292537778544927e-13, 4.174683408149552e-30,   4.9936346531924656e-14, 2.3885287889309502e-31,
-      -2.028581451260793e-14,  6.961802842045823e-31,   8.24078285130796e-15,   -6.973296491133016e-32,
-  };
+  const double *const kTaylor = pk::kit::special::kDigammaTaylorAtRootPlusOne;
   std::vector<uint64_t> words(72);
-  std::memcpy(words.data(), kTaylor, sizeof kTaylor);
+  std::memcpy(words.data(), kTaylor, 72 * sizeof(double));
   Value *tbl = table("pk_psi_taylor", words);
   const double inf = HUGE_VAL, nan = std::numeric_limits<double>::quiet_NaN();
   auto asym = [&](Value *v) {
@@ -1550,7 +1532,7 @@ Value *Emitter::digamma_d(Value *x) {
         DD t = dd_add({a[0], a[1]}, dd_div(dd(f64c(1.0)), dd_two_sum(base, b_.CreateSIToFP(k, f64_))));
         return std::vector<Value *>{t.hi, t.lo};
       });
-  DD dx = dd_add(z, {f64c(-2.4616321449683625), f64c(1.2654465062537432e-16)});
+  DD dx = dd_add(z, {f64c(-pk::kit::special::kDigammaRootPlusOneHi), f64c(-pk::kit::special::kDigammaRootPlusOneLo)});
   auto coef = [&](Value *i) { return b_.CreateLoad(f64_, b_.CreateGEP(f64_, tbl, i)); };
   std::vector<Value *> ps =
       loop_n(i64c(35), {f64c(kTaylor[70]), f64c(kTaylor[71])}, [&](Value *c, const std::vector<Value *> &a) {
