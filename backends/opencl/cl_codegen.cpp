@@ -39,7 +39,14 @@ const ClType &cl_type(int32_t dt) {
   static const ClType kF32{"float", "float", "uint", 32, true, false, false, false};
   static const ClType kF64{"double", "double", "ulong", 64, true, false, false, false};
   static const ClType kF8{"uchar", "float", "uchar", 8, true, true, false, false};
+  // Complex values are (real, imaginary) vectors; `ut` is their storage as raw bits.
+  static const ClType kC64{"float2", "float2", "ulong", 64, true, false, false, false};
+  static const ClType kC128{"double2", "double2", "ulong2", 128, true, false, false, false};
   switch (dt) {
+    case PK_DTYPE_C64:
+      return kC64;
+    case PK_DTYPE_C128:
+      return kC128;
     case PK_DTYPE_BOOL:
       return kBool;
     case PK_DTYPE_U8:
@@ -69,6 +76,13 @@ bool is_int(int32_t dt) {
 }
 bool is_flt(int32_t dt) {
   return cl_type(dt).flt && dt != PK_DTYPE_F16 && dt != PK_DTYPE_C64 && dt != PK_DTYPE_C128;
+}
+bool is_cx(int32_t dt) {
+  return dt == PK_DTYPE_C64 || dt == PK_DTYPE_C128;
+}
+// The real dtype of a complex one's parts (real_of), and the complex dtype of a real one (complex_of).
+int32_t part_dt(int32_t dt) {
+  return dt == PK_DTYPE_C128 ? PK_DTYPE_F64 : PK_DTYPE_F32;
 }
 
 // Decodes a storage lvalue into the compute type.
@@ -202,6 +216,16 @@ std::string prelude(const DeviceCaps &caps) {
 std::string convert_expr(int32_t src, int32_t dst, const std::string &x, const DeviceCaps &caps) {
   const ClType &s = cl_type(src), &d = cl_type(dst);
   if (src == dst) return x;
+  if (is_cx(src)) {
+    // complex -> complex rounds each part; -> bool: either part nonzero; -> real drops the imaginary part.
+    if (is_cx(dst)) return std::string("convert_") + d.ct + "(" + x + ")";
+    if (d.boolean) return "(uchar)((" + x + ").x != 0 || (" + x + ").y != 0)";
+    return convert_expr(part_dt(src), dst, "(" + x + ").x", caps);
+  }
+  if (is_cx(dst)) {
+    const std::string P = cl_type(part_dt(dst)).ct;
+    return std::string("((") + d.ct + ")(" + convert_expr(src, part_dt(dst), x, caps) + ", (" + P + ")0))";
+  }
   if (d.boolean) return "(uchar)((" + x + ") != 0)";
   if (is_int(dst)) {
     if (s.flt) {
@@ -360,6 +384,128 @@ bool trig_in_f64(uint32_t op, int32_t t, const DeviceCaps &caps) {
          std::strcmp(cl_type(t).ct, "float") == 0;
 }
 
+// The expression of an op over complex operands (t c64 / c128; complex and polar: their real operands of dtype t).
+// Everything beyond bit copies and sign flips goes through the double helpers of cl_complex.cpp.
+std::string complex_expr(uint32_t op, int32_t t, int32_t out_dt, uint32_t variant, uint64_t const_bits,
+                         const std::string *a, const std::string &C, const DeviceCaps &caps, std::string *why) {
+  auto no = [&](const char *reason) {
+    if (why) *why = reason;
+    return std::string();
+  };
+  if (!caps.fp64) return no("complex kernels compute in double, which needs cl_khr_fp64");
+  const std::string A = a ? a[0] : "", B = a ? a[1] : "", Cc = a ? a[2] : "";
+  if (op == PK_OP_COMPLEX || op == PK_OP_POLAR) {
+    if (t != PK_DTYPE_F32 && t != PK_DTYPE_F64) return no("defined for f32 and f64 operands");
+    if (out_dt != (t == PK_DTYPE_F32 ? PK_DTYPE_C64 : PK_DTYPE_C128))
+      return no("the output is the complex dtype of the operands (c64 for f32, c128 for f64)");
+    const std::string O = cl_type(out_dt).ct;
+    if (op == PK_OP_COMPLEX) return "((" + O + ")(" + A + ", " + B + "))";
+    // polar: r cos(theta), r sin(theta); c64 in double, rounded once.
+    if (t == PK_DTYPE_F32) return "convert_float2(pk_polar((double)(" + A + "), (double)(" + B + ")))";
+    return "pk_polar(" + A + ", " + B + ")";
+  }
+  const bool c64 = t == PK_DTYPE_C64;
+  const std::string R = cl_type(part_dt(t)).ct;
+  auto b = [](const std::string &x) { return "(uchar)(" + x + ")"; };
+  auto nz = [](const std::string &x) { return "((" + x + ").x != 0 || (" + x + ").y != 0)"; };
+  const std::string sfx = c64 ? "64" : "128";
+  // abs, real, imag and angle give the real dtype of the operand's parts.
+  const bool real_out = op == PK_OP_ABS || op == PK_OP_REAL || op == PK_OP_IMAG || op == PK_OP_ANGLE;
+  if (real_out && out_dt != part_dt(t)) return no("the output is the real dtype of the complex operand");
+  const bool pred = op == PK_OP_ISNAN || op == PK_OP_ISINF || op == PK_OP_ISFINITE || op == PK_OP_LOGICAL_NOT ||
+                    op == PK_OP_LOGICAL_AND || op == PK_OP_LOGICAL_OR || op == PK_OP_LOGICAL_XOR || op == PK_OP_EQ ||
+                    op == PK_OP_NE;
+  if (pred && out_dt != PK_DTYPE_BOOL) return no("the output is bool");
+  if (!real_out && !pred && op != PK_OP_CONVERT_ELEMENT_TYPE && out_dt != t)
+    return no("the output has the operands' complex dtype");
+  switch (op) {
+    case PK_OP_ABS:
+      return "pk_cabs" + sfx + "(" + A + ")";
+    case PK_OP_NEG:
+      return "(-(" + A + "))";
+    case PK_OP_CONJ_PHYSICAL:
+      return "((" + C + ")((" + A + ").x, -(" + A + ").y))";
+    case PK_OP_REAL:
+      return "((" + A + ").x)";
+    case PK_OP_IMAG:
+      return "((" + A + ").y)";
+    case PK_OP_ANGLE:
+      if (c64) return "((float)atan2((double)(" + A + ").y, (double)(" + A + ").x))";
+      return "atan2((" + A + ").y, (" + A + ").x)";
+    case PK_OP_ISNAN:
+      return b("isnan((" + A + ").x) || isnan((" + A + ").y)");
+    case PK_OP_ISINF:
+      return b("isinf((" + A + ").x) || isinf((" + A + ").y)");
+    case PK_OP_ISFINITE:
+      return b("isfinite((" + A + ").x) && isfinite((" + A + ").y)");
+    case PK_OP_LOGICAL_NOT:
+      return b("!" + nz(A));
+    case PK_OP_FILL: {
+      // The value is real: its bits are the real part's, the imaginary part is +0.
+      char lit[96];
+      if (c64) {
+        std::snprintf(lit, sizeof lit, "((float2)(as_float(0x%08xu), 0.0f))", static_cast<unsigned>(const_bits));
+      } else {
+        std::snprintf(lit, sizeof lit, "((double2)(as_double(0x%016llxul), 0.0))",
+                      static_cast<unsigned long long>(const_bits));
+      }
+      return lit;
+    }
+    case PK_OP_EXP:
+    case PK_OP_LOG:
+    case PK_OP_SQRT:
+    case PK_OP_SIN:
+    case PK_OP_COS:
+    case PK_OP_TANH: {
+      const char *f = op == PK_OP_EXP    ? "pk_cexp"
+                      : op == PK_OP_LOG  ? "pk_clog"
+                      : op == PK_OP_SQRT ? "pk_csqrt"
+                      : op == PK_OP_SIN  ? "pk_csin"
+                      : op == PK_OP_COS  ? "pk_ccos"
+                                         : "pk_ctanh";
+      if (c64) return std::string("convert_float2(") + f + "(convert_double2(" + A + ")))";
+      return std::string(f) + "(" + A + ")";
+    }
+    case PK_OP_POW:
+      if (c64) return "convert_float2(pk_cpow(convert_double2(" + A + "), convert_double2(" + B + ")))";
+      return no("c128 pow needs exp(b log a) beyond double precision (its phase error grows with |b log a|)");
+    case PK_OP_ADD:
+      return "((" + A + ") + (" + B + "))";
+    case PK_OP_SUB:
+      return "((" + A + ") - (" + B + "))";
+    case PK_OP_MUL:
+      return "pk_cmul" + sfx + "(" + A + ", " + B + ")";
+    case PK_OP_DIV:
+      return "pk_cdiv" + sfx + "(" + A + ", " + B + ")";
+    case PK_OP_RECIPROCAL:
+      return "pk_cdiv" + sfx + "((" + C + ")(1, 0), " + A + ")";
+    case PK_OP_LOGICAL_AND:
+    case PK_OP_LOGICAL_OR:
+    case PK_OP_LOGICAL_XOR: {
+      const char *o = op == PK_OP_LOGICAL_AND ? "&&" : op == PK_OP_LOGICAL_OR ? "||" : "!=";
+      return b(nz(A) + " " + o + " " + nz(B));
+    }
+    case PK_OP_EQ:
+      return b("(" + A + ").x == (" + B + ").x && (" + A + ").y == (" + B + ").y");
+    case PK_OP_NE:
+      return b("(" + A + ").x != (" + B + ").x || (" + A + ").y != (" + B + ").y");
+    case PK_OP_WHERE:
+      return "((" + A + ") ? (" + B + ") : (" + Cc + "))";
+    case PK_OP_CLONE:
+      return A;
+    case PK_OP_COPY_TO:
+      return B;
+    case PK_OP_CONVERT_ELEMENT_TYPE: {
+      const int32_t dst = static_cast<int32_t>(variant);
+      if (!(is_int(dst) || dst == PK_DTYPE_BOOL || is_flt(dst) || is_cx(dst)))
+        return no("not generated for this target dtype");
+      return convert_expr(t, dst, A, caps);
+    }
+    default:
+      return no("not generated for complex dtypes");
+  }
+}
+
 // The expression of one op over compute-typed operands a[] (of dtype t, the op's type variable), in the compute
 // type `C` (a scalar or vector type name). Returns "" when the op has no kernel for t (why says so).
 std::string op_expr(uint32_t op, int32_t t, int32_t out_dt, uint32_t variant, uint64_t const_bits, const std::string *a,
@@ -376,6 +522,8 @@ std::string op_expr(uint32_t op, int32_t t, int32_t out_dt, uint32_t variant, ui
   };
   auto b = [](const std::string &s) { return "(uchar)(" + s + ")"; };
   const std::string A = a ? a[0] : "", B = a ? a[1] : "", Cc = a ? a[2] : "";
+  if (is_cx(t) || op == PK_OP_COMPLEX || op == PK_OP_POLAR)
+    return complex_expr(op, t, out_dt, variant, const_bits, a, C, caps, why);
   if (special_op(op)) return special_expr(op, t, a, C, caps, why);
   if (const char *f = float_builtin1(op)) {
     if (!flt) return no("defined for floating-point dtypes only");
@@ -570,7 +718,9 @@ std::string op_expr(uint32_t op, int32_t t, int32_t out_dt, uint32_t variant, ui
     case PK_OP_CONVERT_ELEMENT_TYPE: {
       const int32_t dst = static_cast<int32_t>(variant);
       if (!(in || bl || flt)) return no("not generated for this source dtype");
-      if (!(is_int(dst) || dst == PK_DTYPE_BOOL || is_flt(dst))) return no("not generated for this target dtype");
+      if (is_cx(dst) && !caps.fp64) return no("complex kernels compute in double, which needs cl_khr_fp64");
+      if (!(is_int(dst) || dst == PK_DTYPE_BOOL || is_flt(dst) || is_cx(dst)))
+        return no("not generated for this target dtype");
       return convert_expr(t, dst, A, caps);
     }
     default:
@@ -595,9 +745,8 @@ bool dtype_supported(int32_t dt, const DeviceCaps &caps, std::string *why) {
   if (dt == PK_DTYPE_F16) {
     return no(caps.fp16 ? "f16 kernels are not generated yet" : "f16 needs cl_khr_fp16, which this device lacks");
   }
-  if (dt == PK_DTYPE_C64 || dt == PK_DTYPE_C128)
-    return no("complex dtypes are not generated by the OpenCL backend yet");
-  if (dt == PK_DTYPE_F64 && !caps.fp64) return no("f64 needs cl_khr_fp64, which this device lacks");
+  if ((dt == PK_DTYPE_F64 || dt == PK_DTYPE_C128) && !caps.fp64)
+    return no("f64 and c128 need cl_khr_fp64, which this device lacks");
   return true;
 }
 
@@ -755,6 +904,15 @@ RedTypes red_types(uint32_t op, int32_t dt, const DeviceCaps &caps) {
     r.combine_fn = "return a ^ x;";
     return r;
   }
+  if (is_cx(dt) && (op == PK_OP_SUM || op == PK_OP_PROD)) {
+    // Complex values accumulate in double2 (c64's sums and products then round once at the end); products with
+    // Annex G recovery of infinities.
+    // Sums carry flags of non-finite terms (pk_csum_ld).
+    r.acc = op == PK_OP_PROD ? "double2" : "double4";
+    r.init = op == PK_OP_PROD ? "1.0, 0.0" : "0.0, 0.0, 0.0, 0.0";
+    r.combine_fn = op == PK_OP_PROD ? "return pk_cmul_g(a.x, a.y, x.x, x.y);" : "return pk_csum_add(a, x);";
+    return r;
+  }
   if (op == PK_OP_SUM || op == PK_OP_PROD || op == PK_OP_MEAN) {
     // Integers accumulate modulo 2^64 (ulong), which wraps to their width on the store; floats in double where
     // the device has it (f32 partial products and sums overflow where the exact result does not), else in
@@ -809,6 +967,9 @@ bool reduction_supported(uint32_t op_id, int32_t dt, const DeviceCaps &caps, std
   switch (op_id) {
     case PK_OP_SUM:
     case PK_OP_PROD:
+      if (is_cx(dt) && !caps.fp64) return no("complex kernels compute in double, which needs cl_khr_fp64");
+      if (!(is_int(dt) || is_flt(dt) || is_cx(dt))) return no("reductions of this dtype are not generated");
+      return true;
     case PK_OP_AMAX:
     case PK_OP_AMIN:
       if (!(is_int(dt) || is_flt(dt))) return no("reductions of this dtype are not generated");
@@ -818,7 +979,7 @@ bool reduction_supported(uint32_t op_id, int32_t dt, const DeviceCaps &caps, std
       return true;
     case PK_OP_ALL:
     case PK_OP_ANY:
-      if (!(is_int(dt) || is_flt(dt) || dt == PK_DTYPE_BOOL)) return no("not generated for this dtype");
+      if (!(is_int(dt) || is_flt(dt) || is_cx(dt) || dt == PK_DTYPE_BOOL)) return no("not generated for this dtype");
       return true;
     case PK_OP_XOR_SUM:
       if (!(is_int(dt) || dt == PK_DTYPE_BOOL)) return no("integral dtypes only");
@@ -865,8 +1026,8 @@ std::string gen_argreduce(uint32_t op, int32_t dt, const DeviceCaps &caps) {
   return src;
 }
 
-size_t reduction_acc_bytes(int32_t) {
-  return 8;  // ulong, double or narrower: 8 bytes hold every accumulator
+size_t reduction_acc_bytes(int32_t dt) {
+  return is_cx(dt) ? 32 : 8;  // double4 / double2 for complex; ulong, double or narrower otherwise
 }
 
 std::string gen_reduction(uint32_t op, int32_t dt, const DeviceCaps &caps) {
@@ -875,9 +1036,18 @@ std::string gen_reduction(uint32_t op, int32_t dt, const DeviceCaps &caps) {
   const std::string ACC = r.acc;
   const bool logical = op == PK_OP_ALL || op == PK_OP_ANY;
   std::string src = prelude(caps);
+  if (is_cx(dt) && !logical) src += "#pragma OPENCL FP_CONTRACT OFF\n" + special_helpers(special_helper_bits(op, dt));
   src += "inline " + ACC + " pk_comb(" + ACC + " a, " + ACC + " x) { " + r.combine_fn + " }\n";
-  if (logical) {
+  if (logical && is_cx(dt)) {
+    // A complex value is true when either part is nonzero.
+    src += "#define PK_LD(p, e) ((uchar)((p[e]).x != 0 || (p[e]).y != 0))\n#define PK_ST(v) ((uchar)(v))\n";
+  } else if (logical) {
     src += "#define PK_LD(p, e) ((uchar)(" + load_expr(dt, "p[e]") + " != 0))\n#define PK_ST(v) ((uchar)(v))\n";
+  } else if (is_cx(dt)) {
+    const std::string ld = dt == PK_DTYPE_C64 ? "convert_double2(p[e])" : "(p[e])";
+    const std::string st = op == PK_OP_SUM ? "pk_csum_st(v)" : "(v)";
+    src += "#define PK_LD(p, e) (" + (op == PK_OP_SUM ? "pk_csum_ld(" + ld + ")" : ld) + ")\n";
+    src += "#define PK_ST(v) (" + (dt == PK_DTYPE_C64 ? "convert_float2(" + st + ")" : st) + ")\n";
   } else {
     const std::string conv_in = ACC == "ulong" ? "(ulong)(long)" : "(" + ACC + ")";
     src += "#define PK_LD(p, e) (" + conv_in + "(" + load_expr(dt, "p[e]") + "))\n";
@@ -977,7 +1147,11 @@ inline void pk_out_offs(ulong o, const pk_dims ks, const pk_dims kin, const pk_d
 
 bool matmul_supported(int32_t dt, const DeviceCaps &caps, std::string *why) {
   if (!dtype_supported(dt, caps, why)) return false;
-  if (!(is_int(dt) || is_flt(dt))) {
+  if (is_cx(dt) && !caps.fp64) {
+    if (why) *why = "complex kernels compute in double, which needs cl_khr_fp64";
+    return false;
+  }
+  if (!(is_int(dt) || is_flt(dt) || is_cx(dt))) {
     if (why) *why = "matmul of this dtype is not generated";
     return false;
   }
@@ -1024,8 +1198,54 @@ std::string careful_dot(int32_t dt, const DeviceCaps &caps) {
          "#define PK_FIX(v, A, ia, sa, B, ib, sb, K) (isfinite(v) ? (v) : pk_careful(A, ia, sa, B, ib, sb, K))\n";
 }
 
+namespace {
+// Complex dot products: double2 sums of products with Annex G recovery (exact products for c64), one rounding at
+// the end; PK_LD loads an operand element as double2, PK_ST stores a double2.
+std::string complex_dot_prelude(int32_t dt, const DeviceCaps &caps) {
+  const bool c64 = dt == PK_DTYPE_C64;
+  std::string src =
+      prelude(caps) + "#pragma OPENCL FP_CONTRACT OFF\n" + special_helpers(special_helper_bits(PK_OP_MUL, dt));
+  src += std::string("#define PK_LD(p, e) (") + (c64 ? "convert_double2(p[e])" : "(p[e])") + ")\n";
+  src += std::string("#define PK_ST(v) (") + (c64 ? "convert_float2(v)" : "(v)") + ")\n";
+  src += "inline double2 pk_cmac(double2 acc, double2 a, double2 b) { return acc + pk_cmul_g(a.x, a.y, b.x, b.y); }\n";
+  return src;
+}
+}  // namespace
+
 std::string gen_matmul(int32_t dt, const DeviceCaps &caps) {
   const ClType &ty = cl_type(dt);
+  if (is_cx(dt)) {
+    // Same arguments and work-group shape as the tiled kernel, without the local-memory tiles: each work-item
+    // walks K for its R x R outputs.
+    const std::string T = ty.st;
+    std::string src = complex_dot_prelude(dt, caps);
+    src += "#define TM " + std::to_string(kMmTile) + "\n#define LS " + std::to_string(kMmLocal) + "\n#define R " +
+           std::to_string(kMmTile / kMmLocal) + "\n";
+    src += "__kernel __attribute__((reqd_work_group_size(LS, LS, 1)))\nvoid pk_matmul(__global const " + T +
+           " *A, const ulong a_off, const long sab, const long sam, const long sak,\n"
+           "               __global const " +
+           T +
+           " *B, const ulong b_off, const long sbb, const long sbk, const long sbn,\n"
+           "               __global " +
+           T +
+           " *C, const ulong c_off, const long scb, const long scm, const long scn,\n"
+           "               const long M, const long N, const long K) {\n"
+           "  const int tx = get_local_id(0), ty = get_local_id(1);\n"
+           "  const long n0 = (long)get_group_id(0) * TM, m0 = (long)get_group_id(1) * TM;\n"
+           "  const long bt = get_global_id(2);\n"
+           "  const long abase = (long)a_off + bt * sab, bbase = (long)b_off + bt * sbb;\n"
+           "  for (int i = 0; i < R; ++i) {\n    const long gm = m0 + ty + LS * i;\n    if (gm >= M) continue;\n"
+           "    for (int j = 0; j < R; ++j) {\n      const long gn = n0 + tx + LS * j;\n      if (gn >= N) continue;\n"
+           "      double2 acc = (double2)(0.0, 0.0);\n"
+           "      for (long k = 0; k < K; ++k)\n"
+           "        acc = pk_cmac(acc, PK_LD(A, abase + gm * sam + k * sak), PK_LD(B, bbase + k * sbk + gn * sbn));\n"
+           "      if (!isfinite(acc.x) || !isfinite(acc.y)) {\n        pk_cdot d;\n        pk_cdot_init(&d);\n"
+           "        for (long k = 0; k < K; ++k)\n"
+           "          pk_cdot_add(&d, PK_LD(A, abase + gm * sam + k * sak), PK_LD(B, bbase + k * sbk + gn * sbn));\n"
+           "        acc = pk_cdot_value(&d);\n      }\n"
+           "      C[(long)c_off + bt * scb + gm * scm + gn * scn] = PK_ST(acc);\n    }\n  }\n}\n";
+    return src;
+  }
   const bool flt = is_flt(dt);
   // Floats accumulate in their compute type (f32 for the narrow formats); integers modulo 2^64.
   const std::string ACC = flt ? ty.ct : "ulong";
@@ -1099,20 +1319,22 @@ std::string gen_matmul(int32_t dt, const DeviceCaps &caps) {
 // --- creation ---------------------------------------------------------------------------------------------------
 
 std::string gen_set(size_t bytes) {
-  const char *T = bytes == 1 ? "uchar" : bytes == 2 ? "ushort" : bytes == 4 ? "uint" : "ulong";
+  const char *T = bytes == 1 ? "uchar" : bytes == 2 ? "ushort" : bytes == 4 ? "uint" : bytes == 8 ? "ulong" : "ulong2";
+  // 16-byte elements (c128) are a real value's bits and a +0 imaginary part.
+  const std::string V = bytes == 16 ? "(ulong2)(bits, 0ul)" : std::string("(") + T + ")bits";
   std::string src = "typedef struct { long v[8]; } pk_dims;\n";
   src += std::string("__kernel void pk_set_contig(__global ") + T +
          " *p, const ulong o, const ulong n, const ulong bits) {\n  const ulong i = get_global_id(0);\n"
-         "  if (i < n) p[o + i] = (" +
-         T + ")bits;\n}\n";
+         "  if (i < n) p[o + i] = " +
+         V + ";\n}\n";
   src +=
       std::string("__kernel void pk_set_strided(__global ") + T +
       " *p, const ulong o, const pk_dims s, const pk_dims shape, const int rank, const ulong n, const ulong bits) {\n"
       "  const ulong i = get_global_id(0);\n  if (i >= n) return;\n  long e = (long)o;\n  ulong rest = i;\n"
       "  for (int d = rank - 1; d >= 0; --d) { e += (long)(rest % (ulong)shape.v[d]) * s.v[d]; rest /= "
       "(ulong)shape.v[d]; }\n"
-      "  p[e] = (" +
-      T + ")bits;\n}\n";
+      "  p[e] = " +
+      V + ";\n}\n";
   return src;
 }
 
@@ -1133,7 +1355,7 @@ std::string gen_iota(int32_t dt, const DeviceCaps &caps) {
 namespace {
 // Storage type of a dtype-independent kernel over elements of `bytes` bytes.
 const char *bytes_type(size_t bytes) {
-  return bytes == 1 ? "uchar" : bytes == 2 ? "ushort" : bytes == 4 ? "uint" : "ulong";
+  return bytes == 1 ? "uchar" : bytes == 2 ? "ushort" : bytes == 4 ? "uint" : bytes == 8 ? "ulong" : "ulong2";
 }
 
 // Offset of row-major position f of a tensor with `rank` axes of extents sh and strides st.
@@ -1208,13 +1430,15 @@ std::string gen_scatter(int32_t dt, int32_t idx_dt, const DeviceCaps &caps) {
   const ClType &ty = cl_type(dt);
   const std::string T = ty.st, I = idx_dt == PK_DTYPE_I64 ? "long" : "int";
   const bool flt = is_flt(dt);
-  const std::string ACC = flt ? (caps.fp64 ? "double" : ty.ct) : "long";
+  const std::string ACC = is_cx(dt) ? ty.ct : flt ? (caps.fp64 ? "double" : ty.ct) : "long";
   std::string src = prelude(caps);
   src += "#define PK_LDA(p, e) ((" + ACC + ")(" + load_expr(dt, "p[e]") + "))\n";
   src += "#define PK_ST(v) (" + store_expr(dt, std::string("(") + ty.ct + ")(v)") + ")\n";
   // Reduce kinds: 0 sum, 1 prod, 2 amax, 3 amin (NaN wins); integers wrap through ulong.
   src += "inline " + ACC + " pk_comb(int kind, " + ACC + " x, " + ACC + " y) {\n";
-  if (flt) {
+  if (is_cx(dt)) {
+    src += "  return x + y;\n}\n";  // complex: plain scatter only (scatter_reduce is not generated)
+  } else if (flt) {
     src +=
         "  if (kind == 0) return x + y;\n  if (kind == 1) return x * y;\n"
         "  if (isnan(x) || isnan(y)) return x + y;\n  return kind == 2 ? max(x, y) : min(x, y);\n}\n";
@@ -1340,6 +1564,10 @@ bool scan_supported(uint32_t op, int32_t dt, const DeviceCaps &caps, std::string
     return false;
   };
   if (!dtype_supported(dt, caps, why)) return false;
+  if (is_cx(dt)) {
+    if (op != PK_OP_CUMSUM && op != PK_OP_CUMPROD && op != PK_OP_VAR) return no("not generated for complex dtypes");
+    return caps.fp64 ? true : no("complex kernels compute in double, which needs cl_khr_fp64");
+  }
   switch (op) {
     case PK_OP_CUMSUM:
     case PK_OP_CUMPROD:
@@ -1360,6 +1588,25 @@ bool scan_supported(uint32_t op, int32_t dt, const DeviceCaps &caps, std::string
 std::string gen_scan(uint32_t op, int32_t dt, const DeviceCaps &caps) {
   const ClType &ty = cl_type(dt);
   const std::string T = ty.st, CT = ty.ct;
+  if (is_cx(dt)) {
+    // cumsum / cumprod of complex values: a double2 running value (products with Annex G recovery), each output
+    // rounded once.
+    const bool c64 = dt == PK_DTYPE_C64, prod = op == PK_OP_CUMPROD;
+    const std::string v = prod ? "acc" : "pk_csum_st(acc)";
+    std::string src =
+        prelude(caps) + "#pragma OPENCL FP_CONTRACT OFF\n" + special_helpers(special_helper_bits(op, dt)) + kLines;
+    src += "__kernel void pk_scan(__global const " + T + " *in, const long in_off, __global " + T +
+           " *out, const long out_off, __global long *idx, const long idx_off, " + kLineParams +
+           ") {\n  const ulong o = get_global_id(0);\n  if (o >= n_lines) return;\n"
+           "  long bi = in_off, bo = out_off, bx = idx_off;\n  pk_line(o, sh, r, s0, s1, s2, &bi, &bo, &bx);\n"
+           "  " +
+           std::string(prod ? "double2 acc = (double2)(1.0, 0.0)" : "double4 acc = (double4)(0.0)") +
+           ";\n  for (long i = 0; i < len; ++i) {\n    const double2 x = " +
+           (c64 ? "convert_double2(in[bi + i * t0])" : "in[bi + i * t0]") +
+           ";\n    acc = " + (prod ? "pk_cmul_g(acc.x, acc.y, x.x, x.y)" : "pk_csum_add(acc, pk_csum_ld(x))") +
+           ";\n    out[bo + i * t1] = " + (c64 ? "convert_float2(" + v + ")" : v) + ";\n  }\n}\n";
+    return src;
+  }
   std::string src = prelude(caps) + kLines + order_helpers(dt);
   src += "#define PK_ST(v) (" + store_expr(dt, "(" + CT + ")(v)") + ")\n";
   src += "__kernel void pk_scan(__global const " + T + " *in, const long in_off, __global " + T +
@@ -1368,7 +1615,21 @@ std::string gen_scan(uint32_t op, int32_t dt, const DeviceCaps &caps) {
          "  long bi = in_off, bo = out_off, bx = idx_off;\n  pk_line(o, sh, r, s0, s1, s2, &bi, &bo, &bx);\n";
   const bool flt = is_flt(dt);
   const std::string W = flt ? (caps.fp64 ? "double" : CT) : "ulong";
-  if (op == PK_OP_CUMSUM || op == PK_OP_CUMPROD) {
+  if (op == PK_OP_CUMSUM && flt) {
+    // The finite terms' running sum, with flags of the non-finite terms seen (1: +inf, 2: -inf, 4: NaN): a sum
+    // whose finite terms overflow still meets a later infinity as exact arithmetic does (DBL_MAX + DBL_MAX - inf
+    // is -inf, not NaN).
+    src += "  " + W +
+           " acc = 0;\n  int fl = 0;\n  for (long i = 0; i < len; ++i) {\n"
+           "    const " +
+           W + " x = (" + W +
+           ")PK_LDC(in, bi + i * t0);\n"
+           "    if (isfinite(x)) acc += x; else fl |= isnan(x) ? 4 : (x > 0 ? 1 : 2);\n"
+           "    const " +
+           W + " v = fl == 0 ? acc : ((fl & 4) || fl == 3) ? (" + W + ")NAN : (fl == 1 ? (" + W + ")INFINITY : -(" + W +
+           ")INFINITY);\n"
+           "    out[bo + i * t1] = PK_ST(v);\n  }\n}\n";
+  } else if (op == PK_OP_CUMSUM || op == PK_OP_CUMPROD) {
     const bool prod = op == PK_OP_CUMPROD;
     src += "  " + W + " acc = " + (prod ? "1" : "0") +
            ";\n  for (long i = 0; i < len; ++i) {\n"
@@ -1453,11 +1714,22 @@ std::string gen_sort(int32_t dt, const DeviceCaps &caps) {
 }
 
 std::string gen_var(int32_t dt, const DeviceCaps &caps) {
-  const ClType &ty = cl_type(dt);
-  const std::string T = ty.st, W = caps.fp64 ? "double" : "float";
+  const bool cx = is_cx(dt);
+  // Complex inputs: values and means are double2 (vector arithmetic is per part), |d|^2 sums both parts' squares,
+  // and the output is real.
+  const int32_t odt = cx ? part_dt(dt) : dt;
+  const ClType &ty = cl_type(dt), &oty = cl_type(odt);
+  const std::string T = ty.st, OT = oty.st, W = caps.fp64 ? "double" : "float", V = cx ? "double2" : W;
   std::string src = prelude(caps);
-  src += "#define PK_LD(p, e) ((" + W + ")(" + load_expr(dt, "p[e]") + "))\n";
-  src += "#define PK_ST(v) (" + store_expr(dt, std::string("(") + ty.ct + ")(v)") + ")\n";
+  if (cx) {
+    src += "#pragma OPENCL FP_CONTRACT OFF\n";
+    src += std::string("#define PK_LD(p, e) (") + (dt == PK_DTYPE_C64 ? "convert_double2(p[e])" : "(p[e])") + ")\n";
+    src += "#define PK_INF(v) (isinf((v).x) || isinf((v).y))\n#define PK_SQ(d) ((d).x * (d).x + (d).y * (d).y)\n";
+  } else {
+    src += "#define PK_LD(p, e) ((" + W + ")(" + load_expr(dt, "p[e]") + "))\n";
+    src += "#define PK_INF(v) isinf(v)\n#define PK_SQ(d) ((d) * (d))\n";
+  }
+  src += "#define PK_ST(v) (" + store_expr(odt, std::string("(") + oty.ct + ")(v)") + ")\n";
   src += R"CL(
 inline long pk_red_off(ulong j, const pk_dims rs, const pk_dims rst, const int nred) {
   long off = 0;
@@ -1471,30 +1743,30 @@ inline long pk_red_off(ulong j, const pk_dims rs, const pk_dims rst, const int n
          " *in, const ulong in_off, const pk_dims ks, const pk_dims kin, const pk_dims kout, const int nkept,\n"
          "    const pk_dims rs, const pk_dims rst, const int nred, const ulong n_out, const ulong n_red,\n"
          "    __global " +
-         T + " *out, const ulong out_off, const " + W +
+         OT + " *out, const ulong out_off, const " + W +
          " correction) {\n"
          "  const ulong o = get_global_id(0);\n  if (o >= n_out) return;\n"
          "  long ib = (long)in_off, ob = (long)out_off;\n  ulong rest = o;\n"
          "  for (int d = nkept - 1; d >= 0; --d) {\n    const long x = (long)(rest % (ulong)ks.v[d]);\n"
          "    rest /= (ulong)ks.v[d];\n    ib += x * kin.v[d];\n    ob += x * kout.v[d];\n  }\n"
          "  const " +
-         W + " n = (" + W + ")n_red;\n  " + W +
-         " s = 0, c = 0, ss = 0, scale = 1;\n"
+         W + " n = (" + W + ")n_red;\n  " + V + " s = 0, c = 0;\n  " + W +
+         " ss = 0, scale = 1;\n"
          "  for (ulong j = 0; j < n_red; ++j) s += PK_LD(in, ib + pk_red_off(j, rs, rst, nred));\n"
          // A sum of finite values that overflows is redone on values scaled by a power of two (exact) and the
          // variance scaled back after the division: otherwise the mean is inf and every deviation NaN.
-         "  if (isinf(s)) {\n    scale = " +
+         "  if (PK_INF(s)) {\n    scale = " +
          std::string(caps.fp64 ? "0x1p-600" : "0x1p-64f") +
          ";\n    s = 0;\n"
          "    for (ulong j = 0; j < n_red; ++j) s += PK_LD(in, ib + pk_red_off(j, rs, rst, nred)) * scale;\n  }\n"
          "  " +
-         W +
+         V +
          " mean = s / n;\n"
          "  for (ulong j = 0; j < n_red; ++j) c += PK_LD(in, ib + pk_red_off(j, rs, rst, nred)) * scale - mean;\n"
          "  mean += c / n;\n"
          "  for (ulong j = 0; j < n_red; ++j) {\n    const " +
-         W +
-         " d = PK_LD(in, ib + pk_red_off(j, rs, rst, nred)) * scale - mean;\n    ss += d * d;\n  }\n"
+         V +
+         " d = PK_LD(in, ib + pk_red_off(j, rs, rst, nred)) * scale - mean;\n    ss += PK_SQ(d);\n  }\n"
          "  const " +
          W +
          " div = n - correction, unscale = 1 / scale;\n"
@@ -1507,12 +1779,26 @@ inline long pk_red_off(ulong j, const pk_dims rs, const pk_dims rst, const int n
 
 std::string gen_dot_general(int32_t dt, const DeviceCaps &caps) {
   const ClType &ty = cl_type(dt);
-  const bool flt = is_flt(dt);
-  const std::string ACC = flt ? ty.ct : "ulong", T = ty.st;
-  std::string src = prelude(caps);
-  src += "#define PK_LD(p, e) (" + std::string(flt ? "" : "(ulong)(long)") + "(" + load_expr(dt, "p[e]") + "))\n";
-  src += "#define PK_ST(v) (" + store_expr(dt, std::string("(") + ty.ct + ")(v)") + ")\n";
-  src += flt ? careful_dot(dt, caps) : "#define PK_FIX(v, A, ia, sa, B, ib, sb, K) (v)\n";
+  const bool flt = is_flt(dt), cx = is_cx(dt);
+  const std::string ACC = cx ? "double2" : flt ? ty.ct : "ulong", T = ty.st;
+  std::string src;
+  if (cx) {
+    // A non-finite sum is redone without intermediate overflow (pk_cdot) along one contracted axis.
+    src = complex_dot_prelude(dt, caps) + "inline double2 pk_cfix(double2 v, __global const " + T +
+          " *A, long ia, long sa, __global const " + T +
+          " *B, long ib, long sb, long K) {\n"
+          "  if (isfinite(v.x) && isfinite(v.y)) return v;\n  pk_cdot d;\n  pk_cdot_init(&d);\n"
+          "  for (long k = 0; k < K; ++k) pk_cdot_add(&d, PK_LD(A, ia + k * sa), PK_LD(B, ib + k * sb));\n"
+          "  return pk_cdot_value(&d);\n}\n#define PK_FIX(v, A, ia, sa, B, ib, sb, K) pk_cfix(v, A, ia, sa, B, ib, sb, "
+          "K)\n";
+  } else {
+    src = prelude(caps);
+    src += "#define PK_LD(p, e) (" + std::string(flt ? "" : "(ulong)(long)") + "(" + load_expr(dt, "p[e]") + "))\n";
+    src += "#define PK_ST(v) (" + store_expr(dt, std::string("(") + ty.ct + ")(v)") + ")\n";
+    src += flt ? careful_dot(dt, caps) : "#define PK_FIX(v, A, ia, sa, B, ib, sb, K) (v)\n";
+  }
+  const std::string MAC =
+      cx ? "    acc = pk_cmac(acc, PK_LD(A, ja), PK_LD(B, jb));\n" : "    acc += PK_LD(A, ja) * PK_LD(B, jb);\n";
   // One work-item per output element (batch, lhs free, rhs free axes); the contracted axes are walked as one
   // row-major index. With one contracted axis, a non-finite sum is recomputed without intermediate overflow.
   src +=
@@ -1532,8 +1818,9 @@ std::string gen_dot_general(int32_t dt, const DeviceCaps &caps) {
       "  for (ulong j = 0; j < nc; ++j) {\n    long ja = ia, jb = ib;\n    ulong r = j;\n"
       "    for (int d = crank - 1; d >= 0; --d) {\n"
       "      const long x = (long)(r % (ulong)csh.v[d]);\n      r /= (ulong)csh.v[d];\n"
-      "      ja += x * ca.v[d];\n      jb += x * cb.v[d];\n    }\n"
-      "    acc += PK_LD(A, ja) * PK_LD(B, jb);\n  }\n"
+      "      ja += x * ca.v[d];\n      jb += x * cb.v[d];\n    }\n" +
+      MAC +
+      "  }\n"
       "  if (crank == 1) acc = PK_FIX(acc, A, ia, ca.v[0], B, ib, cb.v[0], (long)nc);\n"
       "  C[ic] = PK_ST(acc);\n}\n";
   return src;
@@ -1773,13 +2060,15 @@ uint64_t value_bits(double v, int32_t dt) {
       return kit::f8e4m3fn(v).bits;
     case PK_DTYPE_F8E5M2:
       return kit::f8e5m2(v).bits;
-    case PK_DTYPE_F32: {
+    case PK_DTYPE_F32:
+    case PK_DTYPE_C64: {  // complex: the real part's bits (the imaginary part is +0)
       const float f = static_cast<float>(v);
       uint32_t b;
       std::memcpy(&b, &f, 4);
       return b;
     }
-    case PK_DTYPE_F64: {
+    case PK_DTYPE_F64:
+    case PK_DTYPE_C128: {
       uint64_t b;
       std::memcpy(&b, &v, 8);
       return b;

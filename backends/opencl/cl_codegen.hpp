@@ -25,7 +25,7 @@ struct Dims {
 
 // Whether kernels can compute in this dtype on the device; `why` says why not.
 bool dtype_supported(int32_t dtype, const DeviceCaps &caps, std::string *why);
-// Storage bytes of a dtype (1, 2, 4 or 8 for every supported one).
+// Storage bytes of a dtype (1, 2, 4 or 8; 16 for c128).
 size_t dtype_bytes(int32_t dtype);
 
 // One node of an elementwise graph: op, dtypes of its inputs and output, and op specifics.
@@ -98,7 +98,8 @@ std::string gen_conv(int32_t dtype, const DeviceCaps &caps);
 std::string gen_philox(uint32_t op, int32_t dtype, const DeviceCaps &caps);
 
 // Creation: pk_set_contig / pk_set_strided write one storage pattern (passed as ulong) into a tensor of `bytes`
-// wide elements; pk_iota writes start + i * step converted to dtype.
+// wide elements (16-byte c128 elements: the pattern is the real part's, the imaginary part +0); pk_iota writes
+// start + i * step converted to dtype.
 std::string gen_set(size_t bytes);
 std::string gen_iota(int32_t dtype, const DeviceCaps &caps);
 

@@ -3,6 +3,13 @@
 // (fma-based exact products and sums) or a formulation without the cancellation.
 #include "cl_special.hpp"
 
+#include <cstdio>
+#include <string>
+
+#include "primkit/special_constants.hpp"
+
+#include "cl_complex.hpp"
+
 namespace pk::ocl {
 namespace {
 
@@ -19,6 +26,7 @@ enum : uint32_t {
   kIgamma = 1u << 9,
   kZeta = 1u << 10,
   kNextSmall = 1u << 11,
+  kComplex = 1u << 12,
 };
 
 // Double-double arithmetic: a value is hi + lo with |lo| <= ulp(hi) / 2. The program is built with
@@ -213,28 +221,8 @@ double pk_erfcx(double x) {
 // interval) costs nothing. Coefficients: psi^(k)(c) / k!, k = 0..35, as hi/lo pairs (computed with mpmath).
 // Above 10 the asymptotic series in double; below -128 the reflection formula in double.
 const char *kSrcDigamma = R"CL(
-__constant double pk_psi_taylor[72] = {
-    0.6841666717870696, -4.2470892676890727e-17, 0.49958821066342546, -2.0373158058412316e-17,
-    -0.12251567278862602, -5.736746342749074e-18, 0.03939709733579885, -2.848907726295464e-18,
-    -0.014039965293930434, 3.7000886856729105e-19, 0.00526559187211755, 1.1421864574018889e-19,
-    -0.0020324818225491725, -1.367639138081961e-19, 0.0007983109588290198, 2.5792787182361807e-20,
-    -0.0003170368244016943, 6.386474505342981e-21, 0.0001268167281965579, 6.242410702984931e-21,
-    -5.097190255450742e-05, -2.899816628968163e-21, 2.055414125395239e-05, 7.934455385621397e-22,
-    -8.306859775003972e-06, -5.245364615180883e-22, 3.3623594458438883e-06, -5.848225057477412e-23,
-    -1.3624395717959079e-06, -9.554616994072804e-23, 5.524792977920754e-07, 3.236012710540175e-23,
-    -2.241523416103308e-07, -1.7523278869736137e-24, 9.097694978453553e-08, 3.5845730933292223e-25,
-    -3.6934557862649377e-08, -2.5543605569145614e-24, 1.499735247478639e-08, -4.936435039341268e-25,
-    -6.090500964947203e-09, -8.737968770447154e-26, 2.473612210913063e-09, 1.104189943720339e-25,
-    -1.0047053252261424e-09, 4.9345662340400335e-26, 4.08099443984292e-10, -3.658449336352175e-27,
-    -1.6577065288159067e-10, 1.0606351265373796e-26, 6.733788627268473e-11, 3.630800422672598e-27,
-    -2.735385546236437e-11, -1.1380403373069236e-27, 1.1111757552226734e-11, -9.095302438742379e-29,
-    -4.5138863432781286e-12, 1.689784939510438e-28, 1.833669574785134e-12, 1.178190813334153e-28,
-    -7.448921271170873e-13, -1.182405131446126e-29, 3.0259866069106846e-13, 4.9677936958568604e-30,
-    -1.2292537778544927e-13, 4.174683408149552e-30, 4.9936346531924656e-14, 2.3885287889309502e-31,
-    -2.028581451260793e-14, 6.961802842045823e-31, 8.24078285130796e-15, -6.973296491133016e-32,
-};
 pk_dd pk_psi_23(pk_dd z) {
-  const pk_dd dx = pk_dd_sub(z, (double2)(2.4616321449683625, -1.2654465062537432e-16));
+  const pk_dd dx = pk_dd_sub(z, (double2)(pk_psi_root[0], pk_psi_root[1]));
   pk_dd s = (double2)(pk_psi_taylor[70], pk_psi_taylor[71]);
   for (int k = 34; k >= 0; --k) s = pk_dd_add(pk_dd_mul(s, dx), (double2)(pk_psi_taylor[2 * k], pk_psi_taylor[2 * k + 1]));
   return s;
@@ -611,6 +599,8 @@ std::string special_expr(uint32_t op, int32_t t, const std::string *a, const std
 }
 
 uint32_t special_helper_bits(uint32_t op, int32_t t) {
+  // Complex arithmetic (and complex / polar, which make complex values of real operands) uses the complex helpers.
+  if (t == PK_DTYPE_C64 || t == PK_DTYPE_C128 || op == PK_OP_COMPLEX || op == PK_OP_POLAR) return kComplex;
   switch (op) {
     case PK_OP_ERF_INV:
       return kErfInv;
@@ -640,22 +630,52 @@ uint32_t special_helper_bits(uint32_t op, int32_t t) {
   }
 }
 
+// digamma's Taylor table and expansion point, from the SDK's special_constants.hpp, as OpenCL C constants (%.17g
+// gives every double back exactly).
+std::string digamma_tables() {
+  namespace sp = pk::kit::special;
+  std::string s = "__constant double pk_psi_taylor[72] = {";
+  char num[40];
+  for (double c : sp::kDigammaTaylorAtRootPlusOne) {
+    std::snprintf(num, sizeof num, "%.17g,", c);
+    s += num;
+  }
+  std::snprintf(num, sizeof num, "%.17g", sp::kDigammaRootPlusOneHi);
+  s += "};\n__constant double pk_psi_root[2] = {" + std::string(num) + ", ";
+  std::snprintf(num, sizeof num, "%.17g", sp::kDigammaRootPlusOneLo);
+  return s + num + "};\n";
+}
+
 std::string special_helpers(uint32_t bits) {
   // Dependencies first.
   if (bits & kNdtri) bits |= kErfInv;
   if (bits & kIgamma) bits |= kLgammaDD;
   if (bits & kLgammaDD) bits |= kLogDD;
+  if (bits & kComplex) bits |= kLogDD;
   if (bits & (kLogDD | kDigamma | kBesselI | kBesselJ | kZeta)) bits |= kDD;
   static const struct {
     uint32_t bit;
     const char *src;
-  } kChunks[] = {{kDD, kSrcDD},           {kLogDD, kSrcLogDD},     {kLgammaDD, kSrcLgammaDD},
-                 {kErfInv, kSrcErfInv},   {kNdtri, kSrcNdtri},     {kErfcx, kSrcErfcx},
-                 {kDigamma, kSrcDigamma}, {kBesselI, kSrcBesselI}, {kBesselJ, kSrcBesselJ},
-                 {kIgamma, kSrcIgamma},   {kZeta, kSrcZeta},       {kNextSmall, kSrcNextSmall}};
+  } kChunks[] = {{kDD, kSrcDD},
+                 {kLogDD, kSrcLogDD},
+                 {kLgammaDD, kSrcLgammaDD},
+                 {kErfInv, kSrcErfInv},
+                 {kNdtri, kSrcNdtri},
+                 {kErfcx, kSrcErfcx},
+                 {kDigamma, kSrcDigamma},
+                 {kBesselI, kSrcBesselI},
+                 {kBesselJ, kSrcBesselJ},
+                 {kIgamma, kSrcIgamma},
+                 {kZeta, kSrcZeta},
+                 {kNextSmall, kSrcNextSmall},
+                 {kComplex, complex_source()}};
   std::string s;
-  for (const auto &c : kChunks)
-    if (bits & c.bit) s += c.src;
+  for (const auto &c : kChunks) {
+    if (bits & c.bit) {
+      if (c.bit == kDigamma) s += digamma_tables();
+      s += c.src;
+    }
+  }
   return s;
 }
 

@@ -273,7 +273,8 @@ Path classify(const DeviceState &dev, uint32_t op_id, const int32_t *in_dt, uint
   if (nout < 1) return no(std::string("no OpenCL kernel for ") + op->name);
   std::string w;
   auto dt_ok = [&](int32_t dt) { return dtype_supported(dt, dev.caps, &w); };
-  auto real = [&](int32_t dt) { return dt_ok(dt) && dt != PK_DTYPE_BOOL; };
+  auto is_cx = [](int32_t dt) { return dt == PK_DTYPE_C64 || dt == PK_DTYPE_C128; };
+  auto real = [&](int32_t dt) { return dt_ok(dt) && dt != PK_DTYPE_BOOL && !is_cx(dt); };
   switch (op_id) {
     case PK_OP_BROADCAST_IN_DIM:
     case PK_OP_AS_STRIDED:
@@ -299,9 +300,9 @@ Path classify(const DeviceState &dev, uint32_t op_id, const int32_t *in_dt, uint
     case PK_OP_SCATTER:
       return nin == 3 && dt_ok(out_dt[0]) ? Path::scatter : no(w);
     case PK_OP_SCATTER_REDUCE:
-      return nin == 3 && real(out_dt[0]) ? Path::scatter : no(w.empty() ? "not generated for bool" : w);
+      return nin == 3 && real(out_dt[0]) ? Path::scatter : no(w.empty() ? "not generated for bool and complex" : w);
     case PK_OP_INDEX_PUT:
-      return nin >= 3 && real(out_dt[0]) ? Path::index_put : no(w.empty() ? "not generated for bool" : w);
+      return nin >= 3 && real(out_dt[0]) ? Path::index_put : no(w.empty() ? "not generated for bool and complex" : w);
     case PK_OP_CUMSUM:
     case PK_OP_CUMPROD:
     case PK_OP_CUMMAX:
@@ -326,6 +327,7 @@ Path classify(const DeviceState &dev, uint32_t op_id, const int32_t *in_dt, uint
     case PK_OP_PHILOX_NORMAL:
     case PK_OP_PHILOX_RANDINT:
       if (!dev.caps.fp64) return no("the Philox kernels compute in f64, which needs cl_khr_fp64");
+      if (is_cx(out_dt[0])) return no("the Philox kernels are not generated for complex dtypes");
       return dt_ok(out_dt[0]) ? Path::philox : no(w);
     default:
       break;
@@ -339,6 +341,8 @@ Path classify(const DeviceState &dev, uint32_t op_id, const int32_t *in_dt, uint
     case PK_OP_MINIMUM_VALUE: {
       std::string w;
       if (!dtype_supported(out_dt[0], dev.caps, &w)) return no(w);
+      if ((op_id == PK_OP_MAXIMUM_VALUE || op_id == PK_OP_MINIMUM_VALUE) && is_cx(out_dt[0]))
+        return no("complex dtypes have no largest or lowest value (they are not ordered)");
       return Path::set;
     }
     case PK_OP_IOTA: {

@@ -226,9 +226,14 @@ TEST_F(OpenCL, DeviceAndCapabilities) {
     EXPECT_FALSE(supported(PK_OP_ADD, {kF16, kF16}, {kF16}, &why));
     EXPECT_NE(why.find("cl_khr_fp16"), std::string::npos) << why;
   }
-  // An op without a generated kernel (complex outputs are not generated) answers "unsupported" with a reason.
-  const pk_dtype c64 = PK_DTYPE_C64_DESC;
-  EXPECT_FALSE(supported(PK_OP_POLAR, {kF32, kF32}, {c64}, &why));
+  // Complex dtypes are generated (in double on the device), except where noted with a reason: c128 pow, and
+  // maximum_value (complex values are not ordered).
+  const pk_dtype c64 = PK_DTYPE_C64_DESC, c128 = PK_DTYPE_C128_DESC;
+  EXPECT_TRUE(supported(PK_OP_POLAR, {kF32, kF32}, {c64}));
+  EXPECT_TRUE(supported(PK_OP_MUL, {c128, c128}, {c128}));
+  EXPECT_FALSE(supported(PK_OP_POW, {c128, c128}, {c128}, &why));
+  EXPECT_NE(why.find("pow"), std::string::npos) << why;
+  EXPECT_FALSE(supported(PK_OP_MAXIMUM_VALUE, {}, {c64}, &why));
   EXPECT_FALSE(why.empty());
 }
 
@@ -540,25 +545,170 @@ TEST_F(OpenCL, TooLargeAllocationFailsClearly) {
 }
 
 TEST_F(OpenCL, UnsupportedOpFallsBackOrSaysSo) {
-  const pk_dtype c64 = PK_DTYPE_C64_DESC;
-  std::vector<float> r_in{2.0f, 1.0f}, theta{0.0f, 0.0f};
-  pk_tensor ta = device(r_in, kF32, {2}), tb = device(theta, kF32, {2}), out = empty<float>(4, c64, {2});
-  // polar (a complex result) has no OpenCL kernel: the runtime either runs it on the CPU backend or reports that
-  // neither can.
-  pk_status st = launch(PK_OP_POLAR, {ta, tb}, {out});
+  const pk_dtype c128 = PK_DTYPE_C128_DESC;
+  std::vector<double> a{2.0, 0.0, 1.0, 1.0}, b{0.0, 0.0, 0.0, 0.0};
+  pk_tensor ta = device(a, c128, {2}), tb = device(b, c128, {2}), out = empty<double>(4, c128, {2});
+  // c128 pow has no OpenCL kernel: the runtime either runs it on the CPU backend or reports that neither can.
+  pk_status st = launch(PK_OP_POW, {ta, tb}, {out});
   if (st == PK_OK) {
     uint64_t n = 0;
-    pk_runtime_fallback_count(rt_, PK_OP_POLAR, &n, nullptr);
+    pk_runtime_fallback_count(rt_, PK_OP_POW, &n, nullptr);
     EXPECT_EQ(n, 1u);
-    std::vector<float> r = download<float>(out, 4);  // 2 (cos 0 + i sin 0), 1 (cos 0 + i sin 0)
-    EXPECT_EQ(r[0], 2.0f);
-    EXPECT_EQ(r[1], 0.0f);
-    EXPECT_EQ(r[2], 1.0f);
-    EXPECT_EQ(r[3], 0.0f);
+    std::vector<double> r = download<double>(out, 4);  // a^0 = 1
+    EXPECT_EQ(r, (std::vector<double>{1.0, 0.0, 1.0, 0.0}));
   } else {
     EXPECT_EQ(st, PK_UNIMPLEMENTED);
-    EXPECT_NE(std::string(last_error().message).find("polar"), std::string::npos);
+    EXPECT_NE(std::string(last_error().message).find("pow"), std::string::npos);
   }
+}
+
+// Complex values are (real, imaginary) pairs of f32 (c64) or f64 (c128). Every expected value below is worked
+// out by hand.
+TEST_F(OpenCL, ComplexArithmeticKnownValues) {
+  const pk_dtype c64 = PK_DTYPE_C64_DESC, c128 = PK_DTYPE_C128_DESC;
+  // (1+2i)(3+4i) = 3 + 4i + 6i - 8 = -5+10i; (-5+10i)/(3+4i) = (-5+10i)(3-4i)/25 = (25+50i)/25 = 1+2i;
+  // (inf + NaN i)(1+0i) is an infinity (C11 Annex G); 1/(2i) = -0.5i.
+  const double inf = INFINITY, nan = NAN;
+  std::vector<double> a{1, 2, -5, 10, inf, nan, 1, 0}, b{3, 4, 3, 4, 1, 0, 0, 2};
+  std::vector<float> af(a.begin(), a.end()), bf(b.begin(), b.end());
+  for (int pass = 0; pass < 2; ++pass) {
+    const bool wide = pass == 1;
+    const pk_dtype dt = wide ? c128 : c64;
+    pk_tensor ta = wide ? device(a, dt, {4}) : device(af, dt, {4});
+    pk_tensor tb = wide ? device(b, dt, {4}) : device(bf, dt, {4});
+    auto out = [&]() { return wide ? empty<double>(8, dt, {4}) : empty<float>(8, dt, {4}); };
+    auto get = [&](const pk_tensor &t, size_t n) {
+      if (wide) return download<double>(t, n);
+      std::vector<float> f = download<float>(t, n);
+      return std::vector<double>(f.begin(), f.end());
+    };
+    pk_tensor prod = out(), quot = out(), sum = out(), conj = out();
+    ASSERT_EQ(launch(PK_OP_MUL, {ta, tb}, {prod}), PK_OK) << last_error().message;
+    ASSERT_EQ(launch(PK_OP_DIV, {ta, tb}, {quot}), PK_OK) << last_error().message;
+    ASSERT_EQ(launch(PK_OP_ADD, {ta, tb}, {sum}), PK_OK) << last_error().message;
+    ASSERT_EQ(launch(PK_OP_CONJ_PHYSICAL, {ta}, {conj}), PK_OK) << last_error().message;
+    std::vector<double> p = get(prod, 8), q = get(quot, 8), s = get(sum, 8), c = get(conj, 8);
+    EXPECT_EQ(p[0], -5.0);
+    EXPECT_EQ(p[1], 10.0);
+    EXPECT_EQ(p[2], -5.0 * 3 - 10.0 * 4);  // (-5+10i)(3+4i) = -55 + 10i
+    EXPECT_EQ(p[3], -5.0 * 4 + 10.0 * 3);
+    EXPECT_TRUE(std::isinf(p[4]) || std::isinf(p[5])) << p[4] << " " << p[5];
+    EXPECT_EQ(q[2], 1.0);
+    EXPECT_EQ(q[3], 2.0);
+    EXPECT_EQ(q[6], 0.0);  // 1 / (2i) = 0 - 0.5i
+    EXPECT_EQ(q[7], -0.5);
+    EXPECT_EQ(s[0], 4.0);
+    EXPECT_EQ(s[1], 6.0);
+    EXPECT_EQ(c[0], 1.0);
+    EXPECT_EQ(c[1], -2.0);
+    // |3+4i| = 5, |5+12i| = 13 (the modulus is a real tensor); reciprocal(2i) = -0.5i.
+    std::vector<double> m{3, 4, -5, 12, 0, 2};
+    std::vector<float> mf(m.begin(), m.end());
+    pk_tensor tm = wide ? device(m, dt, {3}) : device(mf, dt, {3});
+    pk_tensor ab = wide ? empty<double>(3, kF64, {3}) : empty<float>(3, kF32, {3});
+    pk_tensor rc = wide ? empty<double>(6, dt, {3}) : empty<float>(6, dt, {3});
+    ASSERT_EQ(launch(PK_OP_ABS, {tm}, {ab}), PK_OK) << last_error().message;
+    ASSERT_EQ(launch(PK_OP_RECIPROCAL, {tm}, {rc}), PK_OK) << last_error().message;
+    std::vector<double> r = get(ab, 3), inv = get(rc, 6);
+    EXPECT_EQ(r[0], 5.0);
+    EXPECT_EQ(r[1], 13.0);
+    EXPECT_EQ(r[2], 2.0);
+    EXPECT_EQ(inv[4], 0.0);
+    EXPECT_EQ(inv[5], -0.5);
+    // eq compares both parts; isnan sees either part.
+    pk_tensor eq = empty<uint8_t>(4, kBool, {4}), isn = empty<uint8_t>(4, kBool, {4});
+    ASSERT_EQ(launch(PK_OP_EQ, {ta, ta}, {eq}), PK_OK) << last_error().message;
+    ASSERT_EQ(launch(PK_OP_ISNAN, {ta}, {isn}), PK_OK) << last_error().message;
+    EXPECT_EQ(download<uint8_t>(eq, 4), (std::vector<uint8_t>{1, 1, 0, 1}));  // inf + NaN i != itself
+    EXPECT_EQ(download<uint8_t>(isn, 4), (std::vector<uint8_t>{0, 0, 1, 0}));
+  }
+  expect_native(PK_OP_MUL);
+  expect_native(PK_OP_DIV);
+  expect_native(PK_OP_ABS);
+}
+
+TEST_F(OpenCL, ComplexReductionsScansAndMatmul) {
+  const pk_dtype c64 = PK_DTYPE_C64_DESC, c128 = PK_DTYPE_C128_DESC;
+  // sum [1+1i, 2-3i, 0.5+0.25i] = 3.5-1.75i; prod [1+2i, 3+4i] = -5+10i; cumsum [1+1i, 2-3i] = [1+1i, 3-2i].
+  std::vector<float> x{1, 1, 2, -3, 0.5f, 0.25f};
+  pk_tensor tx = device(x, c64, {3});
+  pk_attrs_sum as = PK_ATTRS_SUM_INIT;
+  as.num_dims = 1;
+  pk_tensor s = empty<float>(2, c64, {});
+  ASSERT_EQ(launch(PK_OP_SUM, {tx}, {s}, &as), PK_OK) << last_error().message;
+  EXPECT_EQ(download<float>(s, 2), (std::vector<float>{3.5f, -1.75f}));
+  std::vector<double> y{1, 2, 3, 4};
+  pk_tensor ty = device(y, c128, {2});
+  pk_attrs_prod ap = PK_ATTRS_PROD_INIT;
+  ap.num_dims = 1;
+  pk_tensor pr = empty<double>(2, c128, {});
+  ASSERT_EQ(launch(PK_OP_PROD, {ty}, {pr}, &ap), PK_OK) << last_error().message;
+  EXPECT_EQ(download<double>(pr, 2), (std::vector<double>{-5, 10}));
+  pk_attrs_cumsum ac = PK_ATTRS_CUMSUM_INIT;
+  pk_tensor cs = empty<float>(6, c64, {3});
+  ASSERT_EQ(launch(PK_OP_CUMSUM, {tx}, {cs}, &ac), PK_OK) << last_error().message;
+  EXPECT_EQ(download<float>(cs, 6), (std::vector<float>{1, 1, 3, -2, 3.5f, -1.75f}));
+  // any / all: a complex value is true when either part is nonzero (0+1i is true).
+  std::vector<float> z{0, 0, 0, 1};
+  pk_tensor tz = device(z, c64, {2});
+  pk_attrs_any aa = PK_ATTRS_ANY_INIT;
+  aa.num_dims = 1;
+  pk_attrs_all al = PK_ATTRS_ALL_INIT;
+  al.num_dims = 1;
+  pk_tensor an = empty<uint8_t>(1, kBool, {}), ll = empty<uint8_t>(1, kBool, {});
+  ASSERT_EQ(launch(PK_OP_ANY, {tz}, {an}, &aa), PK_OK) << last_error().message;
+  ASSERT_EQ(launch(PK_OP_ALL, {tz}, {ll}, &al), PK_OK) << last_error().message;
+  EXPECT_EQ(download<uint8_t>(an, 1)[0], 1);
+  EXPECT_EQ(download<uint8_t>(ll, 1)[0], 0);
+  // [[1+i, 2]] x [[i], [1-i]] = (1+i)i + 2(1-i) = (-1+i) + (2-2i) = 1-i.
+  std::vector<double> ma{1, 1, 2, 0}, mb{0, 1, 1, -1};
+  pk_tensor tma = device(ma, c128, {1, 2}), tmb = device(mb, c128, {2, 1}), mc = empty<double>(2, c128, {1, 1});
+  ASSERT_EQ(launch(PK_OP_MATMUL, {tma, tmb}, {mc}), PK_OK) << last_error().message;
+  EXPECT_EQ(download<double>(mc, 2), (std::vector<double>{1, -1}));
+  expect_native(PK_OP_SUM);
+  expect_native(PK_OP_PROD);
+  expect_native(PK_OP_MATMUL);
+}
+
+TEST_F(OpenCL, ComplexCreationConversionAndFunctions) {
+  const pk_dtype c64 = PK_DTYPE_C64_DESC, c128 = PK_DTYPE_C128_DESC;
+  // fill writes value + 0i; convert c64 -> f32 drops the imaginary part, f32 -> c128 adds +0i.
+  pk_tensor like = empty<double>(6, c128, {3}), f = empty<double>(6, c128, {3});
+  pk_attrs_fill af = PK_ATTRS_FILL_INIT;
+  af.value = 2.5;
+  ASSERT_EQ(launch(PK_OP_FILL, {like}, {f}, &af), PK_OK) << last_error().message;
+  EXPECT_EQ(download<double>(f, 6), (std::vector<double>{2.5, 0, 2.5, 0, 2.5, 0}));
+  std::vector<float> x{1.5f, -2, -3, 4};
+  pk_tensor tx = device(x, c64, {2}), re = empty<float>(2, kF32, {2});
+  pk_attrs_convert_element_type ac = PK_ATTRS_CONVERT_ELEMENT_TYPE_INIT;
+  ac.dtype = PK_DTYPE_F32;
+  ASSERT_EQ(launch(PK_OP_CONVERT_ELEMENT_TYPE, {tx}, {re}, &ac), PK_OK) << last_error().message;
+  EXPECT_EQ(download<float>(re, 2), (std::vector<float>{1.5f, -3}));
+  std::vector<float> r{2, 7}, im{-1, 0.25f};
+  pk_tensor tr = device(r, kF32, {2}), ti = device(im, kF32, {2}), cx = empty<float>(4, c64, {2});
+  ASSERT_EQ(launch(PK_OP_COMPLEX, {tr, ti}, {cx}), PK_OK) << last_error().message;
+  EXPECT_EQ(download<float>(cx, 4), (std::vector<float>{2, -1, 7, 0.25f}));
+  // sqrt(3+4i) = 2+i and sqrt(-4+0i) = 2i exactly; log(-1+0i) = pi i; exp(0+0i) = 1.
+  std::vector<double> z{3, 4, -4, 0, -1, 0, 0, 0};
+  pk_tensor tz = device(z, c128, {4}), sq = empty<double>(8, c128, {4}), lg = empty<double>(8, c128, {4}),
+            ex = empty<double>(8, c128, {4});
+  ASSERT_EQ(launch(PK_OP_SQRT, {tz}, {sq}), PK_OK) << last_error().message;
+  ASSERT_EQ(launch(PK_OP_LOG, {tz}, {lg}), PK_OK) << last_error().message;
+  ASSERT_EQ(launch(PK_OP_EXP, {tz}, {ex}), PK_OK) << last_error().message;
+  const std::vector<double> s = download<double>(sq, 8), l = download<double>(lg, 8), e = download<double>(ex, 8);
+  EXPECT_EQ(s[0], 2.0);
+  EXPECT_EQ(s[1], 1.0);
+  EXPECT_EQ(s[2], 0.0);
+  EXPECT_EQ(s[3], 2.0);
+  EXPECT_EQ(l[4], 0.0);
+  EXPECT_NEAR(l[5], 3.14159265358979323846, 4e-16);
+  EXPECT_EQ(l[6], -INFINITY);  // log 0 = -inf
+  EXPECT_EQ(e[6], 1.0);
+  EXPECT_EQ(e[7], 0.0);
+  // log|3+4i| = log 5.
+  EXPECT_NEAR(l[0], std::log(5.0), 2e-16);
+  expect_native(PK_OP_SQRT);
+  expect_native(PK_OP_COMPLEX);
 }
 
 // Builds x -> mul(x, y) -> add(., x) -> exp -> sub(., y) and runs it fused and unfused on the OpenCL device.
