@@ -138,6 +138,9 @@ class Emitter {
   // --- memory ---
   Value *load(int32_t d, Value *base, Value *offset);
   void store(int32_t d, Value *v, Value *base, Value *offset);
+  // A compute-type value holding a value of d's format as d's storage value (exact), and back.
+  Value *to_storage(Value *v, int32_t d);
+  Value *from_storage(Value *s, int32_t d);
   Value *offset_of(int arg, Value *linear, const std::vector<Value *> &idx);
   std::vector<Value *> unravel(Value *linear);
 
@@ -272,9 +275,7 @@ class Emitter {
 
 // ---------------------------------------------------------------------------------------------------- memory
 
-Value *Emitter::load(int32_t d, Value *base, Value *offset) {
-  Value *p = b_.CreateGEP(storage_type(d), base, offset);
-  Value *v = b_.CreateLoad(storage_type(d), p);
+Value *Emitter::from_storage(Value *v, int32_t d) {
   switch (d) {
     case PK_DTYPE_BOOL:
       return b_.CreateICmpNE(v, b_.getInt8(0));
@@ -289,27 +290,28 @@ Value *Emitter::load(int32_t d, Value *base, Value *offset) {
       return v;
   }
 }
-
-void Emitter::store(int32_t d, Value *v, Value *base, Value *offset) {
-  Value *p = b_.CreateGEP(storage_type(d), base, offset);
+Value *Emitter::to_storage(Value *v, int32_t d) {
   switch (d) {
     case PK_DTYPE_BOOL:
-      v = b_.CreateZExt(v, i8_);
-      break;
+      return b_.CreateZExt(v, i8_);
     case PK_DTYPE_F16:
-      v = b_.CreateFPTrunc(v, f16_);
-      break;  // exact: v already holds an f16 value
+      return b_.CreateFPTrunc(v, f16_);  // exact: v already holds an f16 value
     case PK_DTYPE_BF16:
-      v = b_.CreateTrunc(b_.CreateLShr(b_.CreateBitCast(v, i32_), 16), i16_);
-      break;
+      return b_.CreateTrunc(b_.CreateLShr(b_.CreateBitCast(v, i32_), 16), i16_);
     case PK_DTYPE_F8E4M3FN:
     case PK_DTYPE_F8E5M2:
-      v = encode_fp8(v, d);
-      break;
+      return encode_fp8(v, d);
     default:
-      break;
+      return v;
   }
-  b_.CreateStore(v, p);
+}
+Value *Emitter::load(int32_t d, Value *base, Value *offset) {
+  Value *p = b_.CreateGEP(storage_type(d), base, offset);
+  return from_storage(b_.CreateLoad(storage_type(d), p), d);
+}
+void Emitter::store(int32_t d, Value *v, Value *base, Value *offset) {
+  Value *p = b_.CreateGEP(storage_type(d), base, offset);
+  b_.CreateStore(to_storage(v, d), p);
 }
 
 std::vector<Value *> Emitter::unravel(Value *linear) {
@@ -1649,16 +1651,9 @@ Value *Emitter::fmod_d(Value *x, Value *y) {
 
 // The next value of d's format after x toward y: one step of the bit pattern (sign-magnitude).
 Value *Emitter::nextafter(Value *x, Value *y, int32_t d) {
-  llvm::Type *it = d == PK_DTYPE_F64 ? i64_ : d == PK_DTYPE_F32 ? i32_ : is_fp8(d) ? i8_ : i16_;
-  Value *bits;
-  if (is_fp8(d))
-    bits = encode_fp8(x, d);
-  else if (d == PK_DTYPE_F16)
-    bits = b_.CreateBitCast(b_.CreateFPTrunc(x, f16_), i16_);
-  else if (d == PK_DTYPE_BF16)
-    bits = b_.CreateTrunc(b_.CreateLShr(b_.CreateBitCast(x, i32_), 16), i16_);
-  else
-    bits = b_.CreateBitCast(x, it);
+  Value *stored = to_storage(x, d);
+  llvm::Type *it = b_.getIntNTy(stored->getType()->getPrimitiveSizeInBits());
+  Value *bits = b_.CreateBitCast(stored, it);
   llvm::Type *ft = x->getType();
   Value *zero = llvm::ConstantFP::get(ft, 0.0);
   Value *away = b_.CreateICmpEQ(b_.CreateFCmpOLT(x, y), b_.CreateFCmpOGT(x, zero));
@@ -1668,15 +1663,7 @@ Value *Emitter::nextafter(Value *x, Value *y, int32_t d) {
   Value *sign = llvm::ConstantInt::get(it, llvm::APInt::getSignMask(it->getIntegerBitWidth()));
   nb = b_.CreateSelect(b_.CreateFCmpOEQ(x, zero),
                        b_.CreateSelect(b_.CreateFCmpOGT(y, zero), one, b_.CreateOr(sign, one)), nb);
-  Value *r;
-  if (is_fp8(d))
-    r = decode_fp8(nb, d);
-  else if (d == PK_DTYPE_F16)
-    r = b_.CreateFPExt(b_.CreateBitCast(nb, f16_), f32_);
-  else if (d == PK_DTYPE_BF16)
-    r = b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(nb, i32_), 16), f32_);
-  else
-    r = b_.CreateBitCast(nb, ft);
+  Value *r = from_storage(b_.CreateBitCast(nb, stored->getType()), d);
   r = b_.CreateSelect(b_.CreateFCmpOEQ(x, y), y, r);
   return b_.CreateSelect(b_.CreateFCmpUNO(x, y), b_.CreateFAdd(x, y), r);
 }
