@@ -1210,6 +1210,20 @@ std::string complex_dot_prelude(int32_t dt, const DeviceCaps &caps) {
   src += "inline double2 pk_cmac(double2 acc, double2 a, double2 b) { return acc + pk_cmul_g(a.x, a.y, b.x, b.y); }\n";
   return src;
 }
+// The matmul kernel's signature (the launcher sets these arguments for every element type): batched A [M, K],
+// B [K, N], C [M, N], each with an element offset and strides, in work-groups of LS x LS.
+std::string matmul_signature(const std::string &T) {
+  return "__kernel __attribute__((reqd_work_group_size(LS, LS, 1)))\nvoid pk_matmul(__global const " + T +
+         " *A, const ulong a_off, const long sab, const long sam, const long sak,\n"
+         "               __global const " +
+         T +
+         " *B, const ulong b_off, const long sbb, const long sbk, const long sbn,\n"
+         "               __global " +
+         T +
+         " *C, const ulong c_off, const long scb, const long scm, const long scn,\n"
+         "               const long M, const long N, const long K) {\n";
+}
+
 }  // namespace
 
 std::string gen_matmul(int32_t dt, const DeviceCaps &caps) {
@@ -1221,15 +1235,7 @@ std::string gen_matmul(int32_t dt, const DeviceCaps &caps) {
     std::string src = complex_dot_prelude(dt, caps);
     src += "#define TM " + std::to_string(kMmTile) + "\n#define LS " + std::to_string(kMmLocal) + "\n#define R " +
            std::to_string(kMmTile / kMmLocal) + "\n";
-    src += "__kernel __attribute__((reqd_work_group_size(LS, LS, 1)))\nvoid pk_matmul(__global const " + T +
-           " *A, const ulong a_off, const long sab, const long sam, const long sak,\n"
-           "               __global const " +
-           T +
-           " *B, const ulong b_off, const long sbb, const long sbk, const long sbn,\n"
-           "               __global " +
-           T +
-           " *C, const ulong c_off, const long scb, const long scm, const long scn,\n"
-           "               const long M, const long N, const long K) {\n"
+    src += matmul_signature(T) +
            "  const int tx = get_local_id(0), ty = get_local_id(1);\n"
            "  const long n0 = (long)get_group_id(0) * TM, m0 = (long)get_group_id(1) * TM;\n"
            "  const long bt = get_global_id(2);\n"
@@ -1258,20 +1264,7 @@ std::string gen_matmul(int32_t dt, const DeviceCaps &caps) {
   src += "#define PK_LD(p, e) (" + LD + "(" + load_expr(dt, "p[e]") + "))\n";
   src += "#define PK_ST(v) (" + store_expr(dt, std::string("(") + ty.ct + ")(v)") + ")\n";
   if (flt) src += careful_dot(dt, caps);
-  src +=
-      "__kernel __attribute__((reqd_work_group_size(LS, LS, 1)))\n"
-      "void pk_matmul(__global const " +
-      T +
-      " *A, const ulong a_off, const long sab, const long sam, const long sak,\n"
-      "               __global const " +
-      T +
-      " *B, const ulong b_off, const long sbb, const long sbk, const long sbn,\n"
-      "               __global " +
-      T +
-      " *C, const ulong c_off, const long scb, const long scm, const long scn,\n"
-      "               const long M, const long N, const long K) {\n"
-      "  __local " +
-      ACC + " As[TK][TM];\n  __local " + ACC + " Bs[TK][TM];\n";
+  src += matmul_signature(T) + "  __local " + ACC + " As[TK][TM];\n  __local " + ACC + " Bs[TK][TM];\n";
   src += R"CL(
   const int tx = get_local_id(0), ty = get_local_id(1);
   const long n0 = (long)get_group_id(0) * TM, m0 = (long)get_group_id(1) * TM;
