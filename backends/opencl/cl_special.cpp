@@ -219,7 +219,7 @@ double pk_erfcx(double x) {
 // positive root, psi(c) = 1/x0) converges by a factor < 0.22 a term; the steps' reciprocals and the series are
 // summed in double-double, so the cancellation near the roots (the positive one and one per negative unit
 // interval) costs nothing. Coefficients: psi^(k)(c) / k!, k = 0..35, as hi/lo pairs (computed with mpmath).
-// Above 10 the asymptotic series in double; below -128 the reflection formula in double.
+// Above 10 the asymptotic series in double; below -128 the reflection formula in double-double.
 const char *kSrcDigamma = R"CL(
 pk_dd pk_psi_23(pk_dd z) {
   const pk_dd dx = pk_dd_sub(z, (double2)(pk_psi_root[0], pk_psi_root[1]));
@@ -241,8 +241,18 @@ double pk_digamma(double x) {
   if (x >= 10.0) return pk_psi_asym(x);
   if (fabs(x) < 1e-300) return -1.0 / x;  /* -1/x - gamma: the constant is far below an ulp */
   if (x < -128.0) {
-    const double r = x - rint(x);
-    return pk_psi_asym(1.0 - x) - M_PI / tan(M_PI * r);
+    /* psi(1 - x) - pi cot(pi r) in double-double: r = x - rint(x) and 1 - x are exact, and near each negative
+       root the two terms (about log|x|) cancel. pi cot(pi r) = 1/r - r sum_k 2 zeta(2k) r^(2k-2). */
+    const double r = x - rint(x), v = 1.0 - x, z = 1.0 / (v * v);
+    const pk_dd t = pk_two_prod(r, r);
+    pk_dd s = (double2)(0.0, 0.0);
+    for (int k = 31; k >= 0; --k) s = pk_dd_add(pk_dd_mul(s, t), (double2)(pk_two_zeta_even[2 * k], pk_two_zeta_even[2 * k + 1]));
+    const pk_dd cot = pk_dd_sub(pk_dd_div((double2)(1.0, 0.0), (double2)(r, 0.0)), pk_dd_mul_d(s, r));
+    pk_dd f = pk_dd_sub(pk_dd_log(v), cot);
+    f = pk_dd_sub(f, pk_dd_div_d((double2)(0.5, 0.0), v)); /* 1/(2v) ~ 4e-3: its double rounding alone is 1e-6 of a root's psi */
+    f = pk_dd_sub(f, pk_dd_div((double2)(1.0, 0.0), pk_dd_mul_d(pk_two_prod(v, v), 12.0))); /* 1/(12 v^2) likewise */
+    f = pk_dd_add_d(f, z * z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z / 12))))));
+    return f.x + f.y;
   }
   pk_dd sum = (double2)(0.0, 0.0), r;
   if (x >= 3.0) {
@@ -643,7 +653,12 @@ std::string digamma_tables() {
   std::snprintf(num, sizeof num, "%.17g", sp::kDigammaRootPlusOneHi);
   s += "};\n__constant double pk_psi_root[2] = {" + std::string(num) + ", ";
   std::snprintf(num, sizeof num, "%.17g", sp::kDigammaRootPlusOneLo);
-  return s + num + "};\n";
+  s += std::string(num) + "};\n__constant double pk_two_zeta_even[64] = {";
+  for (double c : sp::kTwoZetaEven) {
+    std::snprintf(num, sizeof num, "%.17g,", c);
+    s += num;
+  }
+  return s + "};\n";
 }
 
 std::string special_helpers(uint32_t bits) {
@@ -651,6 +666,7 @@ std::string special_helpers(uint32_t bits) {
   if (bits & kNdtri) bits |= kErfInv;
   if (bits & kIgamma) bits |= kLgammaDD;
   if (bits & kLgammaDD) bits |= kLogDD;
+  if (bits & kDigamma) bits |= kLogDD;
   if (bits & kComplex) bits |= kLogDD;
   if (bits & (kLogDD | kDigamma | kBesselI | kBesselJ | kZeta)) bits |= kDD;
   static const struct {

@@ -1154,6 +1154,7 @@ TEST_F(OpenCL, SpecialFunctionsKnownValues) {
       {PK_OP_DIGAMMA, 1.0, 0, -0.5772156649015329},                 // -Euler's gamma
       {PK_OP_DIGAMMA, -0.5, 0, 0.03648997397857652},                // 2 - gamma - 2 ln 2 (cancels 2 digits)
       {PK_OP_DIGAMMA, 1.5616321449683621, 0, 0.09258270895625442},  // near the positive root: mpmath
+      {PK_OP_DIGAMMA, -1000.25, 0, 0x1.419a667a2a731p+3},           // mpmath (the reflection branch below -128)
       {PK_OP_NDTRI, 0.975, 0, 1.959963984540054},                   // the two-sided 95 % normal quantile
       {PK_OP_NDTRI, 1e-250, 0, -33.79958617269484},                 // mpmath findroot of ncdf (the deep-tail branch)
       {PK_OP_ERFCX, 1.0, 0, 0.427583576155807},                     // e erfc(1): mpmath
@@ -1212,6 +1213,20 @@ TEST_F(OpenCL, SpecialFunctionsKnownValues) {
   const std::vector<double> r = download<double>(os, 2);
   EXPECT_TRUE(std::isinf(r[0]) && r[0] < 0);
   EXPECT_TRUE(std::isnan(r[1]));
+}
+
+// digamma below -128 (the reflection branch) at the doubles nearest two roots, where psi(1 - x) and pi cot(pi r)
+// (about 5) cancel to ~1e-13: both carried in double-double, the result is within 1e-12 relative (the double-double
+// log bounds it, ~2^-90 absolute); plain double reflection was ~1e-3 relative off. Expected: mpmath at 300 bits.
+TEST_F(OpenCL, DigammaBelowMinus128NearItsRoots) {
+  const double x[] = {-0x1.91a8dcf75d291p+7, -0x1.03a2a0f877920p+7};
+  const double want[] = {0x1.ee11fe702ff53p-42, 0x1.b72f0838f29cfp-43};
+  for (int i = 0; i < 2; ++i) {
+    std::vector<double> a{x[i]};
+    pk_tensor ta = device(a, kF64, {1}), out = empty<double>(1, kF64, {1});
+    ASSERT_EQ(launch(PK_OP_DIGAMMA, {ta}, {out}), PK_OK) << last_error().message;
+    EXPECT_NEAR(download<double>(out, 1)[0], want[i], 1e-12 * want[i]) << "digamma(" << x[i] << ")";
+  }
 }
 
 // nextafter of bf16 / fp8 steps the storage bits (hand-derived patterns).
