@@ -73,16 +73,20 @@ const Kernel *KernelRegistry::find(uint32_t op_id) const {
 }
 
 namespace {
-const KernelRegistry &kernels() {
+const KernelRegistry &build_kernels() {
   static KernelRegistry r;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    register_elementwise_kernels(r);
-    register_reduction_kernels(r);
-    register_shape_kernels(r);
-    register_linalg_kernels(r);
-    register_nn_kernels(r);
-  });
+  register_elementwise_kernels(r);
+  register_reduction_kernels(r);
+  register_shape_kernels(r);
+  register_linalg_kernels(r);
+  register_nn_kernels(r);
+  return r;
+}
+
+// A function-local static: after the first call its guard is one load. (libstdc++'s std::call_once writes two
+// thread_locals and calls pthread_once on every use: a sixth of a 1-element launch.)
+const KernelRegistry &kernels() {
+  static const KernelRegistry &r = build_kernels();
   return r;
 }
 

@@ -218,11 +218,12 @@ __attribute__((target("avx2,fma"))) float row_max_avx2(const float *x, int64_t n
 }
 
 // Dense f32 softmax row: the max (reading the row from memory); then d = x - max exactly as an f32 pair
-// (two-sum), e^d in f32 lanes corrected by the pair's low part, kept in buf as doubles and summed in double (the row
-// again, now from cache); then buf / sum rounded once into y. Error: e^d <= 1 ulp, the quotient one rounding more,
-// inside the table's 4-ulp bound with room. d < -104 gives exactly 0 (e^d / sum < 2^-150 since sum >= 1); lanes
-// in [-104, -86), where 2^n would leave the normal range, take the scalar double path.
-__attribute__((target("avx2,fma"))) void softmax_row_avx2(const float *x, float *y, int64_t n, double *buf,
+// (two-sum), e^d in f32 lanes corrected by the pair's low part, kept in buf as floats (the row and buf, 2 x 16 KiB
+// at 4 K elements, stay in L1) and summed in double; then buf * (1 / sum) in f32 into y. Error: e^d <= 1 ulp, its
+// correction and storage one rounding, 1 / sum and the product one each: <= 2.5 ulp, inside the table's 4-ulp
+// bound. d < -104 gives exactly 0 (e^d / sum < 2^-150 since sum >= 1); lanes in [-104, -86), where 2^n would leave
+// the normal range, take the scalar double path (their subnormal floats then lose nothing the output keeps).
+__attribute__((target("avx2,fma"))) void softmax_row_avx2(const float *x, float *y, int64_t n, float *buf,
                                                           bool stream) {
   bool nan = false;
   const float mf = row_max_avx2(x, n, nan);
@@ -243,34 +244,31 @@ __attribute__((target("avx2,fma"))) void softmax_row_avx2(const float *x, float 
     __m256 e = exp_ps_in_range(_mm256_max_ps(d, lo_lim));
     e = _mm256_fmadd_ps(e, err, e);                                   // e^(d + err) = e^d (1 + err)
     e = _mm256_andnot_ps(_mm256_cmp_ps(d, zero_lim, _CMP_LT_OQ), e);  // d < -104 (and -inf): 0
-    const __m256d e0 = _mm256_cvtps_pd(_mm256_castps256_ps128(e)), e1 = _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1));
-    _mm256_storeu_pd(buf + i, e0);
-    _mm256_storeu_pd(buf + i + 4, e1);
     const int mid =
         _mm256_movemask_ps(_mm256_and_ps(_mm256_cmp_ps(d, lo_lim, _CMP_LT_OQ), _mm256_cmp_ps(d, zero_lim, _CMP_GE_OQ)));
     if (mid != 0) {
+      alignas(32) float lanes[8];
+      _mm256_store_ps(lanes, e);
       for (int k = 0; k < 8; ++k) {
-        if ((mid >> k) & 1) buf[i + k] = std::exp(static_cast<double>(x[i + k]) - static_cast<double>(mf));
+        if ((mid >> k) & 1)
+          lanes[k] = static_cast<float>(std::exp(static_cast<double>(x[i + k]) - static_cast<double>(mf)));
       }
-      s0 = _mm256_add_pd(s0, _mm256_loadu_pd(buf + i));
-      s1 = _mm256_add_pd(s1, _mm256_loadu_pd(buf + i + 4));
-    } else {
-      s0 = _mm256_add_pd(s0, e0);
-      s1 = _mm256_add_pd(s1, e1);
+      e = _mm256_load_ps(lanes);
     }
+    _mm256_storeu_ps(buf + i, e);
+    s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+    s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
   }
   double s = hsum_pd(_mm256_add_pd(s0, s1));
   for (; i < n; ++i) {
-    buf[i] = std::exp(static_cast<double>(x[i]) - static_cast<double>(mf));
+    buf[i] = static_cast<float>(std::exp(static_cast<double>(x[i]) - static_cast<double>(mf)));
     s += buf[i];
   }
-  const __m256d inv = _mm256_set1_pd(1.0 / s);
+  const float inv_s = static_cast<float>(1.0 / s);
+  const __m256 inv = _mm256_set1_ps(inv_s);
   i = 0;
-  for (; i + 8 <= n; i += 8) {
-    store4(y + i, _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_loadu_pd(buf + i), inv)), stream);
-    store4(y + i + 4, _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_loadu_pd(buf + i + 4), inv)), stream);
-  }
-  for (; i < n; ++i) y[i] = static_cast<float>(buf[i] / s);
+  for (; i + 8 <= n; i += 8) store8(y + i, _mm256_mul_ps(_mm256_loadu_ps(buf + i), inv), stream);
+  for (; i < n; ++i) y[i] = buf[i] * inv_s;
 }
 
 // Dense f32 log_softmax row: block by block (each block read from memory once, then again from L1), the running
@@ -331,13 +329,13 @@ pk_status k_softmax(const Launch &l) {
       } else {
         using C = wide_t<T>;
         if constexpr (std::is_same_v<T, float>) {
-          // The double buffer stays in L2 up to 64 K elements; longer rows take the generic path.
+          // The float buffer stays in L2 up to 64 K elements; longer rows take the generic path.
           if (have_avx2() && r.dense && r.count > 0 && r.len > 0 && (Log || r.len <= (int64_t{1} << 16))) {
             const float *x = in.at<float>(0);
             float *y = out.at<float>(0);
             const bool stream = !Log && r.count * r.len * 4 >= kStreamingBytes;
             parallel_for(0, r.count, row_grain(r.len), [&](int64_t lo, int64_t hi) {
-              std::vector<double> buf(Log ? 0 : static_cast<size_t>(r.len));
+              std::vector<float> buf(Log ? 0 : static_cast<size_t>(r.len));
               for (int64_t k = lo; k < hi; ++k) {
                 if constexpr (Log) {
                   log_softmax_row_avx2(x + k * r.len, y + k * r.len, r.len);
