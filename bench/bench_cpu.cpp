@@ -352,4 +352,4 @@ BENCHMARK(BM_launch_1elem_add)->Repetitions(7)->ReportAggregatesOnly(true);
 
 }  // namespace
 
-BENCHMARK_MAIN();
+PK_BENCH_MAIN()

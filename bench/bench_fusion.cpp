@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_common.hpp"
 #include "primkit/codegen.hpp"
 #include "primkit/primkit.h"
 
@@ -469,4 +470,4 @@ BENCHMARK(BM_jit_cache_hit)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
-BENCHMARK_MAIN();
+PK_BENCH_MAIN()

@@ -349,4 +349,4 @@ BENCHMARK(BM_launch_overhead_vs_raw_opencl)
     ->ReportAggregatesOnly(true)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_first_launch)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
-BENCHMARK_MAIN();
+PK_BENCH_MAIN()
