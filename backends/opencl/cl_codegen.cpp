@@ -463,12 +463,13 @@ std::string complex_expr(uint32_t op, int32_t t, int32_t out_dt, uint32_t varian
                       : op == PK_OP_SIN  ? "pk_csin"
                       : op == PK_OP_COS  ? "pk_ccos"
                                          : "pk_ctanh";
+      if (c64 && op == PK_OP_SQRT) return "pk_csqrt64(" + A + ")";  // rounded once from double-double
       if (c64) return std::string("convert_float2(") + f + "(convert_double2(" + A + ")))";
       return std::string(f) + "(" + A + ")";
     }
     case PK_OP_POW:
       if (c64) return "convert_float2(pk_cpow(convert_double2(" + A + "), convert_double2(" + B + ")))";
-      return no("c128 pow needs exp(b log a) beyond double precision (its phase error grows with |b log a|)");
+      return "pk_cpow128(" + A + ", " + B + ")";
     case PK_OP_ADD:
       return "((" + A + ") + (" + B + "))";
     case PK_OP_SUB:
@@ -2088,8 +2089,10 @@ uint64_t extreme_bits(int32_t dt, bool largest) {
     case PK_DTYPE_BF16:
       return largest ? 0x7f7fu : 0xff7fu;
     case PK_DTYPE_F32:
+    case PK_DTYPE_C64:  // complex: the real part's bits (the imaginary part is +0), as the CPU backend answers
       return largest ? 0x7f7fffffu : 0xff7fffffu;
     case PK_DTYPE_F64:
+    case PK_DTYPE_C128:
       return largest ? 0x7fefffffffffffffull : 0xffefffffffffffffull;
     case PK_DTYPE_F8E4M3FN:
       return largest ? 0x7eu : 0xfeu;

@@ -106,7 +106,8 @@ std::string gen_iota(int32_t dtype, const DeviceCaps &caps);
 // Host-side: the storage bits of `value` converted to dtype as convert_element_type does (round to nearest even,
 // ints truncate and saturate, NaN -> 0, f8e4m3fn saturates, bool is value != 0).
 uint64_t value_bits(double value, int32_t dtype);
-// The largest / lowest finite value of a dtype (maximum_value / minimum_value), as storage bits.
+// The largest / lowest finite value of a dtype (maximum_value / minimum_value), as storage bits; complex dtypes: that
+// of their parts' dtype as the real part, +0 as the imaginary part.
 uint64_t extreme_bits(int32_t dtype, bool largest);
 
 }  // namespace pk::ocl

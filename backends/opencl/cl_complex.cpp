@@ -2,9 +2,9 @@
 // compute in double: c64 products of floats are exact there, so one final rounding to float is the correctly
 // rounded result; c128 uses double-double (the fma-based helpers of cl_special's kSrcDD, which the program carries
 // ahead of these). Infinities and NaNs follow C11 Annex G and glibc's special values, as the CPU backend's and
-// the oracle's std::complex do. Where the reference itself rounds through x87 extended precision (c128 division,
-// sqrt and modulus), the same steps are evaluated in an emulated 64-bit-significand format (pk_x) so that the
-// results agree bit for bit (a correctly rounded result would differ from it about once per 2^11 values).
+// the oracle's std::complex do. c128 division, reciprocal and modulus are correctly rounded (a double-double
+// result, and near a midpoint between doubles the exact sign of a sum of products); c64 / c128 square roots round
+// a ~2^-100-accurate double-double once.
 #include "cl_complex.hpp"
 
 namespace pk::ocl {
@@ -124,7 +124,6 @@ inline double2 pk_cdot_value(const pk_cdot *d) {
                    isfinite(d->sp.y) ? ldexp(d->mi, d->ei) + d->sp.y : d->sp.y);
 }
 inline double2 pk_polar(double r, double t) { return (double2)(r * cos(t), r * sin(t)); }
-inline float2 pk_cdiv64(float2 u, float2 v) { return convert_float2(pk_cdiv_g(u.x, u.y, v.x, v.y)); }
 
 // The exact p + ep + q + eq (four doubles, already error-free products) rounded once to double: a two-sum cascade
 // leaves f.x + f.y + w exactly, with w far below ulp(f.x); w only matters to break an exact tie in f.x + f.y.
@@ -170,25 +169,14 @@ inline double pk_ldexp_dd(pk_dd q, int k) {
   q = (double2)(ldexp(q.x, -e), ldexp(q.y, -e));
   k += e;
   if (ilogb(q.x) + k < -1080) return copysign(0.0, q.x);  // below half the least subnormal
-  const double q_ulp = ldexp(1.0, -1074 - k);
+  const double q_ulp = ldexp(1.0, -1074 - k), half_ulp = 0.5 * q_ulp;
   double n = rint(q.x / q_ulp);
-  const double d = (q.x - n * q_ulp) + q.y, odd = fmod(n, 2.0);
-  if (d > 0.5 * q_ulp || (d == 0.5 * q_ulp && odd != 0.0)) n += 1.0;
-  else if (d < -0.5 * q_ulp || (d == -0.5 * q_ulp && odd != 0.0)) n -= 1.0;
+  // q.x - n q_ulp is exact and a multiple of ulp(q.x), which q.y cannot cross: q.y only decides an exact half.
+  const double d = q.x - n * q_ulp;
+  const int odd = fmod(n, 2.0) != 0.0;
+  if (d > half_ulp || (d == half_ulp && (q.y > 0.0 || (q.y == 0.0 && odd)))) n += 1.0;
+  else if (d < -half_ulp || (d == -half_ulp && (q.y < 0.0 || (q.y == 0.0 && odd)))) n -= 1.0;
   return ldexp(n * q_ulp, k);
-}
-// q rounded to 64 significant bits (ties to even), as a double-double. The reference computes c128 quotients and
-// square roots in x87 extended precision (64-bit significands) and rounds that to double: c128 div, reciprocal,
-// sqrt and abs round their ~2^-100-accurate double-double results the same two-step way (RN53(RN64(x))), which
-// agrees with it, and with the CPU backend, where a direct rounding would differ at the 2^-11 of values whose
-// extended-precision rounding lands on a midpoint between doubles.
-inline pk_dd pk_rn64(pk_dd q) {
-  if (q.y == 0.0 || !isfinite(q.x)) return q;
-  const int e = ilogb(q.x);
-  // Just below a power of two (lo of the other sign) the significand's last place is half as large.
-  const int below = (fabs(q.x) == ldexp(1.0, e)) && ((q.x > 0.0) != (q.y > 0.0));
-  const double u64 = ldexp(1.0, e - 63 - below);
-  return (double2)(q.x, rint(q.y / u64) * u64);
 }
 // p1 q1 + p2 q2 as a double-double times 2^e, ~2^-104 relative to the result; (0, 0) when both products are 0.
 inline pk_dd pk_dot2_dd(double p1, double q1, double p2, double q2, int *e) {
@@ -229,10 +217,8 @@ inline double2 pk_cmul128(double2 u, double2 v) {
   if (!pk_cfinite(a, b, c, d)) return pk_cmul_g(a, b, c, d);
   return (double2)(pk_dot2(a, c, -b, d), pk_dot2(a, d, b, c));
 }
-// Extended-precision numbers (64-bit significand, unbounded exponent) as m 2^e with m a double-double in [1, 2)
-// rounded to 64 bits (pk_rn64), or m = ±0. The reference divides c128 values by Smith's method in x87 extended
-// precision; evaluating the same steps in this format reproduces its roundings (the double-double operations are
-// ~2^-104 accurate, so they round to 64 bits as the exact operations do except within 2^-40 of a tie).
+// Double-doubles with an unbounded exponent: m 2^e with m in [1, 2) (or m = +-0), for the complex square root's
+// steps, whose intermediates (|z| + |x|, ...) may leave double's range; ~2^-104 relative per operation.
 typedef struct { pk_dd m; int e; } pk_x;
 inline pk_x pk_x_norm(pk_dd m, int e) {
   pk_x r;
@@ -240,9 +226,8 @@ inline pk_x pk_x_norm(pk_dd m, int e) {
   r.e = e;
   if (m.x == 0.0) { r.m = (double2)(m.x, 0.0); r.e = 0; return r; }
   const int k = ilogb(m.x);
-  r.m = pk_rn64((double2)(ldexp(m.x, -k), ldexp(m.y, -k)));
+  r.m = (double2)(ldexp(m.x, -k), ldexp(m.y, -k));
   r.e = e + k;
-  if (fabs(r.m.x) >= 2.0) { r.m = (double2)(0.5 * r.m.x, 0.5 * r.m.y); r.e += 1; }  // rounded up to 2
   return r;
 }
 inline pk_x pk_x_of(double v) { return pk_x_norm((double2)(v, 0.0), 0); }
@@ -268,22 +253,84 @@ inline pk_x pk_x_add(pk_x a, pk_x b) {
 }
 inline pk_x pk_x_neg(pk_x a) { a.m = -a.m; return a; }
 inline double pk_x_value(pk_x a) { return a.m.y == 0.0 ? ldexp(a.m.x, a.e) : pk_ldexp_dd(a.m, a.e); }
-// c128 quotient: Smith's method (pk_cdiv_g) step by step in the extended format, then one rounding to double.
+// --- correctly rounded c128 quotients and moduli. A double-double result (~2^-100 relative) is rounded to double;
+// within 2^-40 of its half-ulp of a midpoint between doubles, the exact sign of a sum of doubles (the operands'
+// exact products against the midpoint, which has 54 bits) decides. Operands are scaled by powers of two into
+// [1, 2) first; products more than ~2^-960 below the others are not exact (they could only break a tie).
+// The exact sign of t[0] + ... + t[n-1] (no overflow): two-sum sweeps keep the sum and converge to a
+// nonoverlapping expansion, whose leading term has the sum's sign.
+inline int pk_sum_sign(double *t, int n) {
+  for (int pass = 0; pass <= n; ++pass) {
+    for (int i = n - 1; i > 0; --i) {
+      const pk_dd s = pk_two_sum(t[i - 1], t[i]);
+      t[i - 1] = s.x;
+      t[i] = s.y;
+    }
+  }
+  for (int i = 0; i < n; ++i)
+    if (t[i] != 0.0) return t[i] > 0.0 ? 1 : -1;
+  return 0;
+}
+// r = q rounded; the midpoint on q's side of r is r + s h (s = +-1, h half the gap to the neighbour r + 2 s h).
+// Whether q is too near it for r to be sure.
+inline int pk_near_midpoint(pk_dd q, double r, int *s, double *h) {
+  const double d = (q.x - r) + q.y;
+  *s = d >= 0.0 ? 1 : -1;
+  *h = 0.5 * fabs(nextafter(r, d >= 0.0 ? (double)INFINITY : -(double)INFINITY) - r);
+  return fabs(fabs(d) - *h) <= 0x1p-40 * *h;
+}
+inline double pk_pick(double r, int s, double h, int beyond) {  // beyond: > 0 past the midpoint, 0 on it
+  const double nb = r + 2.0 * s * h;
+  if (beyond == 0) return (as_ulong(r) & 1ul) ? nb : r;
+  return beyond > 0 ? nb : r;
+}
+// (n0 + n1 + n2 + n3) / (d0 + d1 + d2 + d3) correctly rounded, each pair (n0, n1) ... an exact product's two parts,
+// the denominator positive, both of moderate exponents.
+inline double pk_cr_div4(double n0, double n1, double n2, double n3, double d0, double d1, double d2, double d3) {
+  const pk_dd num = pk_dd_add((double2)(n0, n1), (double2)(n2, n3));
+  if (num.x == 0.0) return num.x;
+  const pk_dd q = pk_dd_div(num, pk_dd_add((double2)(d0, d1), (double2)(d2, d3)));
+  const double r = q.x + q.y;
+  int s;
+  double h;
+  if (!pk_near_midpoint(q, r, &s, &h)) return r;
+  const double dt[4] = {d0, d1, d2, d3};
+  double t[16] = {n0, n1, n2, n3};  // num - (r + s h) den
+  for (int i = 0; i < 4; ++i) {
+    const pk_dd p = pk_two_prod(r, dt[i]);
+    t[4 + 2 * i] = -p.x;
+    t[5 + 2 * i] = -p.y;
+    t[12 + i] = -s * h * dt[i];
+  }
+  return pk_pick(r, s, h, s * pk_sum_sign(t, 16));
+}
+// v 2^k for a double v rounded from q: exact where the result is normal; in the subnormal range q is rounded at
+// that quantum directly.
+inline double pk_scale_result(double v, pk_dd q, int k) {
+  if (v == 0.0 || ilogb(v) + k >= -1022) return ldexp(v, k);
+  return pk_ldexp_dd(q, k);
+}
+// c128 quotient, each part correctly rounded: (ac + bd) / (c^2 + d^2) and (bc - ad) / (c^2 + d^2), each sum of
+// products scaled by its own power of two (pk_dot2_terms: factors in [1, 2), so no product underflows). Non-finite
+// operands and a zero divisor: Annex G (pk_cdiv_g).
+inline double pk_cr_quot_part(double p1, double q1, double p2, double q2, double4 den, int ed) {
+  if ((p1 == 0.0 || q1 == 0.0) && (p2 == 0.0 || q2 == 0.0)) return 0.0;  // a zero part: either sign (Annex G)
+  double4 t;
+  const int en = pk_dot2_terms(p1, q1, p2, q2, &t);
+  const double r = pk_cr_div4(t.x, t.y, t.z, t.w, den.x, den.y, den.z, den.w);
+  const int k = en - ed;
+  if (r == 0.0 || ilogb(r) + k >= -1022) return ldexp(r, k);
+  // Subnormal: the double-double quotient rounded at the subnormal quantum.
+  const pk_dd q = pk_dd_div(pk_dd_add((double2)(t.x, t.y), (double2)(t.z, t.w)),
+                            pk_dd_add((double2)(den.x, den.y), (double2)(den.z, den.w)));
+  return pk_ldexp_dd(q, k);
+}
 inline double2 pk_cdiv128(double2 u, double2 v) {
   const double a = u.x, b = u.y, c = v.x, d = v.y;
-  if (!pk_cfinite(a, b, c, d) || (c == 0.0 && d == 0.0)) return pk_cdiv_g(a, b, c, d);
-  const pk_x A = pk_x_of(a), B = pk_x_of(b), C = pk_x_of(c), D = pk_x_of(d);
-  pk_x x, y;
-  if (fabs(c) < fabs(d)) {
-    const pk_x ratio = pk_x_div(C, D), denom = pk_x_add(pk_x_mul(C, ratio), D);
-    x = pk_x_div(pk_x_add(pk_x_mul(A, ratio), B), denom);
-    y = pk_x_div(pk_x_add(pk_x_mul(B, ratio), pk_x_neg(A)), denom);
-  } else {
-    const pk_x ratio = pk_x_div(D, C), denom = pk_x_add(pk_x_mul(D, ratio), C);
-    x = pk_x_div(pk_x_add(pk_x_mul(B, ratio), A), denom);
-    y = pk_x_div(pk_x_add(B, pk_x_neg(pk_x_mul(A, ratio))), denom);
-  }
-  return (double2)(pk_x_value(x), pk_x_value(y));
+  if (!pk_cfinite(a, b, c, d) || (c == 0.0 && d == 0.0) || (a == 0.0 && b == 0.0)) return pk_cdiv_g(a, b, c, d);
+  double4 den;
+  const int ed = pk_dot2_terms(c, c, d, d, &den);
+  return (double2)(pk_cr_quot_part(a, c, b, d, den, ed), pk_cr_quot_part(b, c, -a, d, den, ed));
 }
 // |z| of c64, correctly rounded: x^2 + y^2 is s + e exactly in double; the float nearest sqrt(s) is corrected
 // by comparing s + e with the squares of its neighbouring midpoints (25-bit values: exact squares).
@@ -309,22 +356,6 @@ inline float pk_cabs64(float2 z) {
   if (ch == 0.0) return (as_uint(r) & 1u) ? up : r;
   if (cl == 0.0) return (as_uint(r) & 1u) ? dn : r;
   return r;
-}
-// |z| of c128: scaled to exponent 0, x^2 + y^2 in double-double, sqrt refined by one Newton step in double-double.
-inline double pk_cabs128(double2 z) {
-  double x = fabs(z.x), y = fabs(z.y);
-  if (isinf(x) || isinf(y)) return INFINITY;
-  if (isnan(x) || isnan(y)) return NAN;
-  const double mx = fmax(x, y), mn = fmin(x, y);
-  if (mn == 0.0) return mx;
-  const int k = ilogb(mx);
-  x = ldexp(mx, -k);
-  y = ldexp(mn, -k);
-  const pk_dd s = pk_dd_add(pk_two_prod(x, x), pk_two_prod(y, y));
-  const double h = sqrt(s.x);
-  const pk_dd hh = pk_two_prod(h, h);
-  // Rounded to 64 bits first, as the reference's extended-precision hypotl is (see pk_rn64).
-  return pk_ldexp_dd(pk_rn64(pk_fast_sum(h, (((s.x - hh.x) - hh.y) + s.y) / (2.0 * h))), k);
 }
 // --- elementary functions, evaluated in double with glibc's special values (the oracle's std::complex<long
 // double> functions are glibc's cexpl, clogl, ...). c64 arguments are exact in double, so one final rounding
@@ -384,6 +415,28 @@ inline pk_dd pk_dd_sqrt(pk_dd s) {
   const pk_dd hh = pk_two_prod(h, h);
   return pk_fast_sum(h, (((s.x - hh.x) - hh.y) + s.y) / (2.0 * h));
 }
+// |z| of c128 correctly rounded: scaled into [1, 2), sqrt(x^2 + y^2) in double-double, rounded; near a midpoint
+// m = r + s h the exact sign of m^2 - x^2 - y^2 decides.
+inline double pk_cabs128(double2 z) {
+  const double x = fabs(z.x), y = fabs(z.y);
+  if (isinf(x) || isinf(y)) return INFINITY;
+  if (isnan(x) || isnan(y)) return NAN;
+  const double mx = fmax(x, y), mn = fmin(x, y);
+  if (mn == 0.0) return mx;
+  const int k = ilogb(mx);
+  const double a = ldexp(mx, -k), b = ldexp(mn, -k);
+  const pk_dd pa = pk_two_prod(a, a), pb = pk_two_prod(b, b);
+  const pk_dd q = pk_dd_sqrt(pk_dd_add(pa, pb));
+  double r = q.x + q.y;
+  int s;
+  double h;
+  if (pk_near_midpoint(q, r, &s, &h)) {
+    const pk_dd rr = pk_two_prod(r, r);
+    double t[8] = {rr.x, rr.y, 2.0 * s * h * r, h * h, -pa.x, -pa.y, -pb.x, -pb.y};
+    r = pk_pick(r, s, h, -s * pk_sum_sign(t, 8));  // m^2 above x^2 + y^2: |z| below m
+  }
+  return pk_scale_result(r, q, k);
+}
 inline pk_x pk_x_sqrt(pk_x a) {
   if (a.m.x == 0.0) return a;
   pk_dd m = a.m;
@@ -402,31 +455,124 @@ inline pk_x pk_x_hypot(double x, double y) {
   const double a = ldexp(mx, -k), b = ldexp(mn, -k);
   return pk_x_norm(pk_dd_sqrt(pk_dd_add(pk_two_prod(a, a), pk_two_prod(b, b))), k);
 }
-inline double2 pk_csqrt(double2 z) {
+// Returns 1 with the special value in *sp, or 0 with the parts as pk_x (their signs included).
+inline int pk_csqrt_x(double2 z, double2 *sp, pk_x *re, pk_x *im) {
   const double x = z.x, y = z.y;
-  if (isinf(y)) return (double2)(INFINITY, y);
+  if (isinf(y)) { *sp = (double2)(INFINITY, y); return 1; }
   if (isinf(x)) {
-    if (x < 0.0) return (double2)(isnan(y) ? NAN : 0.0, copysign((double)INFINITY, y));
-    return (double2)(x, isnan(y) ? NAN : copysign(0.0, y));
+    if (x < 0.0) *sp = (double2)(isnan(y) ? NAN : 0.0, copysign((double)INFINITY, y));
+    else *sp = (double2)(x, isnan(y) ? NAN : copysign(0.0, y));
+    return 1;
   }
-  if (isnan(x) || isnan(y)) return (double2)(NAN, NAN);
+  if (isnan(x) || isnan(y)) { *sp = (double2)(NAN, NAN); return 1; }
   const pk_x hf = pk_x_of(0.5);
   if (y == 0.0) {
-    const double r = pk_x_value(pk_x_sqrt(pk_x_of(fabs(x))));
-    return x < 0.0 ? (double2)(0.0, copysign(r, y)) : (double2)(r, copysign(0.0, y));
+    const double r = sqrt(fabs(x));  // OpenCL's double sqrt is correctly rounded
+    *sp = x < 0.0 ? (double2)(0.0, copysign(r, y)) : (double2)(r, copysign(0.0, y));
+    return 1;
   }
   if (x == 0.0) {  // both parts are sqrt(|y| / 2)
-    const double r = pk_x_value(pk_x_sqrt(pk_x_mul(hf, pk_x_of(fabs(y)))));
-    return (double2)(r, copysign(r, y));
+    *re = pk_x_sqrt(pk_x_mul(hf, pk_x_of(fabs(y))));
+    *im = y < 0.0 ? pk_x_neg(*re) : *re;
+    return 0;
   }
-  // glibc's csqrt steps in the extended format: 2 Re Im = y avoids the cancellation of |z| - |x|.
+  // glibc's csqrt steps: 2 Re Im = y avoids the cancellation of |z| - |x|.
   const pk_x X = pk_x_of(x), Y = pk_x_of(y), D = pk_x_hypot(x, y);
   if (x > 0.0) {
-    const pk_x R = pk_x_sqrt(pk_x_mul(hf, pk_x_add(D, X)));
-    return (double2)(pk_x_value(R), pk_x_value(pk_x_mul(hf, pk_x_div(Y, R))));
+    *re = pk_x_sqrt(pk_x_mul(hf, pk_x_add(D, X)));
+    *im = pk_x_mul(hf, pk_x_div(Y, *re));
+    return 0;
   }
   const pk_x S = pk_x_sqrt(pk_x_mul(hf, pk_x_add(D, pk_x_neg(X))));
-  return (double2)(fabs(pk_x_value(pk_x_mul(hf, pk_x_div(Y, S)))), copysign(pk_x_value(S), y));
+  *im = y < 0.0 ? pk_x_neg(S) : S;
+  *re = pk_x_mul(hf, pk_x_div(Y, S));
+  if (re->m.x < 0.0) *re = pk_x_neg(*re);
+  return 0;
+}
+// P = sqrt((|z| + |x|) / 2) (the real part for x >= 0, |Im| otherwise) correctly rounded from its double-double
+// value p: z is scaled by 4^-j into [1, 4) (P by 2^-j, exactly); near a midpoint m, P < m exactly when
+// (2 m^2 - |x|)^2 > x^2 + y^2 (2 m^2 - |x| > 0 there), an exact sum of 54 products' parts.
+inline double pk_csqrt_root(double x, double y, pk_x p) {
+  const double v = pk_x_value(p);
+  const int j = ilogb(fmax(fabs(x), fabs(y))) >> 1;
+  const double xs = ldexp(fabs(x), -2 * j), ys = ldexp(y, -2 * j);
+  const pk_dd q = (double2)(ldexp(p.m.x, p.e - j), ldexp(p.m.y, p.e - j));
+  const double r = q.x + q.y;
+  int s;
+  double h;
+  if (v == 0.0 || !isfinite(v) || !pk_near_midpoint(q, r, &s, &h)) return v;
+  const pk_dd rr = pk_two_prod(r, r);
+  const double e[5] = {2.0 * rr.x, 2.0 * rr.y, 4.0 * s * h * r, 2.0 * h * h, -xs};  // 2 m^2 - |x|
+  double t[54];
+  int n = 0;
+  for (int a = 0; a < 5; ++a)
+    for (int b = 0; b < 5; ++b) {
+      const pk_dd pr = pk_two_prod(e[a], e[b]);
+      t[n++] = pr.x;
+      t[n++] = pr.y;
+    }
+  const pk_dd x2 = pk_two_prod(xs, xs), y2 = pk_two_prod(ys, ys);
+  t[n++] = -x2.x;
+  t[n++] = -x2.y;
+  // y^2 far below x^2 may underflow: its sign still breaks an exact tie of the rest.
+  t[n++] = (y2.x == 0.0 && ys != 0.0) ? -0x1p-1074 : -y2.x;
+  t[n++] = -y2.y;
+  return ldexp(pk_pick(r, s, h, -s * pk_sum_sign(t, n)), j);
+}
+// c128 sqrt: the square-root part correctly rounded (pk_csqrt_root); the other part, y / (2 P), rounded once from
+// its ~2^-100-accurate double-double (no exact check: it is only wrong within ~2^-47 of a midpoint).
+inline double2 pk_csqrt(double2 z) {
+  double2 sp;
+  pk_x re, im;
+  if (pk_csqrt_x(z, &sp, &re, &im)) return sp;
+  if (z.x == 0.0) {
+    const double r = pk_csqrt_root(z.x, z.y, re);
+    return (double2)(r, copysign(r, z.y));
+  }
+  if (z.x > 0.0) return (double2)(pk_csqrt_root(z.x, z.y, re), pk_x_value(im));
+  return (double2)(pk_x_value(re), copysign(pk_csqrt_root(z.x, z.y, im.m.x < 0.0 ? pk_x_neg(im) : im), z.y));
+}
+// A double-double rounded once to float: (float)hi is right unless hi is exactly a midpoint between floats, where
+// lo's sign decides.
+inline float pk_dd_to_float(pk_dd q) {
+  const float r = (float)q.x;
+  if (q.y == 0.0 || (double)r == q.x || !isfinite(r)) return r;
+  const float other = nextafter(r, (double)r < q.x ? INFINITY : -INFINITY);
+  if (0.5 * ((double)r + (double)other) != q.x) return r;
+  return ((q.y > 0.0) == (other > r)) ? other : r;
+}
+// c64 quotient, each part correctly rounded: products of floats are exact in double, so the numerators and
+// c^2 + d^2 are exact double-doubles; the double-double quotient is rounded to float, and near a midpoint m between
+// floats (25 bits) the exact sign of num - m den decides.
+inline float pk_cr_quot64(pk_dd num, pk_dd den) {
+  if (num.x == 0.0) return 0.0f;  // a zero part: either sign (Annex G leaves it open)
+  const pk_dd q = pk_dd_div(num, den);
+  const float r = pk_dd_to_float(q);
+  if (!isfinite(r) || r == 0.0f) return r;
+  const double gap = (double)nextafter(r, INFINITY) - (double)r;
+  const double d = (q.x - (double)r) + q.y;
+  const float other = nextafter(r, d >= 0.0 ? INFINITY : -INFINITY);
+  if (!isfinite(other) || fabs(fabs(d) - 0.5 * fabs((double)other - (double)r)) > 0x1p-40 * gap) return r;
+  const double m = 0.5 * ((double)r + (double)other);
+  const pk_dd p0 = pk_two_prod(m, den.x), p1 = pk_two_prod(m, den.y);
+  double t[6] = {num.x, num.y, -p0.x, -p0.y, -p1.x, -p1.y};
+  const int sg = pk_sum_sign(t, 6), s = other > r ? 1 : -1;
+  if (sg == 0) return (as_uint(r) & 1u) ? other : r;
+  return sg * s > 0 ? other : r;
+}
+inline float2 pk_cdiv64(float2 u, float2 v) {
+  const double a = u.x, b = u.y, c = v.x, d = v.y;
+  if (!pk_cfinite(a, b, c, d) || (c == 0.0 && d == 0.0) || (a == 0.0 && b == 0.0))
+    return convert_float2(pk_cdiv_g(a, b, c, d));
+  const pk_dd den = pk_two_sum(c * c, d * d);
+  return (float2)(pk_cr_quot64(pk_two_sum(a * c, b * d), den), pk_cr_quot64(pk_two_sum(b * c, -(a * d)), den));
+}
+inline float pk_x_float(pk_x a) { return pk_dd_to_float((double2)(ldexp(a.m.x, a.e), ldexp(a.m.y, a.e))); }
+inline float2 pk_csqrt64(float2 z) {
+  double2 sp;
+  pk_x re, im;
+  if (pk_csqrt_x(convert_double2(z), &sp, &re, &im)) return convert_float2(sp);
+  return (float2)(pk_x_float(re), pk_x_float(im));
 }
 // cosh and sinh of x + iy per glibc's ccosh / csinh special cases.
 inline double2 pk_ccosh(double2 z) {
@@ -508,6 +654,152 @@ inline double2 pk_cpow(double2 a, double2 b) {
   if (a.x == 0.0 && a.y == 0.0 && b.y == 0.0 && b.x > 0.0) return (double2)(0.0, 0.0);
   const double2 l = pk_clog(a);
   return pk_cexp(pk_cmul_g(b.x, b.y, l.x, l.y));
+}
+// --- c128 pow: exp(b log a) with log a, the product and the phase in double-double. The result's relative error
+// is about the absolute error of w = b log a, so w must be good to ~2^-56 absolutely, which double alone (whose w
+// errs by |w| 2^-53) misses for every |w| above a few.
+// sin and cos of |t| <= pi/4 + tiny in double-double: Taylor series to t^29 / 29! (below 2^-104 of the result).
+inline void pk_dd_sincos_small(pk_dd t, pk_dd *s, pk_dd *c) {
+  const pk_dd t2 = pk_dd_mul(t, t);
+  pk_dd sv = t, cv = (double2)(1.0, 0.0), ts = t, tc = (double2)(1.0, 0.0);
+  for (int k = 1; k <= 14; ++k) {
+    ts = pk_dd_div_d(pk_dd_mul(ts, t2), (double)((2 * k) * (2 * k + 1)));
+    tc = pk_dd_div_d(pk_dd_mul(tc, t2), (double)((2 * k - 1) * (2 * k)));
+    if (k & 1) {
+      sv = pk_dd_sub(sv, ts);
+      cv = pk_dd_sub(cv, tc);
+    } else {
+      sv = pk_dd_add(sv, ts);
+      cv = pk_dd_add(cv, tc);
+    }
+  }
+  *s = sv;
+  *c = cv;
+}
+// sin and cos of a double-double angle with |a| < 2^30: a - k pi/2 with pi/2 in three parts (k pi/2's error stays
+// ~2^-140), then the series and the quarter turns k mod 4.
+inline void pk_dd_sincos(pk_dd a, pk_dd *s, pk_dd *c) {
+  const double k = rint(a.x * 0x1.45f306dc9c883p-1);
+  pk_dd r = pk_dd_sub(a, pk_two_prod(k, 0x1.921fb54442d18p0));
+  r = pk_dd_sub(r, pk_two_prod(k, 0x1.1a62633145c07p-54));
+  r = pk_dd_add_d(r, k * 0x1.f1976b7ed8fbcp-110);
+  pk_dd sr, cr;
+  pk_dd_sincos_small(r, &sr, &cr);
+  switch (((long)k) & 3) {
+    case 0: *s = sr; *c = cr; break;
+    case 1: *s = cr; *c = -sr; break;
+    case 2: *s = -sr; *c = -cr; break;
+    default: *s = -cr; *c = sr; break;
+  }
+}
+// log1p of a double-double s: 2 atanh(s / (2 + s)) by its odd series where |s| < 1/4 (ratio below 0.021 a term),
+// else log(1 + s).
+inline pk_dd pk_dd_log1p_dd(pk_dd s) {
+  if (fabs(s.x) >= 0.25) return pk_dd_log_dd(pk_dd_add_d(s, 1.0));
+  const pk_dd t = pk_dd_div(s, pk_dd_add_d(s, 2.0)), t2 = pk_dd_mul(t, t);
+  pk_dd sum = (double2)(0.0, 0.0);
+  for (int k = 20; k >= 0; --k) {
+    const double n = 2 * k + 1, inv = 1.0 / n;
+    sum = pk_dd_add(pk_dd_mul(sum, t2), (double2)(inv, -fma(inv, n, -1.0) / n));
+  }
+  return pk_dd_mul_d(pk_dd_mul(t, sum), 2.0);
+}
+// log z of a finite nonzero z in double-double: log|z| (near |z| = 1 as log1p(x^2 + y^2 - 1) / 2 with exact
+// squares), and arg z = atan2(y, x) refined by one Newton step: theta0 + (y cos theta0 - x sin theta0) / |z|, whose
+// terms scale with |y| where theta is small (relative accuracy there too).
+inline void pk_clog_dd(double x, double y, pk_dd *re, pk_dd *im) {
+  const double mx = fmax(fabs(x), fabs(y)), mn = fmin(fabs(x), fabs(y));
+  const int k = ilogb(mx);
+  if (mx >= 0.5 && mx <= 2.0 && mn < 1.5) {
+    const pk_dd s = pk_dd_add_d(pk_dd_add(pk_two_prod(mx, mx), pk_two_prod(mn, mn)), -1.0);
+    *re = pk_dd_mul_d(pk_dd_log1p_dd(s), 0.5);
+  } else {
+    const double a = ldexp(mx, -k), b = ldexp(mn, -k);
+    const pk_dd s = pk_dd_add(pk_two_prod(a, a), pk_two_prod(b, b));
+    *re = pk_dd_add(pk_dd_mul_d((double2)(0.6931471805599453, 2.3190468138462996e-17), (double)k),
+                    pk_dd_mul_d(pk_dd_log_dd(s), 0.5));
+  }
+  const double theta = atan2(y, x), xs = ldexp(x, -k), ys = ldexp(y, -k);
+  pk_dd st, ct;
+  pk_dd_sincos((double2)(theta, 0.0), &st, &ct);
+  const pk_dd num = pk_dd_sub(pk_dd_mul_d(ct, ys), pk_dd_mul_d(st, xs));
+  *im = pk_fast_sum(theta, (num.x + num.y) / sqrt(xs * xs + ys * ys));
+}
+// e^(wr + i wi) = 2^k e^r cis(wi) with r = wr - k ln2: e^r in double-double (the builtin, refined by one Newton step
+// on the double-double log) times the double-double cis, rounded once by pk_ldexp_dd (exact scaling, subnormals
+// included). Beyond |wi| = 2^30 the phase from the builtins (the reference's own phase is no better there).
+inline double2 pk_cexp_dd(pk_dd wr, pk_dd wi) {
+  pk_dd s, c;
+  if (fabs(wi.x) < 0x1p30) {
+    pk_dd_sincos(wi, &s, &c);
+  } else {
+    s = (double2)(sin(wi.x), 0.0);
+    c = (double2)(cos(wi.x), 0.0);
+  }
+  const double k = rint(wr.x * 1.4426950408889634);
+  if (fabs(k) > 2000.0) {  // far out of range: an infinity or a zero whatever the phase (a real power: no 0 * inf)
+    const double e = k > 0.0 ? INFINITY : 0.0;
+    return wi.x == 0.0 ? (double2)(e, wi.x) : (double2)(e * (c.x + c.y), e * (s.x + s.y));
+  }
+  const pk_dd r = pk_dd_sub(wr, pk_dd_mul_d((double2)(0.6931471805599453, 2.3190468138462996e-17), k));
+  const double er = exp(r.x);
+  const pk_dd d = pk_dd_sub(r, pk_dd_log(er));
+  const pk_dd e = pk_fast_sum(er, er * (d.x + d.y));
+  if (wi.x == 0.0) return (double2)(pk_ldexp_dd(e, (int)k), wi.x);
+  return (double2)(pk_ldexp_dd(pk_dd_mul(e, c), (int)k), pk_ldexp_dd(pk_dd_mul(e, s), (int)k));
+}
+// u v 2^-k where both are finite (u the scaled operand), else the IEEE product (its inf or NaN, unscaled).
+inline double pk_mul_down(double u, double v, int k) {
+  return (isfinite(u) && isfinite(v)) ? ldexp(u, -k) * v : u * v;
+}
+// A part of w 2^-k back to w: finite values beyond double's range are finite in the reference's long double, so
+// they stay finite (the largest double): exp gives the same 0 or infinity, and its phase is arbitrary in both.
+inline double pk_scale_back(double v, int k) {
+  if (!isfinite(v)) return v;
+  const double r = ldexp(v, k);
+  return isinf(r) ? copysign(DBL_MAX, v) : r;
+}
+// c128 a^b with the oracle's cases (pk_cpow's). The reference's w = b log a is a long double: no product of
+// finite parts overflows there, so a huge b is scaled by 2^-kb on the way. Non-finite operands and a = 0: w with
+// C11 Annex G's recovery (libgcc's __mulxc3), then pk_cexp's special values. Otherwise: log a, w and the phase in
+// double-double, and where w's real part is beyond exp's range the result is 0 or a complex infinity whatever
+// the phase.
+inline double2 pk_cpow128(double2 a, double2 b) {
+  if (b.x == 0.0 && b.y == 0.0) return (double2)(1.0, 0.0);
+  if (a.x == 0.0 && a.y == 0.0 && b.y == 0.0 && b.x > 0.0) return (double2)(0.0, 0.0);
+  const double bm = fmax(isfinite(b.x) ? fabs(b.x) : 0.0, isfinite(b.y) ? fabs(b.y) : 0.0);
+  const int kb = bm > 0x1p900 ? ilogb(bm) : 0;
+  if (!pk_cfinite(a.x, a.y, b.x, b.y) || (a.x == 0.0 && a.y == 0.0)) {
+    double2 l = pk_clog(a);
+    // Parts of log a below double's range are not 0 in long double: an infinite b part times them is infinite,
+    // not NaN. Their signs are those of y (arg) and of |a| - 1 (> 0: |a| = 1 only exactly).
+    if (isfinite(a.x) && isfinite(a.y)) {
+      if (l.y == 0.0 && a.y != 0.0) l.y = copysign(0x1p-1074, a.y);
+      if (l.x == 0.0 && a.x != 0.0 && a.y != 0.0) l.x = 0x1p-1074;
+    }
+    double p = b.x, q = b.y, c = l.x, d = l.y;
+    double x = pk_mul_down(p, c, kb) - pk_mul_down(q, d, kb), y = pk_mul_down(p, d, kb) + pk_mul_down(q, c, kb);
+    if (isnan(x) && isnan(y)) {  // pk_cmul_g's recovery of infinities
+      int re = 0;
+      if (isinf(p) || isinf(q)) { p = pk_box(p); q = pk_box(q); c = pk_unnan(c); d = pk_unnan(d); re = 1; }
+      if (isinf(c) || isinf(d)) { c = pk_box(c); d = pk_box(d); p = pk_unnan(p); q = pk_unnan(q); re = 1; }
+      if (re) { x = INFINITY * (p * c - q * d); y = INFINITY * (p * d + q * c); }
+    }
+    return pk_cexp((double2)(pk_scale_back(x, kb), pk_scale_back(y, kb)));
+  }
+  const double bx = ldexp(b.x, -kb), by = ldexp(b.y, -kb);
+  pk_dd lr, li;
+  pk_clog_dd(a.x, a.y, &lr, &li);
+  pk_dd wr = pk_dd_sub(pk_dd_mul_d(lr, bx), pk_dd_mul_d(li, by));
+  pk_dd wi = pk_dd_add(pk_dd_mul_d(li, bx), pk_dd_mul_d(lr, by));
+  if (kb > 0) {
+    const double re = ldexp(wr.x, kb);
+    if (re < -746.0) return (double2)(0.0, 0.0);
+    if (re > 710.0) return (double2)(INFINITY, INFINITY);
+    wr = (double2)(re, ldexp(wr.y, kb));
+    wi = (double2)(ldexp(wi.x, kb), ldexp(wi.y, kb));
+  }
+  return pk_cexp_dd(wr, wi);
 }
 )CL";
 }

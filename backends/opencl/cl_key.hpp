@@ -25,9 +25,10 @@ enum class Path {
   var,
   dot_general,
   conv,
-  philox
+  philox,
+  fft
 };
-constexpr uint32_t kPathCount = static_cast<uint32_t>(Path::philox) + 1;
+constexpr uint32_t kPathCount = static_cast<uint32_t>(Path::fft) + 1;
 
 // Fields: path (5 bits), op (12), four dtypes (4 each, stored as dtype + 1; 0 is "none"), variant (16): none may
 // spill into its neighbour.

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cl_codegen.hpp"
+#include "cl_fft.hpp"
 #include "cl_key.hpp"
 #include "cl_programs.hpp"
 #include "cl_util.hpp"
@@ -33,7 +34,7 @@ using kit::fail;
 struct KernelSet {
   Program program;
   std::mutex mu;
-  Kernel k[4];
+  Kernel k[12];  // the most kernels one program has (the FFTs': kFftKernels)
   bool vector = false;
   uint32_t vec_elems = 1;
 };
@@ -323,6 +324,10 @@ Path classify(const DeviceState &dev, uint32_t op_id, const int32_t *in_dt, uint
       if (in_dt[0] != PK_DTYPE_F32 && in_dt[0] != PK_DTYPE_F64 && in_dt[0] != PK_DTYPE_BF16)
         return no("convolution is generated for bf16, f32 and f64");
       return Path::conv;
+    case PK_OP_FFT_C2C:
+    case PK_OP_FFT_R2C:
+    case PK_OP_FFT_C2R:
+      return nin == 1 && fft_supported(op_id, in_dt[0], dev.caps, &w) ? Path::fft : no(w);
     case PK_OP_PHILOX_UNIFORM:
     case PK_OP_PHILOX_NORMAL:
     case PK_OP_PHILOX_RANDINT:
@@ -341,8 +346,6 @@ Path classify(const DeviceState &dev, uint32_t op_id, const int32_t *in_dt, uint
     case PK_OP_MINIMUM_VALUE: {
       std::string w;
       if (!dtype_supported(out_dt[0], dev.caps, &w)) return no(w);
-      if ((op_id == PK_OP_MAXIMUM_VALUE || op_id == PK_OP_MINIMUM_VALUE) && is_cx(out_dt[0]))
-        return no("complex dtypes have no largest or lowest value (they are not ordered)");
       return Path::set;
     }
     case PK_OP_IOTA: {
@@ -1335,6 +1338,264 @@ pk_status launch_philox(pk_be_stream *s, uint32_t op, const pk_tensor &out, cons
   return enqueue(s, k, 1, &global, &local, op);
 }
 
+// --- FFT --------------------------------------------------------------------------------------------------------
+
+// The passes of one FFT launch over its dense double2 work tensor, held in two buffers (each pass reads one and
+// writes the other). Twiddle and Bluestein tables are made once per (length, direction) of the launch.
+class FftPasses {
+ public:
+  enum Slot { kLoad, kTwiddle, kRadix2, kDirect, kExtend, kStore, kChirp, kBsKernel, kBsPre, kBsMul, kBsPost };
+
+  FftPasses(pk_be_stream *s, uint32_t op, KernelSet &ks) : s_(s), op_(op), ks_(ks) {}
+
+  pk_status alloc(uint64_t elements) {
+    for (Mem &m : buf_)
+      if (pk_status st = make_buffer(m, elements, "allocating the FFT work buffers failed")) return st;
+    return PK_OK;
+  }
+
+  pk_status load(const pk_tensor &in) {
+    const TensorArg a = tensor_arg(in);
+    const uint64_t count = numel_of(in);
+    Args set{kernel(kLoad)};
+    set(a.mem)(static_cast<cl_long>(a.offset))(a.strides)(dims_of(in.shape, in.ndim))(static_cast<cl_int>(in.ndim))(
+        buf_[cur_].get())(count);
+    return run(set, kLoad, count);
+  }
+
+  // The 1-D transform along axis `dim` of the work tensor of `shape`.
+  pk_status axis(const int64_t *shape, int32_t rank, int64_t dim, bool forward) {
+    const uint64_t n = static_cast<uint64_t>(shape[dim]), count = count_of(shape, rank);
+    if (count == 0) return PK_OK;
+    uint64_t inner = 1;
+    for (int32_t d = static_cast<int32_t>(dim) + 1; d < rank; ++d) inner *= static_cast<uint64_t>(shape[d]);
+    cl_mem tw = nullptr;
+    if (is_pow2(n)) {
+      if (pk_status st = table(kTwiddle, n, forward, &tw)) return st;
+      int c = cur_;
+      if (pk_status st = radix2(buf_[0].get(), buf_[1].get(), &c, tw, n, inner, count)) return st;
+      cur_ = c;
+      return PK_OK;
+    }
+    if (n > kFftDirectMax) return bluestein(n, count / n / inner, inner, forward);
+    // Other lengths (1 included: its pass still turns a non-finite part into the reference's non-finite pair).
+    if (pk_status st = table(kTwiddle, n, forward, &tw)) return st;
+    Args set{kernel(kDirect)};
+    set(buf_[cur_].get())(buf_[cur_ ^ 1].get())(tw)(n)(inner)(count);
+    if (pk_status st = run(set, kDirect, count)) return st;
+    cur_ ^= 1;
+    return PK_OK;
+  }
+
+  // fft_c2r: the onesided axis `dim` (of `half` entries in `shape`) extended to n entries.
+  pk_status extend(const int64_t *shape, int32_t rank, int64_t dim, uint64_t half, uint64_t n) {
+    uint64_t inner = 1;
+    for (int32_t d = static_cast<int32_t>(dim) + 1; d < rank; ++d) inner *= static_cast<uint64_t>(shape[d]);
+    const uint64_t count = count_of(shape, rank) / half * n;
+    Args set{kernel(kExtend)};
+    set(buf_[cur_].get())(buf_[cur_ ^ 1].get())(half)(n)(inner)(count);
+    if (pk_status st = run(set, kExtend, count)) return st;
+    cur_ ^= 1;
+    return PK_OK;
+  }
+
+  // The output: element idx of `out` is the work tensor's (of `shape`) at the same coordinates.
+  pk_status store(const int64_t *shape, int32_t rank, const pk_tensor &out) {
+    const TensorArg a = tensor_arg(out);
+    const uint64_t count = numel_of(out);
+    Args set{kernel(kStore)};
+    set(buf_[cur_].get())(dense_dims(shape, rank))(a.mem)(static_cast<cl_long>(a.offset))(a.strides)(
+        dims_of(out.shape, out.ndim))(static_cast<cl_int>(out.ndim))(count);
+    return run(set, kStore, count);
+  }
+
+ private:
+  cl_kernel kernel(Slot k) const { return ks_.k[k].get(); }
+  static bool is_pow2(uint64_t n) { return n >= 2 && (n & (n - 1)) == 0; }
+
+  pk_status make_buffer(Mem &m, uint64_t elements, const char *what) {
+    cl_int err = CL_SUCCESS;
+    m = Mem(clCreateBuffer(s_->dev->context, CL_MEM_READ_WRITE, std::max<uint64_t>(elements, 1) * 16, nullptr, &err));
+    return m ? PK_OK : stream_fail(s_, err, op_, what);
+  }
+
+  // The radix-2 stages of lines of length n (a power of two) between buffers a (0) and b (1), starting in *c.
+  pk_status radix2(cl_mem a, cl_mem b, int *c, cl_mem tw, uint64_t n, uint64_t inner, uint64_t count) {
+    const cl_mem bufs[2] = {a, b};
+    for (uint64_t p = 1; p < n; p <<= 1) {
+      Args set{kernel(kRadix2)};
+      set(bufs[*c])(bufs[*c ^ 1])(tw)(n)(p)(inner)(count / 2);
+      if (pk_status st = run(set, kRadix2, count / 2)) return st;
+      *c ^= 1;
+    }
+    return PK_OK;
+  }
+
+  // Bluestein's algorithm along an axis of length n: lines padded to m >= 2n - 1, transformed, multiplied by the
+  // chirp kernel's spectrum (made once per launch), transformed back.
+  pk_status bluestein(uint64_t n, uint64_t outer, uint64_t inner, bool forward) {
+    uint64_t m = 1;
+    while (m < 2 * n - 1) m <<= 1;
+    cl_mem chirp = nullptr, spectrum = nullptr, tw_fwd = nullptr, tw_inv = nullptr;
+    if (pk_status st = table(kChirp, n, forward, &chirp)) return st;
+    if (pk_status st = table(kTwiddle, m, true, &tw_fwd)) return st;
+    if (pk_status st = table(kTwiddle, m, false, &tw_inv)) return st;
+    if (pk_status st = table(kBsKernel, n, forward, &spectrum)) return st;
+    const uint64_t padded = outer * m * inner;
+    if (bs_elements_ < padded) {
+      for (Mem &b : bs_)
+        if (pk_status st = make_buffer(b, padded, "allocating the FFT's Bluestein buffers failed")) return st;
+      bs_elements_ = padded;
+    }
+    Args pre{kernel(kBsPre)};
+    pre(buf_[cur_].get())(bs_[0].get())(chirp)(n)(m)(inner)(padded);
+    if (pk_status st = run(pre, kBsPre, padded)) return st;
+    int c = 0;
+    if (pk_status st = radix2(bs_[0].get(), bs_[1].get(), &c, tw_fwd, m, inner, padded)) return st;
+    Args mul{kernel(kBsMul)};
+    mul(bs_[c].get())(spectrum)(m)(inner)(padded);
+    if (pk_status st = run(mul, kBsMul, padded)) return st;
+    if (pk_status st = radix2(bs_[0].get(), bs_[1].get(), &c, tw_inv, m, inner, padded)) return st;
+    const uint64_t count = outer * n * inner;
+    Args post{kernel(kBsPost)};
+    post(bs_[c].get())(buf_[cur_ ^ 1].get())(chirp)(n)(m)(inner)(count);
+    if (pk_status st = run(post, kBsPost, count)) return st;
+    cur_ ^= 1;
+    return PK_OK;
+  }
+
+  pk_status run(const Args &set, Slot k, uint64_t items) {
+    if (set.err != CL_SUCCESS) return stream_fail(s_, set.err, op_, "clSetKernelArg failed");
+    if (items == 0) return PK_OK;
+    const size_t global = round_up(static_cast<size_t>(items), kLocal), local = kLocal;
+    return enqueue(s_, kernel(k), 1, &global, &local, op_);
+  }
+
+  // A table of the launch, made at first use: twiddles e^(+-2 pi i j / n) (kTwiddle), Bluestein's chirp for length n
+  // (kChirp) or the spectrum of its convolution kernel (kBsKernel).
+  pk_status table(Slot kind, uint64_t n, bool forward, cl_mem *out) {
+    for (const Table &t : tables_) {
+      if (t.kind == kind && t.n == n && t.forward == forward) {
+        *out = t.mem.get();
+        return PK_OK;
+      }
+    }
+    Mem m;
+    const double sign = forward ? -1.0 : 1.0;
+    if (kind == kBsKernel) {
+      uint64_t len = 1;
+      while (len < 2 * n - 1) len <<= 1;
+      cl_mem chirp = nullptr, tw = nullptr;
+      if (pk_status st = table(kChirp, n, forward, &chirp)) return st;
+      if (pk_status st = table(kTwiddle, len, true, &tw)) return st;
+      Mem spare;
+      if (pk_status st = make_buffer(m, len, "allocating an FFT table failed")) return st;
+      if (pk_status st = make_buffer(spare, len, "allocating an FFT table failed")) return st;
+      Args set{kernel(kBsKernel)};
+      set(chirp)(m.get())(n)(len);
+      if (pk_status st = run(set, kBsKernel, len)) return st;
+      int c = 0;
+      if (pk_status st = radix2(m.get(), spare.get(), &c, tw, len, 1, len)) return st;
+      if (c == 1) m = std::move(spare);
+    } else {
+      if (pk_status st = make_buffer(m, n, "allocating an FFT table failed")) return st;
+      Args set{kernel(kind)};
+      set(m.get())(n)(static_cast<cl_double>(sign));
+      if (pk_status st = run(set, kind, n)) return st;
+    }
+    *out = m.get();
+    tables_.push_back(Table{kind, n, forward, std::move(m)});
+    return PK_OK;
+  }
+
+  struct Table {
+    Slot kind;
+    uint64_t n;
+    bool forward;
+    Mem mem;
+  };
+  pk_be_stream *s_;
+  uint32_t op_;
+  KernelSet &ks_;
+  Mem buf_[2], bs_[2];
+  uint64_t bs_elements_ = 0;
+  int cur_ = 0;
+  std::vector<Table> tables_;
+};
+
+pk_status launch_fft(pk_be_stream *s, uint32_t op, const pk_tensor &in, const pk_tensor &out, const void *attrs) {
+  const int32_t in_dt = kit::dtype_id(in.dtype);
+  int32_t num_dims = 0;
+  const int64_t *dims = nullptr;
+  bool forward = true;
+  int64_t last_size = 0;
+  if (op == PK_OP_FFT_C2C) {
+    const auto *at = static_cast<const pk_attrs_fft_c2c *>(attrs);
+    num_dims = at->num_dims;
+    dims = at->dims;
+    forward = at->forward != 0;
+  } else if (op == PK_OP_FFT_R2C) {
+    const auto *at = static_cast<const pk_attrs_fft_r2c *>(attrs);
+    num_dims = at->num_dims;
+    dims = at->dims;
+  } else {
+    const auto *at = static_cast<const pk_attrs_fft_c2r *>(attrs);
+    num_dims = at->num_dims;
+    dims = at->dims;
+    forward = false;
+    last_size = at->last_dim_size;
+  }
+  if (numel_of(out) == 0) return PK_OK;
+  // An empty line transforms to zeros (fft_r2c of an empty axis still has its one onesided entry).
+  if (numel_of(in) == 0) return launch_fill_bits(s, op, out, 0);
+  if (op == PK_OP_FFT_C2R && num_dims == 0)
+    return fail(PK_ERROR_INVALID_ARGUMENT, op, -1, "opencl: fft_c2r: attribute dims is empty");
+  int64_t shape[PK_MAX_RANK] = {0};
+  const int32_t rank = std::min<int32_t>(in.ndim, PK_MAX_RANK);
+  for (int32_t d = 0; d < rank; ++d) shape[d] = in.shape[d];
+  uint64_t elements = numel_of(in);
+  if (op == PK_OP_FFT_C2R) {
+    const int64_t last = dims[num_dims - 1];
+    elements = std::max(elements, elements / static_cast<uint64_t>(in.shape[last]) * static_cast<uint64_t>(last_size));
+  }
+  DeviceState &dev = *s->dev;
+  if (elements * 16 > dev.max_alloc) {
+    return fail(PK_ERROR_OUT_OF_MEMORY, op, -1,
+                "opencl: %s: the work buffer of %llu complex<double> elements exceeds the device's largest allocation",
+                pk::meta::op_name(op), static_cast<unsigned long long>(elements));
+  }
+  const int32_t dts[1] = {in_dt};
+  static const char *const kNames[kFftKernels] = {
+      "pk_fft_load",  "pk_fft_twiddle",   "pk_fft_radix2", "pk_fft_direct", "pk_fft_extend", "pk_fft_store",
+      "pk_fft_chirp", "pk_fft_bs_kernel", "pk_fft_bs_pre", "pk_fft_bs_mul", "pk_fft_bs_post"};
+  KernelSet *ks = nullptr;
+  pk_status st = get_kernels(
+      dev, kernel_key(Path::fft, op, dts, 1, 0), op, kNames, kFftKernels,
+      [&](bool *all, uint32_t *) {
+        *all = true;  // every slot, not only the first two
+        return gen_fft(op, in_dt, dev.caps);
+      },
+      &ks);
+  if (st != PK_OK) return st;
+  std::lock_guard<std::mutex> g(ks->mu);
+  FftPasses f(s, op, *ks);
+  if ((st = f.alloc(elements)) || (st = f.load(in))) return st;
+  // The passes in the order of dims, as the reference (a repeated axis transforms twice); fft_c2r's last axis is
+  // extended by Hermitian symmetry first.
+  const int32_t plain = op == PK_OP_FFT_C2R ? num_dims - 1 : num_dims;
+  for (int32_t k = 0; k < plain; ++k) {
+    if ((st = f.axis(shape, rank, dims[k], forward))) return st;
+  }
+  if (op == PK_OP_FFT_C2R) {
+    const int64_t last = dims[num_dims - 1];
+    const uint64_t half = static_cast<uint64_t>(shape[last]);
+    if ((st = f.extend(shape, rank, last, half, static_cast<uint64_t>(last_size)))) return st;
+    shape[last] = last_size;
+    if ((st = f.axis(shape, rank, last, false))) return st;
+  }
+  return f.store(shape, rank, out);
+}
+
 // --- ABI slots --------------------------------------------------------------------------------------------------
 
 template <class T>
@@ -1778,6 +2039,8 @@ pk_status ocl_op_launch(pk_be_stream *stream, uint32_t op_id, const pk_tensor *i
         return launch_conv(stream, inputs[0], inputs[1], outputs[0], attrs);
       case Path::philox:
         return launch_philox(stream, op_id, outputs[0], attrs);
+      case Path::fft:
+        return launch_fft(stream, op_id, inputs[0], outputs[0], attrs);
     }
   } catch (const std::bad_alloc &) {
     return fail(PK_ERROR_OUT_OF_MEMORY, op_id, -1, "opencl: %s: out of host memory", pk::meta::op_name(op_id));

@@ -2,10 +2,12 @@
 // process, for f32 and i32, on random values plus the edge values (±0, ±inf, NaN, integer extremes). Exact and
 // correctly rounded ops must agree bit for bit; ULP-bounded ops within the op table's limit (the sum of both
 // backends' allowed errors). Ops either backend does not run are skipped (their elementwise kernels land
-// independently), so this test grows with the CPU backend.
+// independently), so this test grows with the CPU backend. c128 pow is checked against the CPU backend's (long
+// double, MPFR for large phases) on every pairing of edge values.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -216,6 +218,71 @@ TEST_F(OpenCLvsCPU, ElementwiseOpsAgree) {
     }
   }
   std::printf("compared %d (op, dtype) pairs; the CPU backend lacks:%s\n", compared, skipped.c_str());
+}
+
+// pow c128 on all pairings of part values from an edge set (zeros, subnormals, DBL_MIN / DBL_MAX, infinities, NaN,
+// ordinary values): the CPU backend's result is the reference. Complex infinities match any complex infinity; a
+// NaN part must be NaN on both; finite values within the op's 16 ulps in ulps of the larger part (plus one for the
+// CPU's own rounding). Skipped: Im(b log a) beyond 2^25 radians, whose phase this backend does not reduce exactly
+// (the conformance suite's expected failure).
+TEST_F(OpenCLvsCPU, PowC128MatchesLongDoubleOnEdgeValues) {
+  const pk_dtype kC128 = PK_DTYPE_C128_DESC;
+  if (!supported(dev_, PK_OP_POW, {kC128, kC128}, kC128)) GTEST_SKIP() << "the device has no f64";
+  ASSERT_TRUE(supported(cpu_dev_, PK_OP_POW, {kC128, kC128}, kC128));
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const double tiny = std::numeric_limits<double>::denorm_min(), dmin = std::numeric_limits<double>::min();
+  const double dmax = std::numeric_limits<double>::max();
+  const std::vector<double> parts = {0.0, -0.0, tiny, -dmin, dmax,  -dmax, inf,  -inf,
+                                     nan, 1.0,  -1.0, 0.5,   27.95, -3.7,  1e-5, 52.9};
+  std::vector<std::complex<double>> a, b;
+  for (double ar : parts)
+    for (double ai : parts)
+      for (double br : parts)
+        for (double bi : parts) {
+          a.emplace_back(ar, ai);
+          b.emplace_back(br, bi);
+        }
+  std::mt19937 g(5);
+  std::uniform_real_distribution<double> d(-4.0, 4.0);
+  for (int k = 0; k < 4096; ++k) {
+    a.emplace_back(d(g), d(g));
+    b.emplace_back(4 * d(g), 4 * d(g));
+  }
+  const int64_t n = static_cast<int64_t>(a.size());
+  std::vector<std::vector<uint8_t>> in(2, std::vector<uint8_t>(static_cast<size_t>(n) * 16));
+  std::memcpy(in[0].data(), a.data(), in[0].size());
+  std::memcpy(in[1].data(), b.data(), in[1].size());
+  std::vector<uint8_t> c, o;
+  run_both(PK_OP_POW, in, {kC128, kC128}, kC128, n, c, o);
+  if (HasFatalFailure()) return;
+  int failures = 0, checked = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    double cv[2], ov[2];
+    std::memcpy(cv, &c[static_cast<size_t>(k) * 16], 16);
+    std::memcpy(ov, &o[static_cast<size_t>(k) * 16], 16);
+    const std::complex<long double> la = std::log(std::complex<long double>(a[k].real(), a[k].imag()));
+    const long double w_im = b[k].real() * la.imag() + b[k].imag() * la.real();
+    if (std::isfinite(w_im) && std::fabs(w_im) > 0x1p25L) continue;
+    ++checked;
+    bool ok = true;
+    const bool c_inf = std::isinf(cv[0]) || std::isinf(cv[1]), o_inf = std::isinf(ov[0]) || std::isinf(ov[1]);
+    if (!(c_inf && o_inf)) {
+      const double big = std::max(std::fabs(cv[0]), std::fabs(cv[1]));
+      for (int p = 0; p < 2; ++p) {
+        if (std::isnan(cv[p]) || std::isnan(ov[p])) {
+          ok = ok && std::isnan(cv[p]) && std::isnan(ov[p]);
+        } else if (cv[p] != ov[p]) {
+          const double ulp = std::nextafter(big, inf) - big;
+          ok = ok && std::isfinite(ov[p]) && std::fabs(ov[p] - cv[p]) <= 17 * ulp;
+        }
+      }
+    }
+    if (ok || ++failures > 10) continue;
+    ADD_FAILURE() << "pow((" << a[k].real() << ", " << a[k].imag() << "), (" << b[k].real() << ", " << b[k].imag()
+                  << ")): cpu (" << cv[0] << ", " << cv[1] << ") opencl (" << ov[0] << ", " << ov[1] << ")";
+  }
+  EXPECT_EQ(failures, 0) << " of " << checked << " values checked";
+  EXPECT_GT(checked, 60000);
 }
 
 }  // namespace

@@ -102,20 +102,20 @@ void scalar_tensor(const Call &c, std::vector<WTensor> &out) {
   out.push_back(std::move(o));
 }
 
-// maximum_value / minimum_value: the largest (lowest) finite value of the dtype; bool: true (false). The float
-// values are decoded from the format's largest finite bit pattern, so they are exact.
+// maximum_value / minimum_value: the largest (lowest) finite value of the dtype; bool: true (false); complex: that of
+// its parts, + 0i. The float values are decoded from the format's largest finite bit pattern, so they are exact.
 Kernel extreme_value(bool largest) {
   return [largest](const Call &c, std::vector<WTensor> &out) {
     WTensor o = c.output(0);
     long double v;
     if (is_integral_dtype(o.dtype)) {
       v = largest ? int_max(o.dtype) : int_min(o.dtype);
-    } else if (is_float_dtype(o.dtype)) {
-      const BinaryFormat f = format_of(o.dtype);
+    } else {
+      // Complex: the part's extreme plus 0i, as PyTorch's prims take it from torch.finfo(complex dtype).
+      const int32_t part = o.dtype == PK_DTYPE_C64 ? PK_DTYPE_F32 : (o.dtype == PK_DTYPE_C128 ? PK_DTYPE_F64 : o.dtype);
+      const BinaryFormat f = format_of(part);
       v = format_value(round_to_format(HUGE_VALL, f, Overflow::saturate), f);  // the largest finite value
       if (!largest) v = -v;
-    } else {
-      unimplemented(c.name() + ": complex dtypes have no largest value");
     }
     for (Wide &w : o.v) w = {v, 0};
     out.push_back(std::move(o));
