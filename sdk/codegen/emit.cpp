@@ -254,6 +254,7 @@ class Emitter {
   void build_line(Value *j);  // var and the scans: one work item walks one line
   Value *gather(const Node &n, const std::vector<Value *> &idx, Value *linear, const std::vector<Value *> &val);
   Value *apply(const Node &n, const std::vector<Value *> &val, Value *linear);
+  Value *philox(const Node &n, Value *linear);  // philox_uniform/normal/randint: element `linear`
   std::vector<Value *> red_init(const Node &n, int32_t xdt);
   std::vector<Value *> red_step(const Node &n, int32_t xdt, const std::vector<Value *> &acc, Value *x, Value *c);
   Value *red_final(const Node &n, int32_t xdt, int32_t ydt, const std::vector<Value *> &acc);
@@ -1978,6 +1979,7 @@ Value *Emitter::apply(const Node &n, const std::vector<Value *> &val, Value *lin
     Value *v = b_.CreateAdd(extra_.at(0), b_.CreateMul(extra_.at(1), linear));
     return convert(v, PK_DTYPE_I64, out_dt);
   }
+  if (is_philox_op(n.op_id)) return philox(n, linear);
   std::vector<Value *> in;
   std::vector<int32_t> dt;
   for (uint32_t v : n.inputs) {
@@ -1985,6 +1987,112 @@ Value *Emitter::apply(const Node &n, const std::vector<Value *> &val, Value *lin
     dt.push_back(r_.dtypes[v]);
   }
   return node(n, in, dt, out_dt);
+}
+
+// Philox4x32-10 of counter offset + i / 4 (words 0, 1; words 2, 3 zero) and key seed (low, high words), as the
+// op table and the CPU backend define it; extra = {seed, offset, then the op's two parameters (f64 bits for
+// uniform's low/high and normal's mean/std, i64 for randint's low/high)}.
+Value *Emitter::philox(const Node &n, Value *linear) {
+  const int32_t d = r_.dtypes[n.output];
+  Value *counter = b_.CreateAdd(extra_.at(1), b_.CreateLShr(linear, 2));
+  auto lo32 = [&](Value *v) { return b_.CreateTrunc(v, i32_); };
+  auto hi32 = [&](Value *v) { return b_.CreateTrunc(b_.CreateLShr(v, 32), i32_); };
+  Value *c0 = lo32(counter), *c1 = hi32(counter), *c2 = b_.getInt32(0), *c3 = b_.getInt32(0);
+  Value *k0 = lo32(extra_.at(0)), *k1 = hi32(extra_.at(0));
+  for (int round = 0; round < 10; ++round) {
+    Value *p0 = b_.CreateMul(b_.CreateZExt(c0, i64_), i64c(0xD2511F53));
+    Value *p1 = b_.CreateMul(b_.CreateZExt(c2, i64_), i64c(0xCD9E8D57));
+    Value *n0 = b_.CreateXor(b_.CreateXor(hi32(p1), c1), k0), *n2 = b_.CreateXor(b_.CreateXor(hi32(p0), c3), k1);
+    c1 = lo32(p1);
+    c3 = lo32(p0);
+    c0 = n0;
+    c2 = n2;
+    k0 = b_.CreateAdd(k0, b_.getInt32(0x9E3779B9u));
+    k1 = b_.CreateAdd(k1, b_.getInt32(0xBB67AE85u));
+  }
+  Value *lane = b_.CreateAnd(linear, i64c(3));
+  auto pick = [&](Value *k, Value *w0, Value *w1, Value *w2, Value *w3) {
+    return b_.CreateSelect(
+        b_.CreateICmpEQ(k, i64c(0)), w0,
+        b_.CreateSelect(b_.CreateICmpEQ(k, i64c(1)), w1, b_.CreateSelect(b_.CreateICmpEQ(k, i64c(2)), w2, w3)));
+  };
+  auto as_f64 = [&](Value *bits) { return b_.CreateBitCast(bits, f64_); };
+  if (n.op_id == PK_OP_PHILOX_RANDINT) {
+    // low + word mod (high - low) as a wrapping 64-bit integer, converted like convert_element_type.
+    Value *word = b_.CreateZExt(pick(lane, c0, c1, c2, c3), i64_);
+    Value *span = b_.CreateSub(extra_.at(3), extra_.at(2));
+    return convert(b_.CreateAdd(extra_.at(2), b_.CreateURem(word, span)), PK_DTYPE_I64, d);
+  }
+  if (n.op_id == PK_OP_PHILOX_UNIFORM) {
+    // low + (high - low) u in f64 (three roundings), then rounded toward -inf so that `high` is never reached.
+    Value *u = b_.CreateFMul(b_.CreateUIToFP(pick(lane, c0, c1, c2, c3), f64_), f64c(0x1p-32));
+    Value *low = as_f64(extra_.at(2)), *high = as_f64(extra_.at(3));
+    Value *v = b_.CreateFAdd(low, b_.CreateFMul(b_.CreateFSub(high, low), u));
+    if (d == PK_DTYPE_F64) return v;
+    Value *r = from_double(v, d);
+    return b_.CreateSelect(b_.CreateFCmpOGT(to_double(r), v), nextafter(r, fpc(r->getType(), -HUGE_VAL), d), r);
+  }
+  // Box-Muller on the pair (w0, w1) for lanes 0, 1 and (w2, w3) for lanes 2, 3: u1 = (w + 1) 2^-32 > 0,
+  // u2 = w' 2^-32. Everything is carried in double-double (about 2^-100 relative), as the CPU backend's long
+  // double does, because mean + std z may cancel: r = sqrt(-2 log u1) from log in double-double plus a Newton
+  // correction; the angle 2 pi u2 is reduced exactly to a quarter turn q and |t| <= 1/8 turn, whose sine and
+  // cosine are Taylor series with the leading terms in double-double.
+  Value *upper = b_.CreateICmpUGE(lane, i64c(2));
+  Value *wa = b_.CreateSelect(upper, c2, c0), *wb = b_.CreateSelect(upper, c3, c1);
+  Value *u1 = b_.CreateFMul(b_.CreateFAdd(b_.CreateUIToFP(wa, f64_), f64c(1.0)), f64c(0x1p-32));
+  Value *u2 = b_.CreateFMul(b_.CreateUIToFP(wb, f64_), f64c(0x1p-32));
+  Value *log_lo = nullptr;
+  Value *log_hi = log_dd(u1, log_lo);
+  Value *r2_hi = b_.CreateFMul(f64c(-2.0), log_hi), *r2_lo = b_.CreateFMul(f64c(-2.0), log_lo);
+  DD rad;
+  rad.hi = intr(llvm::Intrinsic::sqrt, {r2_hi});
+  Value *resid = b_.CreateFAdd(fma(b_.CreateFNeg(rad.hi), rad.hi, r2_hi), r2_lo);
+  rad.lo = b_.CreateSelect(b_.CreateFCmpOGT(rad.hi, f64c(0.0)), b_.CreateFDiv(resid, b_.CreateFMul(rad.hi, f64c(2.0))),
+                           f64c(0.0));  // u1 = 1 gives r = 0
+  Value *quarter = intr(llvm::Intrinsic::rint, {b_.CreateFMul(u2, f64c(4.0))});
+  Value *t = b_.CreateFSub(u2, b_.CreateFMul(quarter, f64c(0.25)));  // exact
+  const double two_pi_hi = 6.283185307179586232, two_pi_lo = 2.4492935982947064e-16;
+  DD a;
+  a.hi = b_.CreateFMul(t, f64c(two_pi_hi));
+  a.lo = fma(t, f64c(two_pi_lo), fma(t, f64c(two_pi_hi), b_.CreateFNeg(a.hi)));
+  const DD a2 = dd_mul(a, a);
+  // 1/k! as double-double (the low part from long double: 64 bits, ample for these leading terms).
+  auto inv_fact = [&](int k, bool negative) {
+    long double f = 1;
+    for (int q = 2; q <= k; ++q) f *= q;
+    const long double v = (negative ? -1.0L : 1.0L) / f;
+    const double hi = static_cast<double>(v);
+    return DD{f64c(hi), f64c(static_cast<double>(v - hi))};
+  };
+  // sin t = t (1 - t^2/3! + t^4/5! - t^6 S), cos t = 1 - t^2/2! + t^4/4! - t^6/6! + t^8 C: the tails S and C
+  // (below 4e-5 and 3e-6 of the value at |t| = pi/4) in double, to t^21 / t^20.
+  Value *sin_tail =
+      horner(a2.hi, {-1.0 / 5040, 1.0 / 362880, -1.0 / 39916800, 1.0 / 6227020800.0, -1.0 / 1307674368000.0,
+                     1.0 / 355687428096000.0, -1.0 / 121645100408832000.0, 1.0 / 51090942171709440000.0});
+  DD sp = dd_add(inv_fact(5, false), dd_mul_d(a2, sin_tail));
+  sp = dd_add(inv_fact(3, true), dd_mul(a2, sp));
+  sp = dd_add_d(dd_mul(a2, sp), f64c(1.0));
+  const DD sn = dd_mul(a, sp);
+  Value *cos_tail = horner(a2.hi, {1.0 / 40320, -1.0 / 3628800, 1.0 / 479001600, -1.0 / 87178291200.0,
+                                   1.0 / 20922789888000.0, -1.0 / 6402373705728000.0, 1.0 / 2432902008176640000.0});
+  DD cp = dd_add(inv_fact(6, true), dd_mul_d(a2, cos_tail));
+  cp = dd_add(inv_fact(4, false), dd_mul(a2, cp));
+  cp = dd_add(inv_fact(2, true), dd_mul(a2, cp));
+  const DD cs = dd_add_d(dd_mul(a2, cp), f64c(1.0));
+  // Rotate by q quarter turns; lane parity picks the cosine or the sine.
+  Value *q = b_.CreateAnd(b_.CreateFPToSI(quarter, i64_), i64c(3));
+  Value *odd = b_.CreateICmpEQ(b_.CreateAnd(linear, i64c(1)), i64c(1));
+  // cos(t + q pi/2) = cos, -sin, -cos, sin; sin(t + q pi/2) = sin, cos, -sin, -cos.
+  Value *use_sin = b_.CreateXor(odd, b_.CreateICmpEQ(b_.CreateAnd(q, i64c(1)), i64c(1)));
+  // Signs: cosine (even lanes) negative for q = 1, 2; sine (odd lanes) for q = 2, 3.
+  Value *negative = b_.CreateSelect(odd, b_.CreateICmpUGE(q, i64c(2)),
+                                    b_.CreateOr(b_.CreateICmpEQ(q, i64c(1)), b_.CreateICmpEQ(q, i64c(2))));
+  DD trig{b_.CreateSelect(use_sin, sn.hi, cs.hi), b_.CreateSelect(use_sin, sn.lo, cs.lo)};
+  trig = {b_.CreateSelect(negative, b_.CreateFNeg(trig.hi), trig.hi),
+          b_.CreateSelect(negative, b_.CreateFNeg(trig.lo), trig.lo)};
+  const DD z = dd_mul(rad, trig);
+  const DD v = dd_add_d(dd_mul_d(z, as_f64(extra_.at(3))), as_f64(extra_.at(2)));
+  return from_double(b_.CreateFAdd(v.hi, v.lo), d);
 }
 
 std::vector<Value *> Emitter::element(Value *linear) {
@@ -2103,6 +2211,82 @@ void Emitter::build_line(Value *j) {
         store_at(1, ydt, from_double(acc, ydt), c);
         return std::vector<Value *>{acc};
       });
+      return;
+    }
+    case PK_OP_DOT_GENERAL: {
+      // Floats: each product is exact in f64 (f32 and narrower) or fused (f64) into an f64 sum rounded once;
+      // integers multiply and add in their own width (wrapping, as the table says).
+      auto dot = [&](Value *count, Value *scale) {
+        return loop_n(count, {fp ? f64c(0.0) : llvm::Constant::getNullValue(compute_type(xdt))},
+                      [&](Value *c, const std::vector<Value *> &a) {
+                        // One unravel serves both operands: they walk the same element space.
+                        Value *lin = b_.CreateAdd(row0, c);
+                        std::vector<Value *> idx = rank_ ? unravel(lin) : std::vector<Value *>{};
+                        Value *x = load(xdt, args_[0], offset_of(0, lin, idx));
+                        Value *y = load(xdt, args_[1], offset_of(1, lin, idx));
+                        if (!fp) return std::vector<Value *>{b_.CreateAdd(a[0], b_.CreateMul(x, y))};
+                        Value *xd = to_double(x), *yd = to_double(y);
+                        if (scale == nullptr) return std::vector<Value *>{fma(xd, yd, a[0])};
+                        // Scaled: finite factors only (inf * tiny must stay inf, not become inf * 0).
+                        Value *both = b_.CreateAnd(b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {xd}), f64c(HUGE_VAL)),
+                                                   b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {yd}), f64c(HUGE_VAL)));
+                        return std::vector<Value *>{
+                            b_.CreateSelect(both, fma(b_.CreateFMul(xd, scale), b_.CreateFMul(yd, scale), a[0]),
+                                            b_.CreateFAdd(a[0], b_.CreateFMul(xd, yd)))};
+                      })[0];
+      };
+      Value *sum = dot(cols_, nullptr);
+      if (xdt == PK_DTYPE_F64) {
+        // f64 products (up to 2^2048) may overflow where the exact sum does not, or cancel as inf - inf: a
+        // non-finite sum is redone with both factors scaled by 2^-550 and scaled back. A sum that overflowed has
+        // terms near 2^1024, so what underflows in the second pass (2^26 absolute per term) is far below the
+        // reduction bound. Infinite or NaN inputs give the same non-finite result either way.
+        Value *finite = b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {sum}), f64c(HUGE_VAL));
+        Value *scaled = dot(b_.CreateSelect(finite, i64c(0), cols_), f64c(0x1p-550));
+        sum = b_.CreateSelect(finite, sum, b_.CreateFMul(b_.CreateFMul(scaled, f64c(0x1p550)), f64c(0x1p550)));
+      }
+      store(ydt, fp ? from_double(sum, ydt) : sum, args_[2], arg_offset(2, kRow, j, row0, i64c(0)));
+      return;
+    }
+    case PK_OP_SORT:
+    case PK_OP_TOPK:
+    case PK_OP_SEARCHSORTED: {
+      // The sort order: NaN above +inf, -0 equal to +0 (so they keep their input order), integers exactly.
+      auto less = [&](Value *a, Value *c) -> Value * {
+        if (fp)
+          return b_.CreateAnd(b_.CreateFCmpORD(a, a), b_.CreateOr(b_.CreateFCmpUNO(c, c), b_.CreateFCmpOLT(a, c)));
+        return uns ? b_.CreateICmpULT(a, c) : b_.CreateICmpSLT(a, c);
+      };
+      const bool flag = n.round_mode != 0;  // sort: descending; topk: largest; searchsorted: right
+      // The work item's own value: searchsorted's value (input 1), or the element being placed (input 0).
+      const int own = n.op_id == PK_OP_SEARCHSORTED ? 1 : 0;
+      Value *v = load(xdt, args_[own], arg_offset(own, kRow, j, row0, i64c(0)));
+      if (n.op_id == PK_OP_SEARCHSORTED) {
+        // The count of sequence elements below the value (left) or not above it (right).
+        Value *count = loop_cols({i64c(0)}, [&](Value *c, const std::vector<Value *> &a) {
+          Value *e = load(xdt, args_[0], arg_offset(0, kElem, j, row0, c));
+          Value *in = flag ? b_.CreateNot(less(v, e)) : less(e, v);
+          return std::vector<Value *>{b_.CreateAdd(a[0], b_.CreateZExt(in, i64_))};
+        })[0];
+        store(PK_DTYPE_I64, count, args_[2], arg_offset(2, kRow, j, row0, i64c(0)));
+        return;
+      }
+      // The element at position i of its line goes after every element that precedes it in the (stable) order.
+      Value *i = b_.CreateURem(j, cols_);
+      Value *rank = loop_cols({i64c(0)}, [&](Value *c, const std::vector<Value *> &a) {
+        Value *e = load(xdt, args_[1], arg_offset(1, kElem, j, row0, c));
+        Value *e_first = flag ? less(v, e) : less(e, v);
+        Value *tie = b_.CreateAnd(b_.CreateNot(b_.CreateOr(less(v, e), less(e, v))), b_.CreateICmpULT(c, i));
+        return std::vector<Value *>{b_.CreateAdd(a[0], b_.CreateZExt(b_.CreateOr(e_first, tie), i64_))};
+      })[0];
+      llvm::Function *f = b_.GetInsertBlock()->getParent();
+      auto *put = llvm::BasicBlock::Create(ctx_, "put", f), *done = llvm::BasicBlock::Create(ctx_, "put_done", f);
+      b_.CreateCondBr(b_.CreateICmpSLT(rank, extra_[0]), put, done);
+      b_.SetInsertPoint(put);
+      store(ydt, v, args_[2], arg_offset(2, kElem, j, row0, rank));
+      store(PK_DTYPE_I64, i, args_[3], arg_offset(3, kElem, j, row0, rank));
+      b_.CreateBr(done);
+      b_.SetInsertPoint(done);
       return;
     }
     default: {  // cummax, cummin

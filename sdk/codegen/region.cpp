@@ -136,6 +136,13 @@ const OpRule kRules[] = {
     {PK_OP_LOGCUMSUMEXP, kF},
     {PK_OP_GATHER, kF | kI | kB},        // complex too: single() moves the data as bits
     {PK_OP_INDEX_SELECT, kF | kI | kB},  // planned as a gather
+    {PK_OP_DOT_GENERAL, kF | kI},        // matmul and batch_matmul too (planned as a dot_general)
+    {PK_OP_SORT, kF | kI},
+    {PK_OP_TOPK, kF | kI},
+    {PK_OP_SEARCHSORTED, kF | kI},
+    {PK_OP_PHILOX_UNIFORM, kF},  // by the output dtype (no inputs)
+    {PK_OP_PHILOX_NORMAL, kF},
+    {PK_OP_PHILOX_RANDINT, kF | kI},
 };
 
 const OpRule *rule(uint32_t op) {
@@ -145,6 +152,8 @@ const OpRule *rule(uint32_t op) {
 }
 
 using detail::is_line_op;
+using detail::is_order_op;
+using detail::is_philox_op;
 using detail::is_reduction_op;
 // Reductions whose attributes are a `dims` list (all share pk_attrs_sum's layout).
 bool is_dims_reduction(uint32_t op) {
@@ -166,10 +175,12 @@ std::string check_node(const Node &n, const std::vector<int32_t> &dtypes) {
   const char *name = pk::meta::op_name(n.op_id);
   const OpRule *r = rule(n.op_id);
   if (r == nullptr) return text("%s: the code generator has no lowering for this op", name);
-  const bool creates = n.op_id == PK_OP_FILL || n.op_id == PK_OP_IOTA;
+  const bool creates = n.op_id == PK_OP_FILL || n.op_id == PK_OP_IOTA || is_philox_op(n.op_id);
   if (n.inputs.empty() && !creates) return text("%s: no inputs", name);
   if (n.op_id == PK_OP_WHERE && n.inputs.size() != 3) return text("%s: needs three inputs", name);
-  if ((n.op_id == PK_OP_GATHER || n.op_id == PK_OP_INDEX_SELECT) && n.inputs.size() != 2)
+  if ((n.op_id == PK_OP_GATHER || n.op_id == PK_OP_INDEX_SELECT || n.op_id == PK_OP_DOT_GENERAL ||
+       is_order_op(n.op_id)) &&
+      n.inputs.size() != 2)
     return text("%s: needs two inputs", name);
   for (uint32_t v : n.inputs)
     if (v >= dtypes.size()) return text("%s: input value out of range", name);
@@ -191,6 +202,8 @@ std::string check_node(const Node &n, const std::vector<int32_t> &dtypes) {
     return text("convert_element_type: %s -> bf16 is not supported by the code generator (double rounding)",
                 pk::meta::dtype_name(t));
   }
+  if (n.op_id == PK_OP_DOT_GENERAL && (dtypes[n.inputs[1]] != t || out != t))
+    return text("%s: operands and result of one dtype only", name);
   return "";
 }
 
@@ -205,7 +218,8 @@ bool Region::reduces() const {
 Kind Region::kind(uint32_t v) const {
   if (!kinds.empty()) return v < kinds.size() ? static_cast<Kind>(kinds[v]) : kElem;
   for (const Node &n : nodes)
-    if (n.output == v && (is_reduction_op(n.op_id) || n.op_id == PK_OP_VAR)) return kRow;
+    if (n.output == v && (is_reduction_op(n.op_id) || n.op_id == PK_OP_VAR || n.op_id == PK_OP_DOT_GENERAL))
+      return kRow;
   return kElem;
 }
 
@@ -233,7 +247,10 @@ std::string check(const Region &r) {
         return text("%s: only as a region's single node", pk::meta::op_name(n.op_id));
       if (n.op_id == PK_OP_INDEX_SELECT) return "index_select: planned as a gather";
       if (n.op_id == PK_OP_GATHER && r.num_extra < 2) return "gather needs two extra scalars";
-      if (n.op_id == PK_OP_CUMMAX || n.op_id == PK_OP_CUMMIN) {
+      if ((is_order_op(n.op_id) || n.op_id == PK_OP_SEARCHSORTED) && r.num_extra < 1)
+        return text("%s needs one extra scalar", pk::meta::op_name(n.op_id));
+      if (n.op_id == PK_OP_SEARCHSORTED && r.dtypes[n.output] != PK_DTYPE_I64) return "searchsorted: i64 output only";
+      if (n.op_id == PK_OP_CUMMAX || n.op_id == PK_OP_CUMMIN || is_order_op(n.op_id)) {
         if (r.outputs.size() != 2 || r.outputs[0] != n.output || r.outputs[1] != n.output + 1 ||
             r.outputs[1] >= r.dtypes.size() || r.dtypes[r.outputs[1]] != PK_DTYPE_I64 || known[n.output + 1])
           return text("%s: values and i64 indices are the outputs", pk::meta::op_name(n.op_id));
@@ -256,6 +273,7 @@ std::string check(const Region &r) {
       if (r.kind(n.output) != k) return "a node's kind does not follow from its inputs'";
     }
     if (n.op_id == PK_OP_IOTA && r.num_extra < 2) return "iota needs two extra scalars";
+    if (is_philox_op(n.op_id) && r.num_extra < 4) return "philox needs four extra scalars";
     known[n.output] = true;
   }
   for (uint32_t v : r.outputs)
@@ -285,7 +303,8 @@ std::string key(const KernelSpec &spec) {
       std::snprintf(buf, sizeof buf, "=%a", n.fill_value);
       k += buf;
     }
-    if (n.op_id == PK_OP_ROUND) k += "m" + std::to_string(n.round_mode);
+    if (n.op_id == PK_OP_ROUND || is_order_op(n.op_id) || n.op_id == PK_OP_SEARCHSORTED)
+      k += "m" + std::to_string(n.round_mode);
     if (n.op_id == PK_OP_VAR) {
       char buf[40];
       std::snprintf(buf, sizeof buf, "c%a", n.fill_value);
@@ -302,6 +321,9 @@ void take_attrs(Node &n, const void *attrs) {
   if (attrs == nullptr) return;
   if (n.op_id == PK_OP_FILL) n.fill_value = static_cast<const pk_attrs_fill *>(attrs)->value;
   if (n.op_id == PK_OP_ROUND) n.round_mode = static_cast<const pk_attrs_round *>(attrs)->mode;
+  if (n.op_id == PK_OP_SORT) n.round_mode = static_cast<const pk_attrs_sort *>(attrs)->descending != 0;
+  if (n.op_id == PK_OP_TOPK) n.round_mode = static_cast<const pk_attrs_topk *>(attrs)->largest != 0;
+  if (n.op_id == PK_OP_SEARCHSORTED) n.round_mode = static_cast<const pk_attrs_searchsorted *>(attrs)->right != 0;
   if (n.op_id == PK_OP_VAR) n.fill_value = static_cast<const pk_attrs_var *>(attrs)->correction;
 }
 
@@ -329,9 +351,11 @@ int32_t bits_dtype(int32_t d, int32_t &lanes);
 bool single(uint32_t op_id, const int32_t *in_dtypes, uint32_t num_inputs, const int32_t *out_dtypes,
             uint32_t num_outputs, const void *attrs, Region &out, std::string &why) {
   const pk::meta::OpInfo *op = pk::meta::find_op(op_id);
-  const bool indices = op_id == PK_OP_CUMMAX || op_id == PK_OP_CUMMIN;
+  // sort and topk read their input twice (the element being placed, and the line it is ranked against).
+  const bool twice = is_order_op(op_id) && num_inputs == 1;
+  const bool indices = op_id == PK_OP_CUMMAX || op_id == PK_OP_CUMMIN || is_order_op(op_id);
   if (op == nullptr || op->tier != pk::meta::Tier::primitive || num_outputs < 1 || num_outputs > (indices ? 2u : 1u) ||
-      (num_inputs == 0 && op_id != PK_OP_IOTA && op_id != PK_OP_FILL)) {
+      (num_inputs == 0 && op_id != PK_OP_IOTA && op_id != PK_OP_FILL && !is_philox_op(op_id))) {
     why = text("%s: the code generator has no lowering for this op", op ? op->name : "unknown op");
     return false;
   }
@@ -344,18 +368,26 @@ bool single(uint32_t op_id, const int32_t *in_dtypes, uint32_t num_inputs, const
     r.dtypes.push_back(in_dtypes[i]);
     r.inputs.push_back(i);
   }
+  if (twice) {
+    r.dtypes.push_back(in_dtypes[0]);
+    r.inputs.push_back(1);
+  }
+  const uint32_t nin = static_cast<uint32_t>(r.inputs.size());
   r.dtypes.push_back(out_dtypes[0]);
   Node n;
-  n.op_id = op_id;
-  for (uint32_t i = 0; i < num_inputs; ++i) n.inputs.push_back(i);
-  n.output = num_inputs;
+  // matmul and batch_matmul are dot_generals (one kernel: an output element per work item, its dot product the line).
+  n.op_id = op_id == PK_OP_MATMUL || op_id == PK_OP_BATCH_MATMUL ? static_cast<uint32_t>(PK_OP_DOT_GENERAL) : op_id;
+  for (uint32_t i = 0; i < nin; ++i) n.inputs.push_back(i);
+  n.output = nin;
   take_attrs(n, attrs);
-  r.outputs.push_back(num_inputs);
+  r.outputs.push_back(nin);
   if (indices) {
     r.dtypes.push_back(num_outputs > 1 ? out_dtypes[1] : static_cast<int32_t>(PK_DTYPE_I64));
-    r.outputs.push_back(num_inputs + 1);
+    r.outputs.push_back(nin + 1);
   }
   if (op_id == PK_OP_IOTA) r.num_extra = 2;
+  if (is_philox_op(op_id)) r.num_extra = 4;
+  if (is_order_op(op_id) || op_id == PK_OP_SEARCHSORTED) r.num_extra = 1;
   int32_t lanes = 1;
   if ((op_id == PK_OP_GATHER || op_id == PK_OP_INDEX_SELECT) && num_inputs == 2 && in_dtypes[0] == out_dtypes[0] &&
       bits_dtype(in_dtypes[0], lanes) >= 0) {
@@ -618,11 +650,125 @@ bool plan_gather(uint32_t op_id, const pk_tensor *in, const pk_tensor &o, int64_
   return true;
 }
 
+// A dot product per output element: the element space is the batch axes, a's free axes, b's free axes (the
+// output's axes, in order), then the contracting axes, which each work item walks. a has stride 0 on b's free
+// axes and b on a's; axes of extent 1 are dropped so that the space fits the generator's rank limit.
+bool plan_dot(uint32_t op_id, const pk_tensor *in, const pk_tensor &o, const std::vector<int64_t> &lb,
+              const std::vector<int64_t> &rb, const std::vector<int64_t> &lc, const std::vector<int64_t> &rc,
+              std::vector<PlannedLaunch> &out, std::string &why) {
+  int32_t dt[3] = {pk::meta::dtype_id(in[0].dtype), pk::meta::dtype_id(in[1].dtype), pk::meta::dtype_id(o.dtype)};
+  PlannedLaunch l;
+  if (!single(op_id, dt, 2, dt + 2, 1, nullptr, l.region, why)) return false;
+  const Strides as = strides_of(in[0]), bs = strides_of(in[1]), os = strides_of(o);
+  auto free_axes = [](int32_t rank, const std::vector<int64_t> &x, const std::vector<int64_t> &y) {
+    std::vector<int64_t> f;
+    for (int64_t k = 0; k < rank; ++k)
+      if (std::find(x.begin(), x.end(), k) == x.end() && std::find(y.begin(), y.end(), k) == y.end()) f.push_back(k);
+    return f;
+  };
+  const std::vector<int64_t> lf = free_axes(in[0].ndim, lb, lc), rf = free_axes(in[1].ndim, rb, rc);
+  Strides sa, sb, so;
+  auto axis = [&](int64_t extent, int64_t a, int64_t b, int64_t c, bool reduced) {
+    if (extent == 1) return;
+    l.shape.push_back(extent);
+    sa.push_back(a);
+    sb.push_back(b);
+    so.push_back(c);
+    l.red += reduced ? 1 : 0;
+  };
+  size_t p = 0;  // the output's axis
+  for (size_t k = 0; k < lb.size(); ++k, ++p) axis(in[0].shape[lb[k]], as[lb[k]], bs[rb[k]], os[p], false);
+  for (int64_t k : lf) axis(in[0].shape[k], as[k], 0, os[p++], false);
+  for (int64_t k : rf) axis(in[1].shape[k], 0, bs[k], os[p++], false);
+  for (size_t k = 0; k < lc.size(); ++k) axis(in[0].shape[lc[k]], as[lc[k]], bs[rc[k]], 0, true);
+  if (numel(shape_of(o)) == 0) return true;  // nothing to compute
+  if (l.red == 0 || numel(l.shape) == 0) {
+    // One term (or none: an empty contraction sums to 0): a trailing axis keeps the kernel a line walk.
+    const bool empty = numel(l.shape) == 0;
+    l.shape.erase(l.shape.end() - l.red, l.shape.end());
+    sa.resize(l.shape.size());
+    sb.resize(l.shape.size());
+    so.resize(l.shape.size());
+    l.red = 1;
+    l.shape.push_back(empty ? 0 : 1);
+    sa.push_back(0);
+    sb.push_back(0);
+    so.push_back(0);
+  }
+  l.args = {PlanArg{0, 0, sa}, PlanArg{1, 0, sb}, PlanArg{2, 0, so}};
+  out.push_back(std::move(l));
+  return true;
+}
+
+// sort and topk rank every element of a line against the whole line (the count of elements that go before it:
+// smaller or larger, or equal at a lower index) and store it at that rank if it is below extra[0] (the output's
+// extent along dim). The element space is the other axes, then the element's position i on dim, then the
+// position c it is compared with: input 0 is the line at i (stride 0 on c), input 1 at c (stride 0 on i), the
+// outputs are written along c. Quadratic in the line length, but every element is a work item of its own and the
+// result is deterministic (stable) without scratch memory.
+bool plan_order(uint32_t op_id, const pk_tensor &in, const pk_tensor *outs, uint32_t nout, int64_t dim,
+                const void *attrs, std::vector<PlannedLaunch> &out, std::string &why) {
+  if (nout != 2) {
+    why = text("%s: values and indices are the outputs", pk::meta::op_name(op_id));
+    return false;
+  }
+  int32_t dt[3] = {pk::meta::dtype_id(in.dtype), pk::meta::dtype_id(outs[0].dtype), pk::meta::dtype_id(outs[1].dtype)};
+  PlannedLaunch l;
+  if (!single(op_id, dt, 1, dt + 1, 2, attrs, l.region, why)) return false;
+  const Strides is = strides_of(in), vs = strides_of(outs[0]), xs = strides_of(outs[1]);
+  Strides si, sc, sv, sx;
+  for (int32_t d = 0; d < in.ndim; ++d) {
+    if (d == dim) continue;
+    l.shape.push_back(in.shape[d]);
+    si.push_back(is[d]);
+    sc.push_back(is[d]);
+    sv.push_back(vs[d]);
+    sx.push_back(xs[d]);
+  }
+  const int64_t n = in.ndim > 0 ? in.shape[dim] : 1, st = in.ndim > 0 ? is[dim] : 0;
+  l.shape.push_back(n);
+  l.shape.push_back(n);
+  si.insert(si.end(), {st, 0});
+  sc.insert(sc.end(), {0, st});
+  sv.insert(sv.end(), {0, outs[0].ndim > 0 ? vs[dim] : 0});
+  sx.insert(sx.end(), {0, outs[1].ndim > 0 ? xs[dim] : 0});
+  l.red = 1;
+  l.args = {PlanArg{0, 0, si}, PlanArg{0, 0, sc}, PlanArg{1, 0, sv}, PlanArg{2, 0, sx}};
+  l.extra = {outs[0].ndim > 0 ? outs[0].shape[dim] : 1};
+  if (numel(l.shape) > 0 && l.extra[0] > 0) out.push_back(std::move(l));
+  return true;
+}
+
+// searchsorted: for each value (a work item) the count of sequence elements before it in sort order, a walk over
+// the whole sequence: the element space is the values' shape, then the sequence's axis.
+bool plan_searchsorted(const pk_tensor *in, const pk_tensor &o, const void *attrs, std::vector<PlannedLaunch> &out,
+                       std::string &why) {
+  int32_t dt[3] = {pk::meta::dtype_id(in[0].dtype), pk::meta::dtype_id(in[1].dtype), pk::meta::dtype_id(o.dtype)};
+  PlannedLaunch l;
+  if (!single(PK_OP_SEARCHSORTED, dt, 2, dt + 2, 1, attrs, l.region, why)) return false;
+  if (in[0].ndim != 1) {
+    why = "searchsorted: the code generator needs a 1-D sorted_sequence";
+    return false;
+  }
+  Strides ss(static_cast<size_t>(in[1].ndim), 0), vs = strides_of(in[1]), os = strides_of(o);
+  l.shape = shape_of(in[1]);
+  l.shape.push_back(in[0].shape[0]);
+  ss.push_back(strides_of(in[0])[0]);
+  vs.push_back(0);
+  os.push_back(0);
+  l.red = 1;
+  l.args = {PlanArg{0, 0, ss}, PlanArg{1, 0, vs}, PlanArg{2, 0, os}};
+  l.extra = {in[0].shape[0]};
+  if (numel(shape_of(in[1])) > 0) out.push_back(std::move(l));
+  return true;
+}
+
 bool plan_impl(uint32_t op_id, const pk_tensor *in, uint32_t nin, const pk_tensor *outs, uint32_t nout,
                const void *attrs, std::vector<PlannedLaunch> &out, std::string &why) {
   const pk::meta::OpInfo *op = pk::meta::find_op(op_id);
   if (op == nullptr || op->tier != pk::meta::Tier::primitive || nout != op->num_outputs || nout < 1 ||
-      (nin > 0 && in == nullptr) || outs == nullptr || (nout > 1 && op_id != PK_OP_CUMMAX && op_id != PK_OP_CUMMIN)) {
+      (nin > 0 && in == nullptr) || outs == nullptr ||
+      (nout > 1 && op_id != PK_OP_CUMMAX && op_id != PK_OP_CUMMIN && !is_order_op(op_id))) {
     why = text("%s: the code generator has no lowering for this op", op ? op->name : "unknown op");
     return false;
   }
@@ -776,6 +922,35 @@ bool plan_impl(uint32_t op_id, const pk_tensor *in, uint32_t nin, const pk_tenso
       if (numel(oshape) > 0) out.push_back(std::move(l));
       return true;
     }
+    case PK_OP_PHILOX_UNIFORM:
+    case PK_OP_PHILOX_NORMAL:
+    case PK_OP_PHILOX_RANDINT: {
+      if (attrs == nullptr) {
+        why = text("%s: no attributes", op->name);
+        return false;
+      }
+      PlannedLaunch l;
+      if (!single(op_id, nullptr, 0, &odt, 1, nullptr, l.region, why)) return false;
+      auto bits = [](double v) {
+        int64_t b;
+        std::memcpy(&b, &v, sizeof b);
+        return b;
+      };
+      if (op_id == PK_OP_PHILOX_UNIFORM) {
+        const auto &a = *static_cast<const pk_attrs_philox_uniform *>(attrs);
+        l.extra = {a.seed, a.offset, bits(a.low), bits(a.high)};
+      } else if (op_id == PK_OP_PHILOX_NORMAL) {
+        const auto &a = *static_cast<const pk_attrs_philox_normal *>(attrs);
+        l.extra = {a.seed, a.offset, bits(a.mean), bits(a.std)};
+      } else {
+        const auto &a = *static_cast<const pk_attrs_philox_randint *>(attrs);
+        l.extra = {a.seed, a.offset, a.low, a.high};
+      }
+      l.shape = oshape;
+      l.args = {PlanArg{O, 0, strides_of(o)}};
+      if (numel(oshape) > 0) out.push_back(std::move(l));
+      return true;
+    }
     case PK_OP_VAR: {
       if (attrs == nullptr) {
         why = "var: no attributes";
@@ -809,6 +984,40 @@ bool plan_impl(uint32_t op_id, const pk_tensor *in, uint32_t nin, const pk_tenso
       }
       static_assert(sizeof(pk_attrs_gather) == sizeof(pk_attrs_index_select), "gather attribute layouts differ");
       return plan_gather(op_id, in, o, static_cast<const pk_attrs_gather *>(attrs)->dim, out, why);
+    }
+    case PK_OP_SORT:
+    case PK_OP_TOPK: {
+      if (attrs == nullptr || nin != 1) {
+        why = text("%s: no attributes", op->name);
+        return false;
+      }
+      const int64_t dim = op_id == PK_OP_SORT ? static_cast<const pk_attrs_sort *>(attrs)->dim
+                                              : static_cast<const pk_attrs_topk *>(attrs)->dim;
+      return plan_order(op_id, in[0], outs, nout, dim, attrs, out, why);
+    }
+    case PK_OP_SEARCHSORTED:
+      if (attrs == nullptr || nin != 2) {
+        why = "searchsorted: no attributes";
+        return false;
+      }
+      return plan_searchsorted(in, o, attrs, out, why);
+    case PK_OP_MATMUL:
+    case PK_OP_BATCH_MATMUL: {
+      if (nin != 2) break;
+      const int64_t r = in[0].ndim;  // [B,] M, K x [B,] K, N
+      const std::vector<int64_t> batch = r == 3 ? std::vector<int64_t>{0} : std::vector<int64_t>{};
+      return plan_dot(op_id, in, o, batch, batch, {r - 1}, {r - 2}, out, why);
+    }
+    case PK_OP_DOT_GENERAL: {
+      if (attrs == nullptr || nin != 2) {
+        why = text("%s: no attributes", op->name);
+        return false;
+      }
+      const auto &a = *static_cast<const pk_attrs_dot_general *>(attrs);
+      return plan_dot(op_id, in, o, std::vector<int64_t>(a.lhs_batch, a.lhs_batch + a.num_lhs_batch),
+                      std::vector<int64_t>(a.rhs_batch, a.rhs_batch + a.num_rhs_batch),
+                      std::vector<int64_t>(a.lhs_contract, a.lhs_contract + a.num_lhs_contract),
+                      std::vector<int64_t>(a.rhs_contract, a.rhs_contract + a.num_rhs_contract), out, why);
     }
     case PK_OP_ARGMAX:
     case PK_OP_ARGMIN: {
@@ -873,7 +1082,7 @@ bool coverage(const pk::meta::OpInfo &op, const int32_t *in, uint32_t nin, const
         break;
     }
   }
-  if (op.num_outputs != 1 && op.id != PK_OP_CUMMAX && op.id != PK_OP_CUMMIN) {
+  if (op.num_outputs != 1 && op.id != PK_OP_CUMMAX && op.id != PK_OP_CUMMIN && !is_order_op(op.id)) {
     why = text("%s: the code generator handles ops with one output", op.name);
     return false;
   }
@@ -1319,7 +1528,7 @@ std::vector<Region> supported_single_op_regions() {
           // Every input of these ops has the type variable's dtype (iota has none).
           ins.assign(op->num_inputs, t);
         }
-        const int rounds = rl.op == PK_OP_ROUND ? 2 : 1;
+        const int rounds = rl.op == PK_OP_ROUND || is_order_op(rl.op) || rl.op == PK_OP_SEARCHSORTED ? 2 : 1;
         for (int m = 0; m < rounds; ++m) {
           Region r;
           std::string why;

@@ -832,6 +832,91 @@ TEST_F(EmuOps, SpecialFunctionsAtHandCheckedPoints) {
   expect_floats(std::vector<Scalar>(x.begin() + 1, x.end()), {1, inf, 0, inf}, "erfcx specials");
 }
 
+TEST_F(EmuOps, MatmulWrapsIntegersRescuesF64OverflowAndWalksAnyLayout) {
+  // Integers wrap in their width: 100*2 + 100*1 = 300 -> 44 (i8); 200*2 + 100*1 = 500 -> 244 (u8).
+  expect_ints(run(PK_OP_MATMUL, {In{PK_DTYPE_I8, {1, 2}, ints({100, 100})}, In{PK_DTYPE_I8, {2, 1}, ints({2, 1})}},
+                  PK_DTYPE_I8, {1, 1}, nullptr),
+              {44}, "matmul i8 wraps");
+  expect_ints(run(PK_OP_MATMUL, {In{PK_DTYPE_U8, {1, 2}, ints({200, 100})}, In{PK_DTYPE_U8, {2, 1}, ints({2, 1})}},
+                  PK_DTYPE_U8, {1, 1}, nullptr),
+              {244}, "matmul u8 wraps");
+  // f64 products beyond the range: 2^1200 - 2^1200 + 2^800 = 2^800 exactly (the first pass gives inf - inf);
+  // 2^2000 - inf + 2^400 = -inf (not NaN); tiny products stay exact: 2^-1074 * 2^600 twice = 2^-473.
+  const double inf = HUGE_VAL;
+  const In a{PK_DTYPE_F64, {3, 3}, floats({0x1p600, -0x1p600, 0x1p400, 0x1p1000, -inf, 1, 0x1p-1074, 0x1p-1074, 0})};
+  const In b{PK_DTYPE_F64, {3, 1}, floats({0x1p600, 0x1p600, 0x1p400})};
+  expect_floats(run(PK_OP_MATMUL, {a, b}, PK_DTYPE_F64, {3, 1}, nullptr), {0x1p800, -inf, 0x1p-473},
+                "matmul f64 overflow pass");
+  // dot_general with a batch axis and a contraction over a's middle axis: out[p][i] = sum_k a[p][k][i] b[p][k],
+  // a = 0..11 over [2, 3, 2], b = [[1, 2, 3], [4, 5, 6]].
+  pk_attrs_dot_general g = PK_ATTRS_DOT_GENERAL_INIT;
+  g.num_lhs_batch = g.num_rhs_batch = g.num_lhs_contract = g.num_rhs_contract = 1;
+  g.lhs_batch[0] = g.rhs_batch[0] = 0;
+  g.lhs_contract[0] = g.rhs_contract[0] = 1;
+  expect_floats(run(PK_OP_DOT_GENERAL,
+                    {In{PK_DTYPE_F32, {2, 3, 2}, floats({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11})},
+                     In{PK_DTYPE_F32, {2, 3}, floats({1, 2, 3, 4, 5, 6})}},
+                    PK_DTYPE_F32, {2, 2}, &g),
+                {16, 22, 124, 139}, "dot_general batch + contraction over a's axis 1");
+}
+
+TEST_F(EmuOps, SortTopkSearchsortedOrderNanLastAndKeepTies) {
+  const double inf = HUGE_VAL, nan = std::numeric_limits<double>::quiet_NaN();
+  const In x{PK_DTYPE_F32, {7}, floats({3, nan, -0.0, 1, 0.0, -inf, nan})};
+  // Two outputs (values, i64 indices).
+  auto run2 = [&](uint32_t op, int64_t n, const void *attrs, std::vector<Scalar> &idx) {
+    std::vector<std::unique_ptr<Buf>> bufs;
+    bufs.push_back(make(x.dt, x.shape));
+    upload(*bufs.back(), x.dt, x.v);
+    bufs.push_back(make(PK_DTYPE_F32, {n}));
+    bufs.push_back(make(PK_DTYPE_I64, {n}));
+    pk_tensor outs[2] = {bufs[1]->t, bufs[2]->t};
+    EXPECT_EQ(pk_launch(stream_, op, &bufs[0]->t, 1, outs, 2, attrs), PK_OK) << last_error().message;
+    idx = download(*bufs[2], PK_DTYPE_I64, static_cast<size_t>(n));
+    return download(*bufs[1], PK_DTYPE_F32, static_cast<size_t>(n));
+  };
+  std::vector<Scalar> idx;
+  pk_attrs_sort s = PK_ATTRS_SORT_INIT;
+  expect_floats(run2(PK_OP_SORT, 7, &s, idx), {-inf, -0.0, 0.0, 1, 3, nan, nan}, "sort ascending");
+  expect_ints(idx, {5, 2, 4, 3, 0, 1, 6}, "sort ascending indices (stable)");
+  s.descending = 1;
+  expect_floats(run2(PK_OP_SORT, 7, &s, idx), {nan, nan, 3, 1, -0.0, 0.0, -inf}, "sort descending");
+  expect_ints(idx, {1, 6, 0, 3, 2, 4, 5}, "sort descending indices (stable)");
+  pk_attrs_topk t = PK_ATTRS_TOPK_INIT;
+  t.k = 3;
+  expect_floats(run2(PK_OP_TOPK, 3, &t, idx), {nan, nan, 3}, "topk largest (NaN largest)");
+  expect_ints(idx, {1, 6, 0}, "topk largest indices");
+  t.largest = 0;
+  expect_floats(run2(PK_OP_TOPK, 3, &t, idx), {-inf, -0.0, 0.0}, "topk smallest");
+  expect_ints(idx, {5, 2, 4}, "topk smallest indices (lower index first on ties)");
+  // Insertion points into [1, 2, 2, 3, NaN]: NaN sorts above everything, -0 equals +0.
+  pk_attrs_searchsorted ss = PK_ATTRS_SEARCHSORTED_INIT;
+  const In seq{PK_DTYPE_F64, {5}, floats({1, 2, 2, 3, nan})};
+  const In v{PK_DTYPE_F64, {2, 3}, floats({2, 0, nan, 5, -0.0, 1})};
+  expect_ints(run(PK_OP_SEARCHSORTED, {seq, v}, PK_DTYPE_I64, {2, 3}, &ss), {1, 0, 4, 4, 0, 0}, "searchsorted left");
+  ss.right = 1;
+  expect_ints(run(PK_OP_SEARCHSORTED, {seq, v}, PK_DTYPE_I64, {2, 3}, &ss), {3, 0, 5, 4, 0, 1}, "searchsorted right");
+}
+
+TEST_F(EmuOps, PhiloxMatchesTheKnownAnswerVector) {
+  // Philox4x32-10 with counter 0 and key 0 (Random123's known-answer test): 6627e8d5 e169c58d bc57ac4c 9b00dbd8.
+  pk_attrs_philox_randint r = PK_ATTRS_PHILOX_RANDINT_INIT;
+  r.num_shape = 1;
+  r.shape[0] = 4;
+  r.dtype = PK_DTYPE_I64;
+  r.high = int64_t{1} << 32;
+  expect_ints(run(PK_OP_PHILOX_RANDINT, {}, PK_DTYPE_I64, {4}, &r), {0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8},
+              "philox_randint words");
+  // Uniform in f64 is word * 2^-32 exactly.
+  pk_attrs_philox_uniform u = PK_ATTRS_PHILOX_UNIFORM_INIT;
+  u.num_shape = 1;
+  u.shape[0] = 2;
+  u.dtype = PK_DTYPE_F64;
+  u.high = 1;
+  expect_floats(run(PK_OP_PHILOX_UNIFORM, {}, PK_DTYPE_F64, {2}, &u), {0x6627e8d5 * 0x1p-32, 0xe169c58d * 0x1p-32},
+                "philox_uniform f64");
+}
+
 TEST(CudaWithoutDriver, LoadsReportsZeroDevicesAndExplains) {
   pk_runtime_options o;
   PK_STRUCT_INIT(o);
