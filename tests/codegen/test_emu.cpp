@@ -201,7 +201,14 @@ TEST_F(Emu, EverySupportedSingleOpMatchesTheReference) {
     // This harness has references for sum/amax and elementwise ops with inputs; the other reductions, iota and
     // creation fills are checked against the oracle by the conformance suite.
     // Gathers are checked by hand below (EmuOps.GatherAndIndexSelect).
-    if ((reduce && n.op_id != PK_OP_SUM && n.op_id != PK_OP_AMAX) || r.inputs.empty() || n.op_id == PK_OP_GATHER)
+    // The Bessel functions, igamma/igammac and zeta have no long double reference here: conformance (the oracle) and
+    // EmuOps.SpecialFunctionsAtHandCheckedPoints check them.
+    const bool no_reference = n.op_id == PK_OP_BESSEL_I0 || n.op_id == PK_OP_BESSEL_I0E || n.op_id == PK_OP_BESSEL_I1 ||
+                              n.op_id == PK_OP_BESSEL_I1E || n.op_id == PK_OP_BESSEL_J0 || n.op_id == PK_OP_BESSEL_J1 ||
+                              n.op_id == PK_OP_SPHERICAL_BESSEL_J0 || n.op_id == PK_OP_IGAMMA ||
+                              n.op_id == PK_OP_IGAMMAC || n.op_id == PK_OP_ZETA;
+    if ((reduce && n.op_id != PK_OP_SUM && n.op_id != PK_OP_AMAX) || r.inputs.empty() || n.op_id == PK_OP_GATHER ||
+        no_reference)
       continue;
     const int32_t out_dt = r.dtypes[n.output];
     std::string label =
@@ -830,6 +837,52 @@ TEST_F(EmuOps, SpecialFunctionsAtHandCheckedPoints) {
   auto x = f64(PK_OP_ERFCX, {1e10, 0, -30, inf, -inf});
   near(x[0], 5.6418958354775629e-11, 2, "erfcx(1e10)");
   expect_floats(std::vector<Scalar>(x.begin() + 1, x.end()), {1, inf, 0, inf}, "erfcx specials");
+  // Bessel functions (values from mpmath at 40 digits): the series below 20, the asymptotic expansions above,
+  // exp applied in two halves near overflow (I0(713) = 6.7e307 although e^713 overflows).
+  auto i0 = f64(PK_OP_BESSEL_I0, {1, 713, inf, -inf});
+  near(i0[0], 1.2660658777520084, 4, "i0(1)");
+  near(i0[1], 6.705128263670996e+307, 4, "i0(713)");
+  expect_floats(std::vector<Scalar>(i0.begin() + 2, i0.end()), {inf, inf}, "i0(+-inf)");
+  auto i1 = f64(PK_OP_BESSEL_I1, {-1, 30});
+  near(i1[0], -0.565159103992485, 4, "i1(-1)");
+  near(i1[1], 768532038938.957, 4, "i1(30)");
+  auto i0e = f64(PK_OP_BESSEL_I0E, {100, -1, inf});
+  near(i0e[0], 0.03994437929909668, 4, "i0e(100)");
+  near(i0e[1], 0.46575960759364043, 4, "i0e(-1)");
+  expect_floats({i0e[2]}, {0}, "i0e(inf)");
+  auto i1e = f64(PK_OP_BESSEL_I1E, {30, -100});
+  near(i1e[0], 0.07191633059864755, 4, "i1e(30)");
+  near(i1e[1], -0.03974415302513025, 4, "i1e(-100)");
+  auto j0 = f64(PK_OP_BESSEL_J0, {1, 30, 100, inf, nan});
+  near(j0[0], 0.7651976865579666, 4, "j0(1)");
+  near(j0[1], -0.08636798358104021, 4, "j0(30)");
+  near(j0[2], 0.019985850304223122, 4, "j0(100)");
+  expect_floats(std::vector<Scalar>(j0.begin() + 3, j0.end()), {0, nan}, "j0 specials");
+  auto j1 = f64(PK_OP_BESSEL_J1, {-1, 100});
+  near(j1[0], -0.4400505857449335, 4, "j1(-1)");
+  near(j1[1], -0.07714535201411216, 4, "j1(100)");
+  expect_floats(f64(PK_OP_SPHERICAL_BESSEL_J0, {0, inf, -inf}), {1, 0, 0}, "spherical_bessel_j0 specials");
+  // Incomplete gamma (mpmath): P(1, 1) = 1 - 1/e, P(1/2, 2) = erf(sqrt 2) (series), Q(100, 120) (fraction),
+  // P(100, 90), Q(0.001, 0.001) (Gautschi's small-a form); the edges of the domain.
+  auto f64_2 = [&](uint32_t op, std::vector<double> a, std::vector<double> b) {
+    const int64_t n = static_cast<int64_t>(a.size());
+    return run(op, {In{PK_DTYPE_F64, {n}, floats(a)}, In{PK_DTYPE_F64, {n}, floats(b)}}, PK_DTYPE_F64, {n}, nullptr);
+  };
+  auto p = f64_2(PK_OP_IGAMMA, {1, 0.5, 100, 1, 0, -1, inf}, {1, 2, 90, 0, 1, 1, 2});
+  near(p[0], 0.6321205588285577, 4, "igamma(1, 1)");
+  near(p[1], 0.9544997361036416, 4, "igamma(0.5, 2)");
+  near(p[2], 0.15822098918643016, 8, "igamma(100, 90)");
+  expect_floats(std::vector<Scalar>(p.begin() + 3, p.end()), {0, 1, nan, 0}, "igamma edges");
+  auto qc = f64_2(PK_OP_IGAMMAC, {100, 0.001, 2}, {120, 0.001, inf});
+  near(qc[0], 0.027863739890520663, 8, "igammac(100, 120)");
+  near(qc[1], 0.00631235329113971, 8, "igammac(0.001, 0.001)");
+  expect_floats({qc[2]}, {0}, "igammac(2, inf)");
+  // Hurwitz zeta: zeta(2, 1) = pi^2 / 6; zeta(3, -3.5) (terms of both signs cancel to 0.03); zeta(1.5, 10).
+  auto z = f64_2(PK_OP_ZETA, {2, 3, 1.5, 1, 0.5, 2}, {1, -3.5, 10, 2, 2, -2});
+  near(z[0], 1.6449340668482264, 4, "zeta(2, 1)");
+  near(z[1], 0.030778410660513848, 8, "zeta(3, -3.5)");
+  near(z[2], 0.6486616319415704, 4, "zeta(1.5, 10)");
+  expect_floats(std::vector<Scalar>(z.begin() + 3, z.end()), {inf, nan, inf}, "zeta edges");
 }
 
 TEST_F(EmuOps, MatmulWrapsIntegersRescuesF64OverflowAndWalksAnyLayout) {
@@ -896,6 +949,71 @@ TEST_F(EmuOps, SortTopkSearchsortedOrderNanLastAndKeepTies) {
   expect_ints(run(PK_OP_SEARCHSORTED, {seq, v}, PK_DTYPE_I64, {2, 3}, &ss), {1, 0, 4, 4, 0, 0}, "searchsorted left");
   ss.right = 1;
   expect_ints(run(PK_OP_SEARCHSORTED, {seq, v}, PK_DTYPE_I64, {2, 3}, &ss), {3, 0, 5, 4, 0, 1}, "searchsorted right");
+}
+
+TEST_F(EmuOps, ScattersCombineDuplicatesInIndexOrderAndSkipOutOfRange) {
+  // Along dim 1 of [2, 4]: row 0 hits position 1 twice (10 then 30) and 3 once (20); row 1 has 5 and -1 (out of
+  // range: skipped) and 0 (60).
+  const In idx{PK_DTYPE_I64, {2, 3}, ints({1, 3, 1, 5, -1, 0})};
+  const In src{PK_DTYPE_F32, {2, 3}, floats({10, 20, 30, 40, 50, 60})};
+  pk_attrs_scatter sc = PK_ATTRS_SCATTER_INIT;
+  sc.dim = 1;
+  expect_floats(run(PK_OP_SCATTER, {In{PK_DTYPE_F32, {2, 4}, floats({0, 0, 0, 0, 0, 0, 0, 0})}, idx, src}, PK_DTYPE_F32,
+                    {2, 4}, &sc),
+                {0, 30, 0, 20, 60, 0, 0, 0}, "scatter: the last write wins");
+  pk_attrs_scatter_reduce sr = PK_ATTRS_SCATTER_REDUCE_INIT;
+  sr.dim = 1;
+  sr.reduce = PK_REDUCE_KIND_AMAX;
+  sr.include_self = 0;
+  expect_floats(
+      run(PK_OP_SCATTER_REDUCE, {In{PK_DTYPE_F32, {2, 4}, floats({100, 100, 100, 100, 100, 100, 100, 100})}, idx, src},
+          PK_DTYPE_F32, {2, 4}, &sr),
+      {100, 30, 100, 20, 60, 100, 100, 100}, "scatter_reduce amax without self");
+  sr.reduce = PK_REDUCE_KIND_SUM;
+  sr.include_self = 1;
+  expect_floats(run(PK_OP_SCATTER_REDUCE, {In{PK_DTYPE_F32, {2, 4}, floats({1, 1, 1, 1, 1, 1, 1, 1})}, idx, src},
+                    PK_DTYPE_F32, {2, 4}, &sr),
+                {1, 41, 1, 21, 61, 1, 1, 1}, "scatter_reduce sum with self");
+  // index_put on [3, 2] with rows 2, 0, 2, 7 (7 is out of range): accumulate adds both rows 2, else the last wins.
+  const In a{PK_DTYPE_F64, {3, 2}, floats({1, 1, 1, 1, 1, 1})};
+  const In values{PK_DTYPE_F64, {4, 2}, floats({1, 2, 3, 4, 5, 6, 7, 8})};
+  const In rows{PK_DTYPE_I32, {4}, ints({2, 0, 2, 7})};
+  pk_attrs_index_put ip = PK_ATTRS_INDEX_PUT_INIT;
+  expect_floats(run(PK_OP_INDEX_PUT, {a, values, rows}, PK_DTYPE_F64, {3, 2}, &ip), {3, 4, 1, 1, 5, 6}, "index_put");
+  ip.accumulate = 1;
+  expect_floats(run(PK_OP_INDEX_PUT, {a, values, rows}, PK_DTYPE_F64, {3, 2}, &ip), {4, 5, 1, 1, 7, 9},
+                "index_put accumulate");
+}
+
+TEST_F(EmuOps, ConvolutionMasksPaddingAndHonoursStrideDilationGroups) {
+  const double inf = HUGE_VAL;
+  // Padding 1 on both sides: out[0] = (pad) * inf + 1 * 100 + 2 * 10 = 120 (a padded position is no term, so the
+  // infinite weight does not make it NaN); out[1] = 1 * inf + ... = inf; out[2] = 2 * inf + 300 + (pad) = inf.
+  pk_attrs_convolution c = PK_ATTRS_CONVOLUTION_INIT;
+  c.num_padding_low = c.num_padding_high = 1;
+  c.padding_low[0] = c.padding_high[0] = 1;
+  expect_floats(
+      run(PK_OP_CONVOLUTION,
+          {In{PK_DTYPE_F32, {1, 1, 3}, floats({1, 2, 3})}, In{PK_DTYPE_F32, {1, 1, 3}, floats({inf, 100, 10})}},
+          PK_DTYPE_F32, {1, 1, 3}, &c),
+      {120, inf, inf}, "convolution padding");
+  // Stride 2, dilation 3 over 0..6 with a [1, 1] kernel: x0 + x3, x2 + x5.
+  pk_attrs_convolution s = PK_ATTRS_CONVOLUTION_INIT;
+  s.num_stride = s.num_dilation = 1;
+  s.stride[0] = 2;
+  s.dilation[0] = 3;
+  expect_floats(
+      run(PK_OP_CONVOLUTION,
+          {In{PK_DTYPE_F64, {1, 1, 7}, floats({0, 1, 2, 3, 4, 5, 6})}, In{PK_DTYPE_F64, {1, 1, 2}, floats({1, 1})}},
+          PK_DTYPE_F64, {1, 1, 2}, &s),
+      {3, 7}, "convolution stride and dilation");
+  // Two groups of one channel each, 2-D 1x1: out channel g sees input channel g only.
+  pk_attrs_convolution g = PK_ATTRS_CONVOLUTION_INIT;
+  g.groups = 2;
+  expect_floats(run(PK_OP_CONVOLUTION,
+                    {In{PK_DTYPE_F32, {1, 2, 1, 1}, floats({5, 7})}, In{PK_DTYPE_F32, {2, 1, 1, 1}, floats({2, 3})}},
+                    PK_DTYPE_F32, {1, 2, 1, 1}, &g),
+                {10, 21}, "convolution groups");
 }
 
 TEST_F(EmuOps, PhiloxMatchesTheKnownAnswerVector) {
