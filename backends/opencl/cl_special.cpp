@@ -406,15 +406,12 @@ double pk_igamc_fraction(double a, double x) {
 }
 /* ln Gamma(1 + a) for |a| <= 0.05: -gamma a + sum_k (-1)^k zeta(k) a^k / k, the leading term in double-double */
 pk_dd pk_lgamma1p_small(double a) {
-  const double zeta[12] = {1.6449340668482264, 1.2020569031595943, 1.0823232337111382, 1.0369277551433699,
-                           1.0173430619844491, 1.0083492773819228, 1.0040773561979443, 1.0020083928260822,
-                           1.0009945751278181, 1.0004941886041195, 1.0002460865533080, 1.0001227133475785};
   double sum = 0.0, power = -a;
   for (int k = 2; k <= 13; ++k) {
     power *= -a;
-    sum += zeta[k - 2] * power / k;
+    sum += pk_zeta_2_13[k - 2] * power / k;
   }
-  return pk_dd_add_d(pk_dd_mul_d((double2)(0.5772156649015329, -4.942915152430645e-18), -a), sum);
+  return pk_dd_add_d(pk_dd_mul_d((double2)(pk_euler_gamma[0], pk_euler_gamma[1]), -a), sum);
 }
 /* Q(a, x) for a < 1 and x <= 1 or x <= a (Gautschi): Q = -expm1(v) - a e^v S with v = a ln x - ln Gamma(1 + a),
    S = sum_{n>=1} (-x)^n / (n! (a + n)); the two terms cancel up to ~4x, so v, S and their product carry
@@ -475,9 +472,6 @@ double pk_zeta(double s, double q) {
     if (s != floor(s)) return NAN;
   }
   const int exact = q < 0.0 && s <= 1048576.0;
-  const double kA[12] = {12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1892437580.3183792, 74724249600.0,
-                         -2950130727918.164, 116467828143500.67, -4597978722407473.0, 1.8152105401943546e+17,
-                         -7.166165256175667e+18};
   pk_dd sum = pk_zeta_term(q, 0.0, s, exact);
   double a = q, b = 0.0;
   int i = 0;
@@ -496,7 +490,7 @@ double pk_zeta(double s, double q) {
   for (int j = 0; j < 12; ++j) {
     fac *= s + k;
     b /= w;
-    const double t = fac * b / kA[j];
+    const double t = fac * b / pk_zeta_em[j];
     tail += t;
     if (fabs(t / (sum.x + tail)) < 1e-18) break;
     k += 1.0;
@@ -661,6 +655,30 @@ std::string digamma_tables() {
   return s + "};\n";
 }
 
+// The incomplete gamma functions' zeta(k) table and Euler's gamma, from special_constants.hpp.
+std::string igamma_tables() {
+  namespace sp = pk::kit::special;
+  std::string s = "__constant double pk_zeta_2_13[12] = {";
+  char num[40];
+  for (double c : sp::kZetaAtIntegers2To13) {
+    std::snprintf(num, sizeof num, "%.17g,", c);
+    s += num;
+  }
+  std::snprintf(num, sizeof num, "%.17g, %.17g", sp::kEulerGammaHi, sp::kEulerGammaLo);
+  return s + "};\n__constant double pk_euler_gamma[2] = {" + num + "};\n";
+}
+
+// zeta's Euler-Maclaurin coefficients, from special_constants.hpp.
+std::string zeta_tables() {
+  std::string s = "__constant double pk_zeta_em[12] = {";
+  char num[40];
+  for (double c : pk::kit::special::kZetaEulerMaclaurin) {
+    std::snprintf(num, sizeof num, "%.17g,", c);
+    s += num;
+  }
+  return s + "};\n";
+}
+
 std::string special_helpers(uint32_t bits) {
   // Dependencies first.
   if (bits & kNdtri) bits |= kErfInv;
@@ -689,6 +707,8 @@ std::string special_helpers(uint32_t bits) {
   for (const auto &c : kChunks) {
     if (bits & c.bit) {
       if (c.bit == kDigamma) s += digamma_tables();
+      if (c.bit == kIgamma) s += igamma_tables();
+      if (c.bit == kZeta) s += zeta_tables();
       s += c.src;
     }
   }

@@ -229,6 +229,20 @@ class Emitter {
   Value *digamma_d(Value *x);
   Value *nextafter(Value *x, Value *y, int32_t d);
   Value *gcd(Value *x, Value *y, bool uns);
+  Value *bessel_i_d(int order, Value *x, bool scaled);
+  Value *bessel_j_d(int order, Value *x);
+  Value *spherical_j0_d(Value *x);
+  // One value from two branches of real control flow (their loops run only where they converge).
+  Value *if_else(Value *cond, const std::function<Value *()> &then_fn, const std::function<Value *()> &else_fn);
+  Value *igam_prefactor(Value *a, Value *x, bool plus1);
+  Value *igam_series(Value *a, Value *x);
+  Value *igamc_fraction(Value *a, Value *x);
+  Value *igamc_small_a(Value *a, Value *x);
+  Value *igamma_any(Value *a, Value *x, bool upper);
+  Value *igamma_d(Value *a, Value *x) { return igamma_any(a, x, false); }
+  Value *igammac_d(Value *a, Value *x) { return igamma_any(a, x, true); }
+  DD zeta_term(Value *q, Value *k, Value *s, Value *exact);
+  Value *zeta_d(Value *s, Value *q);
 
   Value *fmaximum(Value *a, Value *c, bool is_max);
   Value *node(const Node &n, const std::vector<Value *> &in, const std::vector<int32_t> &in_dt, int32_t out_dt);
@@ -245,6 +259,9 @@ class Emitter {
   // A loop of `count` (i64, may be <= 0) iterations carrying `init` through `step` (c: the iteration, 0-based).
   std::vector<Value *> loop_n(Value *count, const std::vector<Value *> &init, const Step &step,
                               const char *name = "loop");
+  // The same with an early exit: `step` returns the next values plus an i1 that ends the loop after them.
+  std::vector<Value *> loop_until(Value *count, const std::vector<Value *> &init, const Step &step,
+                                  const char *name = "until");
   Value *arg_offset(int arg, Kind k, Value *j, Value *row0, Value *c);
   // Computes the element-kind values `need` marks at column c (loads included) on top of the row values.
   // stashed[v] >= 0: v is loaded from that argument instead of computed.
@@ -254,6 +271,7 @@ class Emitter {
   void build_line(Value *j);  // var and the scans: one work item walks one line
   Value *gather(const Node &n, const std::vector<Value *> &idx, Value *linear, const std::vector<Value *> &val);
   Value *apply(const Node &n, const std::vector<Value *> &val, Value *linear);
+  Value *philox(const Node &n, Value *linear);  // philox_uniform/normal/randint: element `linear`
   std::vector<Value *> red_init(const Node &n, int32_t xdt);
   std::vector<Value *> red_step(const Node &n, int32_t xdt, const std::vector<Value *> &acc, Value *x, Value *c);
   Value *red_final(const Node &n, int32_t xdt, int32_t ydt, const std::vector<Value *> &acc);
@@ -1595,6 +1613,366 @@ Value *Emitter::digamma_d(Value *x) {
   return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, res);
 }
 
+// Modified Bessel functions of the first kind, order 0 and 1, scaled by exp(-|x|) when `scaled` (the OpenCL
+// backend's algorithm): below 20 the power series (positive terms) in double-double, above the asymptotic
+// expansion, also in double-double up to the one exp; beyond 709 exp(x) is applied as two halves so that the
+// result overflows only where it is out of range itself. Each branch runs on an argument clamped to its own
+// range, so both converge and a select picks the result.
+Value *Emitter::bessel_i_d(int order, Value *xd, bool scaled) {
+  Value *x = intr(llvm::Intrinsic::fabs, {xd});
+  Value *small = b_.CreateFCmpOLT(x, f64c(20.0));
+  Value *xs = b_.CreateSelect(small, x, f64c(0.0)), *xl = b_.CreateSelect(small, f64c(20.0), x);
+  // Series: sum_k (x^2/4)^k / (k! (k + order)!) times (x/2)^order.
+  DD q = dd_mul_d(dd_two_sum(b_.CreateFMul(xs, xs), fma(xs, xs, b_.CreateFNeg(b_.CreateFMul(xs, xs)))), f64c(0.25));
+  DD term0 = dd(order == 0 ? f64c(1.0) : b_.CreateFMul(xs, f64c(0.5)));
+  std::vector<Value *> ser =
+      loop_until(i64c(199), {term0.hi, term0.lo, term0.hi, term0.lo}, [&](Value *c, const std::vector<Value *> &a) {
+        Value *k = b_.CreateSIToFP(b_.CreateAdd(c, i64c(1)), f64_);
+        DD term = dd_div(dd_mul({a[0], a[1]}, q), dd(b_.CreateFMul(k, b_.CreateFAdd(k, f64c(order)))));
+        DD sum = dd_add({a[2], a[3]}, term);
+        return std::vector<Value *>{term.hi, term.lo, sum.hi, sum.lo,
+                                    b_.CreateFCmpOLT(term.hi, b_.CreateFMul(sum.hi, f64c(1e-18)))};
+      });
+  Value *series = scaled ? b_.CreateFMul(ser[2], exp_d(b_.CreateFNeg(xs))) : ser[2];
+  // Asymptotic: e^x / sqrt(2 pi x) sum_k (-1)^k prod_j (mu - (2j - 1)^2) / (k! (8x)^k).
+  const double mu = 4.0 * order * order;
+  std::vector<Value *> as =
+      loop_until(i64c(59), {f64c(1.0), f64c(1.0), f64c(0.0)}, [&](Value *c, const std::vector<Value *> &a) {
+        Value *k = b_.CreateSIToFP(b_.CreateAdd(c, i64c(1)), f64_);
+        Value *odd = b_.CreateFSub(b_.CreateFMul(k, f64c(2.0)), f64c(1.0));
+        Value *ratio = b_.CreateFDiv(b_.CreateFNeg(b_.CreateFSub(f64c(mu), b_.CreateFMul(odd, odd))),
+                                     b_.CreateFMul(b_.CreateFMul(k, f64c(8.0)), xl));
+        Value *term = b_.CreateFMul(a[0], ratio);
+        DD sum = dd_add_d({a[1], a[2]}, term);
+        Value *stop = b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {term}),
+                                       b_.CreateFMul(f64c(1e-18), intr(llvm::Intrinsic::fabs, {sum.hi})));
+        return std::vector<Value *>{term, sum.hi, sum.lo, stop};
+      });
+  Value *sq = intr(llvm::Intrinsic::sqrt, {xl});
+  DD root;
+  fast_two_sum(sq, b_.CreateFDiv(fma(b_.CreateFNeg(sq), sq, xl), b_.CreateFMul(sq, f64c(2.0))), root.hi, root.lo);
+  Value *pre = dd_div(dd_mul({as[1], as[2]}, {f64c(0.3989422804014327), f64c(-2.49232720227773e-17)}), root).hi;
+  Value *large = pre;
+  if (!scaled) {
+    Value *h = exp_d(b_.CreateFMul(xl, f64c(0.5)));
+    large = b_.CreateSelect(b_.CreateFCmpOLT(xl, f64c(709.0)), b_.CreateFMul(pre, exp_d(xl)),
+                            b_.CreateFMul(b_.CreateFMul(h, pre), h));
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  large = b_.CreateSelect(b_.CreateFCmpOEQ(xl, f64c(inf)), f64c(scaled ? 0.0 : inf), large);
+  Value *r = b_.CreateSelect(small, series, large);
+  if (order == 1) r = b_.CreateSelect(b_.CreateFCmpOLT(xd, f64c(0.0)), b_.CreateFNeg(r), r);
+  return b_.CreateSelect(b_.CreateFCmpUNO(xd, xd), xd, r);
+}
+
+// Bessel functions of the first kind, order 0 and 1 (the OpenCL backend's algorithm; absolute error near the
+// zeros): below 20 the alternating power series in double-double (its terms reach ~e^x / x before cancelling to
+// O(1)); above, Hankel's expansion up to its smallest term with sin and cos of x itself (Payne-Hanek reduced).
+Value *Emitter::bessel_j_d(int order, Value *xd) {
+  Value *x = intr(llvm::Intrinsic::fabs, {xd});
+  Value *small = b_.CreateFCmpOLT(x, f64c(20.0));
+  Value *xs = b_.CreateSelect(small, x, f64c(0.0)), *xl = b_.CreateSelect(small, f64c(20.0), x);
+  DD q = dd_mul_d(dd_two_sum(b_.CreateFMul(xs, xs), fma(xs, xs, b_.CreateFNeg(b_.CreateFMul(xs, xs)))), f64c(0.25));
+  DD term0 = dd(order == 0 ? f64c(1.0) : b_.CreateFMul(xs, f64c(0.5)));
+  std::vector<Value *> ser =
+      loop_until(i64c(79), {term0.hi, term0.lo, term0.hi, term0.lo}, [&](Value *c, const std::vector<Value *> &a) {
+        Value *k = b_.CreateSIToFP(b_.CreateAdd(c, i64c(1)), f64_);
+        DD term = dd_div(dd_mul({a[0], a[1]}, q), dd(b_.CreateFNeg(b_.CreateFMul(k, b_.CreateFAdd(k, f64c(order))))));
+        DD sum = dd_add({a[2], a[3]}, term);
+        Value *at = intr(llvm::Intrinsic::fabs, {term.hi});
+        Value *stop =
+            b_.CreateOr(b_.CreateFCmpOLT(at, f64c(1e-33)),
+                        b_.CreateFCmpOLT(at, b_.CreateFMul(intr(llvm::Intrinsic::fabs, {sum.hi}), f64c(1e-33))));
+        return std::vector<Value *>{term.hi, term.lo, sum.hi, sum.lo, stop};
+      });
+  Value *series = b_.CreateFAdd(ser[2], ser[3]);
+  // Hankel: P and Q from the terms t_k = t_(k-1) (mu - (2k - 1)^2) / (8 k x), by k mod 4: +Q, -P, -Q, +P; stop
+  // before the first term that does not decrease.
+  const double mu = 4.0 * order * order;
+  Value *z8 = b_.CreateFMul(xl, f64c(8.0));
+  std::vector<Value *> h =
+      loop_until(i64c(79), {f64c(1.0), f64c(0.0), f64c(1.0)}, [&](Value *c, const std::vector<Value *> &a) {
+        Value *kk = b_.CreateAdd(c, i64c(1));
+        Value *k = b_.CreateSIToFP(kk, f64_);
+        Value *odd = b_.CreateFSub(b_.CreateFMul(k, f64c(2.0)), f64c(1.0));
+        Value *next =
+            b_.CreateFDiv(b_.CreateFMul(a[2], b_.CreateFSub(f64c(mu), b_.CreateFMul(odd, odd))), b_.CreateFMul(k, z8));
+        Value *grows = b_.CreateFCmpOGE(intr(llvm::Intrinsic::fabs, {next}), intr(llvm::Intrinsic::fabs, {a[2]}));
+        Value *m = b_.CreateAnd(kk, i64c(3));
+        Value *p = b_.CreateSelect(b_.CreateICmpEQ(m, i64c(2)), b_.CreateFSub(a[0], next),
+                                   b_.CreateSelect(b_.CreateICmpEQ(m, i64c(0)), b_.CreateFAdd(a[0], next), a[0]));
+        Value *qq = b_.CreateSelect(b_.CreateICmpEQ(m, i64c(1)), b_.CreateFAdd(a[1], next),
+                                    b_.CreateSelect(b_.CreateICmpEQ(m, i64c(3)), b_.CreateFSub(a[1], next), a[1]));
+        Value *stop = b_.CreateOr(grows, b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {next}), f64c(1e-17)));
+        return std::vector<Value *>{b_.CreateSelect(grows, a[0], p), b_.CreateSelect(grows, a[1], qq),
+                                    b_.CreateSelect(grows, a[2], next), stop};
+      });
+  Value *sn = trig_d(xl, PK_OP_SIN), *cs = trig_d(xl, PK_OP_COS);
+  Value *amp = b_.CreateFDiv(f64c(0.56418958354775628695), intr(llvm::Intrinsic::sqrt, {xl}));
+  Value *v =
+      order == 0
+          ? b_.CreateFSub(b_.CreateFMul(h[0], b_.CreateFAdd(cs, sn)), b_.CreateFMul(h[1], b_.CreateFSub(sn, cs)))
+          : b_.CreateFAdd(b_.CreateFMul(h[0], b_.CreateFSub(sn, cs)), b_.CreateFMul(h[1], b_.CreateFAdd(sn, cs)));
+  Value *large = b_.CreateFMul(amp, v);
+  large = b_.CreateSelect(b_.CreateFCmpOEQ(xl, f64c(std::numeric_limits<double>::infinity())), f64c(0.0), large);
+  Value *r = b_.CreateSelect(small, series, large);
+  if (order == 1) r = b_.CreateSelect(b_.CreateFCmpOLT(xd, f64c(0.0)), b_.CreateFNeg(r), r);
+  return b_.CreateSelect(b_.CreateFCmpUNO(xd, xd), xd, r);
+}
+
+// sin(x) / x: 1 at 0, 0 at the infinities.
+Value *Emitter::spherical_j0_d(Value *x) {
+  Value *r = b_.CreateFDiv(trig_d(x, PK_OP_SIN), x);
+  r = b_.CreateSelect(b_.CreateFCmpOEQ(intr(llvm::Intrinsic::fabs, {x}), f64c(std::numeric_limits<double>::infinity())),
+                      f64c(0.0), r);
+  return b_.CreateSelect(b_.CreateFCmpOEQ(x, f64c(0.0)), f64c(1.0), r);
+}
+
+Value *Emitter::if_else(Value *cond, const std::function<Value *()> &then_fn, const std::function<Value *()> &else_fn) {
+  llvm::Function *f = b_.GetInsertBlock()->getParent();
+  auto *then_bb = llvm::BasicBlock::Create(ctx_, "then", f), *else_bb = llvm::BasicBlock::Create(ctx_, "else", f);
+  auto *join = llvm::BasicBlock::Create(ctx_, "join", f);
+  b_.CreateCondBr(cond, then_bb, else_bb);
+  b_.SetInsertPoint(then_bb);
+  Value *t = then_fn();
+  auto *then_end = b_.GetInsertBlock();
+  b_.CreateBr(join);
+  b_.SetInsertPoint(else_bb);
+  Value *e = else_fn();
+  auto *else_end = b_.GetInsertBlock();
+  b_.CreateBr(join);
+  b_.SetInsertPoint(join);
+  auto *phi = b_.CreatePHI(t->getType(), 2);
+  phi->addIncoming(t, then_end);
+  phi->addIncoming(e, else_end);
+  return phi;
+}
+
+// Regularized incomplete gamma P(a, x) and Q(a, x), the OpenCL backend's algorithm (after the CPU backend's
+// choice of branches): the power series of P and Legendre's continued fraction of Q, each where it converges;
+// the prefactor x^a e^-x / Gamma(a) through its logarithm in double-double (a log x and ln Gamma(a) are each
+// hundreds where the result is O(1)); series and fraction in double-double; Q for a < 1 where 1 - P would
+// cancel by Gautschi's form.
+
+// x^a e^-x / Gamma(a + plus1); plus1 keeps tiny a off the subnormal range.
+Value *Emitter::igam_prefactor(Value *a, Value *x, bool plus1) {
+  // Far out of range (the double-double would meet inf - inf): the sign of a rough exponent decides.
+  Value *ap = plus1 ? b_.CreateFAdd(a, f64c(1.0)) : a;
+  Value *rough = b_.CreateFSub(b_.CreateFSub(b_.CreateFMul(a, log_d(x)), x), lgamma_d(ap));
+  Value *stirling = b_.CreateFMul(a, b_.CreateFAdd(b_.CreateFSub(log_d(x), log_d(a)), f64c(1.0)));
+  rough = b_.CreateSelect(b_.CreateFCmpUNO(rough, rough), stirling, rough);
+  DD g = lgamma_pos(plus1 ? dd_two_sum(a, f64c(1.0)) : dd(a));
+  Value *llo = nullptr;
+  Value *lhi = log_dd(x, llo);
+  DD e = dd_add(dd_add_d(dd_mul_d({lhi, llo}, a), b_.CreateFNeg(x)), {b_.CreateFNeg(g.hi), b_.CreateFNeg(g.lo)});
+  Value *r = b_.CreateFMul(exp_d(e.hi), b_.CreateFAdd(f64c(1.0), e.lo));
+  r = b_.CreateSelect(b_.CreateFCmpOLT(rough, f64c(-800.0)), f64c(0.0), r);
+  return b_.CreateSelect(b_.CreateFCmpOGT(rough, f64c(800.0)), f64c(std::numeric_limits<double>::infinity()), r);
+}
+
+Value *Emitter::igam_series(Value *a, Value *x) {
+  Value *pre = igam_prefactor(a, x, true);
+  std::vector<Value *> s = loop_until(
+      i64c(10000), {a, f64c(0.0), f64c(1.0), f64c(0.0), f64c(1.0), f64c(0.0)},
+      [&](Value *, const std::vector<Value *> &v) {
+        DD r = dd_add_d({v[0], v[1]}, f64c(1.0));
+        DD c = dd_mul_d(dd_div({v[2], v[3]}, r), x);
+        DD ans = dd_add({v[4], v[5]}, c);
+        return std::vector<Value *>{
+            r.hi, r.lo, c.hi, c.lo, ans.hi, ans.lo, b_.CreateFCmpOLE(c.hi, b_.CreateFMul(ans.hi, f64c(1e-18)))};
+      });
+  return b_.CreateSelect(b_.CreateFCmpOEQ(pre, f64c(0.0)), f64c(0.0), b_.CreateFMul(s[4], pre));
+}
+
+// Legendre's continued fraction by the modified Lentz method, in double-double (in double its ~30+ rounded steps
+// drift by tens of ulps).
+Value *Emitter::igamc_fraction(Value *a, Value *x) {
+  Value *pre = igam_prefactor(a, x, false);
+  const double tiny = 1e-300;
+  auto floor_tiny = [&](DD v) {
+    Value *small = b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {v.hi}), f64c(tiny));
+    return DD{b_.CreateSelect(small, f64c(tiny), v.hi), b_.CreateSelect(small, f64c(0.0), v.lo)};
+  };
+  DD b0 = dd_add_d(dd_two_sum(f64c(1.0), b_.CreateFNeg(a)), x);
+  DD d0 = dd_div(dd(f64c(1.0)), b0);
+  std::vector<Value *> s = loop_until(
+      i64c(9999), {b0.hi, b0.lo, f64c(1.0 / tiny), f64c(0.0), d0.hi, d0.lo, d0.hi, d0.lo},
+      [&](Value *c, const std::vector<Value *> &v) {
+        Value *nn = b_.CreateSIToFP(b_.CreateAdd(c, i64c(1)), f64_);
+        DD an = dd_mul_d(dd_two_sum(nn, b_.CreateFNeg(a)), b_.CreateFNeg(nn));
+        DD bb = dd_add_d({v[0], v[1]}, f64c(2.0));
+        DD d = floor_tiny(dd_add(dd_mul(an, {v[4], v[5]}), bb));
+        DD cc = floor_tiny(dd_add(bb, dd_div(an, {v[2], v[3]})));
+        d = dd_div(dd(f64c(1.0)), d);
+        DD delta = dd_mul(d, cc);
+        DD h = dd_mul({v[6], v[7]}, delta);
+        Value *conv = b_.CreateFCmpOLT(
+            intr(llvm::Intrinsic::fabs, {b_.CreateFAdd(b_.CreateFSub(delta.hi, f64c(1.0)), delta.lo)}), f64c(1e-20));
+        return std::vector<Value *>{bb.hi, bb.lo, cc.hi, cc.lo, d.hi, d.lo, h.hi, h.lo, conv};
+      });
+  return b_.CreateSelect(b_.CreateFCmpOEQ(pre, f64c(0.0)), f64c(0.0), b_.CreateFMul(s[6], pre));
+}
+
+// Q(a, x) for a < 1 and x <= 1 or x <= a (Gautschi): Q = -expm1(v) - a e^v S with v = a ln x - ln Gamma(1 + a),
+// S = sum_{n>=1} (-x)^n / (n! (a + n)); the two terms cancel up to ~4x, so v, S and their product carry
+// double-double. ln Gamma(1 + a) for |a| <= 0.05 from its zeta series (special_constants.hpp).
+Value *Emitter::igamc_small_a(Value *a, Value *x) {
+  namespace sp = pk::kit::special;
+  Value *sum = f64c(0.0), *power = b_.CreateFNeg(a);
+  for (int k = 2; k <= 13; ++k) {
+    power = b_.CreateFMul(power, b_.CreateFNeg(a));
+    sum = b_.CreateFAdd(sum, b_.CreateFDiv(b_.CreateFMul(f64c(sp::kZetaAtIntegers2To13[k - 2]), power), f64c(k)));
+  }
+  DD series_lg = dd_add_d(dd_mul_d({f64c(sp::kEulerGammaHi), f64c(sp::kEulerGammaLo)}, b_.CreateFNeg(a)), sum);
+  Value *tiny_a = b_.CreateFCmpOLE(intr(llvm::Intrinsic::fabs, {a}), f64c(0.05));
+  // lgamma_pos of 1 + a is only needed (and well-conditioned) above 0.05; the select keeps its argument sane.
+  DD rec_lg = lgamma_pos(dd_two_sum(f64c(1.0), b_.CreateSelect(tiny_a, f64c(0.5), a)));
+  DD lg{b_.CreateSelect(tiny_a, series_lg.hi, rec_lg.hi), b_.CreateSelect(tiny_a, series_lg.lo, rec_lg.lo)};
+  Value *llo = nullptr;
+  Value *lhi = log_dd(x, llo);
+  DD v = dd_add(dd_mul_d({lhi, llo}, a), {b_.CreateFNeg(lg.hi), b_.CreateFNeg(lg.lo)});
+  Value *em1 = b_.CreateFAdd(expm1_d(v.hi), b_.CreateFMul(exp_d(v.hi), v.lo));
+  std::vector<Value *> s =
+      loop_until(i64c(199), {f64c(1.0), f64c(0.0), f64c(0.0), f64c(0.0)}, [&](Value *c, const std::vector<Value *> &w) {
+        Value *nn = b_.CreateSIToFP(b_.CreateAdd(c, i64c(1)), f64_);
+        DD term = dd_div(dd_mul_d({w[0], w[1]}, b_.CreateFNeg(x)), dd(nn));
+        DD t = dd_div(term, dd_two_sum(a, nn));
+        DD series = dd_add({w[2], w[3]}, t);
+        Value *stop = b_.CreateFCmpOLE(intr(llvm::Intrinsic::fabs, {t.hi}),
+                                       b_.CreateFMul(f64c(1e-20), intr(llvm::Intrinsic::fabs, {series.hi})));
+        return std::vector<Value *>{term.hi, term.lo, series.hi, series.lo, stop};
+      });
+  DD f = dd_mul(dd_mul_d({s[2], s[3]}, a), dd_two_sum(f64c(1.0), em1));
+  return dd_add_d({b_.CreateFNeg(f.hi), b_.CreateFNeg(f.lo)}, b_.CreateFNeg(em1)).hi;
+}
+
+Value *Emitter::igamma_any(Value *a, Value *x, bool upper) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  // The special cases first; the branches then see finite a, x > 0 (and a, x replaced by 1 elsewhere).
+  Value *bad =
+      b_.CreateOr(b_.CreateOr(b_.CreateFCmpUNO(a, x), b_.CreateFCmpOLT(a, f64c(0.0))), b_.CreateFCmpOLT(x, f64c(0.0)));
+  Value *x0 = b_.CreateFCmpOEQ(x, f64c(0.0)), *a0 = b_.CreateFCmpOEQ(a, f64c(0.0));
+  Value *ainf = b_.CreateFCmpOEQ(a, f64c(inf)), *xinf = b_.CreateFCmpOEQ(x, f64c(inf));
+  Value *special = b_.CreateOr(b_.CreateOr(bad, b_.CreateOr(x0, a0)), b_.CreateOr(ainf, xinf));
+  Value *sa = b_.CreateSelect(special, f64c(1.0), a), *sx = b_.CreateSelect(special, f64c(1.0), x);
+  Value *frac = b_.CreateAnd(b_.CreateFCmpOGT(sx, f64c(1.0)), b_.CreateFCmpOGT(sx, sa));
+  Value *r = if_else(
+      frac,
+      [&]() {
+        Value *q = igamc_fraction(sa, sx);
+        return upper ? q : b_.CreateFSub(f64c(1.0), q);
+      },
+      [&]() -> Value * {
+        if (!upper) return igam_series(sa, sx);
+        return if_else(
+            b_.CreateFCmpOLT(sa, f64c(1.0)), [&]() { return igamc_small_a(sa, sx); },
+            [&]() { return b_.CreateFSub(f64c(1.0), igam_series(sa, sx)); });
+      });
+  Value *lo = f64c(upper ? 1.0 : 0.0), *hi = f64c(upper ? 0.0 : 1.0);
+  r = b_.CreateSelect(xinf, hi, r);
+  r = b_.CreateSelect(ainf, b_.CreateSelect(xinf, f64c(nan), lo), r);
+  r = b_.CreateSelect(a0, hi, r);
+  r = b_.CreateSelect(x0, lo, r);
+  return b_.CreateSelect(bad, f64c(nan), r);
+}
+
+// Hurwitz zeta(s, q) = sum_k (k + q)^-s for s > 1 (the OpenCL backend's algorithm): direct terms, then
+// Euler-Maclaurin with the Bernoulli numbers (special_constants.hpp). The direct terms are summed in
+// double-double; for q < 0 (s is then an integer) terms of both signs cancel, so there they are exact integer
+// powers in double-double too, where those stay in range.
+Emitter::DD Emitter::zeta_term(Value *q, Value *k, Value *s, Value *exact) {
+  DD b = dd_two_sum(q, k);
+  Value *plain = pow_d(b_.CreateFAdd(q, k), b_.CreateFNeg(s));
+  Value *far = b_.CreateFCmpOGT(
+      intr(llvm::Intrinsic::fabs, {b_.CreateFMul(s, log2_d(intr(llvm::Intrinsic::fabs, {b.hi})))}), f64c(900.0));
+  Value *use_power = b_.CreateAnd(exact, b_.CreateNot(far));
+  // b^s by squaring (s <= 2^20: at most 21 steps), only where it is used (the exponent is 0 elsewhere).
+  Value *e0 = b_.CreateSelect(use_power, b_.CreateFPToUI(s, i64_), i64c(0));
+  std::vector<Value *> pw =
+      loop_until(i64c(64), {e0, f64c(1.0), f64c(0.0), b.hi, b.lo}, [&](Value *, const std::vector<Value *> &v) {
+        Value *odd = b_.CreateICmpEQ(b_.CreateAnd(v[0], i64c(1)), i64c(1));
+        DD r = dd_mul({v[1], v[2]}, {v[3], v[4]});
+        DD p = dd_mul({v[3], v[4]}, {v[3], v[4]});
+        Value *e = b_.CreateLShr(v[0], 1);
+        return std::vector<Value *>{e,    b_.CreateSelect(odd, r.hi, v[1]), b_.CreateSelect(odd, r.lo, v[2]), p.hi,
+                                    p.lo, b_.CreateICmpEQ(e, i64c(0))};
+      });
+  DD inv = dd_div(dd(f64c(1.0)), {pw[1], pw[2]});
+  return {b_.CreateSelect(use_power, inv.hi, b_.CreateSelect(exact, pow_d(b.hi, b_.CreateFNeg(s)), plain)),
+          b_.CreateSelect(use_power, inv.lo, f64c(0.0))};
+}
+
+Value *Emitter::zeta_d(Value *s, Value *q) {
+  namespace sp = pk::kit::special;
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  Value *special_result = f64c(nan);
+  // The special cases, in the order the OpenCL backend tests them (the first that applies wins).
+  struct Case {
+    Value *when, *value;
+  };
+  Value *sinf = b_.CreateFCmpOEQ(s, f64c(inf)), *qinf = b_.CreateFCmpOEQ(intr(llvm::Intrinsic::fabs, {q}), f64c(inf));
+  Value *qint = b_.CreateFCmpOEQ(q, intr(llvm::Intrinsic::floor, {q}));
+  Value *sint = b_.CreateFCmpOEQ(s, intr(llvm::Intrinsic::floor, {s}));
+  const Case cases[] = {
+      {b_.CreateFCmpUNO(s, q), f64c(nan)},
+      {b_.CreateFCmpOEQ(s, f64c(1.0)), f64c(inf)},
+      {b_.CreateFCmpOLT(s, f64c(1.0)), f64c(nan)},
+      {sinf, b_.CreateSelect(b_.CreateFCmpOGT(q, f64c(1.0)), f64c(0.0),
+                             b_.CreateSelect(b_.CreateFCmpOEQ(q, f64c(1.0)), f64c(1.0), f64c(inf)))},
+      {qinf, b_.CreateSelect(b_.CreateFCmpOGT(q, f64c(0.0)), f64c(0.0), f64c(inf))},
+      {b_.CreateAnd(b_.CreateFCmpOLE(q, f64c(0.0)), qint), f64c(inf)},
+      {b_.CreateAnd(b_.CreateFCmpOLE(q, f64c(0.0)), b_.CreateNot(sint)), f64c(nan)},
+  };
+  Value *none = b_.getTrue();
+  for (auto it = std::rbegin(cases); it != std::rend(cases); ++it)
+    special_result = b_.CreateSelect(it->when, it->value, special_result);
+  for (const Case &c : cases) none = b_.CreateAnd(none, b_.CreateNot(c.when));
+  Value *is_special = b_.CreateNot(none);
+  // The branches below see s = 2, q = 1 for special inputs.
+  Value *ss = b_.CreateSelect(is_special, f64c(2.0), s), *qq = b_.CreateSelect(is_special, f64c(1.0), q);
+  Value *exact = b_.CreateAnd(b_.CreateFCmpOLT(qq, f64c(0.0)), b_.CreateFCmpOLE(ss, f64c(1048576.0)));
+  DD t0 = zeta_term(qq, f64c(0.0), ss, exact);
+  // Direct terms until the ninth and q + i > 9; a term below 1e-18 of the sum ends it early (done).
+  std::vector<Value *> d = loop_until(
+      i64c(std::numeric_limits<int64_t>::max()), {t0.hi, t0.lo, qq, f64c(0.0), b_.getFalse()},
+      [&](Value *c, const std::vector<Value *> &v) {
+        Value *i = b_.CreateSIToFP(b_.CreateAdd(c, i64c(1)), f64_);
+        Value *a = b_.CreateFAdd(qq, i);
+        DD t = zeta_term(qq, i, ss, exact);
+        auto finite = [&](Value *x) { return b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {x}), f64c(inf)); };
+        DD added = dd_add({v[0], v[1]}, t);
+        Value *both = b_.CreateAnd(finite(t.hi), finite(v[0]));
+        DD sum{b_.CreateSelect(both, added.hi, b_.CreateFAdd(v[0], t.hi)), b_.CreateSelect(both, added.lo, f64c(0.0))};
+        Value *done = b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {b_.CreateFDiv(t.hi, sum.hi)}), f64c(1e-18));
+        Value *more = b_.CreateOr(b_.CreateFCmpOLT(i, f64c(9.0)), b_.CreateFCmpOLE(a, f64c(9.0)));
+        return std::vector<Value *>{sum.hi, sum.lo, a, t.hi, done, b_.CreateOr(done, b_.CreateNot(more))};
+      });
+  DD sum{d[0], d[1]};
+  Value *w = d[2], *b = d[3];
+  Value *tail =
+      b_.CreateFSub(b_.CreateFDiv(b_.CreateFMul(b, w), b_.CreateFSub(ss, f64c(1.0))), b_.CreateFMul(b, f64c(0.5)));
+  Value *fac = f64c(1.0), *k = f64c(0.0), *stopped = b_.getFalse();
+  for (int j = 0; j < 12; ++j) {
+    // Unrolled; after convergence the terms stop being added (as the OpenCL loop breaks).
+    fac = b_.CreateFMul(fac, b_.CreateFAdd(ss, k));
+    b = b_.CreateFDiv(b, w);
+    Value *t = b_.CreateFDiv(b_.CreateFMul(fac, b), f64c(sp::kZetaEulerMaclaurin[j]));
+    Value *nt = b_.CreateFAdd(tail, t);
+    tail = b_.CreateSelect(stopped, tail, nt);
+    stopped = b_.CreateOr(
+        stopped,
+        b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {b_.CreateFDiv(t, b_.CreateFAdd(sum.hi, nt))}), f64c(1e-18)));
+    k = b_.CreateFAdd(k, f64c(1.0));
+    fac = b_.CreateFMul(fac, b_.CreateFAdd(ss, k));
+    b = b_.CreateFDiv(b, w);
+    k = b_.CreateFAdd(k, f64c(1.0));
+  }
+  Value *em = b_.CreateSelect(b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {sum.hi}), f64c(inf)),
+                              dd_add_d(sum, tail).hi, sum.hi);
+  Value *r = b_.CreateSelect(d[4], sum.hi, em);
+  return b_.CreateSelect(is_special, special_result, r);
+}
+
 // C fmod, exact: y 2^k for k = e(x) - e(y) down to 0 is subtracted where it fits (each subtraction exact by
 // Sterbenz, since the remainder stays below twice the subtrahend). A loop of at most 2098 steps.
 Value *Emitter::fmod_d(Value *x, Value *y) {
@@ -1792,6 +2170,25 @@ Value *Emitter::node(const Node &n, const std::vector<Value *> &in, const std::v
       return through_double(&Emitter::lgamma_d);
     case PK_OP_DIGAMMA:
       return through_double(&Emitter::digamma_d);
+    case PK_OP_BESSEL_I0:
+    case PK_OP_BESSEL_I0E:
+    case PK_OP_BESSEL_I1:
+    case PK_OP_BESSEL_I1E: {
+      const int order = n.op_id == PK_OP_BESSEL_I1 || n.op_id == PK_OP_BESSEL_I1E;
+      const bool scaled = n.op_id == PK_OP_BESSEL_I0E || n.op_id == PK_OP_BESSEL_I1E;
+      return from_double(bessel_i_d(order, to_double(a), scaled), t);
+    }
+    case PK_OP_BESSEL_J0:
+    case PK_OP_BESSEL_J1:
+      return from_double(bessel_j_d(n.op_id == PK_OP_BESSEL_J1, to_double(a)), t);
+    case PK_OP_SPHERICAL_BESSEL_J0:
+      return through_double(&Emitter::spherical_j0_d);
+    case PK_OP_IGAMMA:
+      return through_double2(&Emitter::igamma_d);
+    case PK_OP_IGAMMAC:
+      return through_double2(&Emitter::igammac_d);
+    case PK_OP_ZETA:
+      return through_double2(&Emitter::zeta_d);
     case PK_OP_ATAN2:
       return through_double2(&Emitter::atan2_d);
     case PK_OP_HYPOT:
@@ -1978,6 +2375,7 @@ Value *Emitter::apply(const Node &n, const std::vector<Value *> &val, Value *lin
     Value *v = b_.CreateAdd(extra_.at(0), b_.CreateMul(extra_.at(1), linear));
     return convert(v, PK_DTYPE_I64, out_dt);
   }
+  if (is_philox_op(n.op_id)) return philox(n, linear);
   std::vector<Value *> in;
   std::vector<int32_t> dt;
   for (uint32_t v : n.inputs) {
@@ -1985,6 +2383,112 @@ Value *Emitter::apply(const Node &n, const std::vector<Value *> &val, Value *lin
     dt.push_back(r_.dtypes[v]);
   }
   return node(n, in, dt, out_dt);
+}
+
+// Philox4x32-10 of counter offset + i / 4 (words 0, 1; words 2, 3 zero) and key seed (low, high words), as the
+// op table and the CPU backend define it; extra = {seed, offset, then the op's two parameters (f64 bits for
+// uniform's low/high and normal's mean/std, i64 for randint's low/high)}.
+Value *Emitter::philox(const Node &n, Value *linear) {
+  const int32_t d = r_.dtypes[n.output];
+  Value *counter = b_.CreateAdd(extra_.at(1), b_.CreateLShr(linear, 2));
+  auto lo32 = [&](Value *v) { return b_.CreateTrunc(v, i32_); };
+  auto hi32 = [&](Value *v) { return b_.CreateTrunc(b_.CreateLShr(v, 32), i32_); };
+  Value *c0 = lo32(counter), *c1 = hi32(counter), *c2 = b_.getInt32(0), *c3 = b_.getInt32(0);
+  Value *k0 = lo32(extra_.at(0)), *k1 = hi32(extra_.at(0));
+  for (int round = 0; round < 10; ++round) {
+    Value *p0 = b_.CreateMul(b_.CreateZExt(c0, i64_), i64c(0xD2511F53));
+    Value *p1 = b_.CreateMul(b_.CreateZExt(c2, i64_), i64c(0xCD9E8D57));
+    Value *n0 = b_.CreateXor(b_.CreateXor(hi32(p1), c1), k0), *n2 = b_.CreateXor(b_.CreateXor(hi32(p0), c3), k1);
+    c1 = lo32(p1);
+    c3 = lo32(p0);
+    c0 = n0;
+    c2 = n2;
+    k0 = b_.CreateAdd(k0, b_.getInt32(0x9E3779B9u));
+    k1 = b_.CreateAdd(k1, b_.getInt32(0xBB67AE85u));
+  }
+  Value *lane = b_.CreateAnd(linear, i64c(3));
+  auto pick = [&](Value *k, Value *w0, Value *w1, Value *w2, Value *w3) {
+    return b_.CreateSelect(
+        b_.CreateICmpEQ(k, i64c(0)), w0,
+        b_.CreateSelect(b_.CreateICmpEQ(k, i64c(1)), w1, b_.CreateSelect(b_.CreateICmpEQ(k, i64c(2)), w2, w3)));
+  };
+  auto as_f64 = [&](Value *bits) { return b_.CreateBitCast(bits, f64_); };
+  if (n.op_id == PK_OP_PHILOX_RANDINT) {
+    // low + word mod (high - low) as a wrapping 64-bit integer, converted like convert_element_type.
+    Value *word = b_.CreateZExt(pick(lane, c0, c1, c2, c3), i64_);
+    Value *span = b_.CreateSub(extra_.at(3), extra_.at(2));
+    return convert(b_.CreateAdd(extra_.at(2), b_.CreateURem(word, span)), PK_DTYPE_I64, d);
+  }
+  if (n.op_id == PK_OP_PHILOX_UNIFORM) {
+    // low + (high - low) u in f64 (three roundings), then rounded toward -inf so that `high` is never reached.
+    Value *u = b_.CreateFMul(b_.CreateUIToFP(pick(lane, c0, c1, c2, c3), f64_), f64c(0x1p-32));
+    Value *low = as_f64(extra_.at(2)), *high = as_f64(extra_.at(3));
+    Value *v = b_.CreateFAdd(low, b_.CreateFMul(b_.CreateFSub(high, low), u));
+    if (d == PK_DTYPE_F64) return v;
+    Value *r = from_double(v, d);
+    return b_.CreateSelect(b_.CreateFCmpOGT(to_double(r), v), nextafter(r, fpc(r->getType(), -HUGE_VAL), d), r);
+  }
+  // Box-Muller on the pair (w0, w1) for lanes 0, 1 and (w2, w3) for lanes 2, 3: u1 = (w + 1) 2^-32 > 0,
+  // u2 = w' 2^-32. Everything is carried in double-double (about 2^-100 relative), as the CPU backend's long
+  // double does, because mean + std z may cancel: r = sqrt(-2 log u1) from log in double-double plus a Newton
+  // correction; the angle 2 pi u2 is reduced exactly to a quarter turn q and |t| <= 1/8 turn, whose sine and
+  // cosine are Taylor series with the leading terms in double-double.
+  Value *upper = b_.CreateICmpUGE(lane, i64c(2));
+  Value *wa = b_.CreateSelect(upper, c2, c0), *wb = b_.CreateSelect(upper, c3, c1);
+  Value *u1 = b_.CreateFMul(b_.CreateFAdd(b_.CreateUIToFP(wa, f64_), f64c(1.0)), f64c(0x1p-32));
+  Value *u2 = b_.CreateFMul(b_.CreateUIToFP(wb, f64_), f64c(0x1p-32));
+  Value *log_lo = nullptr;
+  Value *log_hi = log_dd(u1, log_lo);
+  Value *r2_hi = b_.CreateFMul(f64c(-2.0), log_hi), *r2_lo = b_.CreateFMul(f64c(-2.0), log_lo);
+  DD rad;
+  rad.hi = intr(llvm::Intrinsic::sqrt, {r2_hi});
+  Value *resid = b_.CreateFAdd(fma(b_.CreateFNeg(rad.hi), rad.hi, r2_hi), r2_lo);
+  rad.lo = b_.CreateSelect(b_.CreateFCmpOGT(rad.hi, f64c(0.0)), b_.CreateFDiv(resid, b_.CreateFMul(rad.hi, f64c(2.0))),
+                           f64c(0.0));  // u1 = 1 gives r = 0
+  Value *quarter = intr(llvm::Intrinsic::rint, {b_.CreateFMul(u2, f64c(4.0))});
+  Value *t = b_.CreateFSub(u2, b_.CreateFMul(quarter, f64c(0.25)));  // exact
+  const double two_pi_hi = 6.283185307179586232, two_pi_lo = 2.4492935982947064e-16;
+  DD a;
+  a.hi = b_.CreateFMul(t, f64c(two_pi_hi));
+  a.lo = fma(t, f64c(two_pi_lo), fma(t, f64c(two_pi_hi), b_.CreateFNeg(a.hi)));
+  const DD a2 = dd_mul(a, a);
+  // 1/k! as double-double (the low part from long double: 64 bits, ample for these leading terms).
+  auto inv_fact = [&](int k, bool negative) {
+    long double f = 1;
+    for (int q = 2; q <= k; ++q) f *= q;
+    const long double v = (negative ? -1.0L : 1.0L) / f;
+    const double hi = static_cast<double>(v);
+    return DD{f64c(hi), f64c(static_cast<double>(v - hi))};
+  };
+  // sin t = t (1 - t^2/3! + t^4/5! - t^6 S), cos t = 1 - t^2/2! + t^4/4! - t^6/6! + t^8 C: the tails S and C
+  // (below 4e-5 and 3e-6 of the value at |t| = pi/4) in double, to t^21 / t^20.
+  Value *sin_tail =
+      horner(a2.hi, {-1.0 / 5040, 1.0 / 362880, -1.0 / 39916800, 1.0 / 6227020800.0, -1.0 / 1307674368000.0,
+                     1.0 / 355687428096000.0, -1.0 / 121645100408832000.0, 1.0 / 51090942171709440000.0});
+  DD sp = dd_add(inv_fact(5, false), dd_mul_d(a2, sin_tail));
+  sp = dd_add(inv_fact(3, true), dd_mul(a2, sp));
+  sp = dd_add_d(dd_mul(a2, sp), f64c(1.0));
+  const DD sn = dd_mul(a, sp);
+  Value *cos_tail = horner(a2.hi, {1.0 / 40320, -1.0 / 3628800, 1.0 / 479001600, -1.0 / 87178291200.0,
+                                   1.0 / 20922789888000.0, -1.0 / 6402373705728000.0, 1.0 / 2432902008176640000.0});
+  DD cp = dd_add(inv_fact(6, true), dd_mul_d(a2, cos_tail));
+  cp = dd_add(inv_fact(4, false), dd_mul(a2, cp));
+  cp = dd_add(inv_fact(2, true), dd_mul(a2, cp));
+  const DD cs = dd_add_d(dd_mul(a2, cp), f64c(1.0));
+  // Rotate by q quarter turns; lane parity picks the cosine or the sine.
+  Value *q = b_.CreateAnd(b_.CreateFPToSI(quarter, i64_), i64c(3));
+  Value *odd = b_.CreateICmpEQ(b_.CreateAnd(linear, i64c(1)), i64c(1));
+  // cos(t + q pi/2) = cos, -sin, -cos, sin; sin(t + q pi/2) = sin, cos, -sin, -cos.
+  Value *use_sin = b_.CreateXor(odd, b_.CreateICmpEQ(b_.CreateAnd(q, i64c(1)), i64c(1)));
+  // Signs: cosine (even lanes) negative for q = 1, 2; sine (odd lanes) for q = 2, 3.
+  Value *negative = b_.CreateSelect(odd, b_.CreateICmpUGE(q, i64c(2)),
+                                    b_.CreateOr(b_.CreateICmpEQ(q, i64c(1)), b_.CreateICmpEQ(q, i64c(2))));
+  DD trig{b_.CreateSelect(use_sin, sn.hi, cs.hi), b_.CreateSelect(use_sin, sn.lo, cs.lo)};
+  trig = {b_.CreateSelect(negative, b_.CreateFNeg(trig.hi), trig.hi),
+          b_.CreateSelect(negative, b_.CreateFNeg(trig.lo), trig.lo)};
+  const DD z = dd_mul(rad, trig);
+  const DD v = dd_add_d(dd_mul_d(z, as_f64(extra_.at(3))), as_f64(extra_.at(2)));
+  return from_double(b_.CreateFAdd(v.hi, v.lo), d);
 }
 
 std::vector<Value *> Emitter::element(Value *linear) {
@@ -2048,6 +2552,7 @@ void Emitter::build_line(Value *j) {
   const bool fp = is_fp(xdt), uns = is_unsigned(xdt);
   Value *row0 = b_.CreateMul(j, b_.CreateSelect(b_.CreateICmpEQ(cols_, i64c(0)), i64c(1), cols_));
   auto x_at = [&](Value *c) { return load(xdt, args_[0], arg_offset(0, kElem, j, row0, c)); };
+  auto x_at_row = [&](int arg) { return load(xdt, args_[arg], arg_offset(arg, kRow, j, row0, i64c(0))); };
   auto store_at = [&](int arg, int32_t d, Value *v, Value *c) {
     store(d, v, args_[arg], arg_offset(arg, kElem, j, row0, c));
   };
@@ -2105,6 +2610,167 @@ void Emitter::build_line(Value *j) {
       });
       return;
     }
+    case PK_OP_CONVOLUTION:
+    case PK_OP_DOT_GENERAL: {
+      // Floats: each product is exact in f64 (f32 and narrower) or fused (f64) into an f64 sum rounded once;
+      // integers multiply and add in their own width (wrapping, as the table says).
+      // Convolution (always the strided kernel, see plan_is_dense): the element space is [N, G, O/G, out..., C/G,
+      // k...] with nsp = round_mode spatial axes; a term whose input position out * stride + k * dilation - low
+      // (extra[4i..4i+3] = stride, dilation, low, extent of axis i) falls outside the input is no term at all.
+      const bool conv = n.op_id == PK_OP_CONVOLUTION;
+      const int nsp = conv ? n.round_mode : 0;
+      auto dot = [&](Value *count, Value *scale) {
+        return loop_n(count, {fp ? f64c(0.0) : llvm::Constant::getNullValue(compute_type(xdt))},
+                      [&](Value *c, const std::vector<Value *> &a) {
+                        // One unravel serves both operands: they walk the same element space.
+                        Value *lin = b_.CreateAdd(row0, c);
+                        std::vector<Value *> idx = rank_ ? unravel(lin) : std::vector<Value *>{};
+                        Value *inside = b_.getTrue();
+                        // (A layout without those axes is never planned, see plan_is_dense; it would read 0.)
+                        auto coord = [&](int axis) {
+                          return axis < static_cast<int>(idx.size()) ? idx[static_cast<size_t>(axis)] : i64c(0);
+                        };
+                        for (int i = 0; i < nsp; ++i) {
+                          Value *pos = b_.CreateSub(b_.CreateAdd(b_.CreateMul(coord(3 + i), extra_[4 * i]),
+                                                                 b_.CreateMul(coord(4 + nsp + i), extra_[4 * i + 1])),
+                                                    extra_[4 * i + 2]);
+                          inside = b_.CreateAnd(inside, b_.CreateICmpULT(pos, extra_[4 * i + 3]));  // 0 <= pos < extent
+                        }
+                        Value *x = conv ? if_else(
+                                              inside, [&]() { return load(xdt, args_[0], offset_of(0, lin, idx)); },
+                                              [&]() { return llvm::Constant::getNullValue(compute_type(xdt)); })
+                                        : load(xdt, args_[0], offset_of(0, lin, idx));
+                        Value *y = load(xdt, args_[1], offset_of(1, lin, idx));
+                        auto term = [&](Value *acc) {
+                          return std::vector<Value *>{b_.CreateSelect(inside, acc, a[0])};
+                        };
+                        if (!fp) return term(b_.CreateAdd(a[0], b_.CreateMul(x, y)));
+                        Value *xd = to_double(x), *yd = to_double(y);
+                        if (scale == nullptr) return term(fma(xd, yd, a[0]));
+                        // Scaled: finite factors only (inf * tiny must stay inf, not become inf * 0).
+                        Value *both = b_.CreateAnd(b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {xd}), f64c(HUGE_VAL)),
+                                                   b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {yd}), f64c(HUGE_VAL)));
+                        return term(b_.CreateSelect(both, fma(b_.CreateFMul(xd, scale), b_.CreateFMul(yd, scale), a[0]),
+                                                    b_.CreateFAdd(a[0], b_.CreateFMul(xd, yd))));
+                      })[0];
+      };
+      Value *sum = dot(cols_, nullptr);
+      if (xdt == PK_DTYPE_F64) {
+        // f64 products (up to 2^2048) may overflow where the exact sum does not, or cancel as inf - inf: a
+        // non-finite sum is redone with both factors scaled by 2^-550 and scaled back. A sum that overflowed has
+        // terms near 2^1024, so what underflows in the second pass (2^26 absolute per term) is far below the
+        // reduction bound. Infinite or NaN inputs give the same non-finite result either way.
+        Value *finite = b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {sum}), f64c(HUGE_VAL));
+        Value *scaled = dot(b_.CreateSelect(finite, i64c(0), cols_), f64c(0x1p-550));
+        sum = b_.CreateSelect(finite, sum, b_.CreateFMul(b_.CreateFMul(scaled, f64c(0x1p550)), f64c(0x1p550)));
+      }
+      store(ydt, fp ? from_double(sum, ydt) : sum, args_[2], arg_offset(2, kRow, j, row0, i64c(0)));
+      return;
+    }
+    case PK_OP_SORT:
+    case PK_OP_TOPK:
+    case PK_OP_SEARCHSORTED: {
+      // The sort order: NaN above +inf, -0 equal to +0 (so they keep their input order), integers exactly.
+      auto less = [&](Value *a, Value *c) -> Value * {
+        if (fp)
+          return b_.CreateAnd(b_.CreateFCmpORD(a, a), b_.CreateOr(b_.CreateFCmpUNO(c, c), b_.CreateFCmpOLT(a, c)));
+        return uns ? b_.CreateICmpULT(a, c) : b_.CreateICmpSLT(a, c);
+      };
+      const bool flag = n.round_mode != 0;  // sort: descending; topk: largest; searchsorted: right
+      // The work item's own value: searchsorted's value (input 1), or the element being placed (input 0).
+      const int own = n.op_id == PK_OP_SEARCHSORTED ? 1 : 0;
+      Value *v = load(xdt, args_[own], arg_offset(own, kRow, j, row0, i64c(0)));
+      if (n.op_id == PK_OP_SEARCHSORTED) {
+        // The count of sequence elements below the value (left) or not above it (right).
+        Value *count = loop_cols({i64c(0)}, [&](Value *c, const std::vector<Value *> &a) {
+          Value *e = load(xdt, args_[0], arg_offset(0, kElem, j, row0, c));
+          Value *in = flag ? b_.CreateNot(less(v, e)) : less(e, v);
+          return std::vector<Value *>{b_.CreateAdd(a[0], b_.CreateZExt(in, i64_))};
+        })[0];
+        store(PK_DTYPE_I64, count, args_[2], arg_offset(2, kRow, j, row0, i64c(0)));
+        return;
+      }
+      // The element at position i of its line goes after every element that precedes it in the (stable) order.
+      Value *i = b_.CreateURem(j, cols_);
+      Value *rank = loop_cols({i64c(0)}, [&](Value *c, const std::vector<Value *> &a) {
+        Value *e = load(xdt, args_[1], arg_offset(1, kElem, j, row0, c));
+        Value *e_first = flag ? less(v, e) : less(e, v);
+        Value *tie = b_.CreateAnd(b_.CreateNot(b_.CreateOr(less(v, e), less(e, v))), b_.CreateICmpULT(c, i));
+        return std::vector<Value *>{b_.CreateAdd(a[0], b_.CreateZExt(b_.CreateOr(e_first, tie), i64_))};
+      })[0];
+      llvm::Function *f = b_.GetInsertBlock()->getParent();
+      auto *put = llvm::BasicBlock::Create(ctx_, "put", f), *done = llvm::BasicBlock::Create(ctx_, "put_done", f);
+      b_.CreateCondBr(b_.CreateICmpSLT(rank, extra_[0]), put, done);
+      b_.SetInsertPoint(put);
+      store(ydt, v, args_[2], arg_offset(2, kElem, j, row0, rank));
+      store(PK_DTYPE_I64, i, args_[3], arg_offset(3, kElem, j, row0, rank));
+      b_.CreateBr(done);
+      b_.SetInsertPoint(done);
+      return;
+    }
+    case PK_OP_SCATTER:
+    case PK_OP_SCATTER_REDUCE:
+    case PK_OP_INDEX_PUT: {
+      // This item's element of a (and of the output). Index entries that land on it are walked in the oracle's
+      // order (row-major over the index): the last one wins, or all are combined.
+      const bool put = n.op_id == PK_OP_INDEX_PUT;
+      const int out_arg = nargs_ - 1, data_arg = put ? 1 : 2;
+      Value *self = x_at_row(0);
+      // Where the item is: scatter, its position t along dim (the last leading axis); index_put, its first k
+      // coordinates (none is above 0 when the dense kernel runs: every axis of a then has extent 1).
+      std::vector<Value *> want;
+      if (put) {
+        std::vector<Value *> idx = rank_ ? unravel(row0) : std::vector<Value *>{};
+        for (int k = 2; k < out_arg; ++k) want.push_back(rank_ ? idx[static_cast<size_t>(k - 2)] : i64c(0));
+      } else {
+        want.push_back(b_.CreateURem(j, extra_[0]));
+      }
+      auto lands = [&](Value *c) {
+        Value *all = b_.getTrue();
+        for (size_t k = 0; k < want.size(); ++k) {
+          const int arg = put ? static_cast<int>(k) + 2 : 1;
+          const int32_t idt = r_.dtypes[r_.inputs[static_cast<size_t>(arg)]];
+          Value *ix = load(idt, args_[arg], arg_offset(arg, kElem, j, row0, c));
+          if (idt != PK_DTYPE_I64) ix = b_.CreateSExt(ix, i64_);
+          all = b_.CreateAnd(all, b_.CreateICmpEQ(ix, want[k]));  // out-of-range indices never equal
+        }
+        return all;
+      };
+      auto value_at = [&](Value *c) { return load(xdt, args_[data_arg], arg_offset(data_arg, kElem, j, row0, c)); };
+      const bool combine = n.op_id == PK_OP_SCATTER_REDUCE || (put && n.round_mode != 0);
+      Value *result;
+      if (!combine) {
+        result = loop_cols({self}, [&](Value *c, const std::vector<Value *> &a) {
+          Value *hit = lands(c);
+          // The load sits behind the select's condition only logically: value_at reads a valid element either way.
+          return std::vector<Value *>{b_.CreateSelect(hit, value_at(c), a[0])};
+        })[0];
+      } else {
+        // The reduction's own accumulator (f64 for float sums and products); the first term is taken as is, so
+        // a lone -0 stays -0.
+        Node red;
+        const int32_t kind = put ? PK_REDUCE_KIND_SUM : n.round_mode % kIncludeSelf;
+        red.op_id = kind == PK_REDUCE_KIND_SUM    ? PK_OP_SUM
+                    : kind == PK_REDUCE_KIND_PROD ? PK_OP_PROD
+                    : kind == PK_REDUCE_KIND_AMAX ? PK_OP_AMAX
+                                                  : PK_OP_AMIN;
+        const bool wide = fp && (red.op_id == PK_OP_SUM || red.op_id == PK_OP_PROD);
+        auto first = [&](Value *x) { return wide ? to_double(x) : x; };
+        const bool with_self = put || (n.round_mode & kIncludeSelf) != 0;
+        std::vector<Value *> init = red_init(red, xdt);
+        Value *acc0 = with_self ? first(self) : init[0];
+        std::vector<Value *> acc =
+            loop_cols({acc0, b_.getInt1(with_self)}, [&](Value *c, const std::vector<Value *> &a) {
+              Value *hit = lands(c);
+              Value *x = value_at(c);
+              Value *next = b_.CreateSelect(a[1], red_step(red, xdt, {a[0]}, x, c)[0], first(x));
+              return std::vector<Value *>{b_.CreateSelect(hit, next, a[0]), b_.CreateOr(a[1], hit)};
+            });
+        result = b_.CreateSelect(acc[1], red_final(red, xdt, ydt, {acc[0]}), self);
+      }
+      store(ydt, result, args_[out_arg], arg_offset(out_arg, kRow, j, row0, i64c(0)));
+      return;
+    }
     default: {  // cummax, cummin
       // >= (<=) moves the index to the last occurrence of the extremum; a NaN is the extremum once seen (a later
       // NaN moves the index, a number never replaces it).
@@ -2154,6 +2820,42 @@ std::vector<Value *> Emitter::loop_n(Value *count, const std::vector<Value *> &i
   c->addIncoming(c1, latch);
   for (size_t k = 0; k < acc.size(); ++k) acc[k]->addIncoming(next[k], latch);
   b_.CreateCondBr(b_.CreateICmpSLT(c1, count), body, done);
+  b_.SetInsertPoint(done);
+  std::vector<Value *> out;
+  for (size_t k = 0; k < init.size(); ++k) {
+    auto *phi = b_.CreatePHI(init[k]->getType(), 2);
+    phi->addIncoming(init[k], pre);
+    phi->addIncoming(next[k], latch);
+    out.push_back(phi);
+  }
+  return out;
+}
+
+std::vector<Value *> Emitter::loop_until(Value *count, const std::vector<Value *> &init, const Step &step,
+                                         const char *name) {
+  llvm::Function *f = b_.GetInsertBlock()->getParent();
+  auto *pre = b_.GetInsertBlock();
+  auto *body = llvm::BasicBlock::Create(ctx_, name, f);
+  auto *done = llvm::BasicBlock::Create(ctx_, std::string(name) + "_done", f);
+  b_.CreateCondBr(b_.CreateICmpSGT(count, i64c(0)), body, done);
+  b_.SetInsertPoint(body);
+  auto *c = b_.CreatePHI(i64_, 2);
+  c->addIncoming(i64c(0), pre);
+  std::vector<llvm::PHINode *> acc;
+  std::vector<Value *> cur;
+  for (Value *v : init) {
+    acc.push_back(b_.CreatePHI(v->getType(), 2));
+    acc.back()->addIncoming(v, pre);
+    cur.push_back(acc.back());
+  }
+  std::vector<Value *> next = step(c, cur);
+  Value *stop = next.back();
+  next.pop_back();
+  Value *c1 = b_.CreateAdd(c, i64c(1));
+  auto *latch = b_.GetInsertBlock();
+  c->addIncoming(c1, latch);
+  for (size_t k = 0; k < acc.size(); ++k) acc[k]->addIncoming(next[k], latch);
+  b_.CreateCondBr(b_.CreateOr(stop, b_.CreateICmpSGE(c1, count)), done, body);
   b_.SetInsertPoint(done);
   std::vector<Value *> out;
   for (size_t k = 0; k < init.size(); ++k) {

@@ -35,14 +35,34 @@ inline bool is_reduction_op(uint32_t op) {
 }
 
 // Ops that walk whole lines of their input, one work item per line, as the only node of their region: var
-// (three passes over the reduced elements, the output once per row) and the scans along one axis (the output per
-// element of the line).
+// (three passes over the reduced elements, the output once per row), the scans along one axis (the output per
+// element of the line), dot_general (the line is the contraction of both operands, the output once per row),
+// searchsorted (the line is the sequence), the scatters (the line is the index entries that may land on the
+// element) and sort/topk (one work item per element: the line is what it is ranked
+// against).
 inline bool is_scan_op(uint32_t op) {
   return op == PK_OP_CUMSUM || op == PK_OP_CUMPROD || op == PK_OP_CUMMAX || op == PK_OP_CUMMIN ||
          op == PK_OP_LOGCUMSUMEXP;
 }
+// sort and topk: values and i64 indices, written at each element's rank in its line.
+inline bool is_order_op(uint32_t op) {
+  return op == PK_OP_SORT || op == PK_OP_TOPK;
+}
+// scatter, scatter_reduce, index_put: each output element walks the index entries that may land on it.
+inline bool is_scatter_op(uint32_t op) {
+  return op == PK_OP_SCATTER || op == PK_OP_SCATTER_REDUCE || op == PK_OP_INDEX_PUT;
+}
+// scatter_reduce's node: round_mode = PK_REDUCE_KIND_* plus this flag when a's own value is combined too.
+constexpr int32_t kIncludeSelf = 8;
 inline bool is_line_op(uint32_t op) {
-  return op == PK_OP_VAR || is_scan_op(op);
+  return op == PK_OP_VAR || op == PK_OP_DOT_GENERAL || op == PK_OP_CONVOLUTION || op == PK_OP_SEARCHSORTED ||
+         is_order_op(op) || is_scatter_op(op) || is_scan_op(op);
+}
+
+// Counter-based random numbers: creation nodes (no inputs) of the element's row-major index, extra[0..3] their
+// seed, offset and two parameters.
+inline bool is_philox_op(uint32_t op) {
+  return op == PK_OP_PHILOX_UNIFORM || op == PK_OP_PHILOX_NORMAL || op == PK_OP_PHILOX_RANDINT;
 }
 
 // The module holds the shared item/body functions plus the target's entry, named `entry`. The module has no

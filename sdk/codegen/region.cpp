@@ -1,6 +1,7 @@
 // region.cpp — what the generator compiles: which (op, dtype) pairs, how a launch or a fusion offer becomes a
 // Region, and the canonical key that caches compiled kernels. No LLVM here.
 #include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -67,6 +68,17 @@ const OpRule kRules[] = {
     {PK_OP_NDTRI, kF},
     {PK_OP_LGAMMA, kF},
     {PK_OP_DIGAMMA, kF},
+    {PK_OP_BESSEL_I0, kF},
+    {PK_OP_BESSEL_I0E, kF},
+    {PK_OP_BESSEL_I1, kF},
+    {PK_OP_BESSEL_I1E, kF},
+    {PK_OP_BESSEL_J0, kF},
+    {PK_OP_BESSEL_J1, kF},
+    {PK_OP_SPHERICAL_BESSEL_J0, kF},
+    {PK_OP_IGAMMA, kF},
+    {PK_OP_IGAMMAC, kF},
+    {PK_OP_ZETA, kF},
+    {PK_OP_CONVOLUTION, kF},  // the table admits f32 and f64 only
     {PK_OP_POPULATION_COUNT, kI},
     {PK_OP_COUNT_LEADING_ZEROS, kI},
     {PK_OP_SQRT, kF},
@@ -136,6 +148,16 @@ const OpRule kRules[] = {
     {PK_OP_LOGCUMSUMEXP, kF},
     {PK_OP_GATHER, kF | kI | kB},        // complex too: single() moves the data as bits
     {PK_OP_INDEX_SELECT, kF | kI | kB},  // planned as a gather
+    {PK_OP_DOT_GENERAL, kF | kI},        // matmul and batch_matmul too (planned as a dot_general)
+    {PK_OP_SORT, kF | kI},
+    {PK_OP_TOPK, kF | kI},
+    {PK_OP_SEARCHSORTED, kF | kI},
+    {PK_OP_PHILOX_UNIFORM, kF},  // by the output dtype (no inputs)
+    {PK_OP_PHILOX_NORMAL, kF},
+    {PK_OP_PHILOX_RANDINT, kF | kI},
+    {PK_OP_SCATTER, kF | kI | kB},  // moves bits (see single())
+    {PK_OP_SCATTER_REDUCE, kF | kI},
+    {PK_OP_INDEX_PUT, kF | kI},
 };
 
 const OpRule *rule(uint32_t op) {
@@ -145,7 +167,11 @@ const OpRule *rule(uint32_t op) {
 }
 
 using detail::is_line_op;
+using detail::is_order_op;
+using detail::is_philox_op;
 using detail::is_reduction_op;
+using detail::is_scatter_op;
+using detail::kIncludeSelf;
 // Reductions whose attributes are a `dims` list (all share pk_attrs_sum's layout).
 bool is_dims_reduction(uint32_t op) {
   return is_reduction_op(op) && op != PK_OP_ARGMAX && op != PK_OP_ARGMIN;
@@ -166,10 +192,12 @@ std::string check_node(const Node &n, const std::vector<int32_t> &dtypes) {
   const char *name = pk::meta::op_name(n.op_id);
   const OpRule *r = rule(n.op_id);
   if (r == nullptr) return text("%s: the code generator has no lowering for this op", name);
-  const bool creates = n.op_id == PK_OP_FILL || n.op_id == PK_OP_IOTA;
+  const bool creates = n.op_id == PK_OP_FILL || n.op_id == PK_OP_IOTA || is_philox_op(n.op_id);
   if (n.inputs.empty() && !creates) return text("%s: no inputs", name);
   if (n.op_id == PK_OP_WHERE && n.inputs.size() != 3) return text("%s: needs three inputs", name);
-  if ((n.op_id == PK_OP_GATHER || n.op_id == PK_OP_INDEX_SELECT) && n.inputs.size() != 2)
+  if ((n.op_id == PK_OP_GATHER || n.op_id == PK_OP_INDEX_SELECT || n.op_id == PK_OP_DOT_GENERAL ||
+       n.op_id == PK_OP_CONVOLUTION || is_order_op(n.op_id)) &&
+      n.inputs.size() != 2)
     return text("%s: needs two inputs", name);
   for (uint32_t v : n.inputs)
     if (v >= dtypes.size()) return text("%s: input value out of range", name);
@@ -191,6 +219,22 @@ std::string check_node(const Node &n, const std::vector<int32_t> &dtypes) {
     return text("convert_element_type: %s -> bf16 is not supported by the code generator (double rounding)",
                 pk::meta::dtype_name(t));
   }
+  if (is_scatter_op(n.op_id)) {
+    // a, index, src (scatter) or a, values, indices... (index_put): the data of a's dtype, i32/i64 indices.
+    const size_t first_index = n.op_id == PK_OP_INDEX_PUT ? 2 : 1;
+    if (n.inputs.size() < first_index + 1 || (n.op_id != PK_OP_INDEX_PUT && n.inputs.size() != 3))
+      return text("%s: wrong number of inputs", name);
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      const int32_t d = dtypes[n.inputs[k]];
+      const bool is_index = n.op_id == PK_OP_INDEX_PUT ? k >= 2 : k == 1;
+      if (is_index && d != PK_DTYPE_I32 && d != PK_DTYPE_I64)
+        return text("%s: index dtype %s is not supported by the code generator", name, pk::meta::dtype_name(d));
+      if (!is_index && d != t) return text("%s: data operands of one dtype only", name);
+    }
+    if (out != t) return text("%s: the output has a's dtype", name);
+  }
+  if ((n.op_id == PK_OP_DOT_GENERAL || n.op_id == PK_OP_CONVOLUTION) && (dtypes[n.inputs[1]] != t || out != t))
+    return text("%s: operands and result of one dtype only", name);
   return "";
 }
 
@@ -205,7 +249,9 @@ bool Region::reduces() const {
 Kind Region::kind(uint32_t v) const {
   if (!kinds.empty()) return v < kinds.size() ? static_cast<Kind>(kinds[v]) : kElem;
   for (const Node &n : nodes)
-    if (n.output == v && (is_reduction_op(n.op_id) || n.op_id == PK_OP_VAR)) return kRow;
+    if (n.output == v && (is_reduction_op(n.op_id) || n.op_id == PK_OP_VAR || n.op_id == PK_OP_DOT_GENERAL ||
+                          n.op_id == PK_OP_CONVOLUTION))
+      return kRow;
   return kElem;
 }
 
@@ -233,7 +279,14 @@ std::string check(const Region &r) {
         return text("%s: only as a region's single node", pk::meta::op_name(n.op_id));
       if (n.op_id == PK_OP_INDEX_SELECT) return "index_select: planned as a gather";
       if (n.op_id == PK_OP_GATHER && r.num_extra < 2) return "gather needs two extra scalars";
-      if (n.op_id == PK_OP_CUMMAX || n.op_id == PK_OP_CUMMIN) {
+      if ((is_order_op(n.op_id) || n.op_id == PK_OP_SEARCHSORTED || n.op_id == PK_OP_SCATTER ||
+           n.op_id == PK_OP_SCATTER_REDUCE) &&
+          r.num_extra < 1)
+        return text("%s needs one extra scalar", pk::meta::op_name(n.op_id));
+      if (n.op_id == PK_OP_SEARCHSORTED && r.dtypes[n.output] != PK_DTYPE_I64) return "searchsorted: i64 output only";
+      if (n.op_id == PK_OP_CONVOLUTION && (n.round_mode < 1 || r.num_extra < 4u * static_cast<uint32_t>(n.round_mode)))
+        return "convolution: four extra scalars per spatial axis";
+      if (n.op_id == PK_OP_CUMMAX || n.op_id == PK_OP_CUMMIN || is_order_op(n.op_id)) {
         if (r.outputs.size() != 2 || r.outputs[0] != n.output || r.outputs[1] != n.output + 1 ||
             r.outputs[1] >= r.dtypes.size() || r.dtypes[r.outputs[1]] != PK_DTYPE_I64 || known[n.output + 1])
           return text("%s: values and i64 indices are the outputs", pk::meta::op_name(n.op_id));
@@ -256,6 +309,7 @@ std::string check(const Region &r) {
       if (r.kind(n.output) != k) return "a node's kind does not follow from its inputs'";
     }
     if (n.op_id == PK_OP_IOTA && r.num_extra < 2) return "iota needs two extra scalars";
+    if (is_philox_op(n.op_id) && r.num_extra < 4) return "philox needs four extra scalars";
     known[n.output] = true;
   }
   for (uint32_t v : r.outputs)
@@ -285,7 +339,9 @@ std::string key(const KernelSpec &spec) {
       std::snprintf(buf, sizeof buf, "=%a", n.fill_value);
       k += buf;
     }
-    if (n.op_id == PK_OP_ROUND) k += "m" + std::to_string(n.round_mode);
+    if (n.op_id == PK_OP_ROUND || is_order_op(n.op_id) || n.op_id == PK_OP_SEARCHSORTED || is_scatter_op(n.op_id) ||
+        n.op_id == PK_OP_CONVOLUTION)
+      k += "m" + std::to_string(n.round_mode);
     if (n.op_id == PK_OP_VAR) {
       char buf[40];
       std::snprintf(buf, sizeof buf, "c%a", n.fill_value);
@@ -302,6 +358,14 @@ void take_attrs(Node &n, const void *attrs) {
   if (attrs == nullptr) return;
   if (n.op_id == PK_OP_FILL) n.fill_value = static_cast<const pk_attrs_fill *>(attrs)->value;
   if (n.op_id == PK_OP_ROUND) n.round_mode = static_cast<const pk_attrs_round *>(attrs)->mode;
+  if (n.op_id == PK_OP_SORT) n.round_mode = static_cast<const pk_attrs_sort *>(attrs)->descending != 0;
+  if (n.op_id == PK_OP_TOPK) n.round_mode = static_cast<const pk_attrs_topk *>(attrs)->largest != 0;
+  if (n.op_id == PK_OP_SEARCHSORTED) n.round_mode = static_cast<const pk_attrs_searchsorted *>(attrs)->right != 0;
+  if (n.op_id == PK_OP_SCATTER_REDUCE) {
+    const auto &a = *static_cast<const pk_attrs_scatter_reduce *>(attrs);
+    n.round_mode = a.reduce + (a.include_self ? kIncludeSelf : 0);
+  }
+  if (n.op_id == PK_OP_INDEX_PUT) n.round_mode = static_cast<const pk_attrs_index_put *>(attrs)->accumulate != 0;
   if (n.op_id == PK_OP_VAR) n.fill_value = static_cast<const pk_attrs_var *>(attrs)->correction;
 }
 
@@ -329,9 +393,11 @@ int32_t bits_dtype(int32_t d, int32_t &lanes);
 bool single(uint32_t op_id, const int32_t *in_dtypes, uint32_t num_inputs, const int32_t *out_dtypes,
             uint32_t num_outputs, const void *attrs, Region &out, std::string &why) {
   const pk::meta::OpInfo *op = pk::meta::find_op(op_id);
-  const bool indices = op_id == PK_OP_CUMMAX || op_id == PK_OP_CUMMIN;
+  // sort and topk read their input twice (the element being placed, and the line it is ranked against).
+  const bool twice = is_order_op(op_id) && num_inputs == 1;
+  const bool indices = op_id == PK_OP_CUMMAX || op_id == PK_OP_CUMMIN || is_order_op(op_id);
   if (op == nullptr || op->tier != pk::meta::Tier::primitive || num_outputs < 1 || num_outputs > (indices ? 2u : 1u) ||
-      (num_inputs == 0 && op_id != PK_OP_IOTA && op_id != PK_OP_FILL)) {
+      (num_inputs == 0 && op_id != PK_OP_IOTA && op_id != PK_OP_FILL && !is_philox_op(op_id))) {
     why = text("%s: the code generator has no lowering for this op", op ? op->name : "unknown op");
     return false;
   }
@@ -344,19 +410,38 @@ bool single(uint32_t op_id, const int32_t *in_dtypes, uint32_t num_inputs, const
     r.dtypes.push_back(in_dtypes[i]);
     r.inputs.push_back(i);
   }
+  if (twice) {
+    r.dtypes.push_back(in_dtypes[0]);
+    r.inputs.push_back(1);
+  }
+  const uint32_t nin = static_cast<uint32_t>(r.inputs.size());
   r.dtypes.push_back(out_dtypes[0]);
   Node n;
-  n.op_id = op_id;
-  for (uint32_t i = 0; i < num_inputs; ++i) n.inputs.push_back(i);
-  n.output = num_inputs;
+  // matmul and batch_matmul are dot_generals (one kernel: an output element per work item, its dot product the line).
+  n.op_id = op_id == PK_OP_MATMUL || op_id == PK_OP_BATCH_MATMUL ? static_cast<uint32_t>(PK_OP_DOT_GENERAL) : op_id;
+  for (uint32_t i = 0; i < nin; ++i) n.inputs.push_back(i);
+  n.output = nin;
   take_attrs(n, attrs);
-  r.outputs.push_back(num_inputs);
+  r.outputs.push_back(nin);
   if (indices) {
     r.dtypes.push_back(num_outputs > 1 ? out_dtypes[1] : static_cast<int32_t>(PK_DTYPE_I64));
-    r.outputs.push_back(num_inputs + 1);
+    r.outputs.push_back(nin + 1);
   }
   if (op_id == PK_OP_IOTA) r.num_extra = 2;
+  if (is_philox_op(op_id)) r.num_extra = 4;
+  if (op_id == PK_OP_CONVOLUTION) {
+    // Spatial axes: 2 unless the planner says otherwise (it sets round_mode and num_extra from the input rank).
+    n.round_mode = 2;
+    r.num_extra = 8;
+  }
   int32_t lanes = 1;
+  if (is_order_op(op_id) || op_id == PK_OP_SEARCHSORTED || op_id == PK_OP_SCATTER || op_id == PK_OP_SCATTER_REDUCE)
+    r.num_extra = 1;
+  if (op_id == PK_OP_SCATTER && num_inputs == 3 && cls(in_dtypes[0]) && bits_dtype(in_dtypes[0], lanes) >= 0 &&
+      in_dtypes[0] == in_dtypes[2] && in_dtypes[0] == out_dtypes[0]) {
+    // A plain scatter moves bits, as gather does.
+    r.dtypes[0] = r.dtypes[2] = r.dtypes[3] = bits_dtype(in_dtypes[0], lanes);
+  }
   if ((op_id == PK_OP_GATHER || op_id == PK_OP_INDEX_SELECT) && num_inputs == 2 && in_dtypes[0] == out_dtypes[0] &&
       bits_dtype(in_dtypes[0], lanes) >= 0) {
     // Indexed loads copy bits: the data moves as the integer of its size (NaN payloads, -0 and fp8 survive;
@@ -618,11 +703,252 @@ bool plan_gather(uint32_t op_id, const pk_tensor *in, const pk_tensor &o, int64_
   return true;
 }
 
+// A dot product per output element: the element space is the batch axes, a's free axes, b's free axes (the
+// output's axes, in order), then the contracting axes, which each work item walks. a has stride 0 on b's free
+// axes and b on a's; axes of extent 1 are dropped so that the space fits the generator's rank limit.
+bool plan_dot(uint32_t op_id, const pk_tensor *in, const pk_tensor &o, const std::vector<int64_t> &lb,
+              const std::vector<int64_t> &rb, const std::vector<int64_t> &lc, const std::vector<int64_t> &rc,
+              std::vector<PlannedLaunch> &out, std::string &why) {
+  int32_t dt[3] = {pk::meta::dtype_id(in[0].dtype), pk::meta::dtype_id(in[1].dtype), pk::meta::dtype_id(o.dtype)};
+  PlannedLaunch l;
+  if (!single(op_id, dt, 2, dt + 2, 1, nullptr, l.region, why)) return false;
+  const Strides as = strides_of(in[0]), bs = strides_of(in[1]), os = strides_of(o);
+  auto free_axes = [](int32_t rank, const std::vector<int64_t> &x, const std::vector<int64_t> &y) {
+    std::vector<int64_t> f;
+    for (int64_t k = 0; k < rank; ++k)
+      if (std::find(x.begin(), x.end(), k) == x.end() && std::find(y.begin(), y.end(), k) == y.end()) f.push_back(k);
+    return f;
+  };
+  const std::vector<int64_t> lf = free_axes(in[0].ndim, lb, lc), rf = free_axes(in[1].ndim, rb, rc);
+  Strides sa, sb, so;
+  auto axis = [&](int64_t extent, int64_t a, int64_t b, int64_t c, bool reduced) {
+    if (extent == 1) return;
+    l.shape.push_back(extent);
+    sa.push_back(a);
+    sb.push_back(b);
+    so.push_back(c);
+    l.red += reduced ? 1 : 0;
+  };
+  size_t p = 0;  // the output's axis
+  for (size_t k = 0; k < lb.size(); ++k, ++p) axis(in[0].shape[lb[k]], as[lb[k]], bs[rb[k]], os[p], false);
+  for (int64_t k : lf) axis(in[0].shape[k], as[k], 0, os[p++], false);
+  for (int64_t k : rf) axis(in[1].shape[k], 0, bs[k], os[p++], false);
+  for (size_t k = 0; k < lc.size(); ++k) axis(in[0].shape[lc[k]], as[lc[k]], bs[rc[k]], 0, true);
+  if (numel(shape_of(o)) == 0) return true;  // nothing to compute
+  if (l.red == 0 || numel(l.shape) == 0) {
+    // One term (or none: an empty contraction sums to 0): a trailing axis keeps the kernel a line walk.
+    const bool empty = numel(l.shape) == 0;
+    l.shape.erase(l.shape.end() - l.red, l.shape.end());
+    sa.resize(l.shape.size());
+    sb.resize(l.shape.size());
+    so.resize(l.shape.size());
+    l.red = 1;
+    l.shape.push_back(empty ? 0 : 1);
+    sa.push_back(0);
+    sb.push_back(0);
+    so.push_back(0);
+  }
+  l.args = {PlanArg{0, 0, sa}, PlanArg{1, 0, sb}, PlanArg{2, 0, so}};
+  out.push_back(std::move(l));
+  return true;
+}
+
+// sort and topk rank every element of a line against the whole line (the count of elements that go before it:
+// smaller or larger, or equal at a lower index) and store it at that rank if it is below extra[0] (the output's
+// extent along dim). The element space is the other axes, then the element's position i on dim, then the
+// position c it is compared with: input 0 is the line at i (stride 0 on c), input 1 at c (stride 0 on i), the
+// outputs are written along c. Quadratic in the line length, but every element is a work item of its own and the
+// result is deterministic (stable) without scratch memory.
+bool plan_order(uint32_t op_id, const pk_tensor &in, const pk_tensor *outs, uint32_t nout, int64_t dim,
+                const void *attrs, std::vector<PlannedLaunch> &out, std::string &why) {
+  if (nout != 2) {
+    why = text("%s: values and indices are the outputs", pk::meta::op_name(op_id));
+    return false;
+  }
+  int32_t dt[3] = {pk::meta::dtype_id(in.dtype), pk::meta::dtype_id(outs[0].dtype), pk::meta::dtype_id(outs[1].dtype)};
+  PlannedLaunch l;
+  if (!single(op_id, dt, 1, dt + 1, 2, attrs, l.region, why)) return false;
+  const Strides is = strides_of(in), vs = strides_of(outs[0]), xs = strides_of(outs[1]);
+  Strides si, sc, sv, sx;
+  for (int32_t d = 0; d < in.ndim; ++d) {
+    if (d == dim) continue;
+    l.shape.push_back(in.shape[d]);
+    si.push_back(is[d]);
+    sc.push_back(is[d]);
+    sv.push_back(vs[d]);
+    sx.push_back(xs[d]);
+  }
+  const int64_t n = in.ndim > 0 ? in.shape[dim] : 1, st = in.ndim > 0 ? is[dim] : 0;
+  l.shape.push_back(n);
+  l.shape.push_back(n);
+  si.insert(si.end(), {st, 0});
+  sc.insert(sc.end(), {0, st});
+  sv.insert(sv.end(), {0, outs[0].ndim > 0 ? vs[dim] : 0});
+  sx.insert(sx.end(), {0, outs[1].ndim > 0 ? xs[dim] : 0});
+  l.red = 1;
+  l.args = {PlanArg{0, 0, si}, PlanArg{0, 0, sc}, PlanArg{1, 0, sv}, PlanArg{2, 0, sx}};
+  l.extra = {outs[0].ndim > 0 ? outs[0].shape[dim] : 1};
+  if (numel(l.shape) > 0 && l.extra[0] > 0) out.push_back(std::move(l));
+  return true;
+}
+
+// searchsorted: for each value (a work item) the count of sequence elements before it in sort order, a walk over
+// the whole sequence: the element space is the values' shape, then the sequence's axis.
+bool plan_searchsorted(const pk_tensor *in, const pk_tensor &o, const void *attrs, std::vector<PlannedLaunch> &out,
+                       std::string &why) {
+  int32_t dt[3] = {pk::meta::dtype_id(in[0].dtype), pk::meta::dtype_id(in[1].dtype), pk::meta::dtype_id(o.dtype)};
+  PlannedLaunch l;
+  if (!single(PK_OP_SEARCHSORTED, dt, 2, dt + 2, 1, attrs, l.region, why)) return false;
+  if (in[0].ndim != 1) {
+    why = "searchsorted: the code generator needs a 1-D sorted_sequence";
+    return false;
+  }
+  Strides ss(static_cast<size_t>(in[1].ndim), 0), vs = strides_of(in[1]), os = strides_of(o);
+  l.shape = shape_of(in[1]);
+  l.shape.push_back(in[0].shape[0]);
+  ss.push_back(strides_of(in[0])[0]);
+  vs.push_back(0);
+  os.push_back(0);
+  l.red = 1;
+  l.args = {PlanArg{0, 0, ss}, PlanArg{1, 0, vs}, PlanArg{2, 0, os}};
+  l.extra = {in[0].shape[0]};
+  if (numel(shape_of(in[1])) > 0) out.push_back(std::move(l));
+  return true;
+}
+
+// scatter / scatter_reduce: out = a, then each element of the box the index reaches (the index's extents off
+// dim, a's along dim) is a work item that walks its line of the index along dim and combines the src elements
+// whose index equals its own position, in index order (the last one wins for scatter): no atomics, so
+// duplicates combine deterministically in the oracle's order. The element space is the other axes, dim (the
+// item's position t = j mod extra[0]), then the index's line.
+bool plan_scatter(uint32_t op_id, const pk_tensor *in, const pk_tensor &o, int64_t dim, const void *attrs,
+                  std::vector<PlannedLaunch> &out, std::string &why) {
+  int32_t dt[4] = {pk::meta::dtype_id(in[0].dtype), pk::meta::dtype_id(in[1].dtype), pk::meta::dtype_id(in[2].dtype),
+                   pk::meta::dtype_id(o.dtype)};
+  PlannedLaunch l;
+  if (!single(op_id, dt, 3, dt + 3, 1, attrs, l.region, why)) return false;
+  if (!copy_launch(dt[3], shape_of(o), 0, 0, strides_of(in[0]), 3, 0, strides_of(o), out, why)) return false;
+  const Strides as = strides_of(in[0]), is = strides_of(in[1]), ss = strides_of(in[2]), os = strides_of(o);
+  Strides sa, si, sv, so;
+  const size_t d0 = static_cast<size_t>(dim);
+  for (size_t d = 0; d < as.size(); ++d) {
+    if (d == d0) continue;
+    l.shape.push_back(in[1].shape[d]);
+    sa.push_back(as[d]);
+    si.push_back(is[d]);
+    sv.push_back(ss[d]);
+    so.push_back(os[d]);
+  }
+  l.shape.insert(l.shape.end(), {in[0].shape[d0], in[1].shape[d0]});
+  sa.insert(sa.end(), {as[d0], 0});
+  si.insert(si.end(), {0, is[d0]});
+  sv.insert(sv.end(), {0, ss[d0]});
+  so.insert(so.end(), {os[d0], 0});
+  l.red = 1;
+  l.args = {PlanArg{0, 0, sa}, PlanArg{1, 0, si}, PlanArg{2, 0, sv}, PlanArg{3, 0, so}};
+  l.extra = {in[0].shape[d0]};
+  if (numel(l.shape) > 0) out.push_back(std::move(l));
+  return true;
+}
+
+// index_put: every element of a is a work item that walks the L index rows and takes (or adds) the values of
+// the rows whose k indices equal its first k coordinates, in row order. The element space is a's axes, then L.
+bool plan_index_put(const pk_tensor *in, uint32_t nin, const pk_tensor &o, const void *attrs,
+                    std::vector<PlannedLaunch> &out, std::string &why) {
+  std::vector<int32_t> dt;
+  for (uint32_t i = 0; i < nin; ++i) dt.push_back(pk::meta::dtype_id(in[i].dtype));
+  const int32_t odt = pk::meta::dtype_id(o.dtype);
+  PlannedLaunch l;
+  if (!single(PK_OP_INDEX_PUT, dt.data(), nin, &odt, 1, attrs, l.region, why)) return false;
+  const uint32_t k = nin - 2;
+  if (k < 1 || static_cast<int32_t>(k) > in[0].ndim) {
+    why = "index_put: needs 1 to rank(a) index tensors";
+    return false;
+  }
+  const int64_t rows = in[2].ndim > 0 ? in[2].shape[0] : 1;
+  const Strides as = strides_of(in[0]), vs = strides_of(in[1]), os = strides_of(o);
+  l.shape = shape_of(in[0]);
+  l.shape.push_back(rows);
+  Strides sa = as, so = os, sv(l.shape.size(), 0);
+  sa.push_back(0);
+  so.push_back(0);
+  // values [L] + a.shape[k:]: its axis 0 walks the rows, the others follow a's trailing axes.
+  for (int32_t d = static_cast<int32_t>(k); d < in[0].ndim; ++d)
+    sv[static_cast<size_t>(d)] = vs[static_cast<size_t>(d - static_cast<int32_t>(k) + 1)];
+  sv.back() = in[1].ndim > 0 ? vs[0] : 0;
+  l.args = {PlanArg{0, 0, sa}, PlanArg{1, 0, sv}};
+  for (uint32_t i = 0; i < k; ++i) {
+    Strides sx(l.shape.size(), 0);
+    sx.back() = in[2 + i].ndim > 0 ? strides_of(in[2 + i])[0] : 0;
+    l.args.push_back(PlanArg{2 + i, 0, sx});
+  }
+  l.args.push_back(PlanArg{nin, 0, so});
+  l.red = 1;
+  if (numel(shape_of(in[0])) > 0) out.push_back(std::move(l));
+  return true;
+}
+
+// convolution: one work item per output element, the dot product over (C / groups, kernel window) as a line; the
+// element space [N, G, O/G, out..., C/G, k...] makes every operand a strided view (the input at offset
+// -sum(low * stride) with stride * s on the output axes and dilation * s on the kernel axes) and the kernel masks
+// the terms whose input position falls outside. Up to 2 spatial axes (3 would exceed the rank limit).
+bool plan_conv(const pk_tensor *in, const pk_tensor &o, const void *attrs, std::vector<PlannedLaunch> &out,
+               std::string &why) {
+  int32_t dt[3] = {pk::meta::dtype_id(in[0].dtype), pk::meta::dtype_id(in[1].dtype), pk::meta::dtype_id(o.dtype)};
+  PlannedLaunch l;
+  if (!single(PK_OP_CONVOLUTION, dt, 2, dt + 2, 1, attrs, l.region, why)) return false;
+  const auto &a = *static_cast<const pk_attrs_convolution *>(attrs);
+  const int32_t nsp = in[0].ndim - 2;
+  if (nsp < 1 || 4 + 2 * nsp > PK_MAX_RANK) {
+    why = "convolution: the code generator handles 1 or 2 spatial axes";
+    return false;
+  }
+  const int64_t groups = a.groups, N = in[0].shape[0], C = in[0].shape[1], O = in[1].shape[0], Cg = in[1].shape[1];
+  if (groups < 1 || O % groups != 0 || Cg * groups != C) {
+    why = "convolution: channels do not match groups";
+    return false;
+  }
+  l.region.nodes[0].round_mode = nsp;
+  l.region.num_extra = 4 * static_cast<uint32_t>(nsp);
+  const Strides xs = strides_of(in[0]), ws = strides_of(in[1]), os = strides_of(o);
+  const int64_t Og = O / groups;
+  l.shape = {N, groups, Og};
+  Strides sx = {xs[0], Cg * xs[1], 0}, sw = {0, Og * ws[0], ws[0]}, so = {os[0], Og * os[1], os[1]};
+  int64_t x_off = 0;
+  for (int32_t i = 0; i < nsp; ++i) {
+    const size_t d = static_cast<size_t>(i + 2);
+    const int64_t st = a.num_stride ? a.stride[i] : 1, dil = a.num_dilation ? a.dilation[i] : 1;
+    const int64_t lo = a.num_padding_low ? a.padding_low[i] : 0;
+    l.shape.push_back(o.shape[d]);
+    sx.push_back(st * xs[d]);
+    sw.push_back(0);
+    so.push_back(os[d]);
+    x_off -= lo * xs[d];
+    l.extra.insert(l.extra.end(), {st, dil, lo, in[0].shape[d]});
+  }
+  l.shape.push_back(Cg);
+  sx.push_back(xs[1]);
+  sw.push_back(ws[1]);
+  so.push_back(0);
+  for (int32_t i = 0; i < nsp; ++i) {
+    const size_t d = static_cast<size_t>(i + 2);
+    l.shape.push_back(in[1].shape[d]);
+    sx.push_back((a.num_dilation ? a.dilation[i] : 1) * xs[d]);
+    sw.push_back(ws[d]);
+    so.push_back(0);
+  }
+  l.red = 1 + nsp;
+  l.args = {PlanArg{0, x_off, sx}, PlanArg{1, 0, sw}, PlanArg{2, 0, so}};
+  if (numel(shape_of(o)) > 0) out.push_back(std::move(l));
+  return true;
+}
+
 bool plan_impl(uint32_t op_id, const pk_tensor *in, uint32_t nin, const pk_tensor *outs, uint32_t nout,
                const void *attrs, std::vector<PlannedLaunch> &out, std::string &why) {
   const pk::meta::OpInfo *op = pk::meta::find_op(op_id);
   if (op == nullptr || op->tier != pk::meta::Tier::primitive || nout != op->num_outputs || nout < 1 ||
-      (nin > 0 && in == nullptr) || outs == nullptr || (nout > 1 && op_id != PK_OP_CUMMAX && op_id != PK_OP_CUMMIN)) {
+      (nin > 0 && in == nullptr) || outs == nullptr ||
+      (nout > 1 && op_id != PK_OP_CUMMAX && op_id != PK_OP_CUMMIN && !is_order_op(op_id))) {
     why = text("%s: the code generator has no lowering for this op", op ? op->name : "unknown op");
     return false;
   }
@@ -776,6 +1102,35 @@ bool plan_impl(uint32_t op_id, const pk_tensor *in, uint32_t nin, const pk_tenso
       if (numel(oshape) > 0) out.push_back(std::move(l));
       return true;
     }
+    case PK_OP_PHILOX_UNIFORM:
+    case PK_OP_PHILOX_NORMAL:
+    case PK_OP_PHILOX_RANDINT: {
+      if (attrs == nullptr) {
+        why = text("%s: no attributes", op->name);
+        return false;
+      }
+      PlannedLaunch l;
+      if (!single(op_id, nullptr, 0, &odt, 1, nullptr, l.region, why)) return false;
+      auto bits = [](double v) {
+        int64_t b;
+        std::memcpy(&b, &v, sizeof b);
+        return b;
+      };
+      if (op_id == PK_OP_PHILOX_UNIFORM) {
+        const auto &a = *static_cast<const pk_attrs_philox_uniform *>(attrs);
+        l.extra = {a.seed, a.offset, bits(a.low), bits(a.high)};
+      } else if (op_id == PK_OP_PHILOX_NORMAL) {
+        const auto &a = *static_cast<const pk_attrs_philox_normal *>(attrs);
+        l.extra = {a.seed, a.offset, bits(a.mean), bits(a.std)};
+      } else {
+        const auto &a = *static_cast<const pk_attrs_philox_randint *>(attrs);
+        l.extra = {a.seed, a.offset, a.low, a.high};
+      }
+      l.shape = oshape;
+      l.args = {PlanArg{O, 0, strides_of(o)}};
+      if (numel(oshape) > 0) out.push_back(std::move(l));
+      return true;
+    }
     case PK_OP_VAR: {
       if (attrs == nullptr) {
         why = "var: no attributes";
@@ -809,6 +1164,60 @@ bool plan_impl(uint32_t op_id, const pk_tensor *in, uint32_t nin, const pk_tenso
       }
       static_assert(sizeof(pk_attrs_gather) == sizeof(pk_attrs_index_select), "gather attribute layouts differ");
       return plan_gather(op_id, in, o, static_cast<const pk_attrs_gather *>(attrs)->dim, out, why);
+    }
+    case PK_OP_SORT:
+    case PK_OP_TOPK: {
+      if (attrs == nullptr || nin != 1) {
+        why = text("%s: no attributes", op->name);
+        return false;
+      }
+      const int64_t dim = op_id == PK_OP_SORT ? static_cast<const pk_attrs_sort *>(attrs)->dim
+                                              : static_cast<const pk_attrs_topk *>(attrs)->dim;
+      return plan_order(op_id, in[0], outs, nout, dim, attrs, out, why);
+    }
+    case PK_OP_SCATTER:
+    case PK_OP_SCATTER_REDUCE:
+      if (attrs == nullptr || nin != 3) {
+        why = text("%s: no attributes", op->name);
+        return false;
+      }
+      static_assert(offsetof(pk_attrs_scatter, dim) == offsetof(pk_attrs_scatter_reduce, dim), "scatter dim");
+      return plan_scatter(op_id, in, o, static_cast<const pk_attrs_scatter *>(attrs)->dim, attrs, out, why);
+    case PK_OP_INDEX_PUT:
+      if (attrs == nullptr || nin < 3) {
+        why = "index_put: no attributes or no index";
+        return false;
+      }
+      return plan_index_put(in, nin, o, attrs, out, why);
+    case PK_OP_CONVOLUTION:
+      if (attrs == nullptr || nin != 2) {
+        why = "convolution: no attributes";
+        return false;
+      }
+      return plan_conv(in, o, attrs, out, why);
+    case PK_OP_SEARCHSORTED:
+      if (attrs == nullptr || nin != 2) {
+        why = "searchsorted: no attributes";
+        return false;
+      }
+      return plan_searchsorted(in, o, attrs, out, why);
+    case PK_OP_MATMUL:
+    case PK_OP_BATCH_MATMUL: {
+      if (nin != 2) break;
+      const int64_t r = in[0].ndim;  // [B,] M, K x [B,] K, N
+      const std::vector<int64_t> batch = r == 3 ? std::vector<int64_t>{0} : std::vector<int64_t>{};
+      return plan_dot(op_id, in, o, batch, batch, {r - 1}, {r - 2}, out, why);
+    }
+    case PK_OP_DOT_GENERAL: {
+      if (attrs == nullptr || nin != 2) {
+        why = text("%s: no attributes", op->name);
+        return false;
+      }
+      const auto &a = *static_cast<const pk_attrs_dot_general *>(attrs);
+      return plan_dot(op_id, in, o, std::vector<int64_t>(a.lhs_batch, a.lhs_batch + a.num_lhs_batch),
+                      std::vector<int64_t>(a.rhs_batch, a.rhs_batch + a.num_rhs_batch),
+                      std::vector<int64_t>(a.lhs_contract, a.lhs_contract + a.num_lhs_contract),
+                      std::vector<int64_t>(a.rhs_contract, a.rhs_contract + a.num_rhs_contract), out, why);
     }
     case PK_OP_ARGMAX:
     case PK_OP_ARGMIN: {
@@ -873,7 +1282,7 @@ bool coverage(const pk::meta::OpInfo &op, const int32_t *in, uint32_t nin, const
         break;
     }
   }
-  if (op.num_outputs != 1 && op.id != PK_OP_CUMMAX && op.id != PK_OP_CUMMIN) {
+  if (op.num_outputs != 1 && op.id != PK_OP_CUMMAX && op.id != PK_OP_CUMMIN && !is_order_op(op.id)) {
     why = text("%s: the code generator handles ops with one output", op.name);
     return false;
   }
@@ -943,6 +1352,8 @@ bool plan_op(uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs, const
 }
 
 bool plan_is_dense(const PlannedLaunch &l) {
+  // The convolution kernel reads its element-space coordinates, which only the strided kernel has.
+  if (l.region.nodes.size() == 1 && l.region.nodes[0].op_id == PK_OP_CONVOLUTION) return false;
   const size_t r = l.shape.size();
   const size_t lead = r - static_cast<size_t>(l.red);
   std::vector<int64_t> lead_shape(l.shape.begin(), l.shape.begin() + static_cast<std::ptrdiff_t>(lead));
@@ -1315,16 +1726,20 @@ std::vector<Region> supported_single_op_regions() {
           ins = {PK_DTYPE_BOOL, t, t};
         } else if (rl.op == PK_OP_GATHER) {
           ins = {t, PK_DTYPE_I64};
+        } else if (rl.op == PK_OP_SCATTER || rl.op == PK_OP_SCATTER_REDUCE) {
+          ins = {t, PK_DTYPE_I64, t};
+        } else if (rl.op == PK_OP_INDEX_PUT) {
+          ins = {t, t, PK_DTYPE_I32, PK_DTYPE_I64};
         } else {
           // Every input of these ops has the type variable's dtype (iota has none).
           ins.assign(op->num_inputs, t);
         }
-        const int rounds = rl.op == PK_OP_ROUND ? 2 : 1;
+        const int rounds = rl.op == PK_OP_ROUND || is_order_op(rl.op) || rl.op == PK_OP_SEARCHSORTED ? 2 : 1;
         for (int m = 0; m < rounds; ++m) {
           Region r;
           std::string why;
           if (!single(rl.op, ins.data(), static_cast<uint32_t>(ins.size()), &o, 1, nullptr, r, why)) continue;
-          r.nodes[0].round_mode = m;
+          if (rounds > 1) r.nodes[0].round_mode = m;
           if (rl.op == PK_OP_FILL) r.nodes[0].fill_value = 1.5;
           out.push_back(std::move(r));
         }

@@ -95,8 +95,13 @@ inline std::vector<pk::codegen::KernelSpec> all_cuda_specs() {
   std::vector<pk::codegen::KernelSpec> out;
   std::vector<uint32_t> strided_ops;
   for (const auto &r : pk::codegen::supported_single_op_regions()) {
-    out.push_back(pk::codegen::KernelSpec{r, 0});
     const uint32_t op = r.nodes[0].op_id;
+    // Convolution runs only as the strided kernel over [N, G, O/G, out (2), C/G, k (2)]: every dtype there.
+    if (op == PK_OP_CONVOLUTION) {
+      out.push_back(pk::codegen::KernelSpec{r, 8});
+      continue;
+    }
+    out.push_back(pk::codegen::KernelSpec{r, 0});
     if (std::find(strided_ops.begin(), strided_ops.end(), op) == strided_ops.end()) {
       strided_ops.push_back(op);
       out.push_back(pk::codegen::KernelSpec{r, 3});

@@ -201,7 +201,14 @@ TEST_F(Emu, EverySupportedSingleOpMatchesTheReference) {
     // This harness has references for sum/amax and elementwise ops with inputs; the other reductions, iota and
     // creation fills are checked against the oracle by the conformance suite.
     // Gathers are checked by hand below (EmuOps.GatherAndIndexSelect).
-    if ((reduce && n.op_id != PK_OP_SUM && n.op_id != PK_OP_AMAX) || r.inputs.empty() || n.op_id == PK_OP_GATHER)
+    // The Bessel functions, igamma/igammac and zeta have no long double reference here: conformance (the oracle) and
+    // EmuOps.SpecialFunctionsAtHandCheckedPoints check them.
+    const bool no_reference = n.op_id == PK_OP_BESSEL_I0 || n.op_id == PK_OP_BESSEL_I0E || n.op_id == PK_OP_BESSEL_I1 ||
+                              n.op_id == PK_OP_BESSEL_I1E || n.op_id == PK_OP_BESSEL_J0 || n.op_id == PK_OP_BESSEL_J1 ||
+                              n.op_id == PK_OP_SPHERICAL_BESSEL_J0 || n.op_id == PK_OP_IGAMMA ||
+                              n.op_id == PK_OP_IGAMMAC || n.op_id == PK_OP_ZETA;
+    if ((reduce && n.op_id != PK_OP_SUM && n.op_id != PK_OP_AMAX) || r.inputs.empty() || n.op_id == PK_OP_GATHER ||
+        no_reference)
       continue;
     const int32_t out_dt = r.dtypes[n.output];
     std::string label =
@@ -830,6 +837,202 @@ TEST_F(EmuOps, SpecialFunctionsAtHandCheckedPoints) {
   auto x = f64(PK_OP_ERFCX, {1e10, 0, -30, inf, -inf});
   near(x[0], 5.6418958354775629e-11, 2, "erfcx(1e10)");
   expect_floats(std::vector<Scalar>(x.begin() + 1, x.end()), {1, inf, 0, inf}, "erfcx specials");
+  // Bessel functions (values from mpmath at 40 digits): the series below 20, the asymptotic expansions above,
+  // exp applied in two halves near overflow (I0(713) = 6.7e307 although e^713 overflows).
+  auto i0 = f64(PK_OP_BESSEL_I0, {1, 713, inf, -inf});
+  near(i0[0], 1.2660658777520084, 4, "i0(1)");
+  near(i0[1], 6.705128263670996e+307, 4, "i0(713)");
+  expect_floats(std::vector<Scalar>(i0.begin() + 2, i0.end()), {inf, inf}, "i0(+-inf)");
+  auto i1 = f64(PK_OP_BESSEL_I1, {-1, 30});
+  near(i1[0], -0.565159103992485, 4, "i1(-1)");
+  near(i1[1], 768532038938.957, 4, "i1(30)");
+  auto i0e = f64(PK_OP_BESSEL_I0E, {100, -1, inf});
+  near(i0e[0], 0.03994437929909668, 4, "i0e(100)");
+  near(i0e[1], 0.46575960759364043, 4, "i0e(-1)");
+  expect_floats({i0e[2]}, {0}, "i0e(inf)");
+  auto i1e = f64(PK_OP_BESSEL_I1E, {30, -100});
+  near(i1e[0], 0.07191633059864755, 4, "i1e(30)");
+  near(i1e[1], -0.03974415302513025, 4, "i1e(-100)");
+  auto j0 = f64(PK_OP_BESSEL_J0, {1, 30, 100, inf, nan});
+  near(j0[0], 0.7651976865579666, 4, "j0(1)");
+  near(j0[1], -0.08636798358104021, 4, "j0(30)");
+  near(j0[2], 0.019985850304223122, 4, "j0(100)");
+  expect_floats(std::vector<Scalar>(j0.begin() + 3, j0.end()), {0, nan}, "j0 specials");
+  auto j1 = f64(PK_OP_BESSEL_J1, {-1, 100});
+  near(j1[0], -0.4400505857449335, 4, "j1(-1)");
+  near(j1[1], -0.07714535201411216, 4, "j1(100)");
+  expect_floats(f64(PK_OP_SPHERICAL_BESSEL_J0, {0, inf, -inf}), {1, 0, 0}, "spherical_bessel_j0 specials");
+  // Incomplete gamma (mpmath): P(1, 1) = 1 - 1/e, P(1/2, 2) = erf(sqrt 2) (series), Q(100, 120) (fraction),
+  // P(100, 90), Q(0.001, 0.001) (Gautschi's small-a form); the edges of the domain.
+  auto f64_2 = [&](uint32_t op, std::vector<double> a, std::vector<double> b) {
+    const int64_t n = static_cast<int64_t>(a.size());
+    return run(op, {In{PK_DTYPE_F64, {n}, floats(a)}, In{PK_DTYPE_F64, {n}, floats(b)}}, PK_DTYPE_F64, {n}, nullptr);
+  };
+  auto p = f64_2(PK_OP_IGAMMA, {1, 0.5, 100, 1, 0, -1, inf}, {1, 2, 90, 0, 1, 1, 2});
+  near(p[0], 0.6321205588285577, 4, "igamma(1, 1)");
+  near(p[1], 0.9544997361036416, 4, "igamma(0.5, 2)");
+  near(p[2], 0.15822098918643016, 8, "igamma(100, 90)");
+  expect_floats(std::vector<Scalar>(p.begin() + 3, p.end()), {0, 1, nan, 0}, "igamma edges");
+  auto qc = f64_2(PK_OP_IGAMMAC, {100, 0.001, 2}, {120, 0.001, inf});
+  near(qc[0], 0.027863739890520663, 8, "igammac(100, 120)");
+  near(qc[1], 0.00631235329113971, 8, "igammac(0.001, 0.001)");
+  expect_floats({qc[2]}, {0}, "igammac(2, inf)");
+  // Hurwitz zeta: zeta(2, 1) = pi^2 / 6; zeta(3, -3.5) (terms of both signs cancel to 0.03); zeta(1.5, 10).
+  auto z = f64_2(PK_OP_ZETA, {2, 3, 1.5, 1, 0.5, 2}, {1, -3.5, 10, 2, 2, -2});
+  near(z[0], 1.6449340668482264, 4, "zeta(2, 1)");
+  near(z[1], 0.030778410660513848, 8, "zeta(3, -3.5)");
+  near(z[2], 0.6486616319415704, 4, "zeta(1.5, 10)");
+  expect_floats(std::vector<Scalar>(z.begin() + 3, z.end()), {inf, nan, inf}, "zeta edges");
+}
+
+TEST_F(EmuOps, MatmulWrapsIntegersRescuesF64OverflowAndWalksAnyLayout) {
+  // Integers wrap in their width: 100*2 + 100*1 = 300 -> 44 (i8); 200*2 + 100*1 = 500 -> 244 (u8).
+  expect_ints(run(PK_OP_MATMUL, {In{PK_DTYPE_I8, {1, 2}, ints({100, 100})}, In{PK_DTYPE_I8, {2, 1}, ints({2, 1})}},
+                  PK_DTYPE_I8, {1, 1}, nullptr),
+              {44}, "matmul i8 wraps");
+  expect_ints(run(PK_OP_MATMUL, {In{PK_DTYPE_U8, {1, 2}, ints({200, 100})}, In{PK_DTYPE_U8, {2, 1}, ints({2, 1})}},
+                  PK_DTYPE_U8, {1, 1}, nullptr),
+              {244}, "matmul u8 wraps");
+  // f64 products beyond the range: 2^1200 - 2^1200 + 2^800 = 2^800 exactly (the first pass gives inf - inf);
+  // 2^2000 - inf + 2^400 = -inf (not NaN); tiny products stay exact: 2^-1074 * 2^600 twice = 2^-473.
+  const double inf = HUGE_VAL;
+  const In a{PK_DTYPE_F64, {3, 3}, floats({0x1p600, -0x1p600, 0x1p400, 0x1p1000, -inf, 1, 0x1p-1074, 0x1p-1074, 0})};
+  const In b{PK_DTYPE_F64, {3, 1}, floats({0x1p600, 0x1p600, 0x1p400})};
+  expect_floats(run(PK_OP_MATMUL, {a, b}, PK_DTYPE_F64, {3, 1}, nullptr), {0x1p800, -inf, 0x1p-473},
+                "matmul f64 overflow pass");
+  // dot_general with a batch axis and a contraction over a's middle axis: out[p][i] = sum_k a[p][k][i] b[p][k],
+  // a = 0..11 over [2, 3, 2], b = [[1, 2, 3], [4, 5, 6]].
+  pk_attrs_dot_general g = PK_ATTRS_DOT_GENERAL_INIT;
+  g.num_lhs_batch = g.num_rhs_batch = g.num_lhs_contract = g.num_rhs_contract = 1;
+  g.lhs_batch[0] = g.rhs_batch[0] = 0;
+  g.lhs_contract[0] = g.rhs_contract[0] = 1;
+  expect_floats(run(PK_OP_DOT_GENERAL,
+                    {In{PK_DTYPE_F32, {2, 3, 2}, floats({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11})},
+                     In{PK_DTYPE_F32, {2, 3}, floats({1, 2, 3, 4, 5, 6})}},
+                    PK_DTYPE_F32, {2, 2}, &g),
+                {16, 22, 124, 139}, "dot_general batch + contraction over a's axis 1");
+}
+
+TEST_F(EmuOps, SortTopkSearchsortedOrderNanLastAndKeepTies) {
+  const double inf = HUGE_VAL, nan = std::numeric_limits<double>::quiet_NaN();
+  const In x{PK_DTYPE_F32, {7}, floats({3, nan, -0.0, 1, 0.0, -inf, nan})};
+  // Two outputs (values, i64 indices).
+  auto run2 = [&](uint32_t op, int64_t n, const void *attrs, std::vector<Scalar> &idx) {
+    std::vector<std::unique_ptr<Buf>> bufs;
+    bufs.push_back(make(x.dt, x.shape));
+    upload(*bufs.back(), x.dt, x.v);
+    bufs.push_back(make(PK_DTYPE_F32, {n}));
+    bufs.push_back(make(PK_DTYPE_I64, {n}));
+    pk_tensor outs[2] = {bufs[1]->t, bufs[2]->t};
+    EXPECT_EQ(pk_launch(stream_, op, &bufs[0]->t, 1, outs, 2, attrs), PK_OK) << last_error().message;
+    idx = download(*bufs[2], PK_DTYPE_I64, static_cast<size_t>(n));
+    return download(*bufs[1], PK_DTYPE_F32, static_cast<size_t>(n));
+  };
+  std::vector<Scalar> idx;
+  pk_attrs_sort s = PK_ATTRS_SORT_INIT;
+  expect_floats(run2(PK_OP_SORT, 7, &s, idx), {-inf, -0.0, 0.0, 1, 3, nan, nan}, "sort ascending");
+  expect_ints(idx, {5, 2, 4, 3, 0, 1, 6}, "sort ascending indices (stable)");
+  s.descending = 1;
+  expect_floats(run2(PK_OP_SORT, 7, &s, idx), {nan, nan, 3, 1, -0.0, 0.0, -inf}, "sort descending");
+  expect_ints(idx, {1, 6, 0, 3, 2, 4, 5}, "sort descending indices (stable)");
+  pk_attrs_topk t = PK_ATTRS_TOPK_INIT;
+  t.k = 3;
+  expect_floats(run2(PK_OP_TOPK, 3, &t, idx), {nan, nan, 3}, "topk largest (NaN largest)");
+  expect_ints(idx, {1, 6, 0}, "topk largest indices");
+  t.largest = 0;
+  expect_floats(run2(PK_OP_TOPK, 3, &t, idx), {-inf, -0.0, 0.0}, "topk smallest");
+  expect_ints(idx, {5, 2, 4}, "topk smallest indices (lower index first on ties)");
+  // Insertion points into [1, 2, 2, 3, NaN]: NaN sorts above everything, -0 equals +0.
+  pk_attrs_searchsorted ss = PK_ATTRS_SEARCHSORTED_INIT;
+  const In seq{PK_DTYPE_F64, {5}, floats({1, 2, 2, 3, nan})};
+  const In v{PK_DTYPE_F64, {2, 3}, floats({2, 0, nan, 5, -0.0, 1})};
+  expect_ints(run(PK_OP_SEARCHSORTED, {seq, v}, PK_DTYPE_I64, {2, 3}, &ss), {1, 0, 4, 4, 0, 0}, "searchsorted left");
+  ss.right = 1;
+  expect_ints(run(PK_OP_SEARCHSORTED, {seq, v}, PK_DTYPE_I64, {2, 3}, &ss), {3, 0, 5, 4, 0, 1}, "searchsorted right");
+}
+
+TEST_F(EmuOps, ScattersCombineDuplicatesInIndexOrderAndSkipOutOfRange) {
+  // Along dim 1 of [2, 4]: row 0 hits position 1 twice (10 then 30) and 3 once (20); row 1 has 5 and -1 (out of
+  // range: skipped) and 0 (60).
+  const In idx{PK_DTYPE_I64, {2, 3}, ints({1, 3, 1, 5, -1, 0})};
+  const In src{PK_DTYPE_F32, {2, 3}, floats({10, 20, 30, 40, 50, 60})};
+  pk_attrs_scatter sc = PK_ATTRS_SCATTER_INIT;
+  sc.dim = 1;
+  expect_floats(run(PK_OP_SCATTER, {In{PK_DTYPE_F32, {2, 4}, floats({0, 0, 0, 0, 0, 0, 0, 0})}, idx, src}, PK_DTYPE_F32,
+                    {2, 4}, &sc),
+                {0, 30, 0, 20, 60, 0, 0, 0}, "scatter: the last write wins");
+  pk_attrs_scatter_reduce sr = PK_ATTRS_SCATTER_REDUCE_INIT;
+  sr.dim = 1;
+  sr.reduce = PK_REDUCE_KIND_AMAX;
+  sr.include_self = 0;
+  expect_floats(
+      run(PK_OP_SCATTER_REDUCE, {In{PK_DTYPE_F32, {2, 4}, floats({100, 100, 100, 100, 100, 100, 100, 100})}, idx, src},
+          PK_DTYPE_F32, {2, 4}, &sr),
+      {100, 30, 100, 20, 60, 100, 100, 100}, "scatter_reduce amax without self");
+  sr.reduce = PK_REDUCE_KIND_SUM;
+  sr.include_self = 1;
+  expect_floats(run(PK_OP_SCATTER_REDUCE, {In{PK_DTYPE_F32, {2, 4}, floats({1, 1, 1, 1, 1, 1, 1, 1})}, idx, src},
+                    PK_DTYPE_F32, {2, 4}, &sr),
+                {1, 41, 1, 21, 61, 1, 1, 1}, "scatter_reduce sum with self");
+  // index_put on [3, 2] with rows 2, 0, 2, 7 (7 is out of range): accumulate adds both rows 2, else the last wins.
+  const In a{PK_DTYPE_F64, {3, 2}, floats({1, 1, 1, 1, 1, 1})};
+  const In values{PK_DTYPE_F64, {4, 2}, floats({1, 2, 3, 4, 5, 6, 7, 8})};
+  const In rows{PK_DTYPE_I32, {4}, ints({2, 0, 2, 7})};
+  pk_attrs_index_put ip = PK_ATTRS_INDEX_PUT_INIT;
+  expect_floats(run(PK_OP_INDEX_PUT, {a, values, rows}, PK_DTYPE_F64, {3, 2}, &ip), {3, 4, 1, 1, 5, 6}, "index_put");
+  ip.accumulate = 1;
+  expect_floats(run(PK_OP_INDEX_PUT, {a, values, rows}, PK_DTYPE_F64, {3, 2}, &ip), {4, 5, 1, 1, 7, 9},
+                "index_put accumulate");
+}
+
+TEST_F(EmuOps, ConvolutionMasksPaddingAndHonoursStrideDilationGroups) {
+  const double inf = HUGE_VAL;
+  // Padding 1 on both sides: out[0] = (pad) * inf + 1 * 100 + 2 * 10 = 120 (a padded position is no term, so the
+  // infinite weight does not make it NaN); out[1] = 1 * inf + ... = inf; out[2] = 2 * inf + 300 + (pad) = inf.
+  pk_attrs_convolution c = PK_ATTRS_CONVOLUTION_INIT;
+  c.num_padding_low = c.num_padding_high = 1;
+  c.padding_low[0] = c.padding_high[0] = 1;
+  expect_floats(
+      run(PK_OP_CONVOLUTION,
+          {In{PK_DTYPE_F32, {1, 1, 3}, floats({1, 2, 3})}, In{PK_DTYPE_F32, {1, 1, 3}, floats({inf, 100, 10})}},
+          PK_DTYPE_F32, {1, 1, 3}, &c),
+      {120, inf, inf}, "convolution padding");
+  // Stride 2, dilation 3 over 0..6 with a [1, 1] kernel: x0 + x3, x2 + x5.
+  pk_attrs_convolution s = PK_ATTRS_CONVOLUTION_INIT;
+  s.num_stride = s.num_dilation = 1;
+  s.stride[0] = 2;
+  s.dilation[0] = 3;
+  expect_floats(
+      run(PK_OP_CONVOLUTION,
+          {In{PK_DTYPE_F64, {1, 1, 7}, floats({0, 1, 2, 3, 4, 5, 6})}, In{PK_DTYPE_F64, {1, 1, 2}, floats({1, 1})}},
+          PK_DTYPE_F64, {1, 1, 2}, &s),
+      {3, 7}, "convolution stride and dilation");
+  // Two groups of one channel each, 2-D 1x1: out channel g sees input channel g only.
+  pk_attrs_convolution g = PK_ATTRS_CONVOLUTION_INIT;
+  g.groups = 2;
+  expect_floats(run(PK_OP_CONVOLUTION,
+                    {In{PK_DTYPE_F32, {1, 2, 1, 1}, floats({5, 7})}, In{PK_DTYPE_F32, {2, 1, 1, 1}, floats({2, 3})}},
+                    PK_DTYPE_F32, {1, 2, 1, 1}, &g),
+                {10, 21}, "convolution groups");
+}
+
+TEST_F(EmuOps, PhiloxMatchesTheKnownAnswerVector) {
+  // Philox4x32-10 with counter 0 and key 0 (Random123's known-answer test): 6627e8d5 e169c58d bc57ac4c 9b00dbd8.
+  pk_attrs_philox_randint r = PK_ATTRS_PHILOX_RANDINT_INIT;
+  r.num_shape = 1;
+  r.shape[0] = 4;
+  r.dtype = PK_DTYPE_I64;
+  r.high = int64_t{1} << 32;
+  expect_ints(run(PK_OP_PHILOX_RANDINT, {}, PK_DTYPE_I64, {4}, &r), {0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8},
+              "philox_randint words");
+  // Uniform in f64 is word * 2^-32 exactly.
+  pk_attrs_philox_uniform u = PK_ATTRS_PHILOX_UNIFORM_INIT;
+  u.num_shape = 1;
+  u.shape[0] = 2;
+  u.dtype = PK_DTYPE_F64;
+  u.high = 1;
+  expect_floats(run(PK_OP_PHILOX_UNIFORM, {}, PK_DTYPE_F64, {2}, &u), {0x6627e8d5 * 0x1p-32, 0xe169c58d * 0x1p-32},
+                "philox_uniform f64");
 }
 
 TEST(CudaWithoutDriver, LoadsReportsZeroDevicesAndExplains) {

@@ -102,4 +102,27 @@ constexpr double kTwoZetaEven[64] = {
     1.0842021724913292e-19,
 };
 
+// zeta(k), k = 2..13, and Euler's gamma as a double-double (hi, lo): ln Gamma(1 + a) = -gamma a + sum_k (-1)^k
+// zeta(k) a^k / k, which the incomplete gamma functions use for |a| <= 0.05 (where the recurrence and Stirling
+// would leave ln Gamma(1 + a) only absolutely accurate).
+constexpr double kZetaAtIntegers2To13[12] = {1.6449340668482264, 1.2020569031595943, 1.0823232337111382,
+                                             1.0369277551433699, 1.0173430619844491, 1.0083492773819228,
+                                             1.0040773561979443, 1.0020083928260822, 1.0009945751278181,
+                                             1.0004941886041195, 1.0002460865533080, 1.0001227133475785};
+constexpr double kEulerGammaHi = 0.5772156649015329, kEulerGammaLo = -4.942915152430645e-18;
+
+// (2k)! / B_2k, k = 1..12: the Euler-Maclaurin tail of the Hurwitz zeta function (sum of the terms from w on).
+constexpr double kZetaEulerMaclaurin[12] = {12.0,
+                                            -720.0,
+                                            30240.0,
+                                            -1209600.0,
+                                            47900160.0,
+                                            -1892437580.3183792,
+                                            74724249600.0,
+                                            -2950130727918.164,
+                                            116467828143500.67,
+                                            -4597978722407473.0,
+                                            1.8152105401943546e+17,
+                                            -7.166165256175667e+18};
+
 }  // namespace pk::kit::special

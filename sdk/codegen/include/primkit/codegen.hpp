@@ -38,7 +38,9 @@ struct Node {
   std::vector<uint32_t> inputs;  // value ids
   uint32_t output = 0;           // value id
   double fill_value = 0.0;       // fill: the value; var: the correction
-  int32_t round_mode = 0;        // round: PK_ROUNDING_*
+  int32_t round_mode = 0;        // round: PK_ROUNDING_*; sort/topk/searchsorted: descending/largest/right;
+                                 // scatter_reduce: PK_REDUCE_KIND_* (+ 8 with include_self); index_put:
+                                 // accumulate; convolution: the number of spatial axes
 };
 
 // Where a value lives in a reducing region: per element of a row, once per row (a reduction's result, or a
