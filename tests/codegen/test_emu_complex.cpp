@@ -246,3 +246,87 @@ TEST_F(EmuComplex, C128PowIsRefused) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(EmuComplex, FusedChainThroughTheGraphApi) {
+  // conj(x * y + z) and its row sums over [16, 9] c128 values with small integer parts: every step is exact, so
+  // the expected values are integers computed here.
+  const int64_t shape[2] = {16, 9};
+  pk_graph_t g;
+  ASSERT_EQ(pk_graph_create(&g), PK_OK);
+  const pk_dtype c = pk::meta::dtype_desc(PK_DTYPE_C128);
+  uint32_t x, y, z, xy, s, t, total;
+  ASSERT_EQ(pk_graph_add_input(g, c, 2, shape, &x), PK_OK);
+  ASSERT_EQ(pk_graph_add_input(g, c, 2, shape, &y), PK_OK);
+  ASSERT_EQ(pk_graph_add_input(g, c, 2, shape, &z), PK_OK);
+  uint32_t in2[2] = {x, y};
+  ASSERT_EQ(pk_graph_add_node(g, PK_OP_MUL, in2, 2, nullptr, &xy, 1), PK_OK);
+  uint32_t in3[2] = {xy, z};
+  ASSERT_EQ(pk_graph_add_node(g, PK_OP_ADD, in3, 2, nullptr, &s, 1), PK_OK);
+  ASSERT_EQ(pk_graph_add_node(g, PK_OP_CONJ_PHYSICAL, &s, 1, nullptr, &t, 1), PK_OK);
+  pk_attrs_sum sa = PK_ATTRS_SUM_INIT;
+  sa.num_dims = 1;
+  sa.dims[0] = 1;
+  ASSERT_EQ(pk_graph_add_node(g, PK_OP_SUM, &t, 1, &sa, &total, 1), PK_OK);
+  ASSERT_EQ(pk_graph_mark_output(g, t), PK_OK);
+  ASSERT_EQ(pk_graph_mark_output(g, total), PK_OK);
+  pk_executable_t exe;
+  ASSERT_EQ(pk_graph_compile(g, dev_, nullptr, &exe), PK_OK);
+  pk_graph_destroy(g);
+  uint32_t fused = 0, fused_nodes = 0, singles = 0;
+  ASSERT_EQ(pk_executable_stats(exe, &fused, &fused_nodes, &singles), PK_OK);
+  EXPECT_EQ(fused, 1u);
+  EXPECT_EQ(singles, 0u);
+  EXPECT_EQ(fused_nodes, 4u);
+  const size_t n = 16 * 9;
+  std::vector<double> v[3];
+  for (int k = 0; k < 3; ++k)
+    for (size_t i = 0; i < n; ++i) {
+      v[k].push_back(static_cast<double>(static_cast<int>((i * (3 + k) + k) % 11) - 5));
+      v[k].push_back(static_cast<double>(static_cast<int>((i * (5 + 2 * k) + 1) % 7) - 3));
+    }
+  std::vector<pk_buffer_t> bufs;
+  std::vector<pk_tensor> ts;
+  // pk_tensor keeps a pointer to its shape: the shapes outlive the tensors.
+  const int64_t row_shape[1] = {16};
+  auto add = [&](const int64_t *sh, int32_t nd, const std::vector<double> *data) {
+    int64_t cnt = 1;
+    for (int32_t k = 0; k < nd; ++k) cnt *= sh[k];
+    pk_buffer_t b = nullptr;
+    EXPECT_EQ(pk_buffer_create(dev_, static_cast<size_t>(cnt) * 16, &b), PK_OK);
+    pk_tensor tt;
+    EXPECT_EQ(pk_buffer_tensor(b, c, nd, sh, nullptr, 0, &tt), PK_OK);
+    if (data) {
+      EXPECT_EQ(pk_copy_host_to_buffer(stream_, b, 0, data->data(), data->size() * 8), PK_OK);
+    }
+    bufs.push_back(b);
+    ts.push_back(tt);
+  };
+  for (auto &vk : v) add(shape, 2, &vk);
+  add(shape, 2, nullptr);
+  add(row_shape, 1, nullptr);
+  ASSERT_EQ(pk_executable_run(exe, stream_, ts.data(), 3, ts.data() + 3, 2), PK_OK);
+  std::vector<double> tg(n * 2), sg(32);
+  ASSERT_EQ(pk_copy_buffer_to_host(stream_, tg.data(), bufs[3], 0, tg.size() * 8), PK_OK);
+  ASSERT_EQ(pk_copy_buffer_to_host(stream_, sg.data(), bufs[4], 0, sg.size() * 8), PK_OK);
+  ASSERT_EQ(pk_stream_synchronize(stream_), PK_OK);
+  for (size_t row = 0; row < 16; ++row) {
+    double sr = 0, si = 0;
+    for (size_t col = 0; col < 9; ++col) {
+      const size_t i = row * 9 + col;
+      const double a = v[0][2 * i], b = v[0][2 * i + 1], cc = v[1][2 * i], d = v[1][2 * i + 1];
+      const double re = a * cc - b * d + v[2][2 * i], im = -(a * d + b * cc + v[2][2 * i + 1]);
+      EXPECT_EQ(tg[2 * i], re) << i;
+      EXPECT_EQ(tg[2 * i + 1], im) << i;
+      sr += re;
+      si += im;
+    }
+    EXPECT_EQ(sg[2 * row], sr) << row;
+    EXPECT_EQ(sg[2 * row + 1], si) << row;
+  }
+  pk_executable_destroy(exe);
+  for (pk_buffer_t b : bufs) pk_buffer_destroy(b);
+}
+
+}  // namespace
