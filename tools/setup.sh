@@ -9,6 +9,7 @@ APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   llvm-19-dev libzstd-dev
   libdnnl-dev
+  libmpfr-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
 )
 PY_PACKAGES=(pyyaml numpy ml_dtypes mpmath)

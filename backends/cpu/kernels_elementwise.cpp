@@ -29,6 +29,7 @@
 #include <numeric>
 #include <type_traits>
 
+#include "complex_rounding.hpp"
 #include "cpu_kernels.hpp"
 #include "vec_math.hpp"
 
@@ -477,6 +478,11 @@ inline double int_round_to_odd(int64_t v) {
   return d;
 }
 
+template <class V>
+bool is_finite_complex(V z) {
+  return std::isfinite(z.real()) && std::isfinite(z.imag());
+}
+
 // Complex products correctly rounded per component: each component is ac - bd of exact products.
 inline c64 mul_c64(c64 x, c64 y) {
   const double a = x.real(), b = x.imag(), c = y.real(), d = y.imag();
@@ -556,10 +562,8 @@ struct Abs {
         return x < 0 ? wrap_neg(x) : x;
       else
         return x;
-    } else if constexpr (std::is_same_v<V, c64>) {
-      return static_cast<float>(std::hypot(static_cast<double>(x.real()), static_cast<double>(x.imag())));
-    } else if constexpr (std::is_same_v<V, c128>) {
-      return static_cast<double>(std::hypot(static_cast<long double>(x.real()), static_cast<long double>(x.imag())));
+    } else if constexpr (is_complex_v<V>) {
+      return correctly_rounded_abs(x);
     } else {
       return std::fabs(x);
     }
@@ -606,11 +610,11 @@ double cbrt_value(double x);  // below, with the other special functions
 // Complex special values follow std::complex (C99 Annex G); `x` is the argument in the math type.
 PK_FLOAT_FN(Exp, true, std::exp(x), std::exp(x))
 PK_FLOAT_FN(Log, true, std::log(x), std::log(x))
-PK_FLOAT_FN(Sqrt, true, std::sqrt(x), std::sqrt(x))
+PK_FLOAT_FN(Sqrt, true, std::sqrt(x), M(correctly_rounded_sqrt(v)))
 PK_FLOAT_FN(Cos, true, std::cos(x), std::cos(x))
 PK_FLOAT_FN(Sin, true, std::sin(x), std::sin(x))
 PK_FLOAT_FN(Tanh, true, std::tanh(x), std::tanh(x))
-PK_FLOAT_FN(Reciprocal, true, 1.0 / x, M(1) / x)
+PK_FLOAT_FN(Reciprocal, true, 1.0 / x, M(correctly_rounded_div(decltype(v)(1), v)))
 PK_FLOAT_FN(Acos, false, std::acos(x), x)
 PK_FLOAT_FN(Acosh, false, std::acosh(x), x)
 PK_FLOAT_FN(Asin, false, std::asin(x), x)
@@ -1253,12 +1257,8 @@ struct Div {
         if (b == -1) return wrap_neg(a);  // INT_MIN / -1 wraps to INT_MIN
       }
       return static_cast<V>(a / b);
-    } else if constexpr (std::is_same_v<V, c64>) {
-      const std::complex<double> r = std::complex<double>(a) / std::complex<double>(b);
-      return {static_cast<float>(r.real()), static_cast<float>(r.imag())};
-    } else if constexpr (std::is_same_v<V, c128>) {
-      const std::complex<long double> r = std::complex<long double>(a) / std::complex<long double>(b);
-      return {static_cast<double>(r.real()), static_cast<double>(r.imag())};
+    } else if constexpr (is_complex_v<V>) {
+      return correctly_rounded_div(a, b);
     } else {
       return a / b;
     }
@@ -1388,6 +1388,14 @@ struct Pow {
       using M = math_t<V>;
       if (b == V(0)) return V(1);
       if (a == V(0) && b.imag() == 0 && b.real() > 0) return V(0);
+      if (is_finite_complex(a) && is_finite_complex(b) && a != V(0)) {
+        // The phase of exp(b log a) needs more bits than M has once |b log a| is large (its error grows with
+        // it); 2^20 in double and 2^10 in long double keep that error below an ulp of the output.
+        const M w = M(b) * std::log(M(a));
+        const double limit = std::is_same_v<V, c64> ? 0x1p20 : 0x1p10;
+        if (std::fabs(static_cast<double>(w.real())) > limit || std::fabs(static_cast<double>(w.imag())) > limit)
+          return wide_phase_pow(a, b);
+      }
       const M r = std::pow(M(a), M(b));
       return V(static_cast<typename V::value_type>(r.real()), static_cast<typename V::value_type>(r.imag()));
     } else {

@@ -29,7 +29,8 @@
 // Complex outputs: a complex infinity (a value with an infinite part, whatever the other part: C11 Annex G.3)
 // matches any complex infinity; ulp checks measure each part in ulps of the larger part's magnitude (norm-wise);
 // complex products and FFTs with non-finite terms accept any non-finite result where the reference is
-// non-finite (Tolerance::nonfinite_terms_any). Integer outputs of composites may also equal the program with rounded
+// non-finite (Tolerance::nonfinite_terms_any); a zero part of a complex quotient (div, reciprocal) may have either
+// sign (Tolerance::complex_zero_sign_free). Integer outputs of composites may also equal the program with rounded
 // intermediates. Subnormals: when the device declares PK_FLOAT_FLUSH_SUBNORMAL_OUTPUTS a zero (of either sign) is
 // accepted where the reference is subnormal; PK_FLOAT_FLUSH_SUBNORMAL_INPUTS lets the runner pass a second reference
 // computed on flushed inputs. Without those flags, subnormals must be exact to contract like any value.
@@ -373,7 +374,8 @@ OutputComparison compare_output(const oracle::OutputValue &expected, const std::
         switch (tol.check.check) {
           case Check::exact:
           case Check::correctly_rounded: {
-            bool same = a == r || (bits_nan(a, f) && bits_nan(r, f)) || flushed_ok;
+            bool same = a == r || (bits_nan(a, f) && bits_nan(r, f)) || flushed_ok ||
+                        (tol.complex_zero_sign_free && bits_zero(a, f) && bits_zero(r, f));
             bad = !same;
             ratio = same ? 0 : kMaxUlp;
             if (!same && dist == 0) ulps = 1;  // only the sign of zero differs

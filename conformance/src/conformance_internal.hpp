@@ -24,6 +24,9 @@ struct Tolerance {
   // (prod, cumprod: where the finite partial products overflow decides inf or NaN per part, and wider arithmetic
   // moves that) and FFTs (an infinite input times a twiddle that is 0 exactly but ±1e-17 in floating point).
   bool nonfinite_terms_any = false;
+  // A zero part of a complex quotient matches a zero of either sign: C11 Annex G leaves the sign to the
+  // algorithm (the textbook (ac + bd) / (c^2 + d^2) and Smith's method, which numpy and libgcc use, differ).
+  bool complex_zero_sign_free = false;
 };
 
 // Outcome of comparing one output of one case.

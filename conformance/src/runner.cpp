@@ -558,6 +558,7 @@ PairResult check_pair(pk_device_t device, const OpInfo &op, int32_t dtype, Profi
       detail::Tolerance tol;
       tol.check = classify(op, expected[o].dtype);
       tol.float_policy = props.float_policy;
+      tol.complex_zero_sign_free = has_name(op, {"div", "reciprocal"}) && meta::is_complex(expected[o].dtype);
       if (r.check.empty() || o == 0) {
         r.check = check_name(tol.check.check);
         if (tol.check.fail_limit > 0) {

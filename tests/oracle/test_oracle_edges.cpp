@@ -639,6 +639,73 @@ TEST(OracleSpecial, DigammaNearItsRoots) {
   }
 }
 
+// Complex results the table contracts correctly rounded, at inputs where std::complex<long double> (the oracle's
+// arithmetic before MPFR) rounds to the wrong double: the quotients are Python's exact Fraction arithmetic
+// rounded by float(), the square roots and moduli mpmath at 400 bits; the large-phase powers mpmath at 1400 bits.
+struct ComplexCase {
+  double a_re, a_im, b_re, b_im, want_re, want_im;
+};
+
+void expect_complex(const std::string &op, int32_t dtype, const std::vector<ComplexCase> &cases, bool binary) {
+  std::vector<pk::oracle::Wide> a, b;
+  for (const ComplexCase &c : cases) {
+    a.push_back({c.a_re, c.a_im});
+    b.push_back({c.b_re, c.b_im});
+  }
+  const int64_t n = static_cast<int64_t>(cases.size());
+  std::vector<HostTensor> in = {HostTensor::from_complex(dtype, {n}, a)};
+  if (binary) in.push_back(HostTensor::from_complex(dtype, {n}, b));
+  auto out = run(op, in);
+  ASSERT_EQ(out.size(), 1u);
+  for (int64_t i = 0; i < n; ++i) {
+    const pk::oracle::Wide got = out[0].rounded_at(i);
+    const bool real_out = out[0].dtype == PK_DTYPE_F64;
+    EXPECT_EQ(static_cast<double>(got.re), cases[i].want_re) << op << " [" << i << "] real part";
+    if (!real_out) {
+      EXPECT_EQ(static_cast<double>(got.im), cases[i].want_im) << op << " [" << i << "] imaginary part";
+    }
+  }
+}
+
+TEST(OracleComplex, DivSqrtAbsCorrectlyRounded) {
+  expect_complex("div", PK_DTYPE_C128,
+                 {{-0x1.ba49981322644p+1, -0x1.2feaf18bf6d50p+1, 0x1.15da5df20e540p+1, 0x1.786cee354ebbcp+0,
+                   -0x1.99599360692dbp+0, -0x1.5d396429be24dp-7},
+                  {-0x1.f6f1c4ecf18d2p+0, 0x1.c87a531597aaap+1, 0x1.87ce806b50798p+0, 0x1.ced5a70fcf6c8p+1,
+                   0x1.48635bd1081cfp-1, 0x1.a12e8086747cep-1},
+                  {0x1.270d7a50e5d3cp+1, 0x1.1d2407b497480p-5, 0x1.217ef52285454p+1, 0x1.8ae5c224511cep+1,
+                   0x1.7455e52e5b976p-2, -0x1.ec237a016f03bp-2},
+                  {0x1.ee6084095134cp+0, 0x1.2bc2e68e71d28p+0, -0x1.360de776a4f0ap+1, 0x1.f92c512c38728p+1,
+                   -0x1.5987b79731cb7p-9, -0x1.f366b463ad12ap-2}},
+                 true);
+  expect_complex("sqrt", PK_DTYPE_C128,
+                 {{0x1.d64f70b696c2ap+1, -0x1.6cac6636a0246p+1, 0, 0, 0x1.0520e80fa4375p+1, -0x1.6582e355160dep-1},
+                  {0x1.b11f93de03b5cp+1, 0x1.d1e16e8d6f5f4p+0, 0, 0, 0x1.e6991d8016ed7p+0, 0x1.ea3372c2fe329p-2},
+                  {0x1.d54a3baed3bb4p+0, 0x1.fe9b1ef0770a8p+1, 0, 0, 0x1.c394d884e407dp+0, 0x1.2175f6df9db03p+0},
+                  {0x1.7822ffd390f2ap+1, 0x1.441828e387b10p+1, 0, 0, 0x1.d8a5d7b23dc0ep+0, 0x1.5f14012097c5dp-1},
+                  // sqrt(3 + 4i) = 2 + i and sqrt(-4 - 0i) = 0 - 2i stay exact
+                  {3, 4, 0, 0, 2, 1},
+                  {-4, -0.0, 0, 0, 0, -2}},
+                 false);
+  expect_complex("abs", PK_DTYPE_C128,
+                 {{-0x1.41d228fc29f0ep+1, 0x1.04d61d884c760p-3, 0, 0, 0x1.423bcbe960dfbp+1, 0},
+                  {-0x1.75d1befd05a72p+1, -0x1.20971fd49d2a2p+1, 0, 0, 0x1.d84168d1b3d1dp+1, 0},
+                  {0x1.040ba63d5f8f8p+0, 0x1.b1a769a478ca4p+0, 0, 0, 0x1.f9a5c41c3a2bfp+0, 0},
+                  {3e300, 4e300, 0, 0, 5e300, 0}},
+                 false);
+}
+
+TEST(OracleComplex, PowWithHugePhase) {
+  // The phase Im(b log a) is ~5.8e308 radians (c128) and ~1.3e39 (c64): long double reduces it to noise.
+  expect_complex("pow", PK_DTYPE_C128,
+                 {{0x1.489fc6636d252p-5, -0x1p-1074, -0x1.7093615751bdcp-1, -0x1.fffffffffffffp+1023,
+                   0x1.0d5c152d33be7p-3, 0x1.4401edf22ca41p+3}},
+                 true);
+  expect_complex("pow", PK_DTYPE_C64,
+                 {{0x1.955c28p+5, 0x1.b38fb8p-127, -0x1.851eb8p-2, -0x1.ff933cp+127, -0x1.8d8a0cp-3, -0x1.233868p-3}},
+                 true);
+}
+
 TEST(OracleSpecial, ZetaSpecialValuesAndClosedForms) {
   // zeta(1, q) = inf, s < 1 -> NaN, q a non-positive integer -> inf (a pole), zeta(s, inf) = 0
   HostTensor s = vec(PK_DTYPE_F64, {1, 0.5L, 2, 2, kNaN, 2});

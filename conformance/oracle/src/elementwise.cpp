@@ -288,6 +288,25 @@ uint64_t width_mask(int32_t dt) {
 
 // --- binary helpers ------------------------------------------------------------------------------------------------
 
+bool finite(const Wide &a) {
+  return std::isfinite(a.re) && std::isfinite(a.im);
+}
+bool nonzero(const Wide &a) {
+  return a.re != 0 || a.im != 0;
+}
+
+// Correctly rounded quotient of finite operands; C99 Annex G (std::complex) for infinities, NaNs and 0 divisors.
+Wide complex_div(const Wide &a, const Wide &b) {
+  if (finite(a) && finite(b) && nonzero(b)) return exact_complex_div(a, b);
+  return wd(cx(a) / cx(b));
+}
+
+CLD complex_sqrt(const CLD &z) {
+  const Wide w = wd(z);
+  if (finite(w) && nonzero(w)) return cx(exact_complex_sqrt(w));
+  return std::sqrt(z);
+}
+
 Wide complex_mul(const Wide &a, const Wide &b) {
   if (!std::isfinite(a.re) || !std::isfinite(a.im) || !std::isfinite(b.re) || !std::isfinite(b.im))
     return wd(cx(a) * cx(b));  // C99 Annex G recovery of infinities
@@ -361,7 +380,7 @@ void register_elementwise(Registry &r) {
   // ---------------------------------------------------------------- unary
   r["abs"] = map1([](const Wide &x, int32_t dt, int32_t) -> Wide {
     if (is_int_dtype(dt)) return wr(int_abs(x, dt));
-    if (is_complex_dtype(dt)) return wr(hypotl(x.re, x.im));
+    if (is_complex_dtype(dt)) return wr(exact_hypot(x.re, x.im));
     if (is_bool_dtype(dt)) return x;
     return wr(fabsl(x.re));
   });
@@ -377,7 +396,7 @@ void register_elementwise(Registry &r) {
   r["log2"] = map1(float_fn("log2", log2l, [](const CLD &z) { return std::log(z) / logl(2); }));
   r["log10"] = map1(float_fn("log10", log10l, [](const CLD &z) { return std::log10(z); }));
   r["log1p"] = map1(float_fn("log1p", log1pl));
-  r["sqrt"] = map1(float_fn("sqrt", ro_sqrt, [](const CLD &z) { return std::sqrt(z); }));
+  r["sqrt"] = map1(float_fn("sqrt", ro_sqrt, complex_sqrt));
   r["rsqrt"] = map1(float_fn(
       "rsqrt", [](long double x) { return x == 0 ? copysignl(HUGE_VALL, x) : ro_div(1, sqrtl(x)); },
       [](const CLD &z) { return CLD(1) / std::sqrt(z); }));
@@ -446,7 +465,7 @@ void register_elementwise(Registry &r) {
   });
   r["signbit"] = map1([](const Wide &x, int32_t, int32_t) { return wr(std::signbit(x.re) ? 1 : 0); });
   r["reciprocal"] = map1([](const Wide &x, int32_t dt, int32_t) -> Wide {
-    if (is_complex_dtype(dt)) return wd(CLD(1) / cx(x));
+    if (is_complex_dtype(dt)) return complex_div(Wide{1, 0}, x);
     if (!is_float_dtype(dt)) no_dtype("reciprocal", dt);
     return wr(ro_div(1, x.re));
   });
@@ -508,7 +527,7 @@ void register_elementwise(Registry &r) {
   r["div"] = map2([](const Wide &a, const Wide &b, int32_t dt, int32_t) -> Wide {
     if (is_bool_dtype(dt)) no_dtype("div", dt);
     if (is_int_dtype(dt)) return int_div(a, b, dt);
-    if (is_complex_dtype(dt)) return wd(cx(a) / cx(b));
+    if (is_complex_dtype(dt)) return complex_div(a, b);
     return wr(ro_div(a.re, b.re));
   });
   r["maximum"] = map2([](const Wide &a, const Wide &b, int32_t dt, int32_t) -> Wide {
@@ -533,6 +552,7 @@ void register_elementwise(Registry &r) {
     if (is_complex_dtype(dt)) {
       if (b.re == 0 && b.im == 0) return wr(1);
       if (a.re == 0 && a.im == 0 && b.im == 0 && b.re > 0) return wr(0);
+      if (finite(a) && finite(b) && nonzero(a)) return exact_complex_pow(a, b);
       return wd(std::pow(cx(a), cx(b)));
     }
     if (is_int_dtype(dt)) {  // exact power by squaring, wrapped; negative exponents: 1/x truncated

@@ -135,6 +135,13 @@ long double ro_fma(long double a, long double b, long double c);
 // Round-to-odd of s, the round-to-nearest result whose exact value is s + err (err exact or of the right sign).
 long double make_odd(long double s, long double err);
 
+// --- complex results computed exactly (MPFR), rounded to odd at 64 bits like the ro_* helpers -------------------
+// Finite operands only (and a non-zero divisor / base): special values stay with C99 Annex G.
+long double exact_hypot(long double x, long double y);
+Wide exact_complex_div(const Wide &a, const Wide &b);
+Wide exact_complex_sqrt(const Wide &z);
+Wide exact_complex_pow(const Wide &a, const Wide &b);
+
 // Compensated (twice-long-double) accumulator: sums and dot products far beyond long double precision.
 class Accumulator {
  public:
