@@ -94,10 +94,16 @@ Value *ComplexEmitter::widen(Value *z) {
 Value *ComplexEmitter::round_to(Value *z2, int32_t dt) {
   return dt == PK_DTYPE_C64 ? b_.CreateFPTrunc(z2, vector_type(dt)) : z2;
 }
-// x 2^k for |k| up to about 2100 (two power-of-two factors, each in range): exact unless the result is subnormal.
+// x 2^k in three power-of-two factors (each within f64's normal range): exact whenever the result is normal,
+// 0 or inf beyond the range (k is clamped to +-3000, far past any finite outcome).
 Value *ComplexEmitter::scale(Value *x, Value *k) {
-  Value *k1 = b_.CreateSDiv(k, b_.getInt64(2));
-  return b_.CreateFMul(b_.CreateFMul(x, pow2(k1)), pow2(b_.CreateSub(k, k1)));
+  Value *kc = sel(b_.CreateICmpSGT(k, b_.getInt64(3000)), b_.getInt64(3000), k);
+  kc = sel(b_.CreateICmpSLT(kc, b_.getInt64(-3000)), b_.getInt64(-3000), kc);
+  Value *k1 = b_.CreateSDiv(kc, b_.getInt64(3));
+  Value *rest = b_.CreateSub(kc, k1);
+  Value *k2 = b_.CreateSDiv(rest, b_.getInt64(2));
+  Value *k3 = b_.CreateSub(rest, k2);
+  return b_.CreateFMul(b_.CreateFMul(b_.CreateFMul(x, pow2(k1)), pow2(k2)), pow2(k3));
 }
 
 // ---------------------------------------------------------------------------------------- double-double
@@ -260,13 +266,18 @@ Value *ComplexEmitter::ldexp_dd(DD v, Value *k) {
   Value *kc = sel(b_.CreateICmpSLT(kk, b_.getInt64(-1080)), b_.getInt64(-1080), kk);
   Value *qu = pow2(b_.CreateSub(b_.getInt64(-1074), kc));  // 2^(-1074 - k): 2^-51 .. 2^6
   Value *n = b_.CreateUnaryIntrinsic(llvm::Intrinsic::rint, b_.CreateFDiv(qh, qu));
-  Value *rem = b_.CreateFAdd(b_.CreateFSub(qh, b_.CreateFMul(n, qu)), ql);
+  // rem = qh - n qu is exact and at most half a quantum; lo (below half an ulp of qh) can only move the value
+  // across a midpoint that rem sits on exactly, so the midpoint cases are decided by lo's sign (ties by n's
+  // parity only when lo is 0).
+  Value *rem = b_.CreateFSub(qh, b_.CreateFMul(n, qu));
   Value *half = b_.CreateFMul(qu, d(0.5));
   Value *odd = b_.CreateFCmpONE(b_.CreateUnaryIntrinsic(llvm::Intrinsic::rint, b_.CreateFMul(n, d(0.5))),
                                 b_.CreateFMul(n, d(0.5)));
-  Value *up = b_.CreateOr(b_.CreateFCmpOGT(rem, half), b_.CreateAnd(b_.CreateFCmpOEQ(rem, half), odd));
+  Value *lo_pos = b_.CreateFCmpOGT(ql, d(0.0)), *lo_neg = b_.CreateFCmpOLT(ql, d(0.0));
+  Value *lo_zero = b_.CreateFCmpOEQ(ql, d(0.0));
+  Value *up = b_.CreateAnd(b_.CreateFCmpOEQ(rem, half), b_.CreateOr(lo_pos, b_.CreateAnd(lo_zero, odd)));
   Value *neg_half = b_.CreateFNeg(half);
-  Value *dn = b_.CreateOr(b_.CreateFCmpOLT(rem, neg_half), b_.CreateAnd(b_.CreateFCmpOEQ(rem, neg_half), odd));
+  Value *dn = b_.CreateAnd(b_.CreateFCmpOEQ(rem, neg_half), b_.CreateOr(lo_neg, b_.CreateAnd(lo_zero, odd)));
   n = sel(up, b_.CreateFAdd(n, d(1.0)), sel(dn, b_.CreateFSub(n, d(1.0)), n));
   Value *sub = copysign(b_.CreateFMul(n, d(0x1p-1074)), v.hi);  // exact: a multiple of the least subnormal
   sub = sel(b_.CreateICmpSLT(kk, b_.getInt64(-1080)), copysign(d(0.0), v.hi), sub);
@@ -462,18 +473,17 @@ Value *ComplexEmitter::div_cx(Value *u, Value *v, int32_t dt) {
   return branch(
       b_.CreateAnd(fin, nonzero),
       [&]() -> std::vector<Value *> {
-        // The divisor scaled to exponent 0; each numerator part as scaled error-free products.
-        Value *mc = sel(b_.CreateFCmpOGT(fabs(c), fabs(y)), fabs(c), fabs(y));
-        Value *kc = exponent(mc);
-        Value *cs = scale(c, b_.CreateNeg(kc)), *ys = scale(y, b_.CreateNeg(kc));
-        DD cc = two_prod(cs, cs), yy = two_prod(ys, ys);
+        // Numerator parts and c^2 + y^2 as scaled error-free products (a square far below the other keeps a
+        // stand-in that only breaks ties, as the exact value does).
+        DD cc, yy;
+        Value *ed = dot2_terms(c, c, y, y, cc, yy);
         DD den = dd_add(cc, yy);
         auto part = [&](Value *p1, Value *q1, Value *p2, Value *q2) {
           DD n1, n2;
           Value *e = dot2_terms(p1, q1, p2, q2, n1, n2);
           DD num = dd_add(n1, n2);
           DD q = dd_div(num, den);
-          Value *k = b_.CreateSub(e, b_.CreateMul(kc, b_.getInt64(2)));
+          Value *k = b_.CreateSub(e, ed);
           Value *r = round_dd(q, k, [&](Value *mh, Value *ml) {
             // sign(num / den - m) = sign(num - m den), den > 0.
             std::vector<Value *> t = {n1.hi, n1.lo, n2.hi, n2.lo};
@@ -777,7 +787,7 @@ Value *ComplexEmitter::ctanh(Value *z) {
   Value *x = re(z), *y = im(z);
   Value *zero = d(0.0), *one = d(1.0);
   const double t = 18.714973875118524;
-  const double tiny = 0x1p-1022, eps = 0x1p-52;
+  const double tiny = 0x1p-1022;
   Value *ys = sel(is_finite(y), y, zero);
   Value *sy0 = m_.sin(ys), *cy0 = m_.cos(ys);
   Value *ytiny = b_.CreateFCmpOLE(fabs(y), d(tiny));
@@ -793,9 +803,9 @@ Value *ComplexEmitter::ctanh(Value *z) {
   Value *xm = sel(b_.CreateFCmpOGT(fabs(x), d(t)), zero, x);
   Value *xtiny = b_.CreateFCmpOLE(fabs(x), d(tiny));
   Value *sx = sel(xtiny, x, m_.sinh(xm)), *chx = sel(xtiny, one, m_.cosh(xm));
-  Value *den = sel(b_.CreateFCmpOGT(fabs(sx), b_.CreateFMul(fabs(cy), d(eps))),
-                   b_.CreateFAdd(b_.CreateFMul(sx, sx), b_.CreateFMul(cy, cy)), b_.CreateFMul(cy, cy));
-  Value *mr = b_.CreateFDiv(b_.CreateFMul(sx, chx), den), *mi = b_.CreateFDiv(b_.CreateFMul(sy, cy), den);
+  // Products, den and the quotients in double-double: one rounding at the end on top of the four functions'.
+  DD den = dd_add(two_prod(sx, sx), two_prod(cy, cy));
+  Value *mr = dd_div(two_prod(sx, chx), den).hi, *mi = dd_div(two_prod(sy, cy), den).hi;
   Value *large = b_.CreateFCmpOGT(fabs(x), d(t));
   Value *fr = sel(large, copysign(one, x), mr), *fi = sel(large, imb, mi);
   // Non-finite parts.

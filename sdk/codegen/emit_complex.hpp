@@ -81,7 +81,7 @@ class ComplexEmitter {
   Value *fma(Value *a, Value *x, Value *c);
   Value *pow2(Value *k);                  // 2^k for i64 k in [-1022, 1023]
   Value *exponent(Value *x);              // floor(log2 |x|) of a finite nonzero f64 (subnormals included)
-  Value *scale(Value *x, Value *k);       // x 2^k, |k| up to about 2100
+  Value *scale(Value *x, Value *k);       // x 2^k, exact for normal results
   Value *widen(Value *z);                 // complex -> (f64, f64) pair vector
   Value *round_to(Value *z2, int32_t d);  // (f64, f64) -> d's vector type, each part rounded once
 
