@@ -141,6 +141,16 @@ TEST_F(EmuComplex, C128DivAndReciprocalAreCorrectlyRounded) {
   EXPECT_EQ(hex(q[1]), hex(0xc026163dea51bc72));
   EXPECT_EQ(d_of(q[2]), 0.0);  // (6 - 0i) / 3i = -2i
   EXPECT_EQ(d_of(q[3]), -2.0);
+  // (2^-1074 + 0.5i) / (2^-1074 - i): the imaginary part 1.5 2^-1074 / (1 + 2^-2148) lies just below a subnormal
+  // tie (c^2 underflows in f64 but still decides it); a quotient beyond DBL_MAX overflows to infinities.
+  const std::vector<uint64_t> a2 = {0x1, bits_of(0.5), 0xbfd0ede8a3f78659, 0x7fefffffffffffff};
+  const std::vector<uint64_t> b2 = {0x1, bits_of(-1.0), 0x1, 0x8000000000000001};
+  auto q2 = values_of<uint64_t>(run(PK_OP_DIV, {c128(a2), c128(b2)}, PK_DTYPE_C128, {2}));
+  ASSERT_EQ(q2.size(), 4u);
+  EXPECT_EQ(d_of(q2[0]), -0.5);
+  EXPECT_EQ(hex(q2[1]), hex(0x1));
+  EXPECT_EQ(d_of(q2[2]), -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(d_of(q2[3]), std::numeric_limits<double>::infinity());
   auto r =
       values_of<uint64_t>(run(PK_OP_RECIPROCAL, {c128({0x3f9718e38321c234, 0x8000000000000001})}, PK_DTYPE_C128, {1}));
   ASSERT_EQ(r.size(), 2u);
