@@ -173,6 +173,12 @@ TEST_F(EmuComplex, C128SqrtIsCorrectlyRounded) {
   EXPECT_EQ(d_of(s[5]), 2.0);
   EXPECT_EQ(d_of(s[6]), 2.0);  // sqrt(-8i) = 2 - 2i
   EXPECT_EQ(d_of(s[7]), -2.0);
+  // sqrt(-DBL_MAX + (2 - 2^-52) i): the real part |y| / (2 Im) lies about 2^-54 ulp below a midpoint (mpmath),
+  // so the quotient's exact decision runs.
+  auto s2 = values_of<uint64_t>(run(PK_OP_SQRT, {c128({0xffefffffffffffff, 0x3fffffffffffffff})}, PK_DTYPE_C128, {1}));
+  ASSERT_EQ(s2.size(), 2u);
+  EXPECT_EQ(hex(s2[0]), hex(0x1fefffffffffffff));
+  EXPECT_EQ(hex(s2[1]), hex(0x5fefffffffffffff));
 }
 
 TEST_F(EmuComplex, C64SqrtIsCorrectlyRounded) {
