@@ -970,7 +970,8 @@ std::vector<Value *> ComplexEmitter::red_init(uint32_t op) {
   switch (op) {
     case PK_OP_SUM:
     case PK_OP_CUMSUM:
-      return {llvm::Constant::getNullValue(v2), llvm::Constant::getNullValue(llvm::FixedVectorType::get(i64_, 2))};
+      return {llvm::Constant::getNullValue(v2), llvm::Constant::getNullValue(llvm::FixedVectorType::get(i64_, 2)),
+              llvm::Constant::getNullValue(v2)};
     case PK_OP_PROD:
     case PK_OP_CUMPROD:
       return {pair(d(1.0), d(0.0))};
@@ -995,7 +996,11 @@ std::vector<Value *> ComplexEmitter::red_step(uint32_t op, const std::vector<Val
       Value *pos = b_.CreateFCmpOGT(w, llvm::Constant::getNullValue(v2));
       auto iv = [&](int64_t k) { return llvm::ConstantInt::get(i2, static_cast<uint64_t>(k)); };
       Value *flag = sel(nan, iv(4), sel(fin, iv(0), sel(pos, iv(1), iv(2))));
-      return {b_.CreateFAdd(acc[0], sel(fin, w, llvm::Constant::getNullValue(v2))), b_.CreateOr(acc[1], flag)};
+      // The finite parts also summed scaled by 2^-600 (exact down to 2^-474 absolute), for when their f64 sum
+      // overflows although the exact sum does not.
+      Value *wf = sel(fin, w, llvm::Constant::getNullValue(v2));
+      return {b_.CreateFAdd(acc[0], wf), b_.CreateOr(acc[1], flag),
+              b_.CreateFAdd(acc[2], b_.CreateFMul(wf, llvm::ConstantFP::get(v2, 0x1p-600)))};
     }
     case PK_OP_PROD:
     case PK_OP_CUMPROD: {
@@ -1022,7 +1027,9 @@ Value *ComplexEmitter::red_final(uint32_t op, int32_t out_dt, const std::vector<
       Value *both = b_.CreateICmpEQ(b_.CreateAnd(k, iv(3)), iv(3));
       Value *p = b_.CreateICmpNE(b_.CreateAnd(k, iv(1)), iv(0));
       Value *n = b_.CreateICmpNE(b_.CreateAnd(k, iv(2)), iv(0));
-      Value *r = sel(b_.CreateOr(has, both), fv(kNaN), sel(p, fv(kInf), sel(n, fv(-kInf), acc[0])));
+      Value *over = b_.CreateFCmpOEQ(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, acc[0]), fv(kInf));
+      Value *finite_sum = sel(over, b_.CreateFMul(acc[2], fv(0x1p600)), acc[0]);
+      Value *r = sel(b_.CreateOr(has, both), fv(kNaN), sel(p, fv(kInf), sel(n, fv(-kInf), finite_sum)));
       return round_to(r, out_dt);
     }
     case PK_OP_PROD:

@@ -48,9 +48,9 @@ class ComplexEmitter {
   llvm::Value *convert(llvm::Value *v, int32_t from, int32_t to);
   llvm::Value *truth(llvm::Value *v);
 
-  // Reductions (sum, prod, any, all) of complex elements: accumulators in f64 (sums keep per-part flags of the
-  // infinities and NaNs seen, so that finite terms that overflow still meet a later infinity as exact
-  // arithmetic does).
+  // Reductions (sum, prod, any, all) and the scans cumsum/cumprod of complex elements, accumulated in f64. Sums
+  // keep per-part flags of the infinities and NaNs seen (so that finite terms that overflow still meet a later
+  // infinity as exact arithmetic does) and a second sum scaled by 2^-600 (used where the first overflows).
   std::vector<llvm::Value *> red_init(uint32_t op);
   std::vector<llvm::Value *> red_step(uint32_t op, const std::vector<llvm::Value *> &acc, llvm::Value *x);
   llvm::Value *red_final(uint32_t op, int32_t out_dt, const std::vector<llvm::Value *> &acc);

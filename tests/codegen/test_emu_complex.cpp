@@ -242,6 +242,13 @@ TEST_F(EmuComplex, ProductsQuotientsAndSums) {
   ASSERT_EQ(s.size(), 2u);
   EXPECT_EQ(s[0], -inf);
   EXPECT_EQ(s[1], 6.0);
+  // DBL_MAX + DBL_MAX - DBL_MAX is DBL_MAX, although the f64 running sum overflows on the way.
+  auto s2 = values_of<double>(run(PK_OP_SUM,
+                                  {{PK_DTYPE_C128, {3}, bytes_of(std::vector<double>{big, 1.0, big, 0.5, -big, 0.25})}},
+                                  PK_DTYPE_C128, {}, &attrs));
+  ASSERT_EQ(s2.size(), 2u);
+  EXPECT_EQ(s2[0], big);
+  EXPECT_EQ(s2[1], 1.75);
 }
 
 TEST_F(EmuComplex, C128PowIsRefused) {
