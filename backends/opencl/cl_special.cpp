@@ -4,6 +4,7 @@
 #include "cl_special.hpp"
 
 #include <cstdio>
+#include <iterator>
 #include <string>
 
 #include "primkit/special_constants.hpp"
@@ -634,49 +635,37 @@ uint32_t special_helper_bits(uint32_t op, int32_t t) {
   }
 }
 
-// digamma's Taylor table and expansion point, from the SDK's special_constants.hpp, as OpenCL C constants (%.17g
-// gives every double back exactly).
+// The SDK's special_constants.hpp tables as OpenCL C constants: `__constant double name[n] = {...};` (%.17g gives
+// every double back exactly).
+template <class Doubles>
+std::string constant_table(const char *name, const Doubles &values) {
+  std::string s = std::string("__constant double ") + name + "[" + std::to_string(std::size(values)) + "] = {";
+  char num[32];
+  for (double c : values) {
+    std::snprintf(num, sizeof num, "%.17g,", c);
+    s += num;
+  }
+  return s + "};\n";
+}
+
+// digamma's Taylor table, expansion point and 2 zeta(2k).
 std::string digamma_tables() {
   namespace sp = pk::kit::special;
-  std::string s = "__constant double pk_psi_taylor[72] = {";
-  char num[40];
-  for (double c : sp::kDigammaTaylorAtRootPlusOne) {
-    std::snprintf(num, sizeof num, "%.17g,", c);
-    s += num;
-  }
-  std::snprintf(num, sizeof num, "%.17g", sp::kDigammaRootPlusOneHi);
-  s += "};\n__constant double pk_psi_root[2] = {" + std::string(num) + ", ";
-  std::snprintf(num, sizeof num, "%.17g", sp::kDigammaRootPlusOneLo);
-  s += std::string(num) + "};\n__constant double pk_two_zeta_even[64] = {";
-  for (double c : sp::kTwoZetaEven) {
-    std::snprintf(num, sizeof num, "%.17g,", c);
-    s += num;
-  }
-  return s + "};\n";
+  const double root[2] = {sp::kDigammaRootPlusOneHi, sp::kDigammaRootPlusOneLo};
+  return constant_table("pk_psi_taylor", sp::kDigammaTaylorAtRootPlusOne) + constant_table("pk_psi_root", root) +
+         constant_table("pk_two_zeta_even", sp::kTwoZetaEven);
 }
 
-// The incomplete gamma functions' zeta(k) table and Euler's gamma, from special_constants.hpp.
+// The incomplete gamma functions' zeta(k) table and Euler's gamma.
 std::string igamma_tables() {
   namespace sp = pk::kit::special;
-  std::string s = "__constant double pk_zeta_2_13[12] = {";
-  char num[40];
-  for (double c : sp::kZetaAtIntegers2To13) {
-    std::snprintf(num, sizeof num, "%.17g,", c);
-    s += num;
-  }
-  std::snprintf(num, sizeof num, "%.17g, %.17g", sp::kEulerGammaHi, sp::kEulerGammaLo);
-  return s + "};\n__constant double pk_euler_gamma[2] = {" + num + "};\n";
+  const double euler_gamma[2] = {sp::kEulerGammaHi, sp::kEulerGammaLo};
+  return constant_table("pk_zeta_2_13", sp::kZetaAtIntegers2To13) + constant_table("pk_euler_gamma", euler_gamma);
 }
 
-// zeta's Euler-Maclaurin coefficients, from special_constants.hpp.
+// zeta's Euler-Maclaurin coefficients.
 std::string zeta_tables() {
-  std::string s = "__constant double pk_zeta_em[12] = {";
-  char num[40];
-  for (double c : pk::kit::special::kZetaEulerMaclaurin) {
-    std::snprintf(num, sizeof num, "%.17g,", c);
-    s += num;
-  }
-  return s + "};\n";
+  return constant_table("pk_zeta_em", pk::kit::special::kZetaEulerMaclaurin);
 }
 
 std::string special_helpers(uint32_t bits) {

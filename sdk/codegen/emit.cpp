@@ -19,11 +19,13 @@
 // - Float sums and products accumulate in f64. On the host (CPU target) the accumulation may be reassociated so
 //   that row loops vectorize; GPU threads, and the emulator that stands for them, accumulate in index order.
 #include "emit.hpp"
+#include "emit_complex.hpp"
 
 #include <cmath>
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <memory>
 
 #include "primkit/backend_kit.hpp"
 #include "primkit/special_constants.hpp"
@@ -51,6 +53,8 @@ bool is_fp(int32_t d) {
 bool is_unsigned(int32_t d) {
   return d == PK_DTYPE_U8 || d == PK_DTYPE_BOOL;
 }
+
+class EmitterMath;
 
 class Emitter {
  public:
@@ -289,7 +293,39 @@ class Emitter {
   std::vector<Value *> extra_;
   std::vector<Value *> shape_;
   std::vector<std::vector<Value *>> strides_;
+
+  // Complex values (emit_complex.cpp), built on this emitter's real math.
+  friend class EmitterMath;
+  ComplexEmitter &cx();
+  std::unique_ptr<EmitterMath> cx_math_;
+  std::unique_ptr<ComplexEmitter> cx_;
 };
+
+class EmitterMath final : public RealMath {
+ public:
+  explicit EmitterMath(Emitter &e) : e_(e) {}
+  Value *exp(Value *x) override { return e_.exp_d(x); }
+  Value *log(Value *x) override { return e_.log_d(x); }
+  Value *log1p(Value *x) override { return e_.log1p_d(x); }
+  Value *log_dd(Value *x, Value *&lo) override { return e_.log_dd(x, lo); }
+  Value *sin(Value *x) override { return e_.trig_d(x, PK_OP_SIN); }
+  Value *cos(Value *x) override { return e_.trig_d(x, PK_OP_COS); }
+  Value *sinh(Value *x) override { return e_.sinh_d(x); }
+  Value *cosh(Value *x) override { return e_.cosh_d(x); }
+  Value *atan2(Value *y, Value *x) override { return e_.atan2_d(y, x); }
+  Value *convert_real(Value *v, int32_t from, int32_t to) override { return e_.convert(v, from, to); }
+
+ private:
+  Emitter &e_;
+};
+
+ComplexEmitter &Emitter::cx() {
+  if (!cx_) {
+    cx_math_ = std::make_unique<EmitterMath>(*this);
+    cx_ = std::make_unique<ComplexEmitter>(b_, *cx_math_);
+  }
+  return *cx_;
+}
 
 // ---------------------------------------------------------------------------------------------------- memory
 
@@ -324,10 +360,12 @@ Value *Emitter::to_storage(Value *v, int32_t d) {
   }
 }
 Value *Emitter::load(int32_t d, Value *base, Value *offset) {
+  if (is_complex_dtype(d)) return cx().load(d, base, offset);
   Value *p = b_.CreateGEP(storage_type(d), base, offset);
   return from_storage(b_.CreateLoad(storage_type(d), p), d);
 }
 void Emitter::store(int32_t d, Value *v, Value *base, Value *offset) {
+  if (is_complex_dtype(d)) return cx().store(d, v, base, offset);
   Value *p = b_.CreateGEP(storage_type(d), base, offset);
   b_.CreateStore(to_storage(v, d), p);
 }
@@ -476,6 +514,7 @@ Value *Emitter::truth(Value *v, int32_t d) {
 
 Value *Emitter::convert(Value *v, int32_t from, int32_t to) {
   if (from == to) return v;
+  if (is_complex_dtype(from) || is_complex_dtype(to)) return cx().convert(v, from, to);
   if (to == PK_DTYPE_BOOL) return truth(v, from);
   llvm::Type *ct = compute_type(to);
   if (!is_fp(from)) {  // bool or integer source
@@ -2111,6 +2150,7 @@ Value *Emitter::node(const Node &n, const std::vector<Value *> &in, const std::v
     return from_double((this->*fn)(to_double(a), to_double(in[1])), t);
   };
   auto fp_unary = [&](I id) { return narrow(intr(id, {a}), t); };
+  if (ComplexEmitter::handles(n.op_id, in_dt, out_dt)) return cx().node(n.op_id, in, in_dt, out_dt, n.fill_value);
   switch (n.op_id) {
     case PK_OP_ABS:
       if (fp) return intr(llvm::Intrinsic::fabs, {a});
@@ -2557,6 +2597,22 @@ void Emitter::build_line(Value *j) {
     store(d, v, args_[arg], arg_offset(arg, kElem, j, row0, c));
   };
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  if (is_complex_dtype(xdt)) {  // var, cumsum, cumprod
+    if (n.op_id == PK_OP_VAR) {
+      Value *v = cx().variance(
+          xdt, ydt, cols_, n.fill_value,
+          [&](const std::vector<Value *> &init, const ComplexEmitter::Step &step) { return loop_cols(init, step); },
+          x_at);
+      store(ydt, v, args_[1], arg_offset(1, kRow, j, row0, i64c(0)));
+      return;
+    }
+    loop_cols(cx().red_init(n.op_id), [&](Value *c, const std::vector<Value *> &a) {
+      std::vector<Value *> acc = cx().red_step(n.op_id, a, x_at(c));
+      store_at(1, ydt, cx().red_final(n.op_id, ydt, acc), c);
+      return acc;
+    });
+    return;
+  }
   switch (n.op_id) {
     case PK_OP_VAR: {
       std::vector<Value *> s = loop_cols({f64c(0), f64c(0)}, [&](Value *c, const std::vector<Value *> &a) {
@@ -3066,6 +3122,7 @@ void Emitter::build_rows(Value *j) {
 // Accumulators: floats sum and multiply in f64 and round once at the end (tighter than the reduction
 // contract, and the same on every target); extrema and the logical/bitwise folds are exact in the compute type.
 std::vector<Value *> Emitter::red_init(const Node &n, int32_t xdt) {
+  if (is_complex_dtype(xdt)) return cx().red_init(n.op_id);
   const bool fp = is_fp(xdt);
   llvm::Type *ct = compute_type(xdt);
   switch (n.op_id) {
@@ -3095,6 +3152,7 @@ std::vector<Value *> Emitter::red_init(const Node &n, int32_t xdt) {
 }
 
 std::vector<Value *> Emitter::red_step(const Node &n, int32_t xdt, const std::vector<Value *> &a, Value *x, Value *c) {
+  if (is_complex_dtype(xdt)) return cx().red_step(n.op_id, a, x);
   const bool fp = is_fp(xdt), uns = is_unsigned(xdt);
   // On the host, the f64 accumulations may be reassociated so that the loop vectorizes (partial sums per lane:
   // the order changes, the f64 accumulator keeps the error far below the output's rounding). GPU threads
@@ -3147,6 +3205,7 @@ std::vector<Value *> Emitter::red_step(const Node &n, int32_t xdt, const std::ve
 
 Value *Emitter::red_final(const Node &n, int32_t xdt, int32_t ydt, const std::vector<Value *> &a) {
   if (n.op_id == PK_OP_ARGMAX || n.op_id == PK_OP_ARGMIN) return a[1];
+  if (is_complex_dtype(xdt)) return cx().red_final(n.op_id, ydt, a);
   if ((n.op_id == PK_OP_SUM || n.op_id == PK_OP_PROD) && is_fp(xdt)) return from_double(a[0], ydt);
   return a[0];
 }

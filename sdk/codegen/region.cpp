@@ -28,9 +28,13 @@ bool is_bool(int32_t d) {
   return d == PK_DTYPE_BOOL;
 }
 
-constexpr unsigned kF = 1, kI = 2, kB = 4;  // dtype classes: float, integer, bool
+bool is_cx(int32_t d) {
+  return d == PK_DTYPE_C64 || d == PK_DTYPE_C128;
+}
+
+constexpr unsigned kF = 1, kI = 2, kB = 4, kC = 8;  // dtype classes: float, integer, bool, complex
 unsigned cls(int32_t d) {
-  return is_fp(d) ? kF : is_int(d) ? kI : is_bool(d) ? kB : 0;
+  return is_fp(d) ? kF : is_int(d) ? kI : is_bool(d) ? kB : is_cx(d) ? kC : 0;
 }
 
 // Dtype classes each op accepts for its (first data) input. Everything absent is answered "not supported".
@@ -39,18 +43,18 @@ struct OpRule {
   unsigned classes;
 };
 const OpRule kRules[] = {
-    {PK_OP_ABS, kF | kI},
-    {PK_OP_NEG, kF | kI},
-    {PK_OP_EXP, kF},
-    {PK_OP_LOG, kF},
+    {PK_OP_ABS, kF | kI | kC},
+    {PK_OP_NEG, kF | kI | kC},
+    {PK_OP_EXP, kF | kC},
+    {PK_OP_LOG, kF | kC},
     {PK_OP_EXP2, kF},
     {PK_OP_LOG2, kF},
     {PK_OP_EXPM1, kF},
-    {PK_OP_TANH, kF},
+    {PK_OP_TANH, kF | kC},
     {PK_OP_LOG1P, kF},
     {PK_OP_LOG10, kF},
-    {PK_OP_SIN, kF},
-    {PK_OP_COS, kF},
+    {PK_OP_SIN, kF | kC},
+    {PK_OP_COS, kF | kC},
     {PK_OP_TAN, kF},
     {PK_OP_ASIN, kF},
     {PK_OP_ACOS, kF},
@@ -81,25 +85,25 @@ const OpRule kRules[] = {
     {PK_OP_CONVOLUTION, kF},  // the table admits f32 and f64 only
     {PK_OP_POPULATION_COUNT, kI},
     {PK_OP_COUNT_LEADING_ZEROS, kI},
-    {PK_OP_SQRT, kF},
-    {PK_OP_RECIPROCAL, kF},
+    {PK_OP_SQRT, kF | kC},
+    {PK_OP_RECIPROCAL, kF | kC},
     {PK_OP_RSQRT, kF},
     {PK_OP_FLOOR, kF},
     {PK_OP_CEIL, kF},
     {PK_OP_TRUNC, kF},
     {PK_OP_ROUND, kF},
     {PK_OP_BITWISE_NOT, kI | kB},
-    {PK_OP_ISFINITE, kF | kI},
-    {PK_OP_ISNAN, kF | kI},
-    {PK_OP_ISINF, kF | kI},
-    {PK_OP_LOGICAL_NOT, kF | kI | kB},
-    {PK_OP_FILL, kF | kI | kB},
+    {PK_OP_ISFINITE, kF | kI | kC},
+    {PK_OP_ISNAN, kF | kI | kC},
+    {PK_OP_ISINF, kF | kI | kC},
+    {PK_OP_LOGICAL_NOT, kF | kI | kB | kC},
+    {PK_OP_FILL, kF | kI | kB | kC},
     {PK_OP_SIGN, kF | kI},
     {PK_OP_SIGNBIT, kF | kI},
-    {PK_OP_ADD, kF | kI},
-    {PK_OP_SUB, kF | kI},
-    {PK_OP_MUL, kF | kI},
-    {PK_OP_DIV, kF | kI},
+    {PK_OP_ADD, kF | kI | kC},
+    {PK_OP_SUB, kF | kI | kC},
+    {PK_OP_MUL, kF | kI | kC},
+    {PK_OP_DIV, kF | kI | kC},
     {PK_OP_MAXIMUM, kF | kI},
     {PK_OP_MINIMUM, kF | kI},
     {PK_OP_FMAX, kF | kI},
@@ -110,13 +114,13 @@ const OpRule kRules[] = {
     {PK_OP_BITWISE_AND, kI | kB},
     {PK_OP_BITWISE_OR, kI | kB},
     {PK_OP_BITWISE_XOR, kI | kB},
-    {PK_OP_LOGICAL_AND, kF | kI | kB},
-    {PK_OP_LOGICAL_OR, kF | kI | kB},
-    {PK_OP_LOGICAL_XOR, kF | kI | kB},
+    {PK_OP_LOGICAL_AND, kF | kI | kB | kC},
+    {PK_OP_LOGICAL_OR, kF | kI | kB | kC},
+    {PK_OP_LOGICAL_XOR, kF | kI | kB | kC},
     {PK_OP_COPYSIGN, kF},
     {PK_OP_ATAN2, kF},
     {PK_OP_HYPOT, kF},
-    {PK_OP_POW, kF},
+    {PK_OP_POW, kF | kC},
     {PK_OP_NEXTAFTER, kF},
     {PK_OP_FMOD, kF | kI},
     {PK_OP_REMAINDER, kF | kI},
@@ -125,27 +129,33 @@ const OpRule kRules[] = {
     {PK_OP_LE, kF | kI},
     {PK_OP_GT, kF | kI},
     {PK_OP_GE, kF | kI},
-    {PK_OP_EQ, kF | kI | kB},
-    {PK_OP_NE, kF | kI | kB},
-    {PK_OP_WHERE, kF | kI | kB},  // by the dtype of `a` (input 1)
+    {PK_OP_EQ, kF | kI | kB | kC},
+    {PK_OP_NE, kF | kI | kB | kC},
+    {PK_OP_WHERE, kF | kI | kB | kC},  // by the dtype of `a` (input 1)
     {PK_OP_FMA, kF},
-    {PK_OP_CONVERT_ELEMENT_TYPE, kF | kI | kB},
-    {PK_OP_SUM, kF | kI},
+    {PK_OP_CONVERT_ELEMENT_TYPE, kF | kI | kB | kC},
+    {PK_OP_SUM, kF | kI | kC},
     {PK_OP_AMAX, kF | kI},
-    {PK_OP_PROD, kF | kI},
+    {PK_OP_PROD, kF | kI | kC},
     {PK_OP_AMIN, kF | kI},
-    {PK_OP_ANY, kF | kI | kB},
-    {PK_OP_ALL, kF | kI | kB},
+    {PK_OP_ANY, kF | kI | kB | kC},
+    {PK_OP_ALL, kF | kI | kB | kC},
     {PK_OP_XOR_SUM, kI | kB},
     {PK_OP_ARGMAX, kF | kI},
     {PK_OP_ARGMIN, kF | kI},
-    {PK_OP_IOTA, kF | kI | kB},  // by the output dtype
-    {PK_OP_VAR, kF},
-    {PK_OP_CUMSUM, kF | kI},
-    {PK_OP_CUMPROD, kF | kI},
+    {PK_OP_IOTA, kF | kI | kB | kC},  // by the output dtype
+    {PK_OP_VAR, kF | kC},
+    {PK_OP_CUMSUM, kF | kI | kC},
+    {PK_OP_CUMPROD, kF | kI | kC},
     {PK_OP_CUMMAX, kF | kI},
     {PK_OP_CUMMIN, kF | kI},
     {PK_OP_LOGCUMSUMEXP, kF},
+    {PK_OP_ANGLE, kF | kC},  // f32/f64 and complex (check_node)
+    {PK_OP_CONJ_PHYSICAL, kC},
+    {PK_OP_REAL, kC},
+    {PK_OP_IMAG, kC},
+    {PK_OP_COMPLEX, kF},  // f32/f64 parts -> c64/c128
+    {PK_OP_POLAR, kF},
     {PK_OP_GATHER, kF | kI | kB},        // complex too: single() moves the data as bits
     {PK_OP_INDEX_SELECT, kF | kI | kB},  // planned as a gather
     {PK_OP_DOT_GENERAL, kF | kI},        // matmul and batch_matmul too (planned as a dot_general)
@@ -187,6 +197,59 @@ std::string text(const char *fmt, const char *a, const char *b = "") {
   return buf;
 }
 
+// The dtype rules of nodes with complex operands or results (and angle, complex, polar), which the op table
+// states through real_of / complex_of; empty if the generator compiles the node.
+std::string check_complex(const Node &n, const std::vector<int32_t> &dtypes, int32_t t, int32_t out, const char *name) {
+  const uint32_t op = n.op_id;
+  const bool wide = t == PK_DTYPE_F32 || t == PK_DTYPE_F64;
+  if (op == PK_OP_COMPLEX || op == PK_OP_POLAR) {
+    if (!wide || n.inputs.size() != 2 || dtypes[n.inputs[1]] != t)
+      return text("%s: dtype %s is not supported by the code generator (f32 and f64 operands)", name,
+                  pk::meta::dtype_name(t));
+    if (out != pk::meta::complex_of(t))
+      return text("%s: the output must be %s", name, pk::meta::dtype_name(pk::meta::complex_of(t)));
+    return "";
+  }
+  if (op == PK_OP_ANGLE && !(wide || is_cx(t)))
+    return text("%s: dtype %s is not supported by the code generator", name, pk::meta::dtype_name(t));
+  if (op == PK_OP_CONVERT_ELEMENT_TYPE || op == PK_OP_FILL || op == PK_OP_IOTA) return "";
+  if (!is_cx(t) && op != PK_OP_ANGLE)
+    return text("%s: a %s result from real operands is not supported by the code generator", name,
+                pk::meta::dtype_name(out));
+  for (size_t q = op == PK_OP_WHERE ? 1 : 0; q < n.inputs.size(); ++q)
+    if (dtypes[n.inputs[q]] != t) return text("%s: operands of different dtypes", name);
+  if (op == PK_OP_POW && t == PK_DTYPE_C128)
+    return "pow: c128 is not supported by the code generator (the phase of exp(b log a) needs more than "
+           "double precision as |b log a| grows; the OpenCL backend declines it too)";
+  int32_t want = t;
+  switch (op) {
+    case PK_OP_ABS:
+    case PK_OP_REAL:
+    case PK_OP_IMAG:
+    case PK_OP_ANGLE:
+    case PK_OP_VAR:
+      want = pk::meta::real_of(t);
+      break;
+    case PK_OP_ISNAN:
+    case PK_OP_ISINF:
+    case PK_OP_ISFINITE:
+    case PK_OP_LOGICAL_NOT:
+    case PK_OP_LOGICAL_AND:
+    case PK_OP_LOGICAL_OR:
+    case PK_OP_LOGICAL_XOR:
+    case PK_OP_EQ:
+    case PK_OP_NE:
+    case PK_OP_ANY:
+    case PK_OP_ALL:
+      want = PK_DTYPE_BOOL;
+      break;
+    default:
+      break;
+  }
+  if (out != want) return text("%s: the output must be %s", name, pk::meta::dtype_name(want));
+  return "";
+}
+
 // Checks one node against the rules; empty if the generator compiles it.
 std::string check_node(const Node &n, const std::vector<int32_t> &dtypes) {
   const char *name = pk::meta::op_name(n.op_id);
@@ -208,13 +271,17 @@ std::string check_node(const Node &n, const std::vector<int32_t> &dtypes) {
     return text("%s: dtype %s is not supported by the code generator", name, pk::meta::dtype_name(t));
   if (!cls(out))
     return text("%s: output dtype %s is not supported by the code generator", name, pk::meta::dtype_name(out));
+  if (is_cx(t) || is_cx(out) || n.op_id == PK_OP_ANGLE || n.op_id == PK_OP_COMPLEX || n.op_id == PK_OP_POLAR) {
+    std::string w = check_complex(n, dtypes, t, out, name);
+    if (!w.empty()) return w;
+  }
   if (n.op_id == PK_OP_GATHER || n.op_id == PK_OP_INDEX_SELECT) {
     const int32_t it = dtypes[n.inputs[1]];
     if (it != PK_DTYPE_I32 && it != PK_DTYPE_I64)
       return text("%s: index dtype %s is not supported by the code generator", name, pk::meta::dtype_name(it));
   }
   if (n.op_id == PK_OP_CONVERT_ELEMENT_TYPE && out == PK_DTYPE_BF16 &&
-      (t == PK_DTYPE_F64 || t == PK_DTYPE_I32 || t == PK_DTYPE_I64)) {
+      (t == PK_DTYPE_F64 || t == PK_DTYPE_C128 || t == PK_DTYPE_I32 || t == PK_DTYPE_I64)) {
     // Going through f32 would round twice; a direct rounding from 53/64 bits to bf16 is not written yet.
     return text("convert_element_type: %s -> bf16 is not supported by the code generator (double rounding)",
                 pk::meta::dtype_name(t));
@@ -438,8 +505,9 @@ bool single(uint32_t op_id, const int32_t *in_dtypes, uint32_t num_inputs, const
   if (is_order_op(op_id) || op_id == PK_OP_SEARCHSORTED || op_id == PK_OP_SCATTER || op_id == PK_OP_SCATTER_REDUCE)
     r.num_extra = 1;
   if (op_id == PK_OP_SCATTER && num_inputs == 3 && cls(in_dtypes[0]) && bits_dtype(in_dtypes[0], lanes) >= 0 &&
-      in_dtypes[0] == in_dtypes[2] && in_dtypes[0] == out_dtypes[0]) {
-    // A plain scatter moves bits, as gather does.
+      lanes == 1 && in_dtypes[0] == in_dtypes[2] && in_dtypes[0] == out_dtypes[0]) {
+    // A plain scatter moves bits, as gather does: one word per element (c64 as an i64; c128's two words are not
+    // planned, so it keeps its dtype and the rule table declines it).
     r.dtypes[0] = r.dtypes[2] = r.dtypes[3] = bits_dtype(in_dtypes[0], lanes);
   }
   if ((op_id == PK_OP_GATHER || op_id == PK_OP_INDEX_SELECT) && num_inputs == 2 && in_dtypes[0] == out_dtypes[0] &&
@@ -1091,6 +1159,10 @@ bool plan_impl(uint32_t op_id, const pk_tensor *in, uint32_t nin, const pk_tenso
                          out, why);
     case PK_OP_MAXIMUM_VALUE:
     case PK_OP_MINIMUM_VALUE:
+      if (is_cx(odt)) {
+        why = text("%s: complex dtypes have no largest or lowest value (the op table defines none)", op->name);
+        return false;
+      }
       return fill_launch(odt, extreme_value(odt, op_id == PK_OP_MAXIMUM_VALUE), oshape, O, 0, strides_of(o), out, why);
     case PK_OP_IOTA: {
       const auto &a = *static_cast<const pk_attrs_iota *>(attrs);
@@ -1277,6 +1349,9 @@ bool coverage(const pk::meta::OpInfo &op, const int32_t *in, uint32_t nin, const
         odt = nin > 0 ? in[0] : static_cast<int32_t>(PK_DTYPE_F32);
         if (attrs != nullptr) std::memcpy(&odt, static_cast<const char *>(attrs) + op.attrs[oi.arg].offset, sizeof odt);
         break;
+      case pk::meta::DtypeRule::complex_of:
+        odt = pk::meta::complex_of(var_dtype(oi.arg));
+        break;
       default:
         odt = pk::meta::real_of(var_dtype(oi.arg));
         break;
@@ -1315,6 +1390,10 @@ bool coverage(const pk::meta::OpInfo &op, const int32_t *in, uint32_t nin, const
     case PK_OP_SCALAR_TENSOR:
     case PK_OP_MAXIMUM_VALUE:
     case PK_OP_MINIMUM_VALUE:
+      if ((op.id == PK_OP_MAXIMUM_VALUE || op.id == PK_OP_MINIMUM_VALUE) && is_cx(odt)) {
+        why = text("%s: complex dtypes have no largest or lowest value (the op table defines none)", op.name);
+        return false;
+      }
       if (cls(odt) || odt == PK_DTYPE_F8E4M3FN || odt == PK_DTYPE_F8E5M2) return true;
       why = text("%s: dtype %s is not supported by the code generator", op.name, pk::meta::dtype_name(odt));
       return false;
@@ -1703,8 +1782,9 @@ bool row_region_from_subgraph(const pk_subgraph &g, uint8_t *claimed, Region &ou
 }
 
 std::vector<Region> supported_single_op_regions() {
-  const int32_t all[] = {PK_DTYPE_BOOL, PK_DTYPE_U8,   PK_DTYPE_I8,  PK_DTYPE_I16, PK_DTYPE_I32,      PK_DTYPE_I64,
-                         PK_DTYPE_F16,  PK_DTYPE_BF16, PK_DTYPE_F32, PK_DTYPE_F64, PK_DTYPE_F8E4M3FN, PK_DTYPE_F8E5M2};
+  const int32_t all[] = {PK_DTYPE_BOOL, PK_DTYPE_U8,   PK_DTYPE_I8,       PK_DTYPE_I16,   PK_DTYPE_I32,
+                         PK_DTYPE_I64,  PK_DTYPE_F16,  PK_DTYPE_BF16,     PK_DTYPE_F32,   PK_DTYPE_F64,
+                         PK_DTYPE_C64,  PK_DTYPE_C128, PK_DTYPE_F8E4M3FN, PK_DTYPE_F8E5M2};
   std::vector<Region> out;
   for (const OpRule &rl : kRules) {
     const pk::meta::OpInfo *op = pk::meta::find_op(rl.op);
@@ -1717,6 +1797,10 @@ std::vector<Region> supported_single_op_regions() {
         outs.assign(std::begin(all), std::end(all));
       } else if (op->num_outputs && op->outputs[0].rule == pk::meta::DtypeRule::fixed) {
         outs.push_back(op->outputs[0].arg);
+      } else if (op->num_outputs && op->outputs[0].rule == pk::meta::DtypeRule::real_of) {
+        outs.push_back(pk::meta::real_of(t));
+      } else if (op->num_outputs && op->outputs[0].rule == pk::meta::DtypeRule::complex_of) {
+        outs.push_back(pk::meta::complex_of(t));
       } else {
         outs.push_back(t);
       }

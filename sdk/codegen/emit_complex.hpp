@@ -1,0 +1,136 @@
+// emit_complex.hpp — internal to primkit_codegen: the IR of complex values (c64, c128). A complex value is a
+// <2 x f32> or <2 x f64> vector (real part first, as stored), so it flows through the emitter's nodes, loads,
+// stores and selects like any other value. c64 arithmetic is computed in f64 and rounded once; c128 in
+// double-double where the op table asks for correct rounding (abs, mul, div, reciprocal, sqrt), with an exact
+// check of the rounding when the double-double result lies too close to a rounding boundary.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include <llvm/IR/IRBuilder.h>
+
+namespace pk::codegen::detail {
+
+bool is_complex_dtype(int32_t d);
+
+// The emitter's real f64 functions that the complex ones are built on (one implementation of each).
+class RealMath {
+ public:
+  virtual llvm::Value *exp(llvm::Value *x) = 0;
+  virtual llvm::Value *log(llvm::Value *x) = 0;
+  virtual llvm::Value *log1p(llvm::Value *x) = 0;
+  virtual llvm::Value *log_dd(llvm::Value *x, llvm::Value *&lo) = 0;  // finite x > 0, about 2^-64 relative
+  virtual llvm::Value *sin(llvm::Value *x) = 0;
+  virtual llvm::Value *cos(llvm::Value *x) = 0;
+  virtual llvm::Value *sinh(llvm::Value *x) = 0;
+  virtual llvm::Value *cosh(llvm::Value *x) = 0;
+  virtual llvm::Value *atan2(llvm::Value *y, llvm::Value *x) = 0;
+  // Real dtypes only: the emitter's convert_element_type between compute-type values.
+  virtual llvm::Value *convert_real(llvm::Value *v, int32_t from, int32_t to) = 0;
+
+ protected:
+  ~RealMath() = default;
+};
+
+class ComplexEmitter {
+ public:
+  ComplexEmitter(llvm::IRBuilder<> &b, RealMath &math);
+
+  // Whether the node is the complex emitter's: a complex operand or result, or angle of a real value.
+  static bool handles(uint32_t op, const std::vector<int32_t> &in_dt, int32_t out_dt);
+  llvm::Type *vector_type(int32_t d) const;  // <2 x f32> for c64, <2 x f64> for c128
+  llvm::Value *load(int32_t d, llvm::Value *base, llvm::Value *offset);
+  void store(int32_t d, llvm::Value *v, llvm::Value *base, llvm::Value *offset);
+  llvm::Value *node(uint32_t op, const std::vector<llvm::Value *> &in, const std::vector<int32_t> &in_dt,
+                    int32_t out_dt, double fill_value);
+  llvm::Value *convert(llvm::Value *v, int32_t from, int32_t to);
+  llvm::Value *truth(llvm::Value *v);
+
+  // Reductions (sum, prod, any, all) and the scans cumsum/cumprod of complex elements, accumulated in f64. Sums
+  // keep per-part flags of the infinities and NaNs seen (so that finite terms that overflow still meet a later
+  // infinity as exact arithmetic does) and a second sum scaled by 2^-600 (used where the first overflows).
+  std::vector<llvm::Value *> red_init(uint32_t op);
+  std::vector<llvm::Value *> red_step(uint32_t op, const std::vector<llvm::Value *> &acc, llvm::Value *x);
+  llvm::Value *red_final(uint32_t op, int32_t out_dt, const std::vector<llvm::Value *> &acc);
+
+  // var of a complex line: the mean of each part, corrected by the mean of the residuals, then the sum of
+  // |x - mean|^2 (f64; a sum that overflows is redone on values scaled by 2^-600). `loop` runs a loop over
+  // the line's elements, `x_at` loads element c.
+  using Step = std::function<std::vector<llvm::Value *>(llvm::Value *c, const std::vector<llvm::Value *> &acc)>;
+  using Loop = std::function<std::vector<llvm::Value *>(const std::vector<llvm::Value *> &init, const Step &step)>;
+  llvm::Value *variance(int32_t xdt, int32_t ydt, llvm::Value *count, double correction, const Loop &loop,
+                        const std::function<llvm::Value *(llvm::Value *c)> &x_at);
+
+ private:
+  using Value = llvm::Value;
+  struct DD {
+    Value *hi, *lo;
+  };
+  Value *d(double v);
+  Value *re(Value *z);
+  Value *im(Value *z);
+  Value *pair(Value *r, Value *i);
+  Value *fabs(Value *x);
+  Value *copysign(Value *x, Value *s);
+  Value *sel(Value *c, Value *a, Value *x) { return b_.CreateSelect(c, a, x); }
+  Value *is_nan(Value *x) { return b_.CreateFCmpUNO(x, x); }
+  Value *is_inf(Value *x);
+  Value *is_finite(Value *x);
+  Value *fma(Value *a, Value *x, Value *c);
+  Value *pow2(Value *k);                  // 2^k for i64 k in [-1022, 1023]
+  Value *exponent(Value *x);              // floor(log2 |x|) of a finite nonzero f64 (subnormals included)
+  Value *scale(Value *x, Value *k);       // x 2^k, exact for normal results
+  Value *widen(Value *z);                 // complex -> (f64, f64) pair vector
+  Value *round_to(Value *z2, int32_t d);  // (f64, f64) -> d's vector type, each part rounded once
+
+  // Double-double pieces.
+  DD two_sum(Value *a, Value *x);
+  DD fast_two_sum(Value *a, Value *x);
+  DD two_prod(Value *a, Value *x);
+  DD dd_add(DD a, DD x);
+  DD dd_add_d(DD a, Value *x);
+  DD dd_mul(DD a, DD x);
+  DD dd_mul_d(DD a, Value *x);
+  DD dd_div(DD a, DD x);
+  DD dd_sqrt(DD a);
+  DD dd_scale(DD a, Value *p) { return {b_.CreateFMul(a.hi, p), b_.CreateFMul(a.lo, p)}; }
+  Value *sum_odd(Value *p, Value *q);  // p + q rounded to odd (f64): one more rounding to f32 is correct
+  Value *dd_to_float(DD v);            // hi + lo rounded once to f32
+  // hi + lo (a double-double ~2^-100 accurate to the exact value v) times 2^k rounded once to f64; when the
+  // double-double cannot decide the rounding, `exact_sign(m)` must give the sign of v - m for the midpoint m
+  // (as hi_m + lo_m, unscaled) between the two candidates.
+  using ExactSign = std::function<Value *(Value *m_hi, Value *m_lo)>;
+  Value *round_dd(DD v, Value *k, const ExactSign &exact_sign);
+  Value *ldexp_dd(DD v, Value *k);  // (hi + lo) 2^k rounded once (subnormal results included)
+  Value *sign_of_sum(std::vector<Value *> terms);
+  std::vector<Value *> expand_mul(
+      const std::vector<Value *> &a,
+      const std::vector<Value *> &x);  // sign (-1, 0, 1 as f64) of an exact sum of f64 terms
+  // if/else with values merged by phis (both sides return the same number and types of values).
+  std::vector<Value *> branch(Value *cond, const std::function<std::vector<Value *>()> &then_fn,
+                              const std::function<std::vector<Value *>()> &else_fn);
+
+  // Complex functions over (f64, f64) pair vectors.
+  Value *mul_g(Value *a, Value *x, Value *c, Value *y);  // C11 Annex G product, f64
+  Value *div_g(Value *a, Value *x, Value *c, Value *y);  // Smith's quotient with Annex G recovery, f64
+  Value *mul64(Value *u, Value *v);
+  Value *mul128(Value *u, Value *v);
+  Value *dot2_terms(Value *p1, Value *q1, Value *p2, Value *q2, DD &x, DD &y);  // returns the exponent e
+  Value *dot2_128(Value *p1, Value *q1, Value *p2, Value *q2);                  // p1 q1 + p2 q2 correctly rounded
+  Value *div_cx(Value *u, Value *v, int32_t d);
+  Value *abs_cx(Value *z, int32_t d);
+  Value *sqrt_cx(Value *z, int32_t d);
+  Value *cexp(Value *z);
+  Value *clog(Value *z);
+  Value *cosh_sinh(Value *z, bool is_cosh);
+  Value *ctanh(Value *z);
+  Value *cpow(Value *a, Value *x);
+
+  llvm::IRBuilder<> &b_;
+  RealMath &m_;
+  llvm::Type *f32_, *f64_, *i64_;
+};
+
+}  // namespace pk::codegen::detail

@@ -1,0 +1,355 @@
+// Complex kernels (c64, c128) on cuda-emu against independent values: products and quotients worked by hand, and
+// for the correctly rounded c128 ops (abs, div, reciprocal, sqrt) results computed with exact rational arithmetic
+// or 600-bit mpmath and rounded once to f64, written here as bit patterns. Several inputs lie within 2^-12 ulp of
+// a rounding midpoint, one is an exact tie and some within 2^-50 ulp, so that the generator's exact decision of
+// doubtful roundings runs. The conformance suite checks every complex op against the oracle on top of this.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "primkit/op_info.hpp"
+#include "primkit/primkit.h"
+
+namespace {
+
+class EmuComplex : public ::testing::Test {
+ public:
+  struct Tensor {
+    int32_t dtype;
+    std::vector<int64_t> shape;
+    std::vector<uint8_t> bytes;
+  };
+
+ protected:
+  static void SetUpTestSuite() {
+    pk_runtime_options o;
+    PK_STRUCT_INIT(o);
+    o.flags = PK_RUNTIME_NO_DISCOVERY | PK_RUNTIME_STRICT;
+    ASSERT_EQ(pk_runtime_create(&o, &rt_), PK_OK);
+    const char *name = std::getenv("PRIMKIT_CODEGEN_TEST_BACKEND");
+    const std::string path = std::string(PK_PLUGIN_DIR "/libprimkit_backend_") + (name ? name : "cuda-emu") + ".so";
+    ASSERT_EQ(pk_runtime_load_plugin(rt_, path.c_str(), &be_), PK_OK);
+    uint32_t count = 0;
+    pk_backend_device_count(be_, &count);
+    if (count == 0) return;
+    ASSERT_EQ(pk_backend_device(be_, 0, &dev_), PK_OK);
+    ASSERT_EQ(pk_stream_create(dev_, &stream_), PK_OK);
+  }
+  void SetUp() override {
+    if (dev_ == nullptr) GTEST_SKIP() << "the backend under test has no device";
+  }
+  static void TearDownTestSuite() {
+    pk_stream_destroy(stream_);
+    pk_runtime_destroy(rt_);
+  }
+
+  // Runs one op on host tensors; returns the output's bytes (empty on failure, with a test failure recorded).
+  static std::vector<uint8_t> run(uint32_t op_id, const std::vector<Tensor> &in, int32_t out_dt,
+                                  const std::vector<int64_t> &out_shape, const void *attrs = nullptr) {
+    std::vector<pk_buffer_t> bufs;
+    std::vector<pk_tensor> tin(in.size());
+    for (size_t k = 0; k < in.size(); ++k) {
+      pk_buffer_t b = nullptr;
+      EXPECT_EQ(pk_buffer_create(dev_, in[k].bytes.size(), &b), PK_OK);
+      bufs.push_back(b);
+      EXPECT_EQ(pk_buffer_tensor(b, pk::meta::dtype_desc(in[k].dtype), static_cast<int32_t>(in[k].shape.size()),
+                                 in[k].shape.data(), nullptr, 0, &tin[k]),
+                PK_OK);
+      EXPECT_EQ(pk_copy_host_to_buffer(stream_, b, 0, in[k].bytes.data(), in[k].bytes.size()), PK_OK);
+    }
+    int64_t n = 1;
+    for (int64_t e : out_shape) n *= e;
+    const size_t out_bytes = static_cast<size_t>(n) * pk::meta::dtype_size(out_dt);
+    pk_buffer_t ob = nullptr;
+    EXPECT_EQ(pk_buffer_create(dev_, out_bytes, &ob), PK_OK);
+    pk_tensor tout;
+    EXPECT_EQ(pk_buffer_tensor(ob, pk::meta::dtype_desc(out_dt), static_cast<int32_t>(out_shape.size()),
+                               out_shape.data(), nullptr, 0, &tout),
+              PK_OK);
+    std::vector<uint8_t> out(out_bytes);
+    const pk_status st = pk_launch(stream_, op_id, tin.data(), static_cast<uint32_t>(tin.size()), &tout, 1, attrs);
+    EXPECT_EQ(st, PK_OK) << pk::meta::op_name(op_id);
+    EXPECT_EQ(pk_copy_buffer_to_host(stream_, out.data(), ob, 0, out_bytes), PK_OK);
+    EXPECT_EQ(pk_stream_synchronize(stream_), PK_OK);
+    for (pk_buffer_t b : bufs) pk_buffer_destroy(b);
+    pk_buffer_destroy(ob);
+    if (st != PK_OK) out.clear();
+    return out;
+  }
+
+  static pk_runtime_t rt_;
+  static pk_backend_t be_;
+  static pk_device_t dev_;
+  static pk_stream_t stream_;
+};
+pk_runtime_t EmuComplex::rt_ = nullptr;
+pk_backend_t EmuComplex::be_ = nullptr;
+pk_device_t EmuComplex::dev_ = nullptr;
+pk_stream_t EmuComplex::stream_ = nullptr;
+
+double d_of(uint64_t bits) {
+  double v;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+uint64_t bits_of(double v) {
+  uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+uint32_t bits_of(float v) {
+  uint32_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+template <typename T>
+std::vector<uint8_t> bytes_of(const std::vector<T> &v) {
+  std::vector<uint8_t> b(v.size() * sizeof(T));
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+template <typename T>
+std::vector<T> values_of(const std::vector<uint8_t> &b) {
+  std::vector<T> v(b.size() / sizeof(T));
+  std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
+  return v;
+}
+// c128 values as (re, im) bit patterns, one element per pair.
+EmuComplex::Tensor c128(const std::vector<uint64_t> &parts) {
+  return {PK_DTYPE_C128, {static_cast<int64_t>(parts.size() / 2)}, bytes_of(parts)};
+}
+std::string hex(uint64_t b) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(b));
+  return buf;
+}
+
+TEST_F(EmuComplex, C128DivAndReciprocalAreCorrectlyRounded) {
+  // (a c + b d) / (c^2 + d^2) and (b c - a d) / (c^2 + d^2) with Python's fractions: the real part lies 0.0005 ulp
+  // above a midpoint (extended precision rounds it down); the reciprocal's imaginary part is subnormal.
+  const std::vector<uint64_t> a = {0xc0360fd228354001, bits_of(-1.5), bits_of(6.0), bits_of(-0.0)};
+  const std::vector<uint64_t> b = {0x3fae7de7a4c24538, bits_of(-2.0), bits_of(0.0), bits_of(3.0)};
+  auto q = values_of<uint64_t>(run(PK_OP_DIV, {c128(a), c128(b)}, PK_DTYPE_C128, {2}));
+  ASSERT_EQ(q.size(), 4u);
+  EXPECT_EQ(hex(q[0]), hex(0x3fdaf43f303108a1));
+  EXPECT_EQ(hex(q[1]), hex(0xc026163dea51bc72));
+  EXPECT_EQ(d_of(q[2]), 0.0);  // (6 - 0i) / 3i = -2i
+  EXPECT_EQ(d_of(q[3]), -2.0);
+  // (2^-1074 + 0.5i) / (2^-1074 - i): the imaginary part 1.5 2^-1074 / (1 + 2^-2148) lies just below a subnormal
+  // tie (c^2 underflows in f64 but still decides it); a quotient beyond DBL_MAX overflows to infinities.
+  const std::vector<uint64_t> a2 = {0x1, bits_of(0.5), 0xbfd0ede8a3f78659, 0x7fefffffffffffff};
+  const std::vector<uint64_t> b2 = {0x1, bits_of(-1.0), 0x1, 0x8000000000000001};
+  auto q2 = values_of<uint64_t>(run(PK_OP_DIV, {c128(a2), c128(b2)}, PK_DTYPE_C128, {2}));
+  ASSERT_EQ(q2.size(), 4u);
+  EXPECT_EQ(d_of(q2[0]), -0.5);
+  EXPECT_EQ(hex(q2[1]), hex(0x1));
+  EXPECT_EQ(d_of(q2[2]), -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(d_of(q2[3]), std::numeric_limits<double>::infinity());
+  auto r =
+      values_of<uint64_t>(run(PK_OP_RECIPROCAL, {c128({0x3f9718e38321c234, 0x8000000000000001})}, PK_DTYPE_C128, {1}));
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(hex(r[0]), hex(0x40462acb8c6a00b1));
+  EXPECT_EQ(hex(r[1]), hex(0x00000000000007ae));
+}
+
+TEST_F(EmuComplex, C128SqrtIsCorrectlyRounded) {
+  // mpmath at 600 bits. sqrt(DBL_MAX) is 2^-109 relative below the midpoint under 2^512 (extended precision lands
+  // on the midpoint and rounds up to 2^512); the second result's real part is subnormal.
+  const std::vector<uint64_t> z = {0x7fefffffffffffff, 0x3fc0cd6f1624aaac, 0xc0141e512f0359f1, 0x0010000000000000,
+                                   bits_of(-4.0),      bits_of(0.0),       bits_of(0.0),       bits_of(-8.0)};
+  auto s = values_of<uint64_t>(run(PK_OP_SQRT, {c128(z)}, PK_DTYPE_C128, {4}));
+  ASSERT_EQ(s.size(), 8u);
+  EXPECT_EQ(hex(s[0]), hex(0x5fefffffffffffff));
+  EXPECT_EQ(hex(s[1]), hex(0x1fb0cd6f1624aaac));
+  EXPECT_EQ(hex(s[2]), hex(0x000391319b9f9ae9));
+  EXPECT_EQ(hex(s[3]), hex(0x4001f1016446c6f6));
+  EXPECT_EQ(d_of(s[4]), 0.0);  // sqrt(-4 + 0i) = 2i
+  EXPECT_EQ(d_of(s[5]), 2.0);
+  EXPECT_EQ(d_of(s[6]), 2.0);  // sqrt(-8i) = 2 - 2i
+  EXPECT_EQ(d_of(s[7]), -2.0);
+  // sqrt(-DBL_MAX + (2 - 2^-52) i): the real part |y| / (2 Im) lies about 2^-54 ulp below a midpoint (mpmath),
+  // so the quotient's exact decision runs.
+  auto s2 = values_of<uint64_t>(run(PK_OP_SQRT, {c128({0xffefffffffffffff, 0x3fffffffffffffff})}, PK_DTYPE_C128, {1}));
+  ASSERT_EQ(s2.size(), 2u);
+  EXPECT_EQ(hex(s2[0]), hex(0x1fefffffffffffff));
+  EXPECT_EQ(hex(s2[1]), hex(0x5fefffffffffffff));
+}
+
+TEST_F(EmuComplex, C64SqrtIsCorrectlyRounded) {
+  // sqrt(1 + y i), y = (2^23 - 1) 2^-149: Im = y / (2 Re) lies 7e-71 quanta below the midpoint of two f32
+  // subnormals (mpmath, 600 bits), so it rounds down; long double, where Re rounds to 1, sees the midpoint itself.
+  const std::vector<uint32_t> z = {0x3f800000u, 0x007fffffu};
+  std::vector<uint8_t> zb(z.size() * 4);
+  std::memcpy(zb.data(), z.data(), zb.size());
+  auto s = values_of<uint32_t>(run(PK_OP_SQRT, {{PK_DTYPE_C64, {1}, zb}}, PK_DTYPE_C64, {1}));
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0], 0x3f800000u);
+  EXPECT_EQ(s[1], 0x003fffffu);
+}
+
+TEST_F(EmuComplex, C128AbsIsCorrectlyRounded) {
+  const std::vector<uint64_t> z = {
+      bits_of(3e300),     bits_of(4e300),      // no overflow of x^2 + y^2
+      0x3ffbba4d5cab289c, 0x3ff40edb4193f3d0,  // 1.8e-5 ulp from a midpoint
+      0x3fedd096aa843916, 0x3ff178f5b092b113,  // 3.5e-5 ulp from a midpoint
+      0x4333333333333335, 0x433999999999999c,  // (3k, 4k): |z| = 5k, an exact tie (to even)
+      0x3ff3c0ca428c59fb, 0x3e51c71c706f8383,  // 1e-16 ulp below a midpoint
+      0x0000000000000003, 0x8000000000000004,  // subnormal: 5 * 2^-1074
+  };
+  auto a = values_of<uint64_t>(run(PK_OP_ABS, {c128(z)}, PK_DTYPE_F64, {6}));
+  ASSERT_EQ(a.size(), 6u);
+  EXPECT_EQ(hex(a[0]), hex(0x7e5ddd4baa009303));
+  EXPECT_EQ(hex(a[1]), hex(0x40011c6de99c528c));
+  EXPECT_EQ(hex(a[2]), hex(0x3ff6f7c03b0e3157));
+  EXPECT_EQ(hex(a[3]), hex(0x4340000000000002));
+  EXPECT_EQ(hex(a[4]), hex(0x3ff3c0ca428c59fb));
+  EXPECT_EQ(hex(a[5]), hex(0x0000000000000005));
+}
+
+TEST_F(EmuComplex, ProductsQuotientsAndSums) {
+  // (1 + 2i)(3 + 4i) = -5 + 10i; (1.5 + 2.5i)(-3 + 0.5i) = -5.75 - 6.75i (exact).
+  auto m = values_of<uint64_t>(run(PK_OP_MUL,
+                                   {c128({bits_of(1.0), bits_of(2.0), bits_of(1.5), bits_of(2.5)}),
+                                    c128({bits_of(3.0), bits_of(4.0), bits_of(-3.0), bits_of(0.5)})},
+                                   PK_DTYPE_C128, {2}));
+  ASSERT_EQ(m.size(), 4u);
+  EXPECT_EQ(d_of(m[0]), -5.0);
+  EXPECT_EQ(d_of(m[1]), 10.0);
+  EXPECT_EQ(d_of(m[2]), -5.75);
+  EXPECT_EQ(d_of(m[3]), -6.75);
+  // c64: (1 + 2i) / (3 + 4i) = 11/25 + 2/25 i, each rounded once to f32.
+  const std::vector<float> u = {1.0f, 2.0f}, v = {3.0f, 4.0f};
+  auto q = values_of<float>(
+      run(PK_OP_DIV, {{PK_DTYPE_C64, {1}, bytes_of(u)}, {PK_DTYPE_C64, {1}, bytes_of(v)}}, PK_DTYPE_C64, {1}));
+  ASSERT_EQ(q.size(), 2u);
+  EXPECT_EQ(bits_of(q[0]), 0x3ee147aeu);
+  EXPECT_EQ(bits_of(q[1]), 0x3da3d70au);
+  // A sum whose finite terms overflow still meets the later -inf as exact arithmetic does: -inf, not NaN.
+  const double big = std::numeric_limits<double>::max(), inf = std::numeric_limits<double>::infinity();
+  pk_attrs_sum attrs;
+  PK_STRUCT_INIT(attrs);
+  attrs.num_dims = 1;
+  attrs.dims[0] = 0;
+  auto s = values_of<double>(run(PK_OP_SUM,
+                                 {{PK_DTYPE_C128, {3}, bytes_of(std::vector<double>{big, 1.0, big, 2.0, -inf, 3.0})}},
+                                 PK_DTYPE_C128, {}, &attrs));
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0], -inf);
+  EXPECT_EQ(s[1], 6.0);
+  // DBL_MAX + DBL_MAX - DBL_MAX is DBL_MAX, although the f64 running sum overflows on the way.
+  auto s2 = values_of<double>(run(PK_OP_SUM,
+                                  {{PK_DTYPE_C128, {3}, bytes_of(std::vector<double>{big, 1.0, big, 0.5, -big, 0.25})}},
+                                  PK_DTYPE_C128, {}, &attrs));
+  ASSERT_EQ(s2.size(), 2u);
+  EXPECT_EQ(s2[0], big);
+  EXPECT_EQ(s2[1], 1.75);
+}
+
+TEST_F(EmuComplex, C128PowIsRefused) {
+  // Its phase needs more than double precision as |b log a| grows: NOT_SUPPORTED rather than a wrong answer.
+  const pk_dtype c = pk::meta::dtype_desc(PK_DTYPE_C128);
+  std::vector<pk_buffer_t> bufs;
+  pk_tensor t[3];
+  int64_t shape[1] = {1};
+  for (pk_tensor &tk : t) {
+    pk_buffer_t b = nullptr;
+    ASSERT_EQ(pk_buffer_create(dev_, 16, &b), PK_OK);
+    bufs.push_back(b);
+    ASSERT_EQ(pk_buffer_tensor(b, c, 1, shape, nullptr, 0, &tk), PK_OK);
+  }
+  // Strict runtime: the backend's NOT_SUPPORTED surfaces as "the fallback would be needed".
+  EXPECT_EQ(pk_launch(stream_, PK_OP_POW, t, 2, &t[2], 1, nullptr), PK_ERROR_FALLBACK_FORBIDDEN);
+  for (pk_buffer_t b : bufs) pk_buffer_destroy(b);
+}
+
+}  // namespace
+
+namespace {
+
+TEST_F(EmuComplex, FusedChainThroughTheGraphApi) {
+  // conj(x * y + z) and its row sums over [16, 9] c128 values with small integer parts: every step is exact, so
+  // the expected values are integers computed here.
+  const int64_t shape[2] = {16, 9};
+  pk_graph_t g;
+  ASSERT_EQ(pk_graph_create(&g), PK_OK);
+  const pk_dtype c = pk::meta::dtype_desc(PK_DTYPE_C128);
+  uint32_t x, y, z, xy, s, t, total;
+  ASSERT_EQ(pk_graph_add_input(g, c, 2, shape, &x), PK_OK);
+  ASSERT_EQ(pk_graph_add_input(g, c, 2, shape, &y), PK_OK);
+  ASSERT_EQ(pk_graph_add_input(g, c, 2, shape, &z), PK_OK);
+  uint32_t in2[2] = {x, y};
+  ASSERT_EQ(pk_graph_add_node(g, PK_OP_MUL, in2, 2, nullptr, &xy, 1), PK_OK);
+  uint32_t in3[2] = {xy, z};
+  ASSERT_EQ(pk_graph_add_node(g, PK_OP_ADD, in3, 2, nullptr, &s, 1), PK_OK);
+  ASSERT_EQ(pk_graph_add_node(g, PK_OP_CONJ_PHYSICAL, &s, 1, nullptr, &t, 1), PK_OK);
+  pk_attrs_sum sa = PK_ATTRS_SUM_INIT;
+  sa.num_dims = 1;
+  sa.dims[0] = 1;
+  ASSERT_EQ(pk_graph_add_node(g, PK_OP_SUM, &t, 1, &sa, &total, 1), PK_OK);
+  ASSERT_EQ(pk_graph_mark_output(g, t), PK_OK);
+  ASSERT_EQ(pk_graph_mark_output(g, total), PK_OK);
+  pk_executable_t exe;
+  ASSERT_EQ(pk_graph_compile(g, dev_, nullptr, &exe), PK_OK);
+  pk_graph_destroy(g);
+  uint32_t fused = 0, fused_nodes = 0, singles = 0;
+  ASSERT_EQ(pk_executable_stats(exe, &fused, &fused_nodes, &singles), PK_OK);
+  EXPECT_EQ(fused, 1u);
+  EXPECT_EQ(singles, 0u);
+  EXPECT_EQ(fused_nodes, 4u);
+  const size_t n = 16 * 9;
+  std::vector<double> v[3];
+  for (int k = 0; k < 3; ++k)
+    for (size_t i = 0; i < n; ++i) {
+      v[k].push_back(static_cast<double>(static_cast<int>((i * (3 + k) + k) % 11) - 5));
+      v[k].push_back(static_cast<double>(static_cast<int>((i * (5 + 2 * k) + 1) % 7) - 3));
+    }
+  std::vector<pk_buffer_t> bufs;
+  std::vector<pk_tensor> ts;
+  // pk_tensor keeps a pointer to its shape: the shapes outlive the tensors.
+  const int64_t row_shape[1] = {16};
+  auto add = [&](const int64_t *sh, int32_t nd, const std::vector<double> *data) {
+    int64_t cnt = 1;
+    for (int32_t k = 0; k < nd; ++k) cnt *= sh[k];
+    pk_buffer_t b = nullptr;
+    EXPECT_EQ(pk_buffer_create(dev_, static_cast<size_t>(cnt) * 16, &b), PK_OK);
+    pk_tensor tt;
+    EXPECT_EQ(pk_buffer_tensor(b, c, nd, sh, nullptr, 0, &tt), PK_OK);
+    if (data) {
+      EXPECT_EQ(pk_copy_host_to_buffer(stream_, b, 0, data->data(), data->size() * 8), PK_OK);
+    }
+    bufs.push_back(b);
+    ts.push_back(tt);
+  };
+  for (auto &vk : v) add(shape, 2, &vk);
+  add(shape, 2, nullptr);
+  add(row_shape, 1, nullptr);
+  ASSERT_EQ(pk_executable_run(exe, stream_, ts.data(), 3, ts.data() + 3, 2), PK_OK);
+  std::vector<double> tg(n * 2), sg(32);
+  ASSERT_EQ(pk_copy_buffer_to_host(stream_, tg.data(), bufs[3], 0, tg.size() * 8), PK_OK);
+  ASSERT_EQ(pk_copy_buffer_to_host(stream_, sg.data(), bufs[4], 0, sg.size() * 8), PK_OK);
+  ASSERT_EQ(pk_stream_synchronize(stream_), PK_OK);
+  for (size_t row = 0; row < 16; ++row) {
+    double sr = 0, si = 0;
+    for (size_t col = 0; col < 9; ++col) {
+      const size_t i = row * 9 + col;
+      const double a = v[0][2 * i], b = v[0][2 * i + 1], cc = v[1][2 * i], d = v[1][2 * i + 1];
+      const double re = a * cc - b * d + v[2][2 * i], im = -(a * d + b * cc + v[2][2 * i + 1]);
+      EXPECT_EQ(tg[2 * i], re) << i;
+      EXPECT_EQ(tg[2 * i + 1], im) << i;
+      sr += re;
+      si += im;
+    }
+    EXPECT_EQ(sg[2 * row], sr) << row;
+    EXPECT_EQ(sg[2 * row + 1], si) << row;
+  }
+  pk_executable_destroy(exe);
+  for (pk_buffer_t b : bufs) pk_buffer_destroy(b);
+}
+
+}  // namespace
