@@ -223,8 +223,10 @@ __attribute__((target("avx2,fma"))) float row_max_avx2(const float *x, int64_t n
 // correction and storage one rounding, 1 / sum and the product one each: <= 2.5 ulp, inside the table's 4-ulp
 // bound. d < -104 gives exactly 0 (e^d / sum < 2^-150 since sum >= 1); lanes in [-104, -86), where 2^n would leave
 // the normal range, take the scalar double path (their subnormal floats then lose nothing the output keeps).
-__attribute__((target("avx2,fma"))) void softmax_row_avx2(const float *x, float *y, int64_t n, float *buf,
-                                                          bool stream) {
+// `next` (the following row, or null) is prefetched into L2 during the exp pass, which is compute-bound, so that the
+// next row's max pass finds it there instead of waiting on memory.
+__attribute__((target("avx2,fma"))) void softmax_row_avx2(const float *x, float *y, int64_t n, float *buf, bool stream,
+                                                          const float *next) {
   bool nan = false;
   const float mf = row_max_avx2(x, n, nan);
   if (nan || !std::isfinite(mf)) {
@@ -236,6 +238,7 @@ __attribute__((target("avx2,fma"))) void softmax_row_avx2(const float *x, float 
   __m256d s0 = _mm256_setzero_pd(), s1 = s0;
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
+    if (next != nullptr && (i & 15) == 0) _mm_prefetch(reinterpret_cast<const char *>(next + i), _MM_HINT_T1);
     const __m256 xv = _mm256_loadu_ps(x + i);
     // Two-sum: d + err == x - max exactly.
     const __m256 d = _mm256_sub_ps(xv, m);
@@ -340,7 +343,8 @@ pk_status k_softmax(const Launch &l) {
                 if constexpr (Log) {
                   log_softmax_row_avx2(x + k * r.len, y + k * r.len, r.len);
                 } else {
-                  softmax_row_avx2(x + k * r.len, y + k * r.len, r.len, buf.data(), stream);
+                  softmax_row_avx2(x + k * r.len, y + k * r.len, r.len, buf.data(), stream,
+                                   k + 1 < hi ? x + (k + 1) * r.len : nullptr);
                 }
               }
               if (stream) _mm_sfence();
