@@ -103,6 +103,7 @@ void launch(uint32_t op, std::initializer_list<pk_tensor> in, std::initializer_l
 
 // The CPU backend's thread cap (its pk_cpu_set_max_threads extension) and OpenMP's, for the yardsticks.
 void use_threads(int n) {
+  Env::get();  // loads the plugin (RTLD_NOLOAD below finds it only then)
   static auto set_max =
       reinterpret_cast<void (*)(int)>(dlsym(dlopen(PK_CPU_PLUGIN, RTLD_NOW | RTLD_NOLOAD), "pk_cpu_set_max_threads"));
   if (set_max == nullptr) {
@@ -113,7 +114,6 @@ void use_threads(int n) {
   omp_set_num_threads(n);
 }
 void set_threads(benchmark::State &state) {
-  Env::get();
   use_threads(static_cast<int>(state.range(0)));
 }
 
