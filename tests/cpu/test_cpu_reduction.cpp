@@ -275,6 +275,26 @@ TEST_F(CpuReduction, LogcumsumexpDoesNotOverflow) {
   EXPECT_EQ(fo[2], static_cast<float>(std::log(2.0)));
 }
 
+TEST_F(CpuReduction, DenseF32SumOfEverythingStaysWithinItsBlockBound) {
+  // The dense whole-tensor path (blocks of 1024 floats summed in f32 lanes, blocks in double): its error is at most
+  // 32 * 2^-24 * sum|a| plus one rounding, far below what plain f32 accumulation of 2^20 terms can reach (and the
+  // table's 2 n 2^-24 sum|a|). Mixed signs and magnitudes, a length that leaves a tail; long double reference.
+  const int64_t n = (int64_t{1} << 20) + 37;
+  std::vector<float> a(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    a[i] = static_cast<float>(std::sin(0.37 * static_cast<double>(i)) * std::pow(10.0, (i % 7) - 3));
+  std::vector<float> out = {0.0f};
+  pk_attrs_sum s = dims_attrs(pk_attrs_sum PK_ATTRS_SUM_INIT, {0});
+  ASSERT_EQ(launch(PK_OP_SUM, {tensor(a, kF32, {n})}, {tensor(out, kF32, {})}, &s), PK_OK) << last_error().message;
+  long double ref = 0, mag = 0;
+  for (float v : a) {
+    ref += v;
+    mag += std::fabs(v);
+  }
+  const double bound = std::fabs(static_cast<double>(ref)) * 6e-8 + 32 * 6e-8 * static_cast<double>(mag);
+  EXPECT_NEAR(out[0], static_cast<double>(ref), bound);
+}
+
 TEST_F(CpuReduction, F32SumMatchesADoubleLoopWithinTheBound) {
   // 1000 x 37 values of mixed magnitude, reduced along the long axis; the reference sums in long double.
   const int rows = 37, n = 1000;
