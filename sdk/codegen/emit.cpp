@@ -266,6 +266,9 @@ class Emitter {
   // The same with an early exit: `step` returns the next values plus an i1 that ends the loop after them.
   std::vector<Value *> loop_until(Value *count, const std::vector<Value *> &init, const Step &step,
                                   const char *name = "until");
+  // Both: with `early_exit`, step's last value is the i1 that stops the loop.
+  std::vector<Value *> loop(Value *count, const std::vector<Value *> &init, const Step &step, const char *name,
+                            bool early_exit);
   Value *arg_offset(int arg, Kind k, Value *j, Value *row0, Value *c);
   // Computes the element-kind values `need` marks at column c (loads included) on top of the row values.
   // stashed[v] >= 0: v is loaded from that argument instead of computed.
@@ -2855,40 +2858,16 @@ void Emitter::build_line(Value *j) {
 
 std::vector<Value *> Emitter::loop_n(Value *count, const std::vector<Value *> &init, const Step &step,
                                      const char *name) {
-  llvm::Function *f = b_.GetInsertBlock()->getParent();
-  auto *pre = b_.GetInsertBlock();
-  auto *body = llvm::BasicBlock::Create(ctx_, name, f);
-  auto *done = llvm::BasicBlock::Create(ctx_, std::string(name) + "_done", f);
-  b_.CreateCondBr(b_.CreateICmpSGT(count, i64c(0)), body, done);
-  b_.SetInsertPoint(body);
-  auto *c = b_.CreatePHI(i64_, 2);
-  c->addIncoming(i64c(0), pre);
-  std::vector<llvm::PHINode *> acc;
-  std::vector<Value *> cur;
-  for (Value *v : init) {
-    acc.push_back(b_.CreatePHI(v->getType(), 2));
-    acc.back()->addIncoming(v, pre);
-    cur.push_back(acc.back());
-  }
-  std::vector<Value *> next = step(c, cur);
-  Value *c1 = b_.CreateAdd(c, i64c(1));
-  auto *latch = b_.GetInsertBlock();
-  c->addIncoming(c1, latch);
-  for (size_t k = 0; k < acc.size(); ++k) acc[k]->addIncoming(next[k], latch);
-  b_.CreateCondBr(b_.CreateICmpSLT(c1, count), body, done);
-  b_.SetInsertPoint(done);
-  std::vector<Value *> out;
-  for (size_t k = 0; k < init.size(); ++k) {
-    auto *phi = b_.CreatePHI(init[k]->getType(), 2);
-    phi->addIncoming(init[k], pre);
-    phi->addIncoming(next[k], latch);
-    out.push_back(phi);
-  }
-  return out;
+  return loop(count, init, step, name, false);
 }
 
 std::vector<Value *> Emitter::loop_until(Value *count, const std::vector<Value *> &init, const Step &step,
                                          const char *name) {
+  return loop(count, init, step, name, true);
+}
+
+std::vector<Value *> Emitter::loop(Value *count, const std::vector<Value *> &init, const Step &step, const char *name,
+                                   bool early_exit) {
   llvm::Function *f = b_.GetInsertBlock()->getParent();
   auto *pre = b_.GetInsertBlock();
   auto *body = llvm::BasicBlock::Create(ctx_, name, f);
@@ -2905,13 +2884,18 @@ std::vector<Value *> Emitter::loop_until(Value *count, const std::vector<Value *
     cur.push_back(acc.back());
   }
   std::vector<Value *> next = step(c, cur);
-  Value *stop = next.back();
-  next.pop_back();
+  Value *stop = nullptr;
+  if (early_exit) {
+    stop = next.back();
+    next.pop_back();
+  }
   Value *c1 = b_.CreateAdd(c, i64c(1));
   auto *latch = b_.GetInsertBlock();
   c->addIncoming(c1, latch);
   for (size_t k = 0; k < acc.size(); ++k) acc[k]->addIncoming(next[k], latch);
-  b_.CreateCondBr(b_.CreateOr(stop, b_.CreateICmpSGE(c1, count)), done, body);
+  Value *more = b_.CreateICmpSLT(c1, count);
+  if (stop != nullptr) more = b_.CreateAnd(more, b_.CreateNot(stop));
+  b_.CreateCondBr(more, body, done);
   b_.SetInsertPoint(done);
   std::vector<Value *> out;
   for (size_t k = 0; k < init.size(); ++k) {
