@@ -661,8 +661,10 @@ double extreme_value(int32_t d, bool largest) {
     case PK_DTYPE_BF16:
       return largest ? 0x1.fep127 : -0x1.fep127;
     case PK_DTYPE_F32:
+    case PK_DTYPE_C64:  // complex: the parts' extreme + 0i (fill's imaginary part), as torch.finfo gives it
       return largest ? 0x1.fffffep127 : -0x1.fffffep127;
     case PK_DTYPE_F64:
+    case PK_DTYPE_C128:
       return largest ? std::numeric_limits<double>::max() : -std::numeric_limits<double>::max();
     case PK_DTYPE_F8E4M3FN:
       return largest ? 448.0 : -448.0;
@@ -1159,10 +1161,6 @@ bool plan_impl(uint32_t op_id, const pk_tensor *in, uint32_t nin, const pk_tenso
                          out, why);
     case PK_OP_MAXIMUM_VALUE:
     case PK_OP_MINIMUM_VALUE:
-      if (is_cx(odt)) {
-        why = text("%s: complex dtypes have no largest or lowest value (the op table defines none)", op->name);
-        return false;
-      }
       return fill_launch(odt, extreme_value(odt, op_id == PK_OP_MAXIMUM_VALUE), oshape, O, 0, strides_of(o), out, why);
     case PK_OP_IOTA: {
       const auto &a = *static_cast<const pk_attrs_iota *>(attrs);
@@ -1390,10 +1388,6 @@ bool coverage(const pk::meta::OpInfo &op, const int32_t *in, uint32_t nin, const
     case PK_OP_SCALAR_TENSOR:
     case PK_OP_MAXIMUM_VALUE:
     case PK_OP_MINIMUM_VALUE:
-      if ((op.id == PK_OP_MAXIMUM_VALUE || op.id == PK_OP_MINIMUM_VALUE) && is_cx(odt)) {
-        why = text("%s: complex dtypes have no largest or lowest value (the op table defines none)", op.name);
-        return false;
-      }
       if (cls(odt) || odt == PK_DTYPE_F8E4M3FN || odt == PK_DTYPE_F8E5M2) return true;
       why = text("%s: dtype %s is not supported by the code generator", op.name, pk::meta::dtype_name(odt));
       return false;
