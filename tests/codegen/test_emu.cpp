@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "codegen_regions.hpp"
+#include "emu_backend_fixture.hpp"
 #include "primkit/op_info.hpp"
 #include "primkit/primkit.h"
 #include "reference.hpp"
@@ -25,10 +26,7 @@ namespace {
 using pk::test::Scalar;
 
 pk_error_info last_error() {
-  pk_error_info e;
-  e.struct_size = sizeof e;
-  pk_get_last_error(&e);
-  return e;
+  return pk::test::last_runtime_error();
 }
 
 // Inputs that reach every interesting case: special values, small and huge magnitudes, integer extremes.
@@ -110,31 +108,8 @@ double ulps(int32_t d, long double got, long double want) {
   return static_cast<double>(std::fabs(got - want) / std::ldexp(1.0L, e - mant));
 }
 
-class Emu : public ::testing::Test {
+class Emu : public pk::test::EmuBackendTest {
  protected:
-  static void SetUpTestSuite() {
-    pk_runtime_options o;
-    PK_STRUCT_INIT(o);
-    o.flags = PK_RUNTIME_NO_DISCOVERY | PK_RUNTIME_STRICT;  // strict: nothing may silently run elsewhere
-    ASSERT_EQ(pk_runtime_create(&o, &rt_), PK_OK);
-    // tools/gpu-check.sh re-runs this suite on the real cuda backend (same kernels as PTX on the GPU).
-    const char *name = std::getenv("PRIMKIT_CODEGEN_TEST_BACKEND");
-    const std::string path = std::string(PK_PLUGIN_DIR "/libprimkit_backend_") + (name ? name : "cuda-emu") + ".so";
-    ASSERT_EQ(pk_runtime_load_plugin(rt_, path.c_str(), &be_), PK_OK) << last_error().message;
-    uint32_t count = 0;
-    pk_backend_device_count(be_, &count);
-    if (count == 0) return;  // SetUp skips every test
-    ASSERT_EQ(pk_backend_device(be_, 0, &dev_), PK_OK);
-    ASSERT_EQ(pk_stream_create(dev_, &stream_), PK_OK);
-  }
-  void SetUp() override {
-    if (dev_ == nullptr) GTEST_SKIP() << "the backend under test has no device";
-  }
-  static void TearDownTestSuite() {
-    pk_stream_destroy(stream_);
-    pk_runtime_destroy(rt_);
-  }
-
   struct Buf {
     pk_buffer_t b = nullptr;
     std::vector<int64_t> shape, strides;
@@ -169,16 +144,7 @@ class Emu : public ::testing::Test {
     for (size_t i = 0; i < n; ++i) v[i] = pk::test::read(d, bytes.data(), i);
     return v;
   }
-
-  static pk_runtime_t rt_;
-  static pk_backend_t be_;
-  static pk_device_t dev_;
-  static pk_stream_t stream_;
 };
-pk_runtime_t Emu::rt_ = nullptr;
-pk_backend_t Emu::be_ = nullptr;
-pk_device_t Emu::dev_ = nullptr;
-pk_stream_t Emu::stream_ = nullptr;
 
 // Compares one output element; returns the ULP error (0 for exact matches), HUGE_VAL for a mismatch of an exact op.
 double compare(int32_t d, const Scalar &got, const Scalar &want, bool exact) {

@@ -13,12 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "emu_backend_fixture.hpp"
 #include "primkit/op_info.hpp"
 #include "primkit/primkit.h"
 
 namespace {
 
-class EmuComplex : public ::testing::Test {
+class EmuComplex : public pk::test::EmuBackendTest {
  public:
   struct Tensor {
     int32_t dtype;
@@ -27,28 +28,6 @@ class EmuComplex : public ::testing::Test {
   };
 
  protected:
-  static void SetUpTestSuite() {
-    pk_runtime_options o;
-    PK_STRUCT_INIT(o);
-    o.flags = PK_RUNTIME_NO_DISCOVERY | PK_RUNTIME_STRICT;
-    ASSERT_EQ(pk_runtime_create(&o, &rt_), PK_OK);
-    const char *name = std::getenv("PRIMKIT_CODEGEN_TEST_BACKEND");
-    const std::string path = std::string(PK_PLUGIN_DIR "/libprimkit_backend_") + (name ? name : "cuda-emu") + ".so";
-    ASSERT_EQ(pk_runtime_load_plugin(rt_, path.c_str(), &be_), PK_OK);
-    uint32_t count = 0;
-    pk_backend_device_count(be_, &count);
-    if (count == 0) return;
-    ASSERT_EQ(pk_backend_device(be_, 0, &dev_), PK_OK);
-    ASSERT_EQ(pk_stream_create(dev_, &stream_), PK_OK);
-  }
-  void SetUp() override {
-    if (dev_ == nullptr) GTEST_SKIP() << "the backend under test has no device";
-  }
-  static void TearDownTestSuite() {
-    pk_stream_destroy(stream_);
-    pk_runtime_destroy(rt_);
-  }
-
   // Runs one op on host tensors; returns the output's bytes (empty on failure, with a test failure recorded).
   static std::vector<uint8_t> run(uint32_t op_id, const std::vector<Tensor> &in, int32_t out_dt,
                                   const std::vector<int64_t> &out_shape, const void *attrs = nullptr) {
@@ -82,16 +61,7 @@ class EmuComplex : public ::testing::Test {
     if (st != PK_OK) out.clear();
     return out;
   }
-
-  static pk_runtime_t rt_;
-  static pk_backend_t be_;
-  static pk_device_t dev_;
-  static pk_stream_t stream_;
 };
-pk_runtime_t EmuComplex::rt_ = nullptr;
-pk_backend_t EmuComplex::be_ = nullptr;
-pk_device_t EmuComplex::dev_ = nullptr;
-pk_stream_t EmuComplex::stream_ = nullptr;
 
 double d_of(uint64_t bits) {
   double v;
