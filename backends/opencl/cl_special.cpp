@@ -648,6 +648,25 @@ std::string constant_table(const char *name, const Doubles &values) {
   return s + "};\n";
 }
 
+// The same for 32-bit words: `__constant uint name[n] = {...};`.
+template <class Words>
+std::string constant_words(const char *name, const Words &values) {
+  std::string s = std::string("__constant uint ") + name + "[" + std::to_string(std::size(values)) + "] = {";
+  char num[16];
+  for (auto w : values) {
+    std::snprintf(num, sizeof num, "0x%08xu,", static_cast<unsigned>(w));
+    s += num;
+  }
+  return s + "};\n";
+}
+
+// Complex pow's fixed-point constants.
+std::string complex_tables() {
+  namespace sp = pk::kit::special;
+  return constant_words("pk_bn_ln2", sp::kLn2Fraction) + constant_words("pk_bn_pi_4", sp::kPiOver4Fraction) +
+         constant_words("pk_bn_inv_2pi", sp::kInvTwoPiFraction);
+}
+
 // digamma's Taylor table, expansion point and 2 zeta(2k).
 std::string digamma_tables() {
   namespace sp = pk::kit::special;
@@ -698,6 +717,7 @@ std::string special_helpers(uint32_t bits) {
       if (c.bit == kDigamma) s += digamma_tables();
       if (c.bit == kIgamma) s += igamma_tables();
       if (c.bit == kZeta) s += zeta_tables();
+      if (c.bit == kComplex) s += complex_tables();
       s += c.src;
     }
   }
