@@ -1683,6 +1683,55 @@ std::string gen_sort(int32_t dt, const DeviceCaps &caps) {
          "    const int ib = desc ? pk_lt(xj, xi) : pk_lt(xi, xj);\n"
          "    if (jb || (!ib && j < i)) ++rank;\n  }\n"
          "  if (rank < keep) {\n    vals[bv + rank * t1] = in[bi + i * t0];\n    inds[bx + rank * t2] = i;\n  }\n}\n";
+  // Lines longer than a run: runs of `run` elements sorted as above into dense line-major scratch (kv, ki), then
+  // merge passes doubling the run width: an element's place in the merged pair is its place in its own run plus
+  // the number of the other run's elements that go before it, found by binary search (those of the right run
+  // strictly before it, of the left run not after it: ties keep the left run first, so the sort stays stable).
+  // O(n log^2 n) work in log2(len / run) passes.
+  src +=
+      "inline int pk_before(" + CT + " x, " + CT + " y, const int desc) { return desc ? pk_lt(y, x) : pk_lt(x, y); }\n";
+  src += "__kernel void pk_sort_runs(__global const " + T + " *in, const long in_off, __global " + T +
+         " *kv, __global long *ki, " + kLineParams +
+         ", const long run, const int desc) {\n"
+         "  const ulong g = get_global_id(0);\n  if (g >= n_lines * (ulong)len) return;\n"
+         "  const ulong o = g / (ulong)len;\n  const long i = (long)(g % (ulong)len);\n"
+         "  long bi = in_off, b1 = 0, b2 = 0;\n  pk_line(o, sh, r, s0, s1, s2, &bi, &b1, &b2);\n"
+         "  const long lo = i - i % run, hi = min(lo + run, len);\n"
+         "  const " +
+         CT +
+         " xi = PK_LDC(in, bi + i * t0);\n  long rank = 0;\n"
+         "  for (long j = lo; j < hi; ++j) {\n"
+         "    const " +
+         CT +
+         " xj = PK_LDC(in, bi + j * t0);\n"
+         "    if (pk_before(xj, xi, desc) || (j < i && !pk_before(xi, xj, desc))) ++rank;\n  }\n"
+         "  const ulong d = o * (ulong)len + (ulong)(lo + rank);\n  kv[d] = in[bi + i * t0];\n  ki[d] = i;\n}\n";
+  src += "__kernel void pk_sort_merge(__global const " + T + " *kv, __global const long *ki, __global " + T +
+         " *ov, __global long *oi, const ulong n_lines, const long len, const long w, const int desc) {\n"
+         "  const ulong g = get_global_id(0);\n  if (g >= n_lines * (ulong)len) return;\n"
+         "  const ulong base = g - g % (ulong)len;\n  const long p = (long)(g % (ulong)len);\n"
+         "  const long a0 = p - p % (2 * w), b0 = min(a0 + w, len), b1 = min(a0 + 2 * w, len);\n"
+         "  const int left = p < b0;\n"
+         "  const long lo0 = left ? b0 : a0, hi0 = left ? b1 : b0;\n"
+         "  const " +
+         CT +
+         " x = PK_LDC(kv, base + p);\n"
+         "  long lo = lo0, hi = hi0;\n"
+         "  while (lo < hi) {\n    const long mid = lo + (hi - lo) / 2;\n"
+         "    const " +
+         CT +
+         " y = PK_LDC(kv, base + mid);\n"
+         "    if (left ? pk_before(y, x, desc) : !pk_before(x, y, desc)) lo = mid + 1; else hi = mid;\n  }\n"
+         "  const ulong d = base + (ulong)(a0 + (p - (left ? a0 : b0)) + (lo - lo0));\n"
+         "  ov[d] = kv[base + p];\n  oi[d] = ki[base + p];\n}\n";
+  src +=
+      "__kernel void pk_sort_out(__global const " + T + " *kv, __global const long *ki, __global " + T +
+      " *vals, const long v_off, __global long *inds, const long x_off, " + kLineParams +
+      ", const long keep) {\n"
+      "  const ulong g = get_global_id(0);\n  if (g >= n_lines * (ulong)keep) return;\n"
+      "  const ulong o = g / (ulong)keep;\n  const long i = (long)(g % (ulong)keep);\n"
+      "  long b0 = 0, bv = v_off, bx = x_off;\n  pk_line(o, sh, r, s0, s1, s2, &b0, &bv, &bx);\n"
+      "  vals[bv + i * t1] = kv[o * (ulong)len + (ulong)i];\n  inds[bx + i * t2] = ki[o * (ulong)len + (ulong)i];\n}\n";
   // searchsorted: the first position whose element is not below v (left) or is above v (right).
   src += "__kernel void pk_search(__global const " + T +
          " *seq, const long q_off, const long q_st, const long q_n,\n"

@@ -1078,10 +1078,53 @@ pk_status launch_scan(pk_be_stream *s, uint32_t op, const pk_tensor &in, const p
 
 pk_status sort_kernels(pk_be_stream *s, uint32_t op, int32_t dt, KernelSet **ks) {
   const int32_t dts[1] = {dt};
-  static const char *const kNames[] = {"pk_sort", "pk_search"};
+  static const char *const kNames[] = {"pk_sort", "pk_search", "pk_sort_runs", "pk_sort_merge", "pk_sort_out"};
   return get_kernels(
-      *s->dev, kernel_key(Path::sort, PK_OP_SORT, dts, 1, 0), op, kNames, 2,
-      [&](bool *, uint32_t *) { return gen_sort(dt, s->dev->caps); }, ks);
+      *s->dev, kernel_key(Path::sort, PK_OP_SORT, dts, 1, 0), op, kNames, 5,
+      [&](bool *all, uint32_t *) {
+        *all = true;  // every slot, not only the first two
+        return gen_sort(dt, s->dev->caps);
+      },
+      ks);
+}
+
+// Lines up to this long sort in one pass (each element's rank, O(len) per element); longer ones by merging runs of
+// this length.
+constexpr cl_long kSortRun = 256;
+
+pk_status launch_merge_sort(pk_be_stream *s, uint32_t op, KernelSet *ks, const LineArgs &l, cl_long len, cl_long keep,
+                            cl_int desc, const TensorArg &ia, const TensorArg &va, const TensorArg &xa,
+                            size_t elem_bytes) {
+  const uint64_t n = l.n_lines * static_cast<uint64_t>(len);
+  cl_int err = CL_SUCCESS;
+  // Ping-pong scratch for the values and their positions; released once enqueued (OpenCL keeps them until the
+  // queued kernels are done).
+  Mem kv[2], ki[2];
+  for (int b = 0; b < 2; ++b) {
+    kv[b] = Mem(clCreateBuffer(s->dev->context, CL_MEM_READ_WRITE, n * elem_bytes, nullptr, &err));
+    if (kv[b]) ki[b] = Mem(clCreateBuffer(s->dev->context, CL_MEM_READ_WRITE, n * 8, nullptr, &err));
+    if (!kv[b] || !ki[b]) return stream_fail(s, err, op, "allocating the sort's scratch buffers failed");
+  }
+  std::lock_guard<std::mutex> g(ks->mu);
+  const size_t local = kLocal, global = round_up(static_cast<size_t>(n), kLocal);
+  Args runs{ks->k[2].get()};
+  runs(ia.mem)(static_cast<cl_long>(ia.offset))(kv[0].get())(ki[0].get());
+  runs(l.sh)(l.r)(l.st[0])(l.st[1])(l.st[2])(l.n_lines)(len)(l.t[0])(l.t[1])(l.t[2])(kSortRun)(desc);
+  if (runs.err != CL_SUCCESS) return stream_fail(s, runs.err, op, "clSetKernelArg failed");
+  if (pk_status st = enqueue(s, ks->k[2].get(), 1, &global, &local, op)) return st;
+  int cur = 0;
+  for (cl_long w = kSortRun; w < len; w *= 2, cur ^= 1) {
+    Args merge{ks->k[3].get()};
+    merge(kv[cur].get())(ki[cur].get())(kv[cur ^ 1].get())(ki[cur ^ 1].get())(l.n_lines)(len)(w)(desc);
+    if (merge.err != CL_SUCCESS) return stream_fail(s, merge.err, op, "clSetKernelArg failed");
+    if (pk_status st = enqueue(s, ks->k[3].get(), 1, &global, &local, op)) return st;
+  }
+  Args out{ks->k[4].get()};
+  out(kv[cur].get())(ki[cur].get())(va.mem)(static_cast<cl_long>(va.offset))(xa.mem)(static_cast<cl_long>(xa.offset));
+  out(l.sh)(l.r)(l.st[0])(l.st[1])(l.st[2])(l.n_lines)(len)(l.t[0])(l.t[1])(l.t[2])(keep);
+  if (out.err != CL_SUCCESS) return stream_fail(s, out.err, op, "clSetKernelArg failed");
+  const size_t gout = round_up(static_cast<size_t>(l.n_lines * static_cast<uint64_t>(keep)), kLocal);
+  return enqueue(s, ks->k[4].get(), 1, &gout, &local, op);
 }
 
 pk_status launch_sort(pk_be_stream *s, uint32_t op, const pk_tensor &in, const pk_tensor *outs, const void *attrs) {
@@ -1107,6 +1150,7 @@ pk_status launch_sort(pk_be_stream *s, uint32_t op, const pk_tensor &in, const p
   KernelSet *ks = nullptr;
   if (pk_status st = sort_kernels(s, op, dt, &ks)) return st;
   const TensorArg ia = tensor_arg(in), va = tensor_arg(outs[0]), xa = tensor_arg(outs[1]);
+  if (len > kSortRun) return launch_merge_sort(s, op, ks, l, len, keep, desc, ia, va, xa, pk::meta::dtype_size(dt));
   cl_kernel k = ks->k[0].get();
   std::lock_guard<std::mutex> g(ks->mu);
   Args set{k};

@@ -983,6 +983,70 @@ TEST_F(OpenCL, ScansSortAndTopk) {
   for (uint32_t op : {PK_OP_CUMSUM, PK_OP_CUMMAX, PK_OP_SORT, PK_OP_TOPK}) expect_native(op);
 }
 
+// Lines longer than one sorting run (256) go through the merge passes: 3 lines of 5000 f32 with many ties, NaNs
+// and both zeros, sorted along the last axis both ways and along the first axis of the transposed view (strided
+// lines); the reference is std::stable_sort with NaN last (first when descending), as the op table orders.
+TEST_F(OpenCL, SortLongLinesMergeStably) {
+  const int64_t rows = 3, len = 5000;
+  std::mt19937 gen(7);
+  std::uniform_int_distribution<int> pick(0, 60);
+  std::vector<float> x(static_cast<size_t>(rows * len));
+  for (float &v : x) {
+    const int k = pick(gen);
+    v = k == 0 ? std::numeric_limits<float>::quiet_NaN() : k == 1 ? -0.0f : static_cast<float>(k % 23) - 11.0f;
+  }
+  const auto before = [](float a, float b, bool desc) {
+    if (std::isnan(a)) return desc && !std::isnan(b);
+    if (std::isnan(b)) return !desc;
+    return desc ? b < a : a < b;
+  };
+  for (int desc = 0; desc < 2; ++desc) {
+    for (int transposed = 0; transposed < 2; ++transposed) {
+      // transposed: the tensor is [len, rows] with strides [1, len] over the same memory, sorted along dim 0.
+      pk_tensor tx = transposed ? device(x, kF32, {len, rows}, {1, len}) : device(x, kF32, {rows, len});
+      const std::vector<int64_t> shape = transposed ? std::vector<int64_t>{len, rows} : std::vector<int64_t>{rows, len};
+      pk_tensor tv = empty<float>(x.size(), kF32, shape), ti = empty<int64_t>(x.size(), PK_DTYPE_I64_DESC, shape);
+      pk_attrs_sort so = PK_ATTRS_SORT_INIT;
+      so.dim = transposed ? 0 : 1;
+      so.descending = desc;
+      ASSERT_EQ(launch(PK_OP_SORT, {tx}, {tv, ti}, &so), PK_OK) << last_error().message;
+      const std::vector<float> v = download<float>(tv, x.size());
+      const std::vector<int64_t> idx = download<int64_t>(ti, x.size());
+      for (int64_t r = 0; r < rows; ++r) {
+        std::vector<int64_t> want(static_cast<size_t>(len));
+        for (int64_t i = 0; i < len; ++i) want[static_cast<size_t>(i)] = i;
+        const float *line = x.data() + r * len;
+        std::stable_sort(want.begin(), want.end(),
+                         [&](int64_t a, int64_t b) { return before(line[a], line[b], desc); });
+        int bad = 0;
+        for (int64_t i = 0; i < len && bad < 5; ++i) {
+          const size_t at = static_cast<size_t>(transposed ? i * rows + r : r * len + i);
+          const float w = line[want[static_cast<size_t>(i)]];
+          const bool ok = idx[at] == want[static_cast<size_t>(i)] &&
+                          std::memcmp(&v[at], &w, sizeof w) == 0;  // the stored bits: -0 and NaN kept
+          if (!ok) ++bad;
+          EXPECT_TRUE(ok) << "desc " << desc << " transposed " << transposed << " row " << r << " position " << i
+                          << ": index " << idx[at] << " (want " << want[static_cast<size_t>(i)] << ")";
+        }
+      }
+      if (!transposed) {  // topk 700 largest / smallest of each line: the sort's first 700
+        pk_attrs_topk tk = PK_ATTRS_TOPK_INIT;
+        tk.k = 700;
+        tk.dim = 1;
+        tk.largest = desc;
+        pk_tensor kv = empty<float>(rows * 700, kF32, {rows, 700}),
+                  ki = empty<int64_t>(rows * 700, PK_DTYPE_I64_DESC, {rows, 700});
+        ASSERT_EQ(launch(PK_OP_TOPK, {tx}, {kv, ki}, &tk), PK_OK) << last_error().message;
+        const std::vector<int64_t> top = download<int64_t>(ki, rows * 700);
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t i = 0; i < 700; ++i)
+            ASSERT_EQ(top[static_cast<size_t>(r * 700 + i)], idx[static_cast<size_t>(r * len + i)]) << r << " " << i;
+      }
+    }
+  }
+  expect_native(PK_OP_SORT);
+}
+
 TEST_F(OpenCL, VarMeanAllAny) {
   const int64_t R = 7, C = 33;
   std::vector<float> x = random_floats(static_cast<size_t>(R * C), 11);
