@@ -217,24 +217,46 @@ __attribute__((target("avx2,fma"))) float row_max_avx2(const float *x, int64_t n
   return m;
 }
 
+// A finished softmax row waiting for its scale pass: y = buf * inv.
+struct PendingRow {
+  const float *buf = nullptr;
+  float *y = nullptr;
+  float inv = 0;
+};
+
+__attribute__((target("avx2,fma"))) void scale_row_avx2(const PendingRow &p, int64_t n, bool stream) {
+  const __m256 inv = _mm256_set1_ps(p.inv);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) store8(p.y + i, _mm256_mul_ps(_mm256_loadu_ps(p.buf + i), inv), stream);
+  for (; i < n; ++i) p.y[i] = p.buf[i] * p.inv;
+}
+
 // Dense f32 softmax row: the max (reading the row from memory); then d = x - max exactly as an f32 pair
-// (two-sum), e^d in f32 lanes corrected by the pair's low part, kept in buf as floats (the row and buf, 2 x 16 KiB
-// at 4 K elements, stay in L1) and summed in double; then buf * (1 / sum) in f32 into y. Error: e^d <= 1 ulp, its
-// correction and storage one rounding, 1 / sum and the product one each: <= 2.5 ulp, inside the table's 4-ulp
-// bound. d < -104 gives exactly 0 (e^d / sum < 2^-150 since sum >= 1); lanes in [-104, -86), where 2^n would leave
-// the normal range, take the scalar double path (their subnormal floats then lose nothing the output keeps).
-// `next` (the following row, or null) is prefetched into L2 during the exp pass, which is compute-bound, so that the
-// next row's max pass finds it there instead of waiting on memory.
-__attribute__((target("avx2,fma"))) void softmax_row_avx2(const float *x, float *y, int64_t n, float *buf, bool stream,
-                                                          const float *next) {
+// (two-sum), e^d in f32 lanes corrected by the pair's low part, kept in buf as floats and summed in double; the
+// row's scale pass (buf * (1 / sum) in f32 into y) is returned pending, and done during the next row's exp pass
+// (`prev`), so that its stores to memory overlap that compute-bound pass instead of following it. Error: e^d <= 1
+// ulp, its correction and storage one rounding, 1 / sum and the product one each: <= 2.5 ulp, inside the table's
+// 4-ulp bound. Lanes with d < -86 (where 2^n would leave the normal range, -inf included) take the scalar double
+// path, which gives exactly 0 below -104 (e^d / sum < 2^-150 since sum >= 1). `next` (the following row, or null)
+// is prefetched into L2 during the exp pass, so that its max pass finds it there instead of waiting on memory.
+template <bool Prev>
+__attribute__((target("avx2,fma"))) PendingRow softmax_row_avx2(const float *x, float *y, int64_t n, float *buf,
+                                                                const PendingRow &prev, bool stream,
+                                                                const float *next) {
   bool nan = false;
   const float mf = row_max_avx2(x, n, nan);
   if (nan || !std::isfinite(mf)) {
+    if (Prev) scale_row_avx2(prev, n, stream);
     std::fill(y, y + n, std::numeric_limits<float>::quiet_NaN());
-    return;
+    return {};
   }
-  const __m256 m = _mm256_set1_ps(mf), neg_m = _mm256_set1_ps(-mf);
-  const __m256 lo_lim = _mm256_set1_ps(-86.0f), zero_lim = _mm256_set1_ps(-104.0f);
+  const __m256 m = _mm256_set1_ps(mf), neg_m = _mm256_set1_ps(-mf), lo_lim = _mm256_set1_ps(-86.0f);
+  // prev's fields in locals: the intrinsics' stores may alias anything, so fields read through `prev` would be
+  // reloaded after each store.
+  const float *const pbuf = prev.buf;
+  float *const py = prev.y;
+  const __m256 prev_inv = _mm256_set1_ps(prev.inv);
+  const bool nt = stream && (reinterpret_cast<uintptr_t>(py) & 31) == 0;
   __m256d s0 = _mm256_setzero_pd(), s1 = s0;
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -245,33 +267,38 @@ __attribute__((target("avx2,fma"))) void softmax_row_avx2(const float *x, float 
     const __m256 bb = _mm256_sub_ps(d, xv);
     const __m256 err = _mm256_add_ps(_mm256_sub_ps(xv, _mm256_sub_ps(d, bb)), _mm256_sub_ps(neg_m, bb));
     __m256 e = exp_ps_in_range(_mm256_max_ps(d, lo_lim));
-    e = _mm256_fmadd_ps(e, err, e);                                   // e^(d + err) = e^d (1 + err)
-    e = _mm256_andnot_ps(_mm256_cmp_ps(d, zero_lim, _CMP_LT_OQ), e);  // d < -104 (and -inf): 0
-    const int mid =
-        _mm256_movemask_ps(_mm256_and_ps(_mm256_cmp_ps(d, lo_lim, _CMP_LT_OQ), _mm256_cmp_ps(d, zero_lim, _CMP_GE_OQ)));
-    if (mid != 0) {
+    e = _mm256_fmadd_ps(e, err, e);  // e^(d + err) = e^d (1 + err)
+    const int low = _mm256_movemask_ps(_mm256_cmp_ps(d, lo_lim, _CMP_LT_OQ));
+    if (low != 0) {
       alignas(32) float lanes[8];
       _mm256_store_ps(lanes, e);
       for (int k = 0; k < 8; ++k) {
-        if ((mid >> k) & 1)
-          lanes[k] = static_cast<float>(std::exp(static_cast<double>(x[i + k]) - static_cast<double>(mf)));
+        if ((low >> k) & 1) {
+          const double dd = static_cast<double>(x[i + k]) - static_cast<double>(mf);
+          lanes[k] = dd < -104.0 ? 0.0f : static_cast<float>(std::exp(dd));
+        }
       }
       e = _mm256_load_ps(lanes);
     }
     _mm256_storeu_ps(buf + i, e);
     s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
     s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+    if (Prev) {
+      const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(pbuf + i), prev_inv);
+      if (nt) {
+        _mm256_stream_ps(py + i, v);
+      } else {
+        _mm256_storeu_ps(py + i, v);
+      }
+    }
   }
   double s = hsum_pd(_mm256_add_pd(s0, s1));
   for (; i < n; ++i) {
     buf[i] = static_cast<float>(std::exp(static_cast<double>(x[i]) - static_cast<double>(mf)));
     s += buf[i];
+    if (Prev) py[i] = pbuf[i] * prev.inv;
   }
-  const float inv_s = static_cast<float>(1.0 / s);
-  const __m256 inv = _mm256_set1_ps(inv_s);
-  i = 0;
-  for (; i + 8 <= n; i += 8) store8(y + i, _mm256_mul_ps(_mm256_loadu_ps(buf + i), inv), stream);
-  for (; i < n; ++i) y[i] = buf[i] * inv_s;
+  return {buf, y, static_cast<float>(1.0 / s)};
 }
 
 // Dense f32 log_softmax row: block by block (each block read from memory once, then again from L1), the running
@@ -338,15 +365,22 @@ pk_status k_softmax(const Launch &l) {
             float *y = out.at<float>(0);
             const bool stream = !Log && r.count * r.len * 4 >= kStreamingBytes;
             parallel_for(0, r.count, row_grain(r.len), [&](int64_t lo, int64_t hi) {
-              std::vector<float> buf(Log ? 0 : static_cast<size_t>(r.len));
+              // Two row buffers: the row being computed and the previous one, whose scale pass rides along.
+              std::vector<float> buf(Log ? 0 : 2 * static_cast<size_t>(r.len));
+              PendingRow pending;
               for (int64_t k = lo; k < hi; ++k) {
                 if constexpr (Log) {
                   log_softmax_row_avx2(x + k * r.len, y + k * r.len, r.len);
                 } else {
-                  softmax_row_avx2(x + k * r.len, y + k * r.len, r.len, buf.data(), stream,
-                                   k + 1 < hi ? x + (k + 1) * r.len : nullptr);
+                  float *b = buf.data() + (k & 1) * r.len;
+                  const float *next = k + 1 < hi ? x + (k + 1) * r.len : nullptr;
+                  pending =
+                      pending.buf != nullptr
+                          ? softmax_row_avx2<true>(x + k * r.len, y + k * r.len, r.len, b, pending, stream, next)
+                          : softmax_row_avx2<false>(x + k * r.len, y + k * r.len, r.len, b, pending, stream, next);
                 }
               }
+              if (pending.buf != nullptr) scale_row_avx2(pending, r.len, stream);
               if (stream) _mm_sfence();
             });
             return PK_OK;
