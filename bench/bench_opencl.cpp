@@ -2,6 +2,7 @@
 // per launch against a raw clEnqueueNDRangeKernel:
 //   add / exp on 16 M f32         ratio = CPU backend time / OpenCL backend time (goals: >= 0.85, >= 0.45)
 //   a 4-op chain on 16 M f32       OpenCL fused executable vs the CPU backend running the same graph
+//   fft_c2c of c64 [rows, n]        n = 4096 (radix 2) and 4095 (Bluestein), ratio as above
 //   launch overhead                 host-side submission of a 1-element add: pk_launch vs clSetKernelArg +
 //                                   clEnqueueNDRangeKernel of the same kernel on a raw queue (overhead_us; goal <= 1
 //                                   us)
@@ -68,13 +69,16 @@ struct DevTensor {
   pk_buffer_t buf = nullptr;
   std::vector<int64_t> shape;
   pk_tensor t{};
-  DevTensor(pk_device_t dev, pk_stream_t s, const float *init, std::vector<int64_t> shp) : shape(std::move(shp)) {
-    size_t n = 1;
+  // f32 elements by default; `parts` floats per element (2: c64).
+  DevTensor(pk_device_t dev, pk_stream_t s, const float *init, std::vector<int64_t> shp, pk_dtype dt = f32(),
+            size_t parts = 1)
+      : shape(std::move(shp)) {
+    size_t n = parts;
     for (int64_t x : shape) n *= static_cast<size_t>(x);
     must(pk_buffer_create(dev, n * 4, &buf));
     if (init) must(pk_copy_host_to_buffer(s, buf, 0, init, n * 4));
     must(pk_stream_synchronize(s));
-    must(pk_buffer_tensor(buf, f32(), static_cast<int32_t>(shape.size()), shape.data(), nullptr, 0, &t));
+    must(pk_buffer_tensor(buf, dt, static_cast<int32_t>(shape.size()), shape.data(), nullptr, 0, &t));
   }
   ~DevTensor() { pk_buffer_destroy(buf); }
   DevTensor(const DevTensor &) = delete;
@@ -158,6 +162,32 @@ void BM_exp_opencl_vs_cpu(benchmark::State &state) {
         must(pk_stream_synchronize(e.stream));
       });
   state.counters["cpu_backend"] = cpu ? 1 : 0;
+}
+
+// fft_c2c of c64 [rows, n] along the last axis: n = 4096 (radix-2 passes; the twiddles come from the stream's table
+// cache after the first launch) and 4095 (Bluestein), the CPU backend as the yardstick.
+void BM_fft_opencl_vs_cpu(benchmark::State &state) {
+  OclEnv &e = OclEnv::get();
+  const int64_t rows = state.range(0), n = state.range(1);
+  const size_t floats = static_cast<size_t>(2 * rows * n);
+  HostArray a(floats, 0.25f), c(floats);
+  for (size_t i = 0; i < floats; ++i) a.p[i] = static_cast<float>(std::sin(0.37 * static_cast<double>(i)));
+  const pk_dtype c64 = PK_DTYPE_C64_DESC;
+  HostTensor ha(a.p, {rows, n}, c64, floats * 4), hc(c.p, {rows, n}, c64, floats * 4);
+  DevTensor da(e.dev, e.stream, a.p, {rows, n}, c64, 2), dc(e.dev, e.stream, nullptr, {rows, n}, c64, 2);
+  pk_attrs_fft_c2c at = PK_ATTRS_FFT_C2C_INIT;
+  at.num_dims = 1;
+  at.dims[0] = 1;
+  paired(
+      state, 2.0 * static_cast<double>(floats) * 4,
+      [&] {
+        must(launch_on(e.cpu_stream, PK_OP_FFT_C2C, {ha.t}, {hc.t}, &at));
+        must(pk_stream_synchronize(e.cpu_stream));
+      },
+      [&] {
+        must(launch_on(e.stream, PK_OP_FFT_C2C, {da.t}, {dc.t}, &at));
+        must(pk_stream_synchronize(e.stream));
+      });
 }
 
 // out = ((x * y) + x) * y - x: four elementwise nodes, one fused kernel on OpenCL.
@@ -342,6 +372,7 @@ using namespace pk::bench;
 PK_PAIRED(BM_add_opencl_vs_cpu);
 PK_PAIRED(BM_exp_opencl_vs_cpu);
 PK_PAIRED(BM_fused_chain_opencl_vs_cpu);
+PK_PAIRED(BM_fft_opencl_vs_cpu)->Args({1, 4096})->Args({64, 4096})->Args({64, 4095});
 BENCHMARK(BM_launch_overhead_vs_raw_opencl)
     ->UseManualTime()
     ->Iterations(20)

@@ -111,6 +111,17 @@ struct pk_be_stream {
   // Scratch for two-stage reductions; reused by later launches (the queue is in order).
   pk::ocl::Mem scratch;
   size_t scratch_bytes = 0;
+  // FFT twiddle and Bluestein tables (double2) made by earlier launches on this queue: its order guarantees they
+  // are complete before a later launch reads them, which another queue's would not. Oldest dropped beyond
+  // kFftTableBytes (OpenCL keeps a released buffer until queued work is done with it).
+  struct FftTable {
+    int kind;
+    uint64_t n;
+    bool forward;
+    pk::ocl::Mem mem;
+    uint64_t bytes;
+  };
+  std::vector<FftTable> fft_tables;
 };
 
 struct pk_be_event {
@@ -1385,12 +1396,15 @@ pk_status launch_philox(pk_be_stream *s, uint32_t op, const pk_tensor &out, cons
 // --- FFT --------------------------------------------------------------------------------------------------------
 
 // The passes of one FFT launch over its dense double2 work tensor, held in two buffers (each pass reads one and
-// writes the other). Twiddle and Bluestein tables are made once per (length, direction) of the launch.
+// writes the other). Twiddle and Bluestein tables are made once per (length, direction) and stream, and kept.
 class FftPasses {
  public:
   enum Slot { kLoad, kTwiddle, kRadix2, kDirect, kExtend, kStore, kChirp, kBsKernel, kBsPre, kBsMul, kBsPost };
 
   FftPasses(pk_be_stream *s, uint32_t op, KernelSet &ks) : s_(s), op_(op), ks_(ks) {}
+  FftPasses(const FftPasses &) = delete;
+  FftPasses &operator=(const FftPasses &) = delete;
+  ~FftPasses() { trim_tables(); }
 
   pk_status alloc(uint64_t elements) {
     for (Mem &m : buf_)
@@ -1518,7 +1532,7 @@ class FftPasses {
   // A table of the launch, made at first use: twiddles e^(+-2 pi i j / n) (kTwiddle), Bluestein's chirp for length n
   // (kChirp) or the spectrum of its convolution kernel (kBsKernel).
   pk_status table(Slot kind, uint64_t n, bool forward, cl_mem *out) {
-    for (const Table &t : tables_) {
+    for (const auto &t : s_->fft_tables) {
       if (t.kind == kind && t.n == n && t.forward == forward) {
         *out = t.mem.get();
         return PK_OK;
@@ -1526,9 +1540,11 @@ class FftPasses {
     }
     Mem m;
     const double sign = forward ? -1.0 : 1.0;
+    uint64_t bytes = n * 16;
     if (kind == kBsKernel) {
       uint64_t len = 1;
       while (len < 2 * n - 1) len <<= 1;
+      bytes = len * 16;
       cl_mem chirp = nullptr, tw = nullptr;
       if (pk_status st = table(kChirp, n, forward, &chirp)) return st;
       if (pk_status st = table(kTwiddle, len, true, &tw)) return st;
@@ -1548,23 +1564,29 @@ class FftPasses {
       if (pk_status st = run(set, kind, n)) return st;
     }
     *out = m.get();
-    tables_.push_back(Table{kind, n, forward, std::move(m)});
+    s_->fft_tables.push_back(pk_be_stream::FftTable{kind, n, forward, std::move(m), bytes});
     return PK_OK;
   }
 
-  struct Table {
-    Slot kind;
-    uint64_t n;
-    bool forward;
-    Mem mem;
-  };
+  // Drops the oldest tables beyond kFftTableBytes; only between launches, since a launch holds its tables' handles
+  // until it has enqueued the passes that read them.
+  void trim_tables() {
+    auto &cache = s_->fft_tables;
+    uint64_t total = 0;
+    for (const auto &t : cache) total += t.bytes;
+    while (cache.size() > 1 && total > kFftTableBytes) {
+      total -= cache.front().bytes;
+      cache.erase(cache.begin());
+    }
+  }
+
+  static constexpr uint64_t kFftTableBytes = uint64_t{64} << 20;
   pk_be_stream *s_;
   uint32_t op_;
   KernelSet &ks_;
   Mem buf_[2], bs_[2];
   uint64_t bs_elements_ = 0;
   int cur_ = 0;
-  std::vector<Table> tables_;
 };
 
 pk_status launch_fft(pk_be_stream *s, uint32_t op, const pk_tensor &in, const pk_tensor &out, const void *attrs) {
