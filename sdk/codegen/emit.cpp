@@ -2600,7 +2600,23 @@ void Emitter::build_line(Value *j) {
     store(d, v, args_[arg], arg_offset(arg, kElem, j, row0, c));
   };
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
-  if (is_complex_dtype(xdt)) {  // var, cumsum, cumprod
+  if (is_complex_dtype(xdt)) {  // var, cumsum, cumprod, dot_general
+    if (n.op_id == PK_OP_DOT_GENERAL) {
+      // Both operands walk the same element space (see the real case below).
+      Value *v = cx().dot(
+          xdt, cols_,
+          [&](Value *count, const std::vector<Value *> &init, const ComplexEmitter::Step &step) {
+            return loop_n(count, init, step);
+          },
+          [&](Value *c) {
+            Value *lin = b_.CreateAdd(row0, c);
+            std::vector<Value *> idx = rank_ ? unravel(lin) : std::vector<Value *>{};
+            return std::make_pair(load(xdt, args_[0], offset_of(0, lin, idx)),
+                                  load(xdt, args_[1], offset_of(1, lin, idx)));
+          });
+      store(ydt, v, args_[2], arg_offset(2, kRow, j, row0, i64c(0)));
+      return;
+    }
     if (n.op_id == PK_OP_VAR) {
       Value *v = cx().variance(
           xdt, ydt, cols_, n.fill_value,

@@ -1070,4 +1070,66 @@ Value *ComplexEmitter::variance(int32_t xdt, int32_t ydt, Value *count, double c
   return ydt == PK_DTYPE_F32 ? b_.CreateFPTrunc(v, f32_) : v;
 }
 
+// ------------------------------------------------------------------------------------------- dot products
+
+Value *ComplexEmitter::dot(int32_t dt, Value *count, const CountLoop &loop, const TermsAt &terms_at) {
+  auto *v2 = llvm::FixedVectorType::get(f64_, 2);
+  Value *zero2 = llvm::Constant::getNullValue(v2);
+  const bool c128 = dt == PK_DTYPE_C128;
+  // acc: the finite terms' sum (c128: Dot2's running sum, whose rounding errors go to the second value), and the
+  // sum of the terms with a non-finite part. `scale` multiplies the finite factors (the redo of an overflow).
+  auto pass = [&](Value *n, Value *scale) {
+    return loop(n, {zero2, zero2, zero2}, [&](Value *c, const std::vector<Value *> &acc) {
+      std::pair<Value *, Value *> xy = terms_at(c);
+      Value *u = widen(xy.first), *v = widen(xy.second);
+      Value *a = re(u), *x = im(u), *cr = re(v), *y = im(v);
+      Value *fin = b_.CreateAnd(b_.CreateAnd(is_finite(a), is_finite(x)), b_.CreateAnd(is_finite(cr), is_finite(y)));
+      Value *special = sel(fin, acc[2], b_.CreateFAdd(acc[2], mul_g(a, x, cr, y)));
+      if (scale != nullptr) {
+        a = b_.CreateFMul(a, scale);
+        x = b_.CreateFMul(x, scale);
+        cr = b_.CreateFMul(cr, scale);
+        y = b_.CreateFMul(y, scale);
+      }
+      Value *nx = b_.CreateFNeg(x);
+      if (!c128) {  // products of floats are exact in f64
+        Value *sr = fma(nx, y, fma(a, cr, re(acc[0])));
+        Value *si = fma(x, cr, fma(a, y, im(acc[0])));
+        return std::vector<Value *>{sel(fin, pair(sr, si), acc[0]), acc[1], special};
+      }
+      // Dot2: s + p exactly as two_sum, the product's and the sum's errors added to e.
+      auto add = [&](Value *&s, Value *&e, Value *p, Value *q) {
+        DD pr = two_prod(p, q);
+        DD sm = two_sum(s, pr.hi);
+        s = sm.hi;
+        e = b_.CreateFAdd(e, b_.CreateFAdd(sm.lo, pr.lo));
+      };
+      Value *sr = re(acc[0]), *er = re(acc[1]), *si = im(acc[0]), *ei = im(acc[1]);
+      add(sr, er, a, cr);
+      add(sr, er, nx, y);
+      add(si, ei, a, y);
+      add(si, ei, x, cr);
+      return std::vector<Value *>{sel(fin, pair(sr, si), acc[0]), sel(fin, pair(er, ei), acc[1]), special};
+    });
+  };
+  auto finite2 = [&](Value *w) {
+    return b_.CreateFCmpOLT(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, w), llvm::ConstantFP::get(v2, kInf));
+  };
+  std::vector<Value *> first = pass(count, nullptr);
+  Value *sum = b_.CreateFAdd(first[0], first[1]);
+  if (c128) {
+    // A part that is not finite had products (or partial sums) beyond f64's range: redone with the factors scaled
+    // by 2^-550 (products by 2^-1100). Terms that underflow there lose at most 2^26 each, far below the bound of
+    // a sum whose terms reach 2^1024.
+    Value *fin = finite2(sum);
+    Value *all = b_.CreateAnd(b_.CreateExtractElement(fin, uint64_t{0}), b_.CreateExtractElement(fin, uint64_t{1}));
+    std::vector<Value *> second = pass(sel(all, llvm::Constant::getNullValue(count->getType()), count), d(0x1p-550));
+    Value *up = llvm::ConstantFP::get(v2, 0x1p550);
+    Value *redo = b_.CreateFMul(b_.CreateFMul(b_.CreateFAdd(second[0], second[1]), up), up);
+    sum = sel(fin, sum, redo);
+  }
+  Value *special = first[2];
+  return round_to(sel(finite2(special), b_.CreateFAdd(sum, special), special), dt);
+}
+
 }  // namespace pk::codegen::detail

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include <llvm/IR/IRBuilder.h>
@@ -62,6 +63,17 @@ class ComplexEmitter {
   using Loop = std::function<std::vector<llvm::Value *>(const std::vector<llvm::Value *> &init, const Step &step)>;
   llvm::Value *variance(int32_t xdt, int32_t ydt, llvm::Value *count, double correction, const Loop &loop,
                         const std::function<llvm::Value *(llvm::Value *c)> &x_at);
+
+  // dot_general of complex lines: the sum over `count` terms of x_c y_c, where `terms_at(c)` loads both factors
+  // and `loop(n, init, step)` runs a loop of n iterations. c64: every product exact in f64, the sum in f64,
+  // rounded once. c128: each part as Ogita, Rump and Oishi's Dot2 (error-free products and sums, the errors summed
+  // apart: as if accumulated in double-double), redone with both factors scaled by 2^-550 where a part is not
+  // finite (products beyond f64's range). Terms with an infinite or NaN part are Annex G products summed apart;
+  // they decide a part where their sum is not finite, as the exact sum does.
+  using CountLoop = std::function<std::vector<llvm::Value *>(llvm::Value *count, const std::vector<llvm::Value *> &init,
+                                                             const Step &step)>;
+  using TermsAt = std::function<std::pair<llvm::Value *, llvm::Value *>(llvm::Value *c)>;
+  llvm::Value *dot(int32_t dt, llvm::Value *count, const CountLoop &loop, const TermsAt &terms_at);
 
  private:
   using Value = llvm::Value;

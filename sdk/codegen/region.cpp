@@ -158,7 +158,7 @@ const OpRule kRules[] = {
     {PK_OP_POLAR, kF},
     {PK_OP_GATHER, kF | kI | kB},        // complex too: single() moves the data as bits
     {PK_OP_INDEX_SELECT, kF | kI | kB},  // planned as a gather
-    {PK_OP_DOT_GENERAL, kF | kI},        // matmul and batch_matmul too (planned as a dot_general)
+    {PK_OP_DOT_GENERAL, kF | kI | kC},   // matmul and batch_matmul too (planned as a dot_general)
     {PK_OP_SORT, kF | kI},
     {PK_OP_TOPK, kF | kI},
     {PK_OP_SEARCHSORTED, kF | kI},

@@ -221,6 +221,56 @@ TEST_F(EmuComplex, ProductsQuotientsAndSums) {
   EXPECT_EQ(s2[1], 1.75);
 }
 
+TEST_F(EmuComplex, MatmulSumsProductsOnceRounded) {
+  // [1, K] x [K, 1] products worked by hand. c128: (1 + 2^-30)^2 - 1 = 2^-29 + 2^-60 exactly, which an f64
+  // running sum loses (it rounds (1 + 2^-30)^2 to 1 + 2^-29); the imaginary part is (1 + 2^-30) - 3.
+  const double e30 = 0x1p-30;
+  auto m = values_of<double>(run(PK_OP_MATMUL,
+                                 {{PK_DTYPE_C128, {1, 2}, bytes_of(std::vector<double>{1 + e30, 0.0, -1.0, 0.0})},
+                                  {PK_DTYPE_C128, {2, 1}, bytes_of(std::vector<double>{1 + e30, 1.0, 1.0, 3.0})}},
+                                 PK_DTYPE_C128, {1, 1}));
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0], 0x1p-29 + 0x1p-60);
+  EXPECT_EQ(m[1], -2.0 + e30);
+  // Products beyond f64's range that cancel: (2^600 2^500 - 2^600 2^500 + 2^1000 1) = 2^1000 (the sum is redone
+  // with scaled factors); the imaginary part big 2^500 + big 2^500 - big is beyond f64's range: inf.
+  const double big = std::numeric_limits<double>::max();
+  auto o = values_of<double>(
+      run(PK_OP_MATMUL,
+          {{PK_DTYPE_C128, {1, 3}, bytes_of(std::vector<double>{0x1p600, big, -0x1p600, big, 0x1p1000, -big})},
+           {PK_DTYPE_C128, {3, 1}, bytes_of(std::vector<double>{0x1p500, 0.0, 0x1p500, 0.0, 1.0, 0.0})}},
+          PK_DTYPE_C128, {1, 1}));
+  ASSERT_EQ(o.size(), 2u);
+  EXPECT_EQ(o[0], 0x1p1000);
+  EXPECT_EQ(o[1], std::numeric_limits<double>::infinity());
+  // A term with an infinite part is the Annex G product ((inf + 0i)(1 + i) = inf + inf i), added to the rest.
+  const double inf = std::numeric_limits<double>::infinity();
+  auto g = values_of<double>(run(PK_OP_MATMUL,
+                                 {{PK_DTYPE_C128, {1, 2}, bytes_of(std::vector<double>{inf, 0.0, 1.0, 2.0})},
+                                  {PK_DTYPE_C128, {2, 1}, bytes_of(std::vector<double>{1.0, 1.0, 3.0, 4.0})}},
+                                 PK_DTYPE_C128, {1, 1}));
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_EQ(g[0], inf);
+  EXPECT_EQ(g[1], inf);
+  // c64: (1 + 2i)(0.5 - i) + (3 - i)(2 + 2i) = 10.5 + 4i; (1 + 2^-12)^2 - 1 = 2^-11 + 2^-24 (an f32 running sum
+  // would round the square).
+  const float f12 = 0x1p-12f;
+  auto c = values_of<float>(run(PK_OP_MATMUL,
+                                {{PK_DTYPE_C64, {2, 2}, bytes_of(std::vector<float>{1, 2, 3, -1, 1 + f12, 0, -1, 0})},
+                                 {PK_DTYPE_C64, {2, 1}, bytes_of(std::vector<float>{0.5f, -1, 2, 2})}},
+                                PK_DTYPE_C64, {2, 1}));
+  ASSERT_EQ(c.size(), 4u);
+  EXPECT_EQ(c[0], 10.5f);
+  EXPECT_EQ(c[1], 4.0f);
+  auto c2 = values_of<float>(run(PK_OP_MATMUL,
+                                 {{PK_DTYPE_C64, {1, 2}, bytes_of(std::vector<float>{1 + f12, 0, -1, 0})},
+                                  {PK_DTYPE_C64, {2, 1}, bytes_of(std::vector<float>{1 + f12, 0, 1, 0})}},
+                                 PK_DTYPE_C64, {1, 1}));
+  ASSERT_EQ(c2.size(), 2u);
+  EXPECT_EQ(c2[0], 0x1p-11f + 0x1p-24f);
+  EXPECT_EQ(c2[1], 0.0f);
+}
+
 TEST_F(EmuComplex, C128PowIsRefused) {
   // Its phase needs more than double precision as |b log a| grows: NOT_SUPPORTED rather than a wrong answer.
   const pk_dtype c = pk::meta::dtype_desc(PK_DTYPE_C128);
