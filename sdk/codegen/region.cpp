@@ -505,9 +505,9 @@ bool single(uint32_t op_id, const int32_t *in_dtypes, uint32_t num_inputs, const
   if (is_order_op(op_id) || op_id == PK_OP_SEARCHSORTED || op_id == PK_OP_SCATTER || op_id == PK_OP_SCATTER_REDUCE)
     r.num_extra = 1;
   if (op_id == PK_OP_SCATTER && num_inputs == 3 && cls(in_dtypes[0]) && bits_dtype(in_dtypes[0], lanes) >= 0 &&
-      lanes == 1 && in_dtypes[0] == in_dtypes[2] && in_dtypes[0] == out_dtypes[0]) {
-    // A plain scatter moves bits, as gather does: one word per element (c64 as an i64; c128's two words are not
-    // planned, so it keeps its dtype and the rule table declines it).
+      in_dtypes[0] == in_dtypes[2] && in_dtypes[0] == out_dtypes[0]) {
+    // A plain scatter moves bits, as gather does: one word per element (c64 as an i64), or two (c128: plan_scatter
+    // adds an axis of the two i64 words).
     r.dtypes[0] = r.dtypes[2] = r.dtypes[3] = bits_dtype(in_dtypes[0], lanes);
   }
   if ((op_id == PK_OP_GATHER || op_id == PK_OP_INDEX_SELECT) && num_inputs == 2 && in_dtypes[0] == out_dtypes[0] &&
@@ -909,11 +909,30 @@ bool plan_scatter(uint32_t op_id, const pk_tensor *in, const pk_tensor &o, int64
     sv.push_back(ss[d]);
     so.push_back(os[d]);
   }
+  int32_t lanes = 1;
+  bits_dtype(dt[0], lanes);
+  int64_t w = 1;  // the data's strides in words
+  if (lanes > 1 && op_id == PK_OP_SCATTER) {
+    // 16-byte elements move as two i64 words: an axis of the words ahead of dim (so that the item's position
+    // along dim stays the row index modulo extra[0]); the index does not move along it.
+    w = lanes;
+    for (Strides *st : {&sa, &sv, &so})
+      for (int64_t &v : *st) v *= lanes;
+    l.shape.push_back(lanes);
+    sa.push_back(1);
+    si.push_back(0);
+    sv.push_back(1);
+    so.push_back(1);
+  }
   l.shape.insert(l.shape.end(), {in[0].shape[d0], in[1].shape[d0]});
-  sa.insert(sa.end(), {as[d0], 0});
+  sa.insert(sa.end(), {w * as[d0], 0});
   si.insert(si.end(), {0, is[d0]});
-  sv.insert(sv.end(), {0, ss[d0]});
-  so.insert(so.end(), {os[d0], 0});
+  sv.insert(sv.end(), {0, w * ss[d0]});
+  so.insert(so.end(), {w * os[d0], 0});
+  if (w > 1 && l.shape.size() > PK_MAX_RANK) {
+    why = "scatter: c128 of this rank is too large for the code generator (the words' axis)";
+    return false;
+  }
   l.red = 1;
   l.args = {PlanArg{0, 0, sa}, PlanArg{1, 0, si}, PlanArg{2, 0, sv}, PlanArg{3, 0, so}};
   l.extra = {in[0].shape[d0]};

@@ -271,6 +271,27 @@ TEST_F(EmuComplex, MatmulSumsProductsOnceRounded) {
   EXPECT_EQ(c2[1], 0.0f);
 }
 
+TEST_F(EmuComplex, C128ScatterMovesBothWords) {
+  // out = a; out[index[i]] = src[i] along dim 0, the last duplicate winning: index [2, 0, 2] writes src[1] to 0
+  // and src[2] to 2; element 1 keeps a's. NaN payloads and -0 survive (the words move as bits).
+  const std::vector<uint64_t> a = {1, 2, 3, 4, 5, 6};
+  const std::vector<uint64_t> src = {0x7ff0000000000bad, 0x8000000000000000, 0x3ff0000000000000,
+                                     0xfff8000000000123, bits_of(-2.5),      0x0000000000000001};
+  const std::vector<int64_t> index = {2, 0, 2};
+  pk_attrs_scatter attrs;
+  PK_STRUCT_INIT(attrs);
+  attrs.dim = 0;
+  auto o = values_of<uint64_t>(
+      run(PK_OP_SCATTER, {c128(a), {PK_DTYPE_I64, {3}, bytes_of(index)}, c128(src)}, PK_DTYPE_C128, {3}, &attrs));
+  ASSERT_EQ(o.size(), 6u);
+  EXPECT_EQ(hex(o[0]), hex(0x3ff0000000000000));
+  EXPECT_EQ(hex(o[1]), hex(0xfff8000000000123));
+  EXPECT_EQ(hex(o[2]), hex(3));
+  EXPECT_EQ(hex(o[3]), hex(4));
+  EXPECT_EQ(hex(o[4]), hex(bits_of(-2.5)));
+  EXPECT_EQ(hex(o[5]), hex(1));
+}
+
 TEST_F(EmuComplex, C128PowIsRefused) {
   // Its phase needs more than double precision as |b log a| grows: NOT_SUPPORTED rather than a wrong answer.
   const pk_dtype c = pk::meta::dtype_desc(PK_DTYPE_C128);
