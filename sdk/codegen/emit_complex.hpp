@@ -125,7 +125,9 @@ class ComplexEmitter {
                               const std::function<std::vector<Value *>()> &else_fn);
 
   // Complex functions over (f64, f64) pair vectors.
-  Value *mul_g(Value *a, Value *x, Value *c, Value *y);  // C11 Annex G product, f64
+  // C11 Annex G product, f64. With `down_k`, the plain products of finite factors are taken with a scaled by
+  // 2^-down_k (c128 pow's w = b log a for a huge b); the recovery of infinities is unscaled.
+  Value *mul_g(Value *a, Value *x, Value *c, Value *y, Value *down_k = nullptr);
   Value *div_g(Value *a, Value *x, Value *c, Value *y);  // Smith's quotient with Annex G recovery, f64
   Value *mul64(Value *u, Value *v);
   Value *mul128(Value *u, Value *v);
@@ -139,6 +141,20 @@ class ComplexEmitter {
   Value *cosh_sinh(Value *z, bool is_cosh);
   Value *ctanh(Value *z);
   Value *cpow(Value *a, Value *x);
+
+  // c128 pow: log a, w = b log a and the phase in double-double (see cpow128).
+  using Body = std::function<std::vector<Value *>(Value *k, const std::vector<Value *> &acc)>;
+  std::vector<Value *> repeat(int from, int to, const std::vector<Value *> &init, const Body &body);  // k: i64
+  DD dd_sub(DD a, DD x) { return dd_add(a, {b_.CreateFNeg(x.hi), b_.CreateFNeg(x.lo)}); }
+  DD dd_div_d(DD a, Value *x);
+  DD dd_log(Value *x);                               // finite x > 0, about 2^-104 relative
+  DD dd_log_dd(DD x);                                // x.hi > 0 finite
+  DD dd_log1p_dd(DD s);                              // s > -1
+  void dd_sincos_small(DD t, DD &s, DD &c);          // |t| <= pi/4 + tiny
+  void dd_sincos(DD a, DD &s, DD &c);                // |a| < 2^30
+  void clog_dd(Value *x, Value *y, DD &re, DD &im);  // finite nonzero x + iy
+  Value *cexp_dd(DD wr, DD wi);                      // (f64, f64) pair vector
+  Value *cpow128(Value *a, Value *x);
 
   llvm::IRBuilder<> &b_;
   RealMath &m_;

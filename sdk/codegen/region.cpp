@@ -218,9 +218,6 @@ std::string check_complex(const Node &n, const std::vector<int32_t> &dtypes, int
                 pk::meta::dtype_name(out));
   for (size_t q = op == PK_OP_WHERE ? 1 : 0; q < n.inputs.size(); ++q)
     if (dtypes[n.inputs[q]] != t) return text("%s: operands of different dtypes", name);
-  if (op == PK_OP_POW && t == PK_DTYPE_C128)
-    return "pow: c128 is not supported by the code generator (the phase of exp(b log a) needs more than "
-           "double precision as |b log a| grows; the OpenCL backend declines it too)";
   int32_t want = t;
   switch (op) {
     case PK_OP_ABS:
