@@ -339,6 +339,100 @@ TEST_F(EmuComplex, MatmulSumsProductsOnceRounded) {
   EXPECT_EQ(c2[1], 0.0f);
 }
 
+// Direct DFT checks against 300-bit mpmath sums (rounded to f64): every element within 4 ulps of the largest
+// output magnitude (the op table's bound is a reduction bound over the transform, far looser).
+void expect_near_norm(const std::vector<double> &got, const std::vector<double> &want, double eps, const char *what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  double big = 0;
+  for (double w : want) big = std::max(big, std::fabs(w));
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_LE(std::fabs(got[i] - want[i]), 4 * eps * big) << what << " [" << i << "]: " << got[i] << " vs " << want[i];
+}
+template <typename T>
+std::vector<double> doubles(const std::vector<T> &v) {
+  return std::vector<double>(v.begin(), v.end());
+}
+
+TEST_F(EmuComplex, FftMatchesMultiPrecisionDft) {
+  // c2c forward of length 5 (no twiddle is exact), c128 and c64.
+  const std::vector<double> x5 = {1.5, -0.25, -2, 0.75, 0.125, 3, 4, -1, -0.5, -0.5};
+  const std::vector<double> y5 = {3.125,
+                                  2.0,
+                                  0.9302240668048078,
+                                  1.9134728869199058,
+                                  1.7277430879190039,
+                                  -2.6378863820488525,
+                                  7.86673208754905,
+                                  2.9694458623611686,
+                                  -6.149699242272861,
+                                  -5.495032367232222};
+  pk_attrs_fft_c2c c2c;
+  PK_STRUCT_INIT(c2c);
+  c2c.num_dims = 1;
+  c2c.dims[0] = 0;
+  c2c.forward = 1;
+  expect_near_norm(
+      values_of<double>(run(PK_OP_FFT_C2C, {{PK_DTYPE_C128, {5}, bytes_of(x5)}}, PK_DTYPE_C128, {5}, &c2c)), y5,
+      0x1p-52, "c2c c128");
+  const std::vector<float> x5f(x5.begin(), x5.end());
+  expect_near_norm(
+      doubles(values_of<float>(run(PK_OP_FFT_C2C, {{PK_DTYPE_C64, {5}, bytes_of(x5f)}}, PK_DTYPE_C64, {5}, &c2c))), y5,
+      0x1p-23, "c2c c64");
+  // Inverse (unnormalized) over both axes of [2, 3].
+  const std::vector<double> x23 = {1, 2, -3, 0.5, 0.25, -1, 2, 2, -1, 0, 0.5, 1.5};
+  const std::vector<double> y23 = {-0.25,
+                                   5.0,
+                                   4.625,
+                                   -0.6136206679760836,
+                                   4.625,
+                                   7.613620667976083,
+                                   -3.25,
+                                   -2.0,
+                                   -2.473076211353316,
+                                   -0.5155444566227676,
+                                   2.723076211353316,
+                                   2.515544456622768};
+  c2c.num_dims = 2;
+  c2c.dims[1] = 1;
+  c2c.forward = 0;
+  expect_near_norm(
+      values_of<double>(run(PK_OP_FFT_C2C, {{PK_DTYPE_C128, {2, 3}, bytes_of(x23)}}, PK_DTYPE_C128, {2, 3}, &c2c)), y23,
+      0x1p-52, "c2c inverse 2-D");
+  // r2c of length 6, onesided (4 entries), from f32 to c64.
+  pk_attrs_fft_r2c r2c;
+  PK_STRUCT_INIT(r2c);
+  r2c.num_dims = 1;
+  r2c.dims[0] = 0;
+  r2c.onesided = 1;
+  const std::vector<float> xr = {1.0f, -2.5f, 0.75f, 3.0f, -1.25f, 0.5f};
+  expect_near_norm(
+      doubles(values_of<float>(run(PK_OP_FFT_R2C, {{PK_DTYPE_F32, {6}, bytes_of(xr)}}, PK_DTYPE_C64, {4}, &r2c))),
+      {1.5, 0.0, -2.75, 0.8660254037844386, 5.25, 4.330127018922194, -0.5, 0.0}, 0x1p-23, "r2c f32");
+  // c2r: 3 entries to 5 (odd) and to 4 (even: entry 2 is the Nyquist term, counted once) real values.
+  pk_attrs_fft_c2r c2r;
+  PK_STRUCT_INIT(c2r);
+  c2r.num_dims = 1;
+  c2r.dims[0] = 0;
+  const std::vector<double> xc = {2, 0.5, -1, 1.25, 0.5, -2};
+  c2r.last_dim_size = 5;
+  expect_near_norm(values_of<double>(run(PK_OP_FFT_C2R, {{PK_DTYPE_C128, {3}, bytes_of(xc)}}, PK_DTYPE_F64, {5}, &c2r)),
+                   {1.0, 0.5464487353071663, -1.346638212786955, 9.20074017903664, 0.5994492984431491}, 0x1p-52,
+                   "c2r 5");
+  c2r.last_dim_size = 4;
+  expect_near_norm(values_of<double>(run(PK_OP_FFT_C2R, {{PK_DTYPE_C128, {3}, bytes_of(xc)}}, PK_DTYPE_F64, {4}, &c2r)),
+                   {0.5, -1.0, 4.5, 4.0}, 0x1p-52, "c2r 4");
+  // c2r over both axes of [3, 2] to [3, 3]: the first axis a full inverse transform, the last Hermitian.
+  const std::vector<double> xa = {1, 1, 0.5, -2, -1, 0.25, 2, 0, 0.75, 1.5, -0.5, -1};
+  c2r.num_dims = 2;
+  c2r.dims[1] = 1;
+  c2r.last_dim_size = 3;
+  expect_near_norm(
+      values_of<double>(run(PK_OP_FFT_C2R, {{PK_DTYPE_C128, {3, 2}, bytes_of(xa)}}, PK_DTYPE_F64, {3, 3}, &c2r)),
+      {4.75, 3.946152422706632, -6.446152422706632, -0.024519052838328986, 2.171633369868303, 4.475480947161671,
+       1.274519052838329, 5.774519052838329, -6.921633369868303},
+      0x1p-52, "c2r 2-D");
+}
+
 TEST_F(EmuComplex, C128ScatterMovesBothWords) {
   // out = a; out[index[i]] = src[i] along dim 0, the last duplicate winning: index [2, 0, 2] writes src[1] to 0
   // and src[2] to 2; element 1 keeps a's. NaN payloads and -0 survive (the words move as bits).
