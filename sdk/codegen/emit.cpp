@@ -2600,7 +2600,92 @@ void Emitter::build_line(Value *j) {
     store(d, v, args_[arg], arg_offset(arg, kElem, j, row0, c));
   };
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
-  if (is_complex_dtype(xdt)) {  // var, cumsum, cumprod
+  if (is_fft_op(n.op_id)) {
+    // A direct DFT: the sum over the input elements j of the transform of x_j w(j), w = exp(-+2 pi i f) with
+    // f = sum_d (j_d k_d mod n_d) / n_d as an exact fraction num / den (see plan_fft), accumulated as a complex
+    // dot product (c64 in f64; c128 compensated). The twiddle: f in quarter turns q plus a remainder
+    // r = (4 num - q den) / (2 den) in [-1/4, 1/4], sin and cos of pi r from sincos_pi (double-double pi r).
+    const int D = n.round_mode & kFftAxes;
+    const bool inverse = (n.round_mode & kFftInverse) != 0;
+    const int32_t cdt = is_complex_dtype(xdt) ? xdt : ydt;
+    if (D == 0) {  // no axes: the input itself (r2c: as complex), bits untouched
+      Value *x = x_at_row(0);
+      store(ydt, is_complex_dtype(xdt) ? x : cx().convert(x, xdt, cdt), args_[1],
+            arg_offset(1, kRow, j, row0, i64c(0)));
+      return;
+    }
+    auto *v2 = llvm::FixedVectorType::get(f64_, 2);
+    Value *v = cx().dot(
+        cdt, cols_,
+        [&](Value *count, const std::vector<Value *> &init, const ComplexEmitter::Step &step) {
+          return loop_n(count, init, step);
+        },
+        [&](Value *c) {
+          Value *lin = b_.CreateAdd(row0, c);
+          std::vector<Value *> idx = rank_ ? unravel(lin) : std::vector<Value *>{};
+          auto coord = [&](int axis) {  // (the dense kernel has no coordinates; it is never planned)
+            return axis >= 0 && axis < static_cast<int>(idx.size()) ? idx[static_cast<size_t>(axis)] : i64c(0);
+          };
+          Value *x = load(xdt, args_[0], offset_of(0, lin, idx));
+          if (!is_complex_dtype(xdt)) x = cx().convert(x, xdt, cdt);
+          Value *num = i64c(0), *den = i64c(1), *weight = f64c(1.0);
+          for (int d = 0; d < D; ++d) {
+            Value *nd = extra_[static_cast<size_t>(d)];
+            nd = b_.CreateSelect(b_.CreateICmpSGT(nd, i64c(0)), nd, i64c(1));
+            Value *k = coord(rank_ - 2 * D + d), *jd = coord(rank_ - D + d);
+            Value *t = b_.CreateURem(b_.CreateMul(k, jd), nd);
+            num = b_.CreateAdd(b_.CreateMul(num, nd), b_.CreateMul(t, den));
+            den = b_.CreateMul(den, nd);
+            num = b_.CreateSelect(b_.CreateICmpUGE(num, den), b_.CreateSub(num, den), num);
+            if (n.op_id == PK_OP_FFT_C2R && d == D - 1) {
+              // Entry m of the n / 2 + 1 stands for itself and, for 1 <= m <= n - S (S entries given), for its
+              // conjugate at n - m, whose term has the same real part; entries at n and beyond are unused.
+              Value *S = rank_ ? shape_[static_cast<size_t>(rank_ - 1)] : i64c(1);
+              Value *twice = b_.CreateAnd(b_.CreateICmpSGE(jd, i64c(1)), b_.CreateICmpSLE(jd, b_.CreateSub(nd, S)));
+              weight =
+                  b_.CreateSelect(b_.CreateICmpSGE(jd, nd), f64c(0.0), b_.CreateSelect(twice, f64c(2.0), f64c(1.0)));
+            }
+          }
+          Value *m4 = b_.CreateMul(num, i64c(4));
+          Value *q = b_.CreateUDiv(b_.CreateAdd(m4, b_.CreateUDiv(den, i64c(2))), den);
+          Value *rem = b_.CreateSub(m4, b_.CreateMul(q, den));
+          Value *r = b_.CreateFDiv(b_.CreateSIToFP(rem, f64_), b_.CreateSIToFP(b_.CreateMul(den, i64c(2)), f64_));
+          Value *s0, *c0;
+          sincos_pi(r, s0, c0);
+          Value *qm = b_.CreateAnd(q, i64c(3));
+          auto quad = [&](Value *v0, Value *v1, Value *v2, Value *v3) {
+            return b_.CreateSelect(b_.CreateICmpEQ(qm, i64c(0)), v0,
+                                   b_.CreateSelect(b_.CreateICmpEQ(qm, i64c(1)), v1,
+                                                   b_.CreateSelect(b_.CreateICmpEQ(qm, i64c(2)), v2, v3)));
+          };
+          Value *ns0 = b_.CreateFNeg(s0), *nc0 = b_.CreateFNeg(c0);
+          Value *cs = quad(c0, ns0, nc0, s0), *sn = quad(s0, c0, ns0, nc0);
+          if (!inverse) sn = b_.CreateFNeg(sn);
+          Value *tw = b_.CreateInsertElement(llvm::PoisonValue::get(v2), b_.CreateFMul(cs, weight), uint64_t{0});
+          tw = b_.CreateInsertElement(tw, b_.CreateFMul(sn, weight), uint64_t{1});
+          return std::make_pair(x, tw);
+        });
+    if (!is_complex_dtype(ydt)) v = b_.CreateExtractElement(v, uint64_t{0});  // c2r: the real part
+    store(ydt, v, args_[1], arg_offset(1, kRow, j, row0, i64c(0)));
+    return;
+  }
+  if (is_complex_dtype(xdt)) {  // var, cumsum, cumprod, dot_general
+    if (n.op_id == PK_OP_DOT_GENERAL) {
+      // Both operands walk the same element space (see the real case below).
+      Value *v = cx().dot(
+          xdt, cols_,
+          [&](Value *count, const std::vector<Value *> &init, const ComplexEmitter::Step &step) {
+            return loop_n(count, init, step);
+          },
+          [&](Value *c) {
+            Value *lin = b_.CreateAdd(row0, c);
+            std::vector<Value *> idx = rank_ ? unravel(lin) : std::vector<Value *>{};
+            return std::make_pair(load(xdt, args_[0], offset_of(0, lin, idx)),
+                                  load(xdt, args_[1], offset_of(1, lin, idx)));
+          });
+      store(ydt, v, args_[2], arg_offset(2, kRow, j, row0, i64c(0)));
+      return;
+    }
     if (n.op_id == PK_OP_VAR) {
       Value *v = cx().variance(
           xdt, ydt, cols_, n.fill_value,

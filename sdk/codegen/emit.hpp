@@ -54,9 +54,15 @@ inline bool is_scatter_op(uint32_t op) {
 }
 // scatter_reduce's node: round_mode = PK_REDUCE_KIND_* plus this flag when a's own value is combined too.
 constexpr int32_t kIncludeSelf = 8;
+// fft_c2c, fft_r2c, fft_c2r: direct DFTs, each output element walks its transform's input elements. The node's
+// round_mode is the number of transformed axes (extra scalars: their transform lengths) plus kFftInverse.
+inline bool is_fft_op(uint32_t op) {
+  return op == PK_OP_FFT_C2C || op == PK_OP_FFT_R2C || op == PK_OP_FFT_C2R;
+}
+constexpr int32_t kFftAxes = 15, kFftInverse = 16;
 inline bool is_line_op(uint32_t op) {
   return op == PK_OP_VAR || op == PK_OP_DOT_GENERAL || op == PK_OP_CONVOLUTION || op == PK_OP_SEARCHSORTED ||
-         is_order_op(op) || is_scatter_op(op) || is_scan_op(op);
+         is_order_op(op) || is_scatter_op(op) || is_scan_op(op) || is_fft_op(op);
 }
 
 // Counter-based random numbers: creation nodes (no inputs) of the element's row-major index, extra[0..3] their

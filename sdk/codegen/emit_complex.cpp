@@ -319,9 +319,14 @@ Value *ComplexEmitter::round_dd(DD v, Value *k, const ExactSign &exact_sign) {
 // ----------------------------------------------------------------------------------------- products, quotients
 
 // C11 Annex G's _Cmultd: the plain product, and where both parts come out NaN, infinities recovered.
-Value *ComplexEmitter::mul_g(Value *a, Value *x, Value *c, Value *y) {
-  Value *pr = b_.CreateFSub(b_.CreateFMul(a, c), b_.CreateFMul(x, y));
-  Value *pi = b_.CreateFAdd(b_.CreateFMul(a, y), b_.CreateFMul(x, c));
+Value *ComplexEmitter::mul_g(Value *a, Value *x, Value *c, Value *y, Value *down_k) {
+  auto prod = [&](Value *u, Value *v) {
+    if (down_k == nullptr) return b_.CreateFMul(u, v);
+    Value *fin = b_.CreateAnd(is_finite(u), is_finite(v));
+    return sel(fin, b_.CreateFMul(scale(u, b_.CreateNeg(down_k)), v), b_.CreateFMul(u, v));
+  };
+  Value *pr = b_.CreateFSub(prod(a, c), prod(x, y));
+  Value *pi = b_.CreateFAdd(prod(a, y), prod(x, c));
   auto box = [&](Value *v) { return copysign(sel(is_inf(v), d(1.0), d(0.0)), v); };
   auto unnan = [&](Value *v) { return sel(is_nan(v), copysign(d(0.0), v), v); };
   Value *inf_l = b_.CreateOr(is_inf(a), is_inf(x));
@@ -832,6 +837,256 @@ Value *ComplexEmitter::cpow(Value *a, Value *x) {
   return sel(b_zero, pair(d(1.0), zero), r);
 }
 
+// --- c128 pow: exp(b log a) with log a, the product and the phase in double-double (the OpenCL backend's
+// algorithm). The result's relative error is about the absolute error of w = b log a, so w must be good to
+// ~2^-56 absolutely, which double alone (whose w errs by |w| 2^-53) misses for every |w| above a few.
+
+// An IR loop over k = from .. to (inclusive, either direction), carrying `init` through `body`.
+std::vector<Value *> ComplexEmitter::repeat(int from, int to, const std::vector<Value *> &init, const Body &body) {
+  llvm::Function *f = b_.GetInsertBlock()->getParent();
+  llvm::LLVMContext &ctx = f->getContext();
+  llvm::BasicBlock *pre = b_.GetInsertBlock();
+  auto *head = llvm::BasicBlock::Create(ctx, "cx_loop", f);
+  auto *exit = llvm::BasicBlock::Create(ctx, "cx_loop_end", f);
+  b_.CreateBr(head);
+  b_.SetInsertPoint(head);
+  llvm::PHINode *k = b_.CreatePHI(i64_, 2);
+  k->addIncoming(b_.getInt64(static_cast<uint64_t>(from)), pre);
+  std::vector<llvm::PHINode *> phis;
+  std::vector<Value *> cur;
+  for (Value *v : init) {
+    phis.push_back(b_.CreatePHI(v->getType(), 2));
+    phis.back()->addIncoming(v, pre);
+    cur.push_back(phis.back());
+  }
+  std::vector<Value *> next = body(k, cur);
+  Value *kn = b_.CreateAdd(k, b_.getInt64(static_cast<uint64_t>(to >= from ? 1 : -1)));
+  Value *done = b_.CreateICmpEQ(k, b_.getInt64(static_cast<uint64_t>(to)));
+  llvm::BasicBlock *latch = b_.GetInsertBlock();
+  k->addIncoming(kn, latch);
+  for (size_t i = 0; i < phis.size(); ++i) phis[i]->addIncoming(next[i], latch);
+  b_.CreateCondBr(done, exit, head);
+  b_.SetInsertPoint(exit);
+  return next;
+}
+
+ComplexEmitter::DD ComplexEmitter::dd_div_d(DD a, Value *x) {
+  Value *q = b_.CreateFDiv(a.hi, x);
+  DD p = two_prod(q, x);
+  return fast_two_sum(q, b_.CreateFDiv(b_.CreateFAdd(b_.CreateFSub(b_.CreateFSub(a.hi, p.hi), p.lo), a.lo), x));
+}
+
+// log x = e ln2 + 2 atanh(s), x = m 2^e with m in [sqrt(1/2), sqrt(2)), s = (m - 1) / (m + 1) (|s| < 0.172): the
+// odd series in double-double, each coefficient 1/n as a double-double.
+ComplexEmitter::DD ComplexEmitter::dd_log(Value *x) {
+  Value *e = exponent(x);
+  Value *m = scale(x, b_.CreateNeg(e));  // [1, 2)
+  Value *top = b_.CreateFCmpOGE(m, d(M_SQRT2));
+  m = sel(top, b_.CreateFMul(m, d(0.5)), m);
+  e = sel(top, b_.CreateAdd(e, b_.getInt64(1)), e);
+  DD s = dd_div({b_.CreateFSub(m, d(1.0)), d(0.0)}, two_sum(m, d(1.0)));
+  DD s2 = dd_mul(s, s);
+  std::vector<Value *> t = repeat(17, 0, {d(0.0), d(0.0)}, [&](Value *k, const std::vector<Value *> &acc) {
+    Value *n = b_.CreateSIToFP(b_.CreateAdd(b_.CreateMul(k, b_.getInt64(2)), b_.getInt64(1)), f64_);
+    Value *inv = b_.CreateFDiv(d(1.0), n);
+    Value *lo = b_.CreateFDiv(b_.CreateFNeg(fma(inv, n, d(-1.0))), n);
+    DD r = dd_add(dd_mul({acc[0], acc[1]}, s2), {inv, lo});
+    return std::vector<Value *>{r.hi, r.lo};
+  });
+  const DD ln2 = {d(0.6931471805599453), d(2.3190468138462996e-17)};
+  return dd_add(dd_mul_d(ln2, b_.CreateSIToFP(e, f64_)), dd_scale(dd_mul(s, {t[0], t[1]}), d(2.0)));
+}
+// log of a double-double: log(hi) + log1p(lo / hi), the second to first order.
+ComplexEmitter::DD ComplexEmitter::dd_log_dd(DD x) {
+  return dd_add_d(dd_log(x.hi), b_.CreateFDiv(x.lo, x.hi));
+}
+// log1p of a double-double: 2 atanh(s / (2 + s)) by its odd series where |s| < 1/4, else log(1 + s).
+ComplexEmitter::DD ComplexEmitter::dd_log1p_dd(DD s) {
+  std::vector<Value *> r = branch(
+      b_.CreateFCmpOGE(fabs(s.hi), d(0.25)),
+      [&]() -> std::vector<Value *> {
+        DD l = dd_log_dd(dd_add_d(s, d(1.0)));
+        return {l.hi, l.lo};
+      },
+      [&]() -> std::vector<Value *> {
+        DD t = dd_div(s, dd_add_d(s, d(2.0)));
+        DD t2 = dd_mul(t, t);
+        std::vector<Value *> sum = repeat(20, 0, {d(0.0), d(0.0)}, [&](Value *k, const std::vector<Value *> &acc) {
+          Value *n = b_.CreateSIToFP(b_.CreateAdd(b_.CreateMul(k, b_.getInt64(2)), b_.getInt64(1)), f64_);
+          Value *inv = b_.CreateFDiv(d(1.0), n);
+          Value *lo = b_.CreateFDiv(b_.CreateFNeg(fma(inv, n, d(-1.0))), n);
+          DD v = dd_add(dd_mul({acc[0], acc[1]}, t2), {inv, lo});
+          return std::vector<Value *>{v.hi, v.lo};
+        });
+        DD l = dd_scale(dd_mul(t, {sum[0], sum[1]}), d(2.0));
+        return {l.hi, l.lo};
+      });
+  return {r[0], r[1]};
+}
+
+// sin and cos of |t| <= pi/4 + tiny: Taylor series to t^29 / 29! (below 2^-104 of the result).
+void ComplexEmitter::dd_sincos_small(DD t, DD &s, DD &c) {
+  DD t2 = dd_mul(t, t);
+  std::vector<Value *> r = repeat(
+      1, 14, {t.hi, t.lo, d(1.0), d(0.0), t.hi, t.lo, d(1.0), d(0.0)}, [&](Value *k, const std::vector<Value *> &a) {
+        Value *kf = b_.CreateSIToFP(k, f64_);
+        Value *k2 = b_.CreateFMul(kf, d(2.0));
+        DD ts = dd_div_d(dd_mul({a[4], a[5]}, t2), b_.CreateFMul(k2, b_.CreateFAdd(k2, d(1.0))));
+        DD tc = dd_div_d(dd_mul({a[6], a[7]}, t2), b_.CreateFMul(b_.CreateFSub(k2, d(1.0)), k2));
+        Value *odd = b_.CreateICmpNE(b_.CreateAnd(k, b_.getInt64(1)), b_.getInt64(0));
+        Value *sg = sel(odd, d(-1.0), d(1.0));
+        DD sv = dd_add({a[0], a[1]}, dd_scale(ts, sg)), cv = dd_add({a[2], a[3]}, dd_scale(tc, sg));
+        return std::vector<Value *>{sv.hi, sv.lo, cv.hi, cv.lo, ts.hi, ts.lo, tc.hi, tc.lo};
+      });
+  s = {r[0], r[1]};
+  c = {r[2], r[3]};
+}
+// sin and cos of a double-double angle with |a| < 2^30: a - k pi/2 with pi/2 in three parts (k pi/2's error stays
+// ~2^-134), then the series and the quarter turn k mod 4.
+void ComplexEmitter::dd_sincos(DD a, DD &s, DD &c) {
+  Value *k = b_.CreateUnaryIntrinsic(llvm::Intrinsic::rint, b_.CreateFMul(a.hi, d(0x1.45f306dc9c883p-1)));
+  DD r = dd_sub(a, two_prod(k, d(0x1.921fb54442d18p0)));
+  r = dd_sub(r, two_prod(k, d(0x1.1a62633145c07p-54)));
+  r = dd_add_d(r, b_.CreateFMul(k, d(0x1.f1976b7ed8fbcp-110)));
+  DD sr, cr;
+  dd_sincos_small(r, sr, cr);
+  // k is an integer below 2^30 here (callers keep |a| < 2^30; NaN is sent to 0).
+  Value *kk = sel(b_.CreateFCmpOLE(fabs(k), d(0x1p31)), k, d(0.0));
+  Value *q = b_.CreateAnd(b_.CreateFPToSI(kk, i64_), b_.getInt64(3));
+  auto neg = [&](DD v) { return DD{b_.CreateFNeg(v.hi), b_.CreateFNeg(v.lo)}; };
+  auto pick = [&](DD v0, DD v1, DD v2, DD v3) {
+    auto one = [&](Value *x0, Value *x1, Value *x2, Value *x3) {
+      return sel(b_.CreateICmpEQ(q, b_.getInt64(0)), x0,
+                 sel(b_.CreateICmpEQ(q, b_.getInt64(1)), x1, sel(b_.CreateICmpEQ(q, b_.getInt64(2)), x2, x3)));
+    };
+    return DD{one(v0.hi, v1.hi, v2.hi, v3.hi), one(v0.lo, v1.lo, v2.lo, v3.lo)};
+  };
+  s = pick(sr, cr, neg(sr), neg(cr));
+  c = pick(cr, neg(sr), neg(cr), sr);
+}
+
+// log z of a finite nonzero z in double-double: log|z| (near |z| = 1 as log1p(x^2 + y^2 - 1) / 2 with exact
+// squares), and arg z = atan2(y, x) refined by one Newton step: theta0 + (y cos theta0 - x sin theta0) / |z|, whose
+// terms scale with |y| where theta is small (relative accuracy there too).
+void ComplexEmitter::clog_dd(Value *x, Value *y, DD &re_out, DD &im_out) {
+  Value *ax = fabs(x), *ay = fabs(y);
+  Value *mx = sel(b_.CreateFCmpOGT(ax, ay), ax, ay), *mn = sel(b_.CreateFCmpOGT(ax, ay), ay, ax);
+  Value *k = exponent(mx);
+  Value *near = b_.CreateAnd(b_.CreateAnd(b_.CreateFCmpOGE(mx, d(0.5)), b_.CreateFCmpOLE(mx, d(2.0))),
+                             b_.CreateFCmpOLT(mn, d(1.5)));
+  std::vector<Value *> l = branch(
+      near,
+      [&]() -> std::vector<Value *> {
+        DD s = dd_add_d(dd_add(two_prod(mx, mx), two_prod(mn, mn)), d(-1.0));
+        DD r = dd_scale(dd_log1p_dd(s), d(0.5));
+        return {r.hi, r.lo};
+      },
+      [&]() -> std::vector<Value *> {
+        Value *a = scale(mx, b_.CreateNeg(k)), *bb = scale(mn, b_.CreateNeg(k));
+        DD s = dd_add(two_prod(a, a), two_prod(bb, bb));
+        const DD ln2 = {d(0.6931471805599453), d(2.3190468138462996e-17)};
+        DD r = dd_add(dd_mul_d(ln2, b_.CreateSIToFP(k, f64_)), dd_scale(dd_log_dd(s), d(0.5)));
+        return {r.hi, r.lo};
+      });
+  re_out = {l[0], l[1]};
+  Value *theta = m_.atan2(y, x);
+  Value *xs = scale(x, b_.CreateNeg(k)), *ys = scale(y, b_.CreateNeg(k));
+  DD st, ct;
+  dd_sincos({theta, d(0.0)}, st, ct);
+  DD num = dd_sub(dd_mul_d(ct, ys), dd_mul_d(st, xs));
+  Value *mod = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, fma(xs, xs, b_.CreateFMul(ys, ys)));
+  im_out = fast_two_sum(theta, b_.CreateFDiv(b_.CreateFAdd(num.hi, num.lo), mod));
+}
+
+// e^(wr + i wi) = 2^k e^r cis(wi) with r = wr - k ln2: e^r in double-double (exp refined by one Newton step on the
+// double-double log) times the double-double cis, rounded once by ldexp_dd (exact scaling, subnormals included).
+// Beyond |wi| = 2^30 the phase from the f64 sin and cos.
+Value *ComplexEmitter::cexp_dd(DD wr, DD wi) {
+  Value *small = b_.CreateFCmpOLT(fabs(wi.hi), d(0x1p30));
+  DD s, c;
+  dd_sincos({sel(small, wi.hi, d(0.0)), sel(small, wi.lo, d(0.0))}, s, c);
+  Value *big_wi = sel(small, d(0.0), wi.hi);
+  s = {sel(small, s.hi, m_.sin(big_wi)), sel(small, s.lo, d(0.0))};
+  c = {sel(small, c.hi, m_.cos(big_wi)), sel(small, c.lo, d(0.0))};
+  Value *kf = b_.CreateUnaryIntrinsic(llvm::Intrinsic::rint, b_.CreateFMul(wr.hi, d(1.4426950408889634)));
+  // Far out of range: an infinity or a zero whatever the phase (a real power: no 0 * inf). NaN stays in range
+  // (k = 0), where it gives NaN.
+  Value *far = b_.CreateFCmpOGT(fabs(kf), d(2000.0));
+  Value *in = b_.CreateFCmpOLE(fabs(kf), d(2000.0));
+  Value *kc = sel(in, kf, d(0.0));
+  const DD ln2 = {d(0.6931471805599453), d(2.3190468138462996e-17)};
+  DD r = dd_sub(wr, dd_mul_d(ln2, kc));
+  Value *er = m_.exp(r.hi);
+  DD dl = dd_sub(r, dd_log(sel(b_.CreateFCmpOGT(er, d(0.0)), er, d(1.0))));
+  DD e = fast_two_sum(er, b_.CreateFMul(er, b_.CreateFAdd(dl.hi, dl.lo)));
+  Value *ki = b_.CreateFPToSI(kc, i64_);
+  Value *wi0 = b_.CreateFCmpOEQ(wi.hi, d(0.0));
+  Value *rr = sel(wi0, ldexp_dd(e, ki), ldexp_dd(dd_mul(e, c), ki));
+  Value *ri = sel(wi0, wi.hi, ldexp_dd(dd_mul(e, s), ki));
+  Value *ef = sel(b_.CreateFCmpOGT(kf, d(0.0)), d(kInf), d(0.0));
+  Value *fr = sel(wi0, ef, b_.CreateFMul(ef, b_.CreateFAdd(c.hi, c.lo)));
+  Value *fi = sel(wi0, wi.hi, b_.CreateFMul(ef, b_.CreateFAdd(s.hi, s.lo)));
+  return pair(sel(far, fr, rr), sel(far, fi, ri));
+}
+
+// c128 a^b (a, x: (f64, f64) pairs) with cpow's cases. The oracle's w = b log a is wider than f64: no product of
+// finite parts overflows there, so a huge b is scaled by 2^-kb on the way. Non-finite operands and a = 0: w with
+// Annex G's recovery, then cexp's special values. Otherwise log a, w and the phase in double-double; where w's
+// real part is beyond exp's range the result is 0 or a complex infinity whatever the phase.
+Value *ComplexEmitter::cpow128(Value *a, Value *x) {
+  Value *ar = re(a), *ai = im(a), *br = re(x), *bi = im(x);
+  Value *zero = d(0.0);
+  Value *abr = sel(is_finite(br), fabs(br), zero), *abi = sel(is_finite(bi), fabs(bi), zero);
+  Value *bm = sel(b_.CreateFCmpOGT(abr, abi), abr, abi);
+  Value *kb =
+      sel(b_.CreateFCmpOGT(bm, d(0x1p900)), exponent(sel(b_.CreateFCmpOGT(bm, zero), bm, d(1.0))), b_.getInt64(0));
+  Value *a_zero = b_.CreateAnd(b_.CreateFCmpOEQ(ar, zero), b_.CreateFCmpOEQ(ai, zero));
+  Value *a_fin = b_.CreateAnd(is_finite(ar), is_finite(ai));
+  Value *fin = b_.CreateAnd(a_fin, b_.CreateAnd(is_finite(br), is_finite(bi)));
+  Value *r = branch(
+      b_.CreateOr(b_.CreateNot(fin), a_zero),
+      [&]() -> std::vector<Value *> {
+        Value *l = clog(a);
+        Value *lr = re(l), *li = im(l);
+        // Parts of log a below f64's range are not 0 in the oracle: an infinite b part times them is infinite,
+        // not NaN. Their signs are those of y (arg) and of |a| - 1 (> 0: |a| = 1 only exactly).
+        li = sel(b_.CreateAnd(a_fin, b_.CreateAnd(b_.CreateFCmpOEQ(li, zero), b_.CreateFCmpONE(ai, zero))),
+                 copysign(d(0x1p-1074), ai), li);
+        lr =
+            sel(b_.CreateAnd(a_fin, b_.CreateAnd(b_.CreateFCmpOEQ(lr, zero),
+                                                 b_.CreateAnd(b_.CreateFCmpONE(ar, zero), b_.CreateFCmpONE(ai, zero)))),
+                d(0x1p-1074), lr);
+        Value *w = mul_g(br, bi, lr, li, kb);
+        // Back to w: finite values beyond f64's range stay finite (the largest double): exp gives the same 0 or
+        // infinity, and the phase is arbitrary in both.
+        auto back = [&](Value *v) {
+          Value *s = scale(v, kb);
+          return sel(is_finite(v), sel(is_inf(s), copysign(d(std::numeric_limits<double>::max()), v), s), v);
+        };
+        return {cexp(pair(back(re(w)), back(im(w))))};
+      },
+      [&]() -> std::vector<Value *> {
+        Value *bx = scale(br, b_.CreateNeg(kb)), *by = scale(bi, b_.CreateNeg(kb));
+        DD lr, li;
+        clog_dd(ar, ai, lr, li);
+        DD wr = dd_sub(dd_mul_d(lr, bx), dd_mul_d(li, by));
+        DD wi = dd_add(dd_mul_d(li, bx), dd_mul_d(lr, by));
+        Value *scaled = b_.CreateICmpSGT(kb, b_.getInt64(0));
+        Value *rehi = scale(wr.hi, kb);
+        Value *under = b_.CreateAnd(scaled, b_.CreateFCmpOLT(rehi, d(-746.0)));
+        Value *over = b_.CreateAnd(scaled, b_.CreateFCmpOGT(rehi, d(710.0)));
+        wr = {sel(scaled, rehi, wr.hi), sel(scaled, scale(wr.lo, kb), wr.lo)};
+        wi = {sel(scaled, scale(wi.hi, kb), wi.hi), sel(scaled, scale(wi.lo, kb), wi.lo)};
+        Value *v = cexp_dd(wr, wi);
+        v = sel(under, pair(zero, zero), v);
+        return {sel(over, pair(d(kInf), d(kInf)), v)};
+      })[0];
+  Value *b_zero = b_.CreateAnd(b_.CreateFCmpOEQ(br, zero), b_.CreateFCmpOEQ(bi, zero));
+  Value *pos_real = b_.CreateAnd(b_.CreateFCmpOEQ(bi, zero), b_.CreateFCmpOGT(br, zero));
+  r = sel(b_.CreateAnd(a_zero, pos_real), pair(zero, zero), r);
+  return sel(b_zero, pair(d(1.0), zero), r);
+}
+
 // ------------------------------------------------------------------------------------------------ nodes
 
 Value *ComplexEmitter::load(int32_t dt, Value *base, Value *offset) {
@@ -957,7 +1212,7 @@ Value *ComplexEmitter::node(uint32_t op, const std::vector<Value *> &in, const s
       return round_to(pair(im(r), b_.CreateFNeg(re(r))), t);
     }
     case PK_OP_POW:
-      return round_to(cpow(widen(a), widen(c)), t);
+      return t == PK_DTYPE_C128 ? cpow128(a, c) : round_to(cpow(widen(a), widen(c)), t);
     default:
       return nullptr;  // check() keeps other ops away
   }
@@ -1068,6 +1323,68 @@ Value *ComplexEmitter::variance(int32_t xdt, int32_t ydt, Value *count, double c
   Value *v = b_.CreateFMul(b_.CreateFMul(b_.CreateFDiv(ss, divisor), unscale), unscale);
   v = sel(b_.CreateFCmpOGT(divisor, d(0.0)), v, d(kNaN));
   return ydt == PK_DTYPE_F32 ? b_.CreateFPTrunc(v, f32_) : v;
+}
+
+// ------------------------------------------------------------------------------------------- dot products
+
+Value *ComplexEmitter::dot(int32_t dt, Value *count, const CountLoop &loop, const TermsAt &terms_at) {
+  auto *v2 = llvm::FixedVectorType::get(f64_, 2);
+  Value *zero2 = llvm::Constant::getNullValue(v2);
+  const bool c128 = dt == PK_DTYPE_C128;
+  // acc: the finite terms' sum (c128: Dot2's running sum, whose rounding errors go to the second value), and the
+  // sum of the terms with a non-finite part. `scale` multiplies the finite factors (the redo of an overflow).
+  auto pass = [&](Value *n, Value *scale) {
+    return loop(n, {zero2, zero2, zero2}, [&](Value *c, const std::vector<Value *> &acc) {
+      std::pair<Value *, Value *> xy = terms_at(c);
+      Value *u = widen(xy.first), *v = widen(xy.second);
+      Value *a = re(u), *x = im(u), *cr = re(v), *y = im(v);
+      Value *fin = b_.CreateAnd(b_.CreateAnd(is_finite(a), is_finite(x)), b_.CreateAnd(is_finite(cr), is_finite(y)));
+      Value *special = sel(fin, acc[2], b_.CreateFAdd(acc[2], mul_g(a, x, cr, y)));
+      if (scale != nullptr) {
+        a = b_.CreateFMul(a, scale);
+        x = b_.CreateFMul(x, scale);
+        cr = b_.CreateFMul(cr, scale);
+        y = b_.CreateFMul(y, scale);
+      }
+      Value *nx = b_.CreateFNeg(x);
+      if (!c128) {  // products of floats are exact in f64
+        Value *sr = fma(nx, y, fma(a, cr, re(acc[0])));
+        Value *si = fma(x, cr, fma(a, y, im(acc[0])));
+        return std::vector<Value *>{sel(fin, pair(sr, si), acc[0]), acc[1], special};
+      }
+      // Dot2: s + p exactly as two_sum, the product's and the sum's errors added to e.
+      auto add = [&](Value *&s, Value *&e, Value *p, Value *q) {
+        DD pr = two_prod(p, q);
+        DD sm = two_sum(s, pr.hi);
+        s = sm.hi;
+        e = b_.CreateFAdd(e, b_.CreateFAdd(sm.lo, pr.lo));
+      };
+      Value *sr = re(acc[0]), *er = re(acc[1]), *si = im(acc[0]), *ei = im(acc[1]);
+      add(sr, er, a, cr);
+      add(sr, er, nx, y);
+      add(si, ei, a, y);
+      add(si, ei, x, cr);
+      return std::vector<Value *>{sel(fin, pair(sr, si), acc[0]), sel(fin, pair(er, ei), acc[1]), special};
+    });
+  };
+  auto finite2 = [&](Value *w) {
+    return b_.CreateFCmpOLT(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, w), llvm::ConstantFP::get(v2, kInf));
+  };
+  std::vector<Value *> first = pass(count, nullptr);
+  Value *sum = b_.CreateFAdd(first[0], first[1]);
+  if (c128) {
+    // A part that is not finite had products (or partial sums) beyond f64's range: redone with the factors scaled
+    // by 2^-550 (products by 2^-1100). Terms that underflow there lose at most 2^26 each, far below the bound of
+    // a sum whose terms reach 2^1024.
+    Value *fin = finite2(sum);
+    Value *all = b_.CreateAnd(b_.CreateExtractElement(fin, uint64_t{0}), b_.CreateExtractElement(fin, uint64_t{1}));
+    std::vector<Value *> second = pass(sel(all, llvm::Constant::getNullValue(count->getType()), count), d(0x1p-550));
+    Value *up = llvm::ConstantFP::get(v2, 0x1p550);
+    Value *redo = b_.CreateFMul(b_.CreateFMul(b_.CreateFAdd(second[0], second[1]), up), up);
+    sum = sel(fin, sum, redo);
+  }
+  Value *special = first[2];
+  return round_to(sel(finite2(special), b_.CreateFAdd(sum, special), special), dt);
 }
 
 }  // namespace pk::codegen::detail

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include <llvm/IR/IRBuilder.h>
@@ -63,6 +64,17 @@ class ComplexEmitter {
   llvm::Value *variance(int32_t xdt, int32_t ydt, llvm::Value *count, double correction, const Loop &loop,
                         const std::function<llvm::Value *(llvm::Value *c)> &x_at);
 
+  // dot_general of complex lines: the sum over `count` terms of x_c y_c, where `terms_at(c)` loads both factors
+  // and `loop(n, init, step)` runs a loop of n iterations. c64: every product exact in f64, the sum in f64,
+  // rounded once. c128: each part as Ogita, Rump and Oishi's Dot2 (error-free products and sums, the errors summed
+  // apart: as if accumulated in double-double), redone with both factors scaled by 2^-550 where a part is not
+  // finite (products beyond f64's range). Terms with an infinite or NaN part are Annex G products summed apart;
+  // they decide a part where their sum is not finite, as the exact sum does.
+  using CountLoop = std::function<std::vector<llvm::Value *>(llvm::Value *count, const std::vector<llvm::Value *> &init,
+                                                             const Step &step)>;
+  using TermsAt = std::function<std::pair<llvm::Value *, llvm::Value *>(llvm::Value *c)>;
+  llvm::Value *dot(int32_t dt, llvm::Value *count, const CountLoop &loop, const TermsAt &terms_at);
+
  private:
   using Value = llvm::Value;
   struct DD {
@@ -113,7 +125,9 @@ class ComplexEmitter {
                               const std::function<std::vector<Value *>()> &else_fn);
 
   // Complex functions over (f64, f64) pair vectors.
-  Value *mul_g(Value *a, Value *x, Value *c, Value *y);  // C11 Annex G product, f64
+  // C11 Annex G product, f64. With `down_k`, the plain products of finite factors are taken with a scaled by
+  // 2^-down_k (c128 pow's w = b log a for a huge b); the recovery of infinities is unscaled.
+  Value *mul_g(Value *a, Value *x, Value *c, Value *y, Value *down_k = nullptr);
   Value *div_g(Value *a, Value *x, Value *c, Value *y);  // Smith's quotient with Annex G recovery, f64
   Value *mul64(Value *u, Value *v);
   Value *mul128(Value *u, Value *v);
@@ -127,6 +141,20 @@ class ComplexEmitter {
   Value *cosh_sinh(Value *z, bool is_cosh);
   Value *ctanh(Value *z);
   Value *cpow(Value *a, Value *x);
+
+  // c128 pow: log a, w = b log a and the phase in double-double (see cpow128).
+  using Body = std::function<std::vector<Value *>(Value *k, const std::vector<Value *> &acc)>;
+  std::vector<Value *> repeat(int from, int to, const std::vector<Value *> &init, const Body &body);  // k: i64
+  DD dd_sub(DD a, DD x) { return dd_add(a, {b_.CreateFNeg(x.hi), b_.CreateFNeg(x.lo)}); }
+  DD dd_div_d(DD a, Value *x);
+  DD dd_log(Value *x);                               // finite x > 0, about 2^-104 relative
+  DD dd_log_dd(DD x);                                // x.hi > 0 finite
+  DD dd_log1p_dd(DD s);                              // s > -1
+  void dd_sincos_small(DD t, DD &s, DD &c);          // |t| <= pi/4 + tiny
+  void dd_sincos(DD a, DD &s, DD &c);                // |a| < 2^30
+  void clog_dd(Value *x, Value *y, DD &re, DD &im);  // finite nonzero x + iy
+  Value *cexp_dd(DD wr, DD wi);                      // (f64, f64) pair vector
+  Value *cpow128(Value *a, Value *x);
 
   llvm::IRBuilder<> &b_;
   RealMath &m_;

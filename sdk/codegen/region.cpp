@@ -158,7 +158,7 @@ const OpRule kRules[] = {
     {PK_OP_POLAR, kF},
     {PK_OP_GATHER, kF | kI | kB},        // complex too: single() moves the data as bits
     {PK_OP_INDEX_SELECT, kF | kI | kB},  // planned as a gather
-    {PK_OP_DOT_GENERAL, kF | kI},        // matmul and batch_matmul too (planned as a dot_general)
+    {PK_OP_DOT_GENERAL, kF | kI | kC},   // matmul and batch_matmul too (planned as a dot_general)
     {PK_OP_SORT, kF | kI},
     {PK_OP_TOPK, kF | kI},
     {PK_OP_SEARCHSORTED, kF | kI},
@@ -168,6 +168,9 @@ const OpRule kRules[] = {
     {PK_OP_SCATTER, kF | kI | kB},  // moves bits (see single())
     {PK_OP_SCATTER_REDUCE, kF | kI},
     {PK_OP_INDEX_PUT, kF | kI},
+    {PK_OP_FFT_C2C, kC},  // direct DFTs (plan_fft)
+    {PK_OP_FFT_R2C, kF},  // f32/f64 -> c64/c128 (check_complex)
+    {PK_OP_FFT_C2R, kC},
 };
 
 const OpRule *rule(uint32_t op) {
@@ -176,11 +179,14 @@ const OpRule *rule(uint32_t op) {
   return nullptr;
 }
 
+using detail::is_fft_op;
 using detail::is_line_op;
 using detail::is_order_op;
 using detail::is_philox_op;
 using detail::is_reduction_op;
 using detail::is_scatter_op;
+using detail::kFftAxes;
+using detail::kFftInverse;
 using detail::kIncludeSelf;
 // Reductions whose attributes are a `dims` list (all share pk_attrs_sum's layout).
 bool is_dims_reduction(uint32_t op) {
@@ -213,14 +219,17 @@ std::string check_complex(const Node &n, const std::vector<int32_t> &dtypes, int
   if (op == PK_OP_ANGLE && !(wide || is_cx(t)))
     return text("%s: dtype %s is not supported by the code generator", name, pk::meta::dtype_name(t));
   if (op == PK_OP_CONVERT_ELEMENT_TYPE || op == PK_OP_FILL || op == PK_OP_IOTA) return "";
+  if (op == PK_OP_FFT_R2C) {
+    if (!wide) return text("%s: dtype %s is not supported by the code generator", name, pk::meta::dtype_name(t));
+    if (out != pk::meta::complex_of(t))
+      return text("%s: the output must be %s", name, pk::meta::dtype_name(pk::meta::complex_of(t)));
+    return "";
+  }
   if (!is_cx(t) && op != PK_OP_ANGLE)
     return text("%s: a %s result from real operands is not supported by the code generator", name,
                 pk::meta::dtype_name(out));
   for (size_t q = op == PK_OP_WHERE ? 1 : 0; q < n.inputs.size(); ++q)
     if (dtypes[n.inputs[q]] != t) return text("%s: operands of different dtypes", name);
-  if (op == PK_OP_POW && t == PK_DTYPE_C128)
-    return "pow: c128 is not supported by the code generator (the phase of exp(b log a) needs more than "
-           "double precision as |b log a| grows; the OpenCL backend declines it too)";
   int32_t want = t;
   switch (op) {
     case PK_OP_ABS:
@@ -228,6 +237,7 @@ std::string check_complex(const Node &n, const std::vector<int32_t> &dtypes, int
     case PK_OP_IMAG:
     case PK_OP_ANGLE:
     case PK_OP_VAR:
+    case PK_OP_FFT_C2R:
       want = pk::meta::real_of(t);
       break;
     case PK_OP_ISNAN:
@@ -317,7 +327,7 @@ Kind Region::kind(uint32_t v) const {
   if (!kinds.empty()) return v < kinds.size() ? static_cast<Kind>(kinds[v]) : kElem;
   for (const Node &n : nodes)
     if (n.output == v && (is_reduction_op(n.op_id) || n.op_id == PK_OP_VAR || n.op_id == PK_OP_DOT_GENERAL ||
-                          n.op_id == PK_OP_CONVOLUTION))
+                          n.op_id == PK_OP_CONVOLUTION || is_fft_op(n.op_id)))
       return kRow;
   return kElem;
 }
@@ -353,6 +363,8 @@ std::string check(const Region &r) {
       if (n.op_id == PK_OP_SEARCHSORTED && r.dtypes[n.output] != PK_DTYPE_I64) return "searchsorted: i64 output only";
       if (n.op_id == PK_OP_CONVOLUTION && (n.round_mode < 1 || r.num_extra < 4u * static_cast<uint32_t>(n.round_mode)))
         return "convolution: four extra scalars per spatial axis";
+      if (is_fft_op(n.op_id) && r.num_extra < static_cast<uint32_t>(n.round_mode & kFftAxes))
+        return text("%s: one extra scalar per transformed axis", pk::meta::op_name(n.op_id));
       if (n.op_id == PK_OP_CUMMAX || n.op_id == PK_OP_CUMMIN || is_order_op(n.op_id)) {
         if (r.outputs.size() != 2 || r.outputs[0] != n.output || r.outputs[1] != n.output + 1 ||
             r.outputs[1] >= r.dtypes.size() || r.dtypes[r.outputs[1]] != PK_DTYPE_I64 || known[n.output + 1])
@@ -407,7 +419,7 @@ std::string key(const KernelSpec &spec) {
       k += buf;
     }
     if (n.op_id == PK_OP_ROUND || is_order_op(n.op_id) || n.op_id == PK_OP_SEARCHSORTED || is_scatter_op(n.op_id) ||
-        n.op_id == PK_OP_CONVOLUTION)
+        n.op_id == PK_OP_CONVOLUTION || is_fft_op(n.op_id))
       k += "m" + std::to_string(n.round_mode);
     if (n.op_id == PK_OP_VAR) {
       char buf[40];
@@ -501,13 +513,18 @@ bool single(uint32_t op_id, const int32_t *in_dtypes, uint32_t num_inputs, const
     n.round_mode = 2;
     r.num_extra = 8;
   }
+  if (is_fft_op(op_id)) {
+    // One transformed axis unless the planner says otherwise (it sets round_mode and num_extra from dims).
+    n.round_mode = 1;
+    r.num_extra = 1;
+  }
   int32_t lanes = 1;
   if (is_order_op(op_id) || op_id == PK_OP_SEARCHSORTED || op_id == PK_OP_SCATTER || op_id == PK_OP_SCATTER_REDUCE)
     r.num_extra = 1;
   if (op_id == PK_OP_SCATTER && num_inputs == 3 && cls(in_dtypes[0]) && bits_dtype(in_dtypes[0], lanes) >= 0 &&
-      lanes == 1 && in_dtypes[0] == in_dtypes[2] && in_dtypes[0] == out_dtypes[0]) {
-    // A plain scatter moves bits, as gather does: one word per element (c64 as an i64; c128's two words are not
-    // planned, so it keeps its dtype and the rule table declines it).
+      in_dtypes[0] == in_dtypes[2] && in_dtypes[0] == out_dtypes[0]) {
+    // A plain scatter moves bits, as gather does: one word per element (c64 as an i64), or two (c128: plan_scatter
+    // adds an axis of the two i64 words).
     r.dtypes[0] = r.dtypes[2] = r.dtypes[3] = bits_dtype(in_dtypes[0], lanes);
   }
   if ((op_id == PK_OP_GATHER || op_id == PK_OP_INDEX_SELECT) && num_inputs == 2 && in_dtypes[0] == out_dtypes[0] &&
@@ -909,11 +926,30 @@ bool plan_scatter(uint32_t op_id, const pk_tensor *in, const pk_tensor &o, int64
     sv.push_back(ss[d]);
     so.push_back(os[d]);
   }
+  int32_t lanes = 1;
+  bits_dtype(dt[0], lanes);
+  int64_t w = 1;  // the data's strides in words
+  if (lanes > 1 && op_id == PK_OP_SCATTER) {
+    // 16-byte elements move as two i64 words: an axis of the words ahead of dim (so that the item's position
+    // along dim stays the row index modulo extra[0]); the index does not move along it.
+    w = lanes;
+    for (Strides *st : {&sa, &sv, &so})
+      for (int64_t &v : *st) v *= lanes;
+    l.shape.push_back(lanes);
+    sa.push_back(1);
+    si.push_back(0);
+    sv.push_back(1);
+    so.push_back(1);
+  }
   l.shape.insert(l.shape.end(), {in[0].shape[d0], in[1].shape[d0]});
-  sa.insert(sa.end(), {as[d0], 0});
+  sa.insert(sa.end(), {w * as[d0], 0});
   si.insert(si.end(), {0, is[d0]});
-  sv.insert(sv.end(), {0, ss[d0]});
-  so.insert(so.end(), {os[d0], 0});
+  sv.insert(sv.end(), {0, w * ss[d0]});
+  so.insert(so.end(), {w * os[d0], 0});
+  if (w > 1 && l.shape.size() > PK_MAX_RANK) {
+    why = "scatter: c128 of this rank is too large for the code generator (the words' axis)";
+    return false;
+  }
   l.red = 1;
   l.args = {PlanArg{0, 0, sa}, PlanArg{1, 0, si}, PlanArg{2, 0, sv}, PlanArg{3, 0, so}};
   l.extra = {in[0].shape[d0]};
@@ -955,6 +991,104 @@ bool plan_index_put(const pk_tensor *in, uint32_t nin, const pk_tensor &o, const
   l.args.push_back(PlanArg{nin, 0, so});
   l.red = 1;
   if (numel(shape_of(in[0])) > 0) out.push_back(std::move(l));
+  return true;
+}
+
+// fft_c2c / fft_r2c / fft_c2r as direct DFTs (O(n^2) in the transform size): one work item per output element,
+// which walks every input element of its transform as the line, the twiddle from the exact integer index
+// sum_d (j_d k_d mod n_d) / n_d. The element space is the output's other axes, its transformed axes k_d, then the
+// input's transformed axes j_d; extra[d] is the transform length n_d of dims[d] (last_dim_size for c2r's last
+// axis, whose input has n / 2 + 1 entries: the kernel weighs them for the Hermitian half they stand for).
+bool plan_fft(uint32_t op_id, const pk_tensor &in, const pk_tensor &o, const void *attrs,
+              std::vector<PlannedLaunch> &out, std::string &why) {
+  int32_t dt[2] = {pk::meta::dtype_id(in.dtype), pk::meta::dtype_id(o.dtype)};
+  PlannedLaunch l;
+  if (!single(op_id, dt, 1, dt + 1, 1, attrs, l.region, why)) return false;
+  const char *name = pk::meta::op_name(op_id);
+  std::vector<int64_t> dims;
+  bool inverse = false, onesided = false;
+  int64_t last_n = 0;
+  auto take_dims = [&](int32_t num, const int64_t *d) {
+    for (int32_t i = 0; i < num && i < PK_MAX_RANK; ++i) dims.push_back(d[i]);
+  };
+  if (op_id == PK_OP_FFT_C2C) {
+    const auto &a = *static_cast<const pk_attrs_fft_c2c *>(attrs);
+    take_dims(a.num_dims, a.dims);
+    inverse = a.forward == 0;
+  } else if (op_id == PK_OP_FFT_R2C) {
+    const auto &a = *static_cast<const pk_attrs_fft_r2c *>(attrs);
+    take_dims(a.num_dims, a.dims);
+    onesided = a.onesided != 0;
+  } else {
+    const auto &a = *static_cast<const pk_attrs_fft_c2r *>(attrs);
+    take_dims(a.num_dims, a.dims);
+    inverse = true;
+    last_n = a.last_dim_size;
+  }
+  const size_t D = dims.size();
+  if (in.ndim != o.ndim || (op_id == PK_OP_FFT_C2R && D == 0)) {
+    why = text("%s: the output's rank or dims do not fit the input", name);
+    return false;
+  }
+  std::vector<bool> transformed(static_cast<size_t>(in.ndim), false);
+  for (int64_t d : dims) {
+    if (d < 0 || d >= in.ndim || transformed[static_cast<size_t>(d)]) {
+      why = text("%s: dims must be distinct axes of a", name);
+      return false;
+    }
+    transformed[static_cast<size_t>(d)] = true;
+  }
+  // Transform lengths, and the output's extents they imply.
+  std::vector<int64_t> n(D);
+  for (size_t d = 0; d < D; ++d) {
+    const size_t ax = static_cast<size_t>(dims[d]);
+    n[d] = op_id == PK_OP_FFT_C2R && d + 1 == D ? last_n : in.shape[ax];
+    int64_t want = n[d];
+    if (op_id == PK_OP_FFT_R2C && onesided && d + 1 == D) want = n[d] / 2 + 1;
+    if (o.shape[ax] != want || (op_id == PK_OP_FFT_C2R && d + 1 == D && in.shape[ax] < n[d] / 2 + 1)) {
+      why = text("%s: the output's extents do not fit the transform", name);
+      return false;
+    }
+  }
+  for (int32_t a = 0; a < in.ndim; ++a)
+    if (!transformed[static_cast<size_t>(a)] && in.shape[a] != o.shape[a]) {
+      why = text("%s: the output's extents do not fit the input", name);
+      return false;
+    }
+  const Strides is = strides_of(in), os = strides_of(o);
+  Strides sa, so;
+  for (int32_t a = 0; a < in.ndim; ++a) {
+    if (transformed[static_cast<size_t>(a)] || o.shape[a] == 1) continue;
+    l.shape.push_back(o.shape[a]);
+    sa.push_back(is[static_cast<size_t>(a)]);
+    so.push_back(os[static_cast<size_t>(a)]);
+  }
+  for (int64_t d : dims) {
+    l.shape.push_back(o.shape[d]);
+    sa.push_back(0);
+    so.push_back(os[static_cast<size_t>(d)]);
+  }
+  for (int64_t d : dims) {
+    l.shape.push_back(in.shape[d]);
+    sa.push_back(is[static_cast<size_t>(d)]);
+    so.push_back(0);
+  }
+  l.red = static_cast<int>(D);
+  if (D == 0) {  // a copy (r2c: to complex): one term per element
+    l.shape.push_back(1);
+    sa.push_back(0);
+    so.push_back(0);
+    l.red = 1;
+  }
+  if (l.shape.size() > PK_MAX_RANK) {
+    why = text("%s: too many axes for the code generator (the other axes plus twice the transformed ones)", name);
+    return false;
+  }
+  l.region.nodes[0].round_mode = static_cast<int32_t>(D) | (inverse ? kFftInverse : 0);
+  l.region.num_extra = static_cast<uint32_t>(D);
+  l.extra = n;
+  l.args = {PlanArg{0, 0, sa}, PlanArg{1, 0, so}};
+  if (numel(shape_of(o)) > 0) out.push_back(std::move(l));
   return true;
 }
 
@@ -1259,6 +1393,14 @@ bool plan_impl(uint32_t op_id, const pk_tensor *in, uint32_t nin, const pk_tenso
         return false;
       }
       return plan_index_put(in, nin, o, attrs, out, why);
+    case PK_OP_FFT_C2C:
+    case PK_OP_FFT_R2C:
+    case PK_OP_FFT_C2R:
+      if (attrs == nullptr || nin != 1) {
+        why = text("%s: no attributes", op->name);
+        return false;
+      }
+      return plan_fft(op_id, in[0], o, attrs, out, why);
     case PK_OP_CONVOLUTION:
       if (attrs == nullptr || nin != 2) {
         why = "convolution: no attributes";
@@ -1426,7 +1568,9 @@ bool plan_op(uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs, const
 
 bool plan_is_dense(const PlannedLaunch &l) {
   // The convolution kernel reads its element-space coordinates, which only the strided kernel has.
-  if (l.region.nodes.size() == 1 && l.region.nodes[0].op_id == PK_OP_CONVOLUTION) return false;
+  if (l.region.nodes.size() == 1 &&
+      (l.region.nodes[0].op_id == PK_OP_CONVOLUTION || is_fft_op(l.region.nodes[0].op_id)))
+    return false;
   const size_t r = l.shape.size();
   const size_t lead = r - static_cast<size_t>(l.red);
   std::vector<int64_t> lead_shape(l.shape.begin(), l.shape.begin() + static_cast<std::ptrdiff_t>(lead));

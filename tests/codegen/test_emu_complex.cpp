@@ -5,10 +5,12 @@
 // doubtful roundings runs. The conformance suite checks every complex op against the oracle on top of this.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <vector>
@@ -221,21 +223,235 @@ TEST_F(EmuComplex, ProductsQuotientsAndSums) {
   EXPECT_EQ(s2[1], 1.75);
 }
 
-TEST_F(EmuComplex, C128PowIsRefused) {
-  // Its phase needs more than double precision as |b log a| grows: NOT_SUPPORTED rather than a wrong answer.
-  const pk_dtype c = pk::meta::dtype_desc(PK_DTYPE_C128);
-  std::vector<pk_buffer_t> bufs;
-  pk_tensor t[3];
-  int64_t shape[1] = {1};
-  for (pk_tensor &tk : t) {
-    pk_buffer_t b = nullptr;
-    ASSERT_EQ(pk_buffer_create(dev_, 16, &b), PK_OK);
-    bufs.push_back(b);
-    ASSERT_EQ(pk_buffer_tensor(b, c, 1, shape, nullptr, 0, &tk), PK_OK);
+// |got - want| in ulps of the larger part of want (norm-wise, as the op table measures complex results).
+double cx_ulps(double gr, double gi, double wr, double wi) {
+  const double big = std::max(std::fabs(wr), std::fabs(wi));
+  const double ulp = big < 0x1p-1022 ? 0x1p-1074 : std::ldexp(1.0, std::ilogb(big) - 52);
+  return std::max(std::fabs(gr - wr), std::fabs(gi - wi)) / ulp;
+}
+
+TEST_F(EmuComplex, C128PowMatchesMultiPrecision) {
+  // exp(b log a) with mpmath at 2000 bits, rounded to f64 (bit patterns). The phases Im(b log a) of about 1e6 and
+  // 3e7 radians need w in double-double (f64 alone errs by ~|w| 2^-53); a result in the subnormal range, a tiny
+  // and a huge a, and |b| = 2^1000 (w beyond f64: the result is 0 or a complex infinity) are covered too.
+  struct Case {
+    uint64_t a[2], b[2], want[2];
+  };
+  const Case cases[] = {
+      {{0x3fe8000000000000, 0x3fe0000000000000},
+       {0x4044266666666666, 0xc03919999999999a},
+       {0x40cdda0a2aa6d442, 0x40e1983965225de6}},  // (0.75 + 0.5i)^(40.3 - 25.1i)
+      {{0x3ff000001ad7f29b, 0x3e112e0be826d695},
+       {0x412e848000000000, 0x41124f8000000000},
+       {0x3ff1ab3f78ca0d3d, 0x3fa1887fe7e7cc41}},  // a near 1, b = 1e6 + 3e5i
+      {{0x3fe3333333333333, 0x3fe999999999999a},
+       {0x413000004ccccccd, 0x3fe0000000000000},
+       {0xbfd047ada57164a5, 0xbfe268787eefaabe}},  // Im w ~ 9.7e5
+      {{0xbfd1eb851eb851ec, 0x3feeb851eb851eb8},
+       {0x417000000c000000, 0xbfe0000000000000},
+       {0xbff043064bc5b39f, 0xc00283bb41cabf88}},  // Im w ~ 3.1e7
+      {{0x3fe0000000000000, 0x0000000000000000},
+       {0x4090b93333333333, 0x3fe6666666666666},
+       {0x000000000000000b, 0x8000000000000006}},  // subnormal parts
+      {{0x01a56e1fc2f8f359, 0x0189b759505df0d1},
+       {0xbff03d70a3d70a3d, 0x3fe0000000000000},
+       {0x7f23015116958d92, 0xfeea7a6301e2f5a1}},  // tiny a
+      {{0x7e64e7b4f70066e8, 0xfe6ddd4baa009303},
+       {0x3ff0020c49ba5e35, 0x3f50624dd2f1a9fc},
+       {0x7e78e3253cec2544, 0xfe5b424c9a543da8}},  // huge a
+      {{0x3fe0000000000000, 0x3fd0000000000000},
+       {0x7e70000000000000, 0x4008000000000000},
+       {0x0000000000000000, 0x0000000000000000}},  // b = 2^1000 + 3i: 0
+  };
+  std::vector<uint64_t> a, b;
+  for (const Case &c : cases) {
+    a.insert(a.end(), {c.a[0], c.a[1]});
+    b.insert(b.end(), {c.b[0], c.b[1]});
   }
-  // Strict runtime: the backend's NOT_SUPPORTED surfaces as "the fallback would be needed".
-  EXPECT_EQ(pk_launch(stream_, PK_OP_POW, t, 2, &t[2], 1, nullptr), PK_ERROR_FALLBACK_FORBIDDEN);
-  for (pk_buffer_t b : bufs) pk_buffer_destroy(b);
+  // Special cases: b = 0 gives 1; a = 0 with a real b > 0 gives 0; b = -2^1000 + 3i overflows.
+  a.insert(a.end(), {bits_of(2.0), bits_of(3.0), bits_of(0.0), bits_of(0.0), bits_of(0.5), bits_of(0.25)});
+  b.insert(b.end(), {bits_of(0.0), bits_of(0.0), bits_of(2.5), bits_of(0.0), 0xfe70000000000000, bits_of(3.0)});
+  const size_t n = a.size() / 2;
+  auto p = values_of<uint64_t>(run(PK_OP_POW, {c128(a), c128(b)}, PK_DTYPE_C128, {static_cast<int64_t>(n)}));
+  ASSERT_EQ(p.size(), 2 * n);
+  for (size_t i = 0; i < std::size(cases); ++i) {
+    const Case &c = cases[i];
+    EXPECT_LE(cx_ulps(d_of(p[2 * i]), d_of(p[2 * i + 1]), d_of(c.want[0]), d_of(c.want[1])), 1.0)
+        << "case " << i << ": got (" << hex(p[2 * i]) << ", " << hex(p[2 * i + 1]) << "), want (" << hex(c.want[0])
+        << ", " << hex(c.want[1]) << ")";
+  }
+  const size_t k = std::size(cases);
+  EXPECT_EQ(d_of(p[2 * k]), 1.0);
+  EXPECT_EQ(d_of(p[2 * k + 1]), 0.0);
+  EXPECT_EQ(d_of(p[2 * k + 2]), 0.0);
+  EXPECT_EQ(d_of(p[2 * k + 3]), 0.0);
+  EXPECT_TRUE(std::isinf(d_of(p[2 * k + 4])) || std::isinf(d_of(p[2 * k + 5])))
+      << hex(p[2 * k + 4]) << ", " << hex(p[2 * k + 5]);
+}
+
+TEST_F(EmuComplex, MatmulSumsProductsOnceRounded) {
+  // [1, K] x [K, 1] products worked by hand. c128: (1 + 2^-30)^2 - 1 = 2^-29 + 2^-60 exactly, which an f64
+  // running sum loses (it rounds (1 + 2^-30)^2 to 1 + 2^-29); the imaginary part is (1 + 2^-30) - 3.
+  const double e30 = 0x1p-30;
+  auto m = values_of<double>(run(PK_OP_MATMUL,
+                                 {{PK_DTYPE_C128, {1, 2}, bytes_of(std::vector<double>{1 + e30, 0.0, -1.0, 0.0})},
+                                  {PK_DTYPE_C128, {2, 1}, bytes_of(std::vector<double>{1 + e30, 1.0, 1.0, 3.0})}},
+                                 PK_DTYPE_C128, {1, 1}));
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0], 0x1p-29 + 0x1p-60);
+  EXPECT_EQ(m[1], -2.0 + e30);
+  // Products beyond f64's range that cancel: (2^600 2^500 - 2^600 2^500 + 2^1000 1) = 2^1000 (the sum is redone
+  // with scaled factors); the imaginary part big 2^500 + big 2^500 - big is beyond f64's range: inf.
+  const double big = std::numeric_limits<double>::max();
+  auto o = values_of<double>(
+      run(PK_OP_MATMUL,
+          {{PK_DTYPE_C128, {1, 3}, bytes_of(std::vector<double>{0x1p600, big, -0x1p600, big, 0x1p1000, -big})},
+           {PK_DTYPE_C128, {3, 1}, bytes_of(std::vector<double>{0x1p500, 0.0, 0x1p500, 0.0, 1.0, 0.0})}},
+          PK_DTYPE_C128, {1, 1}));
+  ASSERT_EQ(o.size(), 2u);
+  EXPECT_EQ(o[0], 0x1p1000);
+  EXPECT_EQ(o[1], std::numeric_limits<double>::infinity());
+  // A term with an infinite part is the Annex G product ((inf + 0i)(1 + i) = inf + inf i), added to the rest.
+  const double inf = std::numeric_limits<double>::infinity();
+  auto g = values_of<double>(run(PK_OP_MATMUL,
+                                 {{PK_DTYPE_C128, {1, 2}, bytes_of(std::vector<double>{inf, 0.0, 1.0, 2.0})},
+                                  {PK_DTYPE_C128, {2, 1}, bytes_of(std::vector<double>{1.0, 1.0, 3.0, 4.0})}},
+                                 PK_DTYPE_C128, {1, 1}));
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_EQ(g[0], inf);
+  EXPECT_EQ(g[1], inf);
+  // c64: (1 + 2i)(0.5 - i) + (3 - i)(2 + 2i) = 10.5 + 4i; (1 + 2^-12)^2 - 1 = 2^-11 + 2^-24 (an f32 running sum
+  // would round the square).
+  const float f12 = 0x1p-12f;
+  auto c = values_of<float>(run(PK_OP_MATMUL,
+                                {{PK_DTYPE_C64, {2, 2}, bytes_of(std::vector<float>{1, 2, 3, -1, 1 + f12, 0, -1, 0})},
+                                 {PK_DTYPE_C64, {2, 1}, bytes_of(std::vector<float>{0.5f, -1, 2, 2})}},
+                                PK_DTYPE_C64, {2, 1}));
+  ASSERT_EQ(c.size(), 4u);
+  EXPECT_EQ(c[0], 10.5f);
+  EXPECT_EQ(c[1], 4.0f);
+  auto c2 = values_of<float>(run(PK_OP_MATMUL,
+                                 {{PK_DTYPE_C64, {1, 2}, bytes_of(std::vector<float>{1 + f12, 0, -1, 0})},
+                                  {PK_DTYPE_C64, {2, 1}, bytes_of(std::vector<float>{1 + f12, 0, 1, 0})}},
+                                 PK_DTYPE_C64, {1, 1}));
+  ASSERT_EQ(c2.size(), 2u);
+  EXPECT_EQ(c2[0], 0x1p-11f + 0x1p-24f);
+  EXPECT_EQ(c2[1], 0.0f);
+}
+
+// Direct DFT checks against 300-bit mpmath sums (rounded to f64): every element within 4 ulps of the largest
+// output magnitude (the op table's bound is a reduction bound over the transform, far looser).
+void expect_near_norm(const std::vector<double> &got, const std::vector<double> &want, double eps, const char *what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  double big = 0;
+  for (double w : want) big = std::max(big, std::fabs(w));
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_LE(std::fabs(got[i] - want[i]), 4 * eps * big) << what << " [" << i << "]: " << got[i] << " vs " << want[i];
+}
+template <typename T>
+std::vector<double> doubles(const std::vector<T> &v) {
+  return std::vector<double>(v.begin(), v.end());
+}
+
+TEST_F(EmuComplex, FftMatchesMultiPrecisionDft) {
+  // c2c forward of length 5 (no twiddle is exact), c128 and c64.
+  const std::vector<double> x5 = {1.5, -0.25, -2, 0.75, 0.125, 3, 4, -1, -0.5, -0.5};
+  const std::vector<double> y5 = {3.125,
+                                  2.0,
+                                  0.9302240668048078,
+                                  1.9134728869199058,
+                                  1.7277430879190039,
+                                  -2.6378863820488525,
+                                  7.86673208754905,
+                                  2.9694458623611686,
+                                  -6.149699242272861,
+                                  -5.495032367232222};
+  pk_attrs_fft_c2c c2c;
+  PK_STRUCT_INIT(c2c);
+  c2c.num_dims = 1;
+  c2c.dims[0] = 0;
+  c2c.forward = 1;
+  expect_near_norm(
+      values_of<double>(run(PK_OP_FFT_C2C, {{PK_DTYPE_C128, {5}, bytes_of(x5)}}, PK_DTYPE_C128, {5}, &c2c)), y5,
+      0x1p-52, "c2c c128");
+  const std::vector<float> x5f(x5.begin(), x5.end());
+  expect_near_norm(
+      doubles(values_of<float>(run(PK_OP_FFT_C2C, {{PK_DTYPE_C64, {5}, bytes_of(x5f)}}, PK_DTYPE_C64, {5}, &c2c))), y5,
+      0x1p-23, "c2c c64");
+  // Inverse (unnormalized) over both axes of [2, 3].
+  const std::vector<double> x23 = {1, 2, -3, 0.5, 0.25, -1, 2, 2, -1, 0, 0.5, 1.5};
+  const std::vector<double> y23 = {-0.25,
+                                   5.0,
+                                   4.625,
+                                   -0.6136206679760836,
+                                   4.625,
+                                   7.613620667976083,
+                                   -3.25,
+                                   -2.0,
+                                   -2.473076211353316,
+                                   -0.5155444566227676,
+                                   2.723076211353316,
+                                   2.515544456622768};
+  c2c.num_dims = 2;
+  c2c.dims[1] = 1;
+  c2c.forward = 0;
+  expect_near_norm(
+      values_of<double>(run(PK_OP_FFT_C2C, {{PK_DTYPE_C128, {2, 3}, bytes_of(x23)}}, PK_DTYPE_C128, {2, 3}, &c2c)), y23,
+      0x1p-52, "c2c inverse 2-D");
+  // r2c of length 6, onesided (4 entries), from f32 to c64.
+  pk_attrs_fft_r2c r2c;
+  PK_STRUCT_INIT(r2c);
+  r2c.num_dims = 1;
+  r2c.dims[0] = 0;
+  r2c.onesided = 1;
+  const std::vector<float> xr = {1.0f, -2.5f, 0.75f, 3.0f, -1.25f, 0.5f};
+  expect_near_norm(
+      doubles(values_of<float>(run(PK_OP_FFT_R2C, {{PK_DTYPE_F32, {6}, bytes_of(xr)}}, PK_DTYPE_C64, {4}, &r2c))),
+      {1.5, 0.0, -2.75, 0.8660254037844386, 5.25, 4.330127018922194, -0.5, 0.0}, 0x1p-23, "r2c f32");
+  // c2r: 3 entries to 5 (odd) and to 4 (even: entry 2 is the Nyquist term, counted once) real values.
+  pk_attrs_fft_c2r c2r;
+  PK_STRUCT_INIT(c2r);
+  c2r.num_dims = 1;
+  c2r.dims[0] = 0;
+  const std::vector<double> xc = {2, 0.5, -1, 1.25, 0.5, -2};
+  c2r.last_dim_size = 5;
+  expect_near_norm(values_of<double>(run(PK_OP_FFT_C2R, {{PK_DTYPE_C128, {3}, bytes_of(xc)}}, PK_DTYPE_F64, {5}, &c2r)),
+                   {1.0, 0.5464487353071663, -1.346638212786955, 9.20074017903664, 0.5994492984431491}, 0x1p-52,
+                   "c2r 5");
+  c2r.last_dim_size = 4;
+  expect_near_norm(values_of<double>(run(PK_OP_FFT_C2R, {{PK_DTYPE_C128, {3}, bytes_of(xc)}}, PK_DTYPE_F64, {4}, &c2r)),
+                   {0.5, -1.0, 4.5, 4.0}, 0x1p-52, "c2r 4");
+  // c2r over both axes of [3, 2] to [3, 3]: the first axis a full inverse transform, the last Hermitian.
+  const std::vector<double> xa = {1, 1, 0.5, -2, -1, 0.25, 2, 0, 0.75, 1.5, -0.5, -1};
+  c2r.num_dims = 2;
+  c2r.dims[1] = 1;
+  c2r.last_dim_size = 3;
+  expect_near_norm(
+      values_of<double>(run(PK_OP_FFT_C2R, {{PK_DTYPE_C128, {3, 2}, bytes_of(xa)}}, PK_DTYPE_F64, {3, 3}, &c2r)),
+      {4.75, 3.946152422706632, -6.446152422706632, -0.024519052838328986, 2.171633369868303, 4.475480947161671,
+       1.274519052838329, 5.774519052838329, -6.921633369868303},
+      0x1p-52, "c2r 2-D");
+}
+
+TEST_F(EmuComplex, C128ScatterMovesBothWords) {
+  // out = a; out[index[i]] = src[i] along dim 0, the last duplicate winning: index [2, 0, 2] writes src[1] to 0
+  // and src[2] to 2; element 1 keeps a's. NaN payloads and -0 survive (the words move as bits).
+  const std::vector<uint64_t> a = {1, 2, 3, 4, 5, 6};
+  const std::vector<uint64_t> src = {0x7ff0000000000bad, 0x8000000000000000, 0x3ff0000000000000,
+                                     0xfff8000000000123, bits_of(-2.5),      0x0000000000000001};
+  const std::vector<int64_t> index = {2, 0, 2};
+  pk_attrs_scatter attrs;
+  PK_STRUCT_INIT(attrs);
+  attrs.dim = 0;
+  auto o = values_of<uint64_t>(
+      run(PK_OP_SCATTER, {c128(a), {PK_DTYPE_I64, {3}, bytes_of(index)}, c128(src)}, PK_DTYPE_C128, {3}, &attrs));
+  ASSERT_EQ(o.size(), 6u);
+  EXPECT_EQ(hex(o[0]), hex(0x3ff0000000000000));
+  EXPECT_EQ(hex(o[1]), hex(0xfff8000000000123));
+  EXPECT_EQ(hex(o[2]), hex(3));
+  EXPECT_EQ(hex(o[3]), hex(4));
+  EXPECT_EQ(hex(o[4]), hex(bits_of(-2.5)));
+  EXPECT_EQ(hex(o[5]), hex(1));
 }
 
 }  // namespace
