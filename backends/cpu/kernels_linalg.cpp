@@ -95,9 +95,27 @@ struct acc_type<int64_t> {
 template <class T>
 using acc_t = typename acc_type<T>::type;
 
+// bf16 <-> f32 on the bits, so that the conversion loops vectorize (kit's generic decoder goes through double and
+// branches): widening is a shift; narrowing rounds to nearest even on the low 16 bits, as kit::store_as does, and a
+// NaN becomes bf16's quiet NaN with its sign, as kit's encoder gives.
+inline float bf16_bits_to_float(uint16_t b) {
+  const uint32_t u = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+inline uint16_t float_to_bf16_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>(((u >> 16) & 0x8000u) | 0x7fc0u);
+  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
 template <class A, class T>
 inline A to_acc(const T &v) {
-  if constexpr (kit::is_complex<T>::value) {
+  if constexpr (std::is_same_v<T, kit::bfloat16> && std::is_same_v<A, float>) {
+    return bf16_bits_to_float(v.bits);
+  } else if constexpr (kit::is_complex<T>::value) {
     return A(static_cast<double>(v.real()), static_cast<double>(v.imag()));
   } else if constexpr (std::is_integral_v<T>) {
     return static_cast<A>(v);  // sign-extends, so uint64 arithmetic wraps like the signed type
@@ -108,7 +126,9 @@ inline A to_acc(const T &v) {
 
 template <class T, class A>
 inline T from_acc(const A &v) {
-  if constexpr (kit::is_complex<T>::value) {
+  if constexpr (std::is_same_v<T, kit::bfloat16> && std::is_same_v<A, float>) {
+    return kit::bfloat16::from_bits(float_to_bf16_bits(v));
+  } else if constexpr (kit::is_complex<T>::value) {
     using R = typename T::value_type;
     return T(static_cast<R>(v.real()), static_cast<R>(v.imag()));
   } else {
@@ -153,6 +173,14 @@ struct Packed {
       st[d] = v.strides[perm[d]];
     }
     A *dst = scratch<A>(slot, static_cast<size_t>(v.numel));
+    if (identity) {  // a plain conversion loop, which the vectorizer takes (bf16: a shift) and the walker is not
+      const T *src = v.at<T>(0);
+      parallel_for(0, v.numel, 16384, [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i) dst[i] = to_acc<A>(src[i]);
+      });
+      ptr = dst;
+      return;
+    }
     parallel_for(0, v.numel, 16384, [&](int64_t lo, int64_t hi) {
       int64_t i = lo;
       walk<1>(shape, v.ndim, {st}, {0}, lo, hi,
@@ -165,6 +193,13 @@ struct Packed {
 // Stores a dense row-major buffer into a view of the same element count (row-major order on both sides).
 template <class T, class A>
 void store_dense(const View &out, const A *src) {
+  if (out.contiguous) {
+    T *dst = out.at<T>(0);
+    parallel_for(0, out.numel, 16384, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) dst[i] = from_acc<T>(src[i]);
+    });
+    return;
+  }
   parallel_for(0, out.numel, 16384, [&](int64_t lo, int64_t hi) {
     int64_t i = lo;
     walk<1>(out.shape, out.ndim, {out.strides}, {0}, lo, hi,
@@ -231,6 +266,11 @@ bool bmm_onednn(const float *a, const float *bm, float *c, int64_t B, int64_t M,
 template <class A>
 bool all_moderate(const A *p, int64_t n) {
   auto small = [](double x) { return std::fabs(x) <= 0x1p50; };  // NaN fails too
+  if constexpr (std::is_same_v<A, float>) {  // in float lanes: an and-reduction the vectorizer takes
+    int ok = 1;
+    for (int64_t i = 0; i < n; ++i) ok &= std::fabs(p[i]) <= 0x1p50f;
+    return ok != 0;
+  }
   bool ok = true;
   for (int64_t i = 0; i < n; ++i) {
     if constexpr (std::is_integral_v<A>) {

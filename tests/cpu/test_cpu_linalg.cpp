@@ -129,6 +129,29 @@ TEST_F(CpuLinalg, BatchMatmulComplexAndBf16) {
   EXPECT_EQ(hc[0], 0x40d0);
 }
 
+// bf16 results round once, to nearest even, from the f32 sum (hand-checked, and ml_dtypes agrees): 1 + 2^-8 is a
+// tie between 1 and 1 + 2^-7 (-> 1, even: 0x3f80); 1 + 3 2^-8 a tie between 1 + 2^-7 and 1 + 2^-6 (-> 1 + 2^-6,
+// even: 0x3f82); 1 + 2^-8 + 2^-12 is past the tie (-> 1 + 2^-7: 0x3f81). Then, times [3, 1]: a NaN operand gives a
+// NaN; 3 2^127 overflows (+inf: 0x7f80); 3 (-2^-133) = -3 2^-133 is a bf16 subnormal, exact (0x8003).
+TEST_F(CpuLinalg, MatmulBf16RoundsTheF32SumToNearestEven) {
+  std::vector<uint16_t> a = {0x3f80, 0x3b80, 0x3f80, 0x3c40, 0x3f80, 0x3b88}, ones = {0x3f80, 0x3f80}, c(3, 0);
+  ASSERT_EQ(launch(PK_OP_MATMUL, {tensor(a, kBF16, {3, 2}), tensor(ones, kBF16, {2, 1})}, {tensor(c, kBF16, {3, 1})},
+                   nullptr),
+            PK_OK)
+      << last_error().message;
+  EXPECT_EQ(c[0], 0x3f80);
+  EXPECT_EQ(c[1], 0x3f82);
+  EXPECT_EQ(c[2], 0x3f81);
+  std::vector<uint16_t> e = {0x7fc0, 0x0000, 0x7f00, 0x0000, 0x8001, 0x0000}, three = {0x4040, 0x3f80}, d(3, 0);
+  ASSERT_EQ(launch(PK_OP_MATMUL, {tensor(e, kBF16, {3, 2}), tensor(three, kBF16, {2, 1})}, {tensor(d, kBF16, {3, 1})},
+                   nullptr),
+            PK_OK)
+      << last_error().message;
+  EXPECT_EQ(d[0] & 0x7fc0, 0x7fc0);  // a NaN
+  EXPECT_EQ(d[1], 0x7f80);
+  EXPECT_EQ(d[2], 0x8003);
+}
+
 TEST_F(CpuLinalg, DotGeneralWithBatchAndContractingAxesAnywhere) {
   // lhs [2, 3, 4]: batch axis 0, contracting axis 2. rhs [4, 2, 5]: batch axis 1, contracting axis 0.
   // out [2, 3, 5] = (batch, lhs free, rhs free).
