@@ -282,6 +282,22 @@ class Emitter {
   std::vector<Value *> red_init(const Node &n, int32_t xdt);
   std::vector<Value *> red_step(const Node &n, int32_t xdt, const std::vector<Value *> &acc, Value *x, Value *c);
   Value *red_final(const Node &n, int32_t xdt, int32_t ydt, const std::vector<Value *> &acc);
+  // The state after a first term x taken as is (a lone -0 stays -0): scatter_reduce without self.
+  std::vector<Value *> red_first(const Node &n, int32_t xdt, Value *x, Value *c);
+  // f64 sums as the reference computes them: the finite terms exactly (here: in f64, with a copy scaled by
+  // 2^-600 for when that overflows) and the infinities and NaNs apart in IEEE arithmetic, so that finite terms
+  // whose running sum overflows f64 still meet a later -inf as -inf, not NaN. State {sum, scaled, specials}.
+  std::vector<Value *> fsum_init();
+  std::vector<Value *> fsum_step(const std::vector<Value *> &a, Value *x);
+  Value *fsum_final(const std::vector<Value *> &a);
+  // Float products (computed in f64) as the reference's long double running product: the finite part as a
+  // mantissa in [0.5, 1) and an i64 exponent (no f64 overflow or underflow on the way), the sign apart, and a kind
+  // (0 finite, 1 zero, 2 infinite, 3 NaN) that follows IEEE's 0 * inf = NaN, with long double's own range
+  // (2^16384) beyond which its product is infinite or zero too. State {mantissa, exponent, sign, kind}.
+  std::vector<Value *> fprod_init();
+  std::vector<Value *> fprod_step(const std::vector<Value *> &a, Value *x);
+  Value *fprod_final(const std::vector<Value *> &a);
+  Value *pow2_d(Value *e);  // 2^e for an i64 e in [-1022, 1023]
 
   llvm::LLVMContext &ctx_;
   llvm::Module &m_;
@@ -2728,15 +2744,13 @@ void Emitter::build_line(Value *j) {
     }
     case PK_OP_CUMSUM:
     case PK_OP_CUMPROD: {
-      const bool prod = n.op_id == PK_OP_CUMPROD;
-      llvm::Type *ct = compute_type(xdt);
-      Value *init = fp ? f64c(prod ? 1.0 : 0.0) : llvm::ConstantInt::get(ct, prod ? 1 : 0);
-      loop_cols({init}, [&](Value *c, const std::vector<Value *> &a) {
-        Value *x = x_at(c);
-        Value *acc = fp ? (prod ? b_.CreateFMul(a[0], to_double(x)) : b_.CreateFAdd(a[0], to_double(x)))
-                        : (prod ? b_.CreateMul(a[0], x) : b_.CreateAdd(a[0], x));  // integers wrap
-        store_at(1, ydt, fp ? from_double(acc, ydt) : acc, c);
-        return std::vector<Value *>{acc};
+      // The running sum (product) as the sum (prod) reduction accumulates it, stored at each element.
+      Node red;
+      red.op_id = n.op_id == PK_OP_CUMPROD ? PK_OP_PROD : PK_OP_SUM;
+      loop_cols(red_init(red, xdt), [&](Value *c, const std::vector<Value *> &a) {
+        std::vector<Value *> acc = red_step(red, xdt, a, x_at(c), c);  // integers wrap
+        store_at(1, ydt, red_final(red, xdt, ydt, acc), c);
+        return acc;
       });
       return;
     }
@@ -2898,19 +2912,23 @@ void Emitter::build_line(Value *j) {
                     : kind == PK_REDUCE_KIND_PROD ? PK_OP_PROD
                     : kind == PK_REDUCE_KIND_AMAX ? PK_OP_AMAX
                                                   : PK_OP_AMIN;
-        const bool wide = fp && (red.op_id == PK_OP_SUM || red.op_id == PK_OP_PROD);
-        auto first = [&](Value *x) { return wide ? to_double(x) : x; };
         const bool with_self = put || (n.round_mode & kIncludeSelf) != 0;
-        std::vector<Value *> init = red_init(red, xdt);
-        Value *acc0 = with_self ? first(self) : init[0];
-        std::vector<Value *> acc =
-            loop_cols({acc0, b_.getInt1(with_self)}, [&](Value *c, const std::vector<Value *> &a) {
-              Value *hit = lands(c);
-              Value *x = value_at(c);
-              Value *next = b_.CreateSelect(a[1], red_step(red, xdt, {a[0]}, x, c)[0], first(x));
-              return std::vector<Value *>{b_.CreateSelect(hit, next, a[0]), b_.CreateOr(a[1], hit)};
-            });
-        result = b_.CreateSelect(acc[1], red_final(red, xdt, ydt, {acc[0]}), self);
+        std::vector<Value *> acc0 = with_self ? red_first(red, xdt, self, i64c(0)) : red_init(red, xdt);
+        const size_t k = acc0.size();
+        acc0.push_back(b_.getInt1(with_self));  // whether a term has been taken
+        std::vector<Value *> acc = loop_cols(acc0, [&](Value *c, const std::vector<Value *> &a) {
+          Value *hit = lands(c);
+          Value *x = value_at(c);
+          const std::vector<Value *> st(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(k));
+          const std::vector<Value *> stepped = red_step(red, xdt, st, x, c), firsted = red_first(red, xdt, x, c);
+          std::vector<Value *> out;
+          for (size_t i = 0; i < k; ++i)
+            out.push_back(b_.CreateSelect(hit, b_.CreateSelect(a[k], stepped[i], firsted[i]), st[i]));
+          out.push_back(b_.CreateOr(a[k], hit));
+          return out;
+        });
+        const std::vector<Value *> fin(acc.begin(), acc.begin() + static_cast<std::ptrdiff_t>(k));
+        result = b_.CreateSelect(acc[k], red_final(red, xdt, ydt, fin), self);
       }
       store(ydt, result, args_[out_arg], arg_offset(out_arg, kRow, j, row0, i64c(0)));
       return;
@@ -3196,9 +3214,11 @@ std::vector<Value *> Emitter::red_init(const Node &n, int32_t xdt) {
   llvm::Type *ct = compute_type(xdt);
   switch (n.op_id) {
     case PK_OP_SUM:
+      if (xdt == PK_DTYPE_F64) return fsum_init();
       return {fp ? f64c(0.0) : llvm::ConstantInt::get(ct, 0)};
     case PK_OP_PROD:
-      return {fp ? f64c(1.0) : llvm::ConstantInt::get(ct, 1)};
+      if (fp) return fprod_init();
+      return {llvm::ConstantInt::get(ct, 1)};
     case PK_OP_AMAX:
     case PK_OP_AMIN: {
       const bool mx = n.op_id == PK_OP_AMAX;
@@ -3234,9 +3254,11 @@ std::vector<Value *> Emitter::red_step(const Node &n, int32_t xdt, const std::ve
   }
   switch (n.op_id) {
     case PK_OP_SUM:
+      if (xdt == PK_DTYPE_F64) return fsum_step(a, x);
       return {fp ? b_.CreateFAdd(a[0], to_double(x)) : b_.CreateAdd(a[0], x)};
     case PK_OP_PROD:
-      return {fp ? b_.CreateFMul(a[0], to_double(x)) : b_.CreateMul(a[0], x)};
+      if (fp) return fprod_step(a, to_double(x));
+      return {b_.CreateMul(a[0], x)};
     case PK_OP_AMAX:
     case PK_OP_AMIN: {
       const bool mx = n.op_id == PK_OP_AMAX;
@@ -3275,8 +3297,95 @@ std::vector<Value *> Emitter::red_step(const Node &n, int32_t xdt, const std::ve
 Value *Emitter::red_final(const Node &n, int32_t xdt, int32_t ydt, const std::vector<Value *> &a) {
   if (n.op_id == PK_OP_ARGMAX || n.op_id == PK_OP_ARGMIN) return a[1];
   if (is_complex_dtype(xdt)) return cx().red_final(n.op_id, ydt, a);
-  if ((n.op_id == PK_OP_SUM || n.op_id == PK_OP_PROD) && is_fp(xdt)) return from_double(a[0], ydt);
+  if (n.op_id == PK_OP_SUM && xdt == PK_DTYPE_F64) return from_double(fsum_final(a), ydt);
+  if (n.op_id == PK_OP_PROD && is_fp(xdt)) return from_double(fprod_final(a), ydt);
+  if (n.op_id == PK_OP_SUM && is_fp(xdt)) return from_double(a[0], ydt);
   return a[0];
+}
+
+std::vector<Value *> Emitter::red_first(const Node &n, int32_t xdt, Value *x, Value *c) {
+  if (n.op_id == PK_OP_SUM && xdt == PK_DTYPE_F64) {
+    Value *fin = b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {x}), f64c(HUGE_VAL));
+    return {b_.CreateSelect(fin, x, f64c(0.0)), b_.CreateSelect(fin, b_.CreateFMul(x, f64c(0x1p-600)), f64c(0.0)),
+            b_.CreateSelect(fin, f64c(0.0), x)};
+  }
+  if (n.op_id == PK_OP_PROD && is_fp(xdt)) return fprod_step(fprod_init(), to_double(x));  // 1 * x is x exactly
+  if (n.op_id == PK_OP_SUM && is_fp(xdt)) return {to_double(x)};
+  return red_step(n, xdt, red_init(n, xdt), x, c);
+}
+
+std::vector<Value *> Emitter::fsum_init() {
+  return {f64c(0.0), f64c(0.0), f64c(0.0)};
+}
+
+std::vector<Value *> Emitter::fsum_step(const std::vector<Value *> &a, Value *x) {
+  Value *fin = b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {x}), f64c(HUGE_VAL));
+  return {b_.CreateFAdd(a[0], b_.CreateSelect(fin, x, f64c(0.0))),
+          b_.CreateFAdd(a[1], b_.CreateSelect(fin, b_.CreateFMul(x, f64c(0x1p-600)), f64c(0.0))),
+          b_.CreateSelect(fin, a[2], b_.CreateFAdd(a[2], x))};
+}
+
+Value *Emitter::fsum_final(const std::vector<Value *> &a) {
+  Value *over = b_.CreateFCmpOEQ(intr(llvm::Intrinsic::fabs, {a[0]}), f64c(HUGE_VAL));
+  Value *finite = b_.CreateSelect(over, b_.CreateFMul(a[1], f64c(0x1p600)), a[0]);
+  return b_.CreateSelect(b_.CreateFCmpUNE(a[2], f64c(0.0)), a[2], finite);  // an infinity or NaN seen
+}
+
+std::vector<Value *> Emitter::fprod_init() {
+  return {f64c(0.5), i64c(1), b_.getFalse(), b_.getInt32(0)};
+}
+
+Value *Emitter::pow2_d(Value *e) {
+  return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(e, i64c(1023)), i64c(52)), f64_);
+}
+
+std::vector<Value *> Emitter::fprod_step(const std::vector<Value *> &a, Value *x) {
+  Value *ax = intr(llvm::Intrinsic::fabs, {x});
+  Value *is_nan = b_.CreateFCmpUNO(x, x), *is_zero = b_.CreateFCmpOEQ(ax, f64c(0.0));
+  Value *is_inf = b_.CreateFCmpOEQ(ax, f64c(HUGE_VAL));
+  // |x| = mx 2^ex with mx in [0.5, 1) (subnormals scaled by 2^64 first), for a finite nonzero x.
+  Value *sub = b_.CreateFCmpOLT(ax, f64c(0x1p-1022));
+  Value *xs = b_.CreateSelect(sub, b_.CreateFMul(ax, f64c(0x1p64)), ax);
+  Value *bits = b_.CreateBitCast(xs, i64_);
+  Value *ex = b_.CreateSub(b_.CreateAnd(b_.CreateLShr(bits, i64c(52)), i64c(0x7ff)), i64c(1022));
+  ex = b_.CreateSub(ex, b_.CreateSelect(sub, i64c(64), i64c(0)));
+  Value *mx =
+      b_.CreateBitCast(b_.CreateOr(b_.CreateAnd(bits, i64c(0x000fffffffffffffLL)), i64c(0x3fe0000000000000LL)), f64_);
+  Value *m = b_.CreateFMul(a[0], mx);  // in [0.25, 1): one rounding
+  Value *low = b_.CreateFCmpOLT(m, f64c(0.5));
+  m = b_.CreateSelect(low, b_.CreateFMul(m, f64c(2.0)), m);
+  Value *e = b_.CreateSub(b_.CreateAdd(a[1], ex), b_.CreateSelect(low, i64c(1), i64c(0)));
+  // Long double's range: beyond it the reference's product is infinite (zero).
+  Value *kind = a[3];
+  Value *finite_x = b_.CreateNot(b_.CreateOr(is_nan, b_.CreateOr(is_zero, is_inf)));
+  Value *fin = b_.CreateICmpEQ(kind, b_.getInt32(0));
+  Value *upd = b_.CreateAnd(fin, finite_x);
+  Value *nk = kind;
+  nk = b_.CreateSelect(b_.CreateAnd(upd, b_.CreateICmpSGT(e, i64c(16384))), b_.getInt32(2), nk);
+  nk = b_.CreateSelect(b_.CreateAnd(upd, b_.CreateICmpSLT(e, i64c(-16445))), b_.getInt32(1), nk);
+  // Zero and infinity: finite -> that kind; zero * inf and inf * zero -> NaN; NaN sticks.
+  Value *zk = b_.CreateSelect(b_.CreateICmpEQ(kind, b_.getInt32(2)), b_.getInt32(3),
+                              b_.CreateSelect(fin, b_.getInt32(1), kind));
+  Value *ik = b_.CreateSelect(b_.CreateICmpEQ(kind, b_.getInt32(1)), b_.getInt32(3),
+                              b_.CreateSelect(fin, b_.getInt32(2), kind));
+  nk = b_.CreateSelect(is_zero, zk, nk);
+  nk = b_.CreateSelect(is_inf, ik, nk);
+  nk = b_.CreateSelect(is_nan, b_.getInt32(3), nk);
+  Value *sign = b_.CreateXor(a[2], b_.CreateICmpSLT(b_.CreateBitCast(x, i64_), i64c(0)));
+  return {b_.CreateSelect(upd, m, a[0]), b_.CreateSelect(upd, e, a[1]), sign, nk};
+}
+
+Value *Emitter::fprod_final(const std::vector<Value *> &a) {
+  // 2^e as two factors (each a normal power of two): one rounding, subnormal results included.
+  Value *e = b_.CreateSelect(b_.CreateICmpSGT(a[1], i64c(1100)), i64c(1100), a[1]);
+  e = b_.CreateSelect(b_.CreateICmpSLT(e, i64c(-1100)), i64c(-1100), e);
+  Value *e1 = b_.CreateSDiv(e, i64c(2)), *e2 = b_.CreateSub(e, e1);
+  Value *mag = b_.CreateFMul(b_.CreateFMul(a[0], pow2_d(e1)), pow2_d(e2));
+  Value *kind = a[3];
+  mag = b_.CreateSelect(b_.CreateICmpEQ(kind, b_.getInt32(1)), f64c(0.0), mag);
+  mag = b_.CreateSelect(b_.CreateICmpEQ(kind, b_.getInt32(2)), f64c(HUGE_VAL), mag);
+  Value *v = b_.CreateSelect(a[2], b_.CreateFNeg(mag), mag);
+  return b_.CreateSelect(b_.CreateICmpEQ(kind, b_.getInt32(3)), f64c(std::nan("")), v);
 }
 
 llvm::Function *Emitter::build_item() {

@@ -714,6 +714,32 @@ TEST_F(EmuOps, ScansAlongAnyAxis) {
   expect_floats(
       run(PK_OP_CUMPROD, {In{PK_DTYPE_F32, {2, 3}, floats({2, -0.5, 3, 1e30, 1e30, 0})}}, PK_DTYPE_F32, {2, 3}, &p),
       {2, -1, -3, 1e30f, inf, 0}, "cumprod f32 (the f64 running product overflows f32 only when stored)");
+  // f64 as the reference's exact sum and long double product give them (hand-checked): finite terms whose f64
+  // running sum overflows still meet -inf as -inf (not inf - inf = NaN), and come back in range when later terms
+  // cancel; a running product that overflows f64 (1e300 * 1e300, finite in long double) times 0 is 0, not NaN,
+  // and one that underflows comes back (2^-1000 2^-1000 2^1000 2^1000 = 1).
+  const double big = 1.5e308;
+  a.dim = 0;
+  expect_floats(run(PK_OP_CUMSUM, {In{PK_DTYPE_F64, {4}, floats({big, big, -inf, 1})}}, PK_DTYPE_F64, {4}, &a),
+                {big, inf, -inf, -inf}, "cumsum f64: an overflowed running sum meets -inf");
+  expect_floats(run(PK_OP_CUMSUM, {In{PK_DTYPE_F64, {3}, floats({big, big, -big})}}, PK_DTYPE_F64, {3}, &a),
+                {big, inf, big}, "cumsum f64: back in range after cancelling");
+  p.dim = 0;
+  expect_floats(run(PK_OP_CUMPROD, {In{PK_DTYPE_F64, {4}, floats({1e300, 1e300, 0, -2})}}, PK_DTYPE_F64, {4}, &p),
+                {1e300, inf, 0, -0.0}, "cumprod f64: an overflowed running product times 0");
+  const double lo = 0x1p-1000, hi = 0x1p1000;
+  expect_floats(run(PK_OP_CUMPROD, {In{PK_DTYPE_F64, {4}, floats({lo, lo, hi, hi})}}, PK_DTYPE_F64, {4}, &p),
+                {lo, 0, lo, 1}, "cumprod f64: an underflowed running product comes back");
+  expect_floats(run(PK_OP_CUMPROD, {In{PK_DTYPE_F64, {3}, floats({0, inf, 2})}}, PK_DTYPE_F64, {3}, &p), {0, nan, nan},
+                "cumprod f64: 0 * inf");
+  pk_attrs_sum sa = dims({0});
+  expect_floats(run(PK_OP_SUM, {In{PK_DTYPE_F64, {3}, floats({big, big, -inf})}}, PK_DTYPE_F64, {}, &sa), {-inf},
+                "sum f64: an overflowed running sum meets -inf");
+  pk_attrs_prod pa = PK_ATTRS_PROD_INIT;
+  pa.num_dims = 1;
+  pa.dims[0] = 0;
+  expect_floats(run(PK_OP_PROD, {In{PK_DTYPE_F64, {3}, floats({hi, hi, lo})}}, PK_DTYPE_F64, {}, &pa), {hi},
+                "prod f64: back in range");
   // f16: the running sum is kept in f64 and rounded once per element: 2048 + 1 + 1 = 2050 (not 2048 twice).
   expect_floats(run(PK_OP_CUMSUM, {In{PK_DTYPE_F16, {3}, floats({2048, 1, 1})}}, PK_DTYPE_F16, {3}, &a),
                 {2048, 2048, 2050}, "cumsum f16 accumulates wide");
