@@ -883,11 +883,62 @@ std::string gen_elementwise(const EwGraph &g, const DeviceCaps &caps, bool *vect
 // --- reductions -------------------------------------------------------------------------------------------------
 
 namespace {
+// f64 sums and float products (in double) as the reference computes them. Sums: the finite terms (x), the same
+// scaled by 2^-600 for when x overflows although the exact sum does not (y), and the non-finite terms' IEEE sum
+// (z), so that finite terms whose running sum overflows still meet -inf as -inf. Products: a mantissa with the
+// sign in [0.5, 1) (x), an exponent (y) and a kind (z: 0 finite, 1 zero, 2 infinite, 3 NaN) as the reference's
+// long double product, whose range (2^16384) f64 running products leave far behind.
+const char *kFloatAccumulators = R"CL(
+inline double4 pk_fsum_ld(double v) {
+  const int f = isfinite(v);
+  return (double4)(f ? v : 0.0, f ? v * 0x1p-600 : 0.0, f ? 0.0 : v, 0.0);
+}
+inline double pk_fsum_st(double4 a, double n) {
+  if (a.z != 0.0) return a.z;  // an infinity or NaN (NaN != 0 too)
+  return isinf(a.x) ? (a.y / n) * 0x1p600 : a.x / n;
+}
+inline double4 pk_fprod_ld(double v) {
+  if (isnan(v)) return (double4)(0.5, 0.0, 3.0, 0.0);
+  if (v == 0.0) return (double4)(copysign(0.5, v), 0.0, 1.0, 0.0);
+  if (isinf(v)) return (double4)(copysign(0.5, v), 0.0, 2.0, 0.0);
+  int e;
+  const double m = frexp(v, &e);
+  return (double4)(m, (double)e, 0.0, 0.0);
+}
+inline double4 pk_fprod_mul(double4 a, double4 b) {
+  const int ka = (int)a.z, kb = (int)b.z;
+  int k = (ka == 3 || kb == 3 || (ka == 1 && kb == 2) || (ka == 2 && kb == 1)) ? 3 : max(ka, kb);
+  double m = a.x * b.x, e = a.y + b.y;
+  if (fabs(m) < 0.5) {
+    m *= 2.0;
+    e -= 1.0;
+  }
+  if (k == 0 && e > 16384.0) k = 2;
+  if (k == 0 && e < -16445.0) k = 1;
+  return (double4)(m, e, (double)k, 0.0);
+}
+inline double pk_fprod_st(double4 a) {
+  const int k = (int)a.z;
+  if (k == 3) return NAN;
+  if (k == 1) return copysign(0.0, a.x);
+  if (k == 2) return copysign((double)INFINITY, a.x);
+  return ldexp(a.x, (int)clamp(a.y, -2200.0, 2200.0));
+}
+)CL";
+
 struct RedTypes {
   std::string acc;         // accumulator type
-  std::string init;        // identity, in the accumulator type
+  std::string init;        // identity: an expression of the accumulator type
   std::string combine_fn;  // body of pk_comb(acc a, acc x)
 };
+
+// Whether the reduction accumulates as kFloatAccumulators does: f64 sums and means, float products (in double).
+bool float_sum_acc(uint32_t op, int32_t dt) {
+  return dt == PK_DTYPE_F64 && (op == PK_OP_SUM || op == PK_OP_MEAN);
+}
+bool float_prod_acc(uint32_t op, int32_t dt, const DeviceCaps &caps) {
+  return op == PK_OP_PROD && is_flt(dt) && caps.fp64;
+}
 
 RedTypes red_types(uint32_t op, int32_t dt, const DeviceCaps &caps) {
   const ClType &ty = cl_type(dt);
@@ -895,31 +946,42 @@ RedTypes red_types(uint32_t op, int32_t dt, const DeviceCaps &caps) {
   const bool flt = is_flt(dt);
   if (op == PK_OP_ALL || op == PK_OP_ANY) {
     r.acc = "uchar";
-    r.init = op == PK_OP_ALL ? "1" : "0";
+    r.init = op == PK_OP_ALL ? "(uchar)1" : "(uchar)0";
     r.combine_fn = op == PK_OP_ALL ? "return a & x;" : "return a | x;";
     return r;
   }
   if (op == PK_OP_XOR_SUM) {
     r.acc = "ulong";
-    r.init = "0";
+    r.init = "(ulong)0";
     r.combine_fn = "return a ^ x;";
     return r;
   }
   if (is_cx(dt) && (op == PK_OP_SUM || op == PK_OP_PROD)) {
     // Complex values accumulate in double2 (c64's sums and products then round once at the end); products with
     // Annex G recovery of infinities.
-    // Sums carry flags of non-finite terms (pk_csum_ld).
-    r.acc = op == PK_OP_PROD ? "double2" : "double4";
-    r.init = op == PK_OP_PROD ? "1.0, 0.0" : "0.0, 0.0, 0.0, 0.0";
-    r.combine_fn = op == PK_OP_PROD ? "return pk_cmul_g(a.x, a.y, x.x, x.y);" : "return pk_csum_add(a, x);";
+    // Sums carry flags of non-finite terms and a scaled copy (pk_csum), products a scale (pk_cprod).
+    r.acc = op == PK_OP_PROD ? "pk_cprod" : "pk_csum";
+    r.init = op == PK_OP_PROD ? "pk_cprod_one()" : "pk_csum_zero()";
+    r.combine_fn = op == PK_OP_PROD ? "return pk_cprod_mul(a, x);" : "return pk_csum_add(a, x);";
+    return r;
+  }
+  if (float_sum_acc(op, dt)) {
+    r.acc = "double4";
+    r.init = "(double4)(0.0)";
+    r.combine_fn = "return a + x;";
+    return r;
+  }
+  if (float_prod_acc(op, dt, caps)) {
+    r.acc = "double4";
+    r.init = "(double4)(0.5, 1.0, 0.0, 0.0)";
+    r.combine_fn = "return pk_fprod_mul(a, x);";
     return r;
   }
   if (op == PK_OP_SUM || op == PK_OP_PROD || op == PK_OP_MEAN) {
     // Integers accumulate modulo 2^64 (ulong), which wraps to their width on the store; floats in double where
-    // the device has it (f32 partial products and sums overflow where the exact result does not), else in
-    // their compute type.
+    // the device has it (f32 partial sums overflow where the exact result does not), else in their compute type.
     r.acc = flt ? (caps.fp64 ? "double" : ty.ct) : "ulong";
-    r.init = op == PK_OP_PROD ? "1" : "0";
+    r.init = "(" + r.acc + ")" + (op == PK_OP_PROD ? "1" : "0");
     r.combine_fn = op == PK_OP_PROD ? "return a * x;" : "return a + x;";
     return r;
   }
@@ -928,7 +990,10 @@ RedTypes red_types(uint32_t op, int32_t dt, const DeviceCaps &caps) {
   if (flt) {
     // e4m3fn has no infinities: its lowest (highest) finite value is the identity, and what an empty
     // reduction gives (the op table).
-    r.init = dt == PK_DTYPE_F8E4M3FN ? (mx ? "-448.0f" : "448.0f") : mx ? "-INFINITY" : "INFINITY";
+    r.init = std::string("(") + ty.ct + ")" +
+             (dt == PK_DTYPE_F8E4M3FN ? (mx ? "-448.0f" : "448.0f")
+              : mx                    ? "-INFINITY"
+                                      : "INFINITY");
     // NaN sticks; equal ±0 pick +0 for amax and -0 for amin (as maximum/minimum do).
     r.combine_fn = std::string("if (isnan(a)) return a; if (isnan(x)) return x; if (x ") + (mx ? ">" : "<") +
                    " a) return x; if (x == a && signbit(a) != signbit(x)) return " +
@@ -952,7 +1017,7 @@ RedTypes red_types(uint32_t op, int32_t dt, const DeviceCaps &caps) {
         lim = mx ? "LONG_MIN" : "LONG_MAX";
         break;
     }
-    r.init = lim;
+    r.init = std::string("(") + ty.ct + ")" + lim;
     r.combine_fn = mx ? "return max(a, x);" : "return min(a, x);";
   }
   return r;
@@ -1028,7 +1093,9 @@ std::string gen_argreduce(uint32_t op, int32_t dt, const DeviceCaps &caps) {
 }
 
 size_t reduction_acc_bytes(int32_t dt) {
-  return is_cx(dt) ? 32 : 8;  // double4 / double2 for complex; ulong, double or narrower otherwise
+  // pk_csum (3 double2) and pk_cprod (double2 + double, padded to 32) for complex; double4 for the float
+  // accumulators; ulong, double or narrower otherwise.
+  return is_cx(dt) ? 48 : is_flt(dt) ? 32 : 8;
 }
 
 std::string gen_reduction(uint32_t op, int32_t dt, const DeviceCaps &caps) {
@@ -1038,6 +1105,7 @@ std::string gen_reduction(uint32_t op, int32_t dt, const DeviceCaps &caps) {
   const bool logical = op == PK_OP_ALL || op == PK_OP_ANY;
   std::string src = prelude(caps);
   if (is_cx(dt) && !logical) src += "#pragma OPENCL FP_CONTRACT OFF\n" + special_helpers(special_helper_bits(op, dt));
+  if (float_sum_acc(op, dt) || float_prod_acc(op, dt, caps)) src += kFloatAccumulators;
   src += "inline " + ACC + " pk_comb(" + ACC + " a, " + ACC + " x) { " + r.combine_fn + " }\n";
   if (logical && is_cx(dt)) {
     // A complex value is true when either part is nonzero.
@@ -1046,9 +1114,16 @@ std::string gen_reduction(uint32_t op, int32_t dt, const DeviceCaps &caps) {
     src += "#define PK_LD(p, e) ((uchar)(" + load_expr(dt, "p[e]") + " != 0))\n#define PK_ST(v) ((uchar)(v))\n";
   } else if (is_cx(dt)) {
     const std::string ld = dt == PK_DTYPE_C64 ? "convert_double2(p[e])" : "(p[e])";
-    const std::string st = op == PK_OP_SUM ? "pk_csum_st(v)" : "(v)";
-    src += "#define PK_LD(p, e) (" + (op == PK_OP_SUM ? "pk_csum_ld(" + ld + ")" : ld) + ")\n";
+    const std::string st = op == PK_OP_SUM ? "pk_csum_st(v)" : "pk_cprod_st(v)";
+    src += "#define PK_LD(p, e) (" + std::string(op == PK_OP_SUM ? "pk_csum_ld(" : "pk_cprod_ld(") + ld + "))\n";
     src += "#define PK_ST(v) (" + (dt == PK_DTYPE_C64 ? "convert_float2(" + st + ")" : st) + ")\n";
+  } else if (float_sum_acc(op, dt) || float_prod_acc(op, dt, caps)) {
+    const bool sum = float_sum_acc(op, dt);
+    src += std::string("#define PK_LD(p, e) (") + (sum ? "pk_fsum_ld" : "pk_fprod_ld") + "((double)(" +
+           load_expr(dt, "p[e]") + ")))\n";
+    const std::string fin =
+        sum ? std::string("pk_fsum_st(v, ") + (op == PK_OP_MEAN ? "(double)n_red" : "1.0") + ")" : "pk_fprod_st(v)";
+    src += "#define PK_ST(v) (" + store_expr(dt, std::string("(") + ty.ct + ")" + fin) + ")\n";
   } else {
     const std::string conv_in = ACC == "ulong" ? "(ulong)(long)" : "(" + ACC + ")";
     src += "#define PK_LD(p, e) (" + conv_in + "(" + load_expr(dt, "p[e]") + "))\n";
@@ -1089,8 +1164,8 @@ inline void pk_out_offs(ulong o, const pk_dims ks, const pk_dims kin, const pk_d
          "  const ulong o = get_global_id(0);\n  if (o >= n_out) return;\n  long ib, ob;\n"
          "  pk_out_offs(o, ks, kin, kout, nkept, &ib, &ob);\n  ib += (long)in_off;\n"
          "  " +
-         ACC + " acc = (" + ACC + ")(" + r.init +
-         ");\n"
+         ACC + " acc = " + r.init +
+         ";\n"
          "  if (nred == 1) {\n    const long st = rst.v[0];\n"
          "    for (ulong j = 0; j < n_red; ++j) acc = pk_comb(acc, PK_LD(in, ib + (long)j * st));\n"
          "  } else {\n    for (ulong j = 0; j < n_red; ++j) acc = pk_comb(acc, PK_LD(in, ib + pk_red_off(j, rs, rst, "
@@ -1112,8 +1187,8 @@ inline void pk_out_offs(ulong o, const pk_dims ks, const pk_dims kin, const pk_d
          "  const ulong chunk = (n_red + parts - 1) / parts;\n  const ulong lo = part * chunk;\n"
          "  const ulong hi = min(n_red, lo + chunk);\n"
          "  " +
-         ACC + " acc = (" + ACC + ")(" + r.init +
-         ");\n"
+         ACC + " acc = " + r.init +
+         ";\n"
          "  if (nred == 1) {\n    const long st = rst.v[0];\n"
          "    for (ulong j = lo + lid; j < hi; j += " +
          std::to_string(kRedLocal) +
@@ -1586,7 +1661,7 @@ std::string gen_scan(uint32_t op, int32_t dt, const DeviceCaps &caps) {
     // cumsum / cumprod of complex values: a double2 running value (products with Annex G recovery), each output
     // rounded once.
     const bool c64 = dt == PK_DTYPE_C64, prod = op == PK_OP_CUMPROD;
-    const std::string v = prod ? "acc" : "pk_csum_st(acc)";
+    const std::string v = prod ? "pk_cprod_st(acc)" : "pk_csum_st(acc)";
     std::string src =
         prelude(caps) + "#pragma OPENCL FP_CONTRACT OFF\n" + special_helpers(special_helper_bits(op, dt)) + kLines;
     src += "__kernel void pk_scan(__global const " + T + " *in, const long in_off, __global " + T +
@@ -1594,14 +1669,15 @@ std::string gen_scan(uint32_t op, int32_t dt, const DeviceCaps &caps) {
            ") {\n  const ulong o = get_global_id(0);\n  if (o >= n_lines) return;\n"
            "  long bi = in_off, bo = out_off, bx = idx_off;\n  pk_line(o, sh, r, s0, s1, s2, &bi, &bo, &bx);\n"
            "  " +
-           std::string(prod ? "double2 acc = (double2)(1.0, 0.0)" : "double4 acc = (double4)(0.0)") +
+           std::string(prod ? "pk_cprod acc = pk_cprod_one()" : "pk_csum acc = pk_csum_zero()") +
            ";\n  for (long i = 0; i < len; ++i) {\n    const double2 x = " +
            (c64 ? "convert_double2(in[bi + i * t0])" : "in[bi + i * t0]") +
-           ";\n    acc = " + (prod ? "pk_cmul_g(acc.x, acc.y, x.x, x.y)" : "pk_csum_add(acc, pk_csum_ld(x))") +
+           ";\n    acc = " + (prod ? "pk_cprod_mul(acc, pk_cprod_ld(x))" : "pk_csum_add(acc, pk_csum_ld(x))") +
            ";\n    out[bo + i * t1] = " + (c64 ? "convert_float2(" + v + ")" : v) + ";\n  }\n}\n";
     return src;
   }
   std::string src = prelude(caps) + kLines + order_helpers(dt);
+  if ((op == PK_OP_CUMSUM || op == PK_OP_CUMPROD) && is_flt(dt) && caps.fp64) src += kFloatAccumulators;
   src += "#define PK_ST(v) (" + store_expr(dt, "(" + CT + ")(v)") + ")\n";
   src += "__kernel void pk_scan(__global const " + T + " *in, const long in_off, __global " + T +
          " *out, const long out_off, __global long *idx, const long idx_off, " + kLineParams +
@@ -1609,7 +1685,16 @@ std::string gen_scan(uint32_t op, int32_t dt, const DeviceCaps &caps) {
          "  long bi = in_off, bo = out_off, bx = idx_off;\n  pk_line(o, sh, r, s0, s1, s2, &bi, &bo, &bx);\n";
   const bool flt = is_flt(dt);
   const std::string W = flt ? (caps.fp64 ? "double" : CT) : "ulong";
-  if (op == PK_OP_CUMSUM && flt) {
+  if ((op == PK_OP_CUMSUM || op == PK_OP_CUMPROD) && flt && caps.fp64) {
+    // The running value as the sum (prod) reductions accumulate it (kFloatAccumulators); f32 and narrower sums
+    // in double cannot overflow, so only f64 sums need the scaled copy, but one accumulator serves all.
+    const bool prod = op == PK_OP_CUMPROD;
+    src += std::string("  double4 acc = ") + (prod ? "(double4)(0.5, 1.0, 0.0, 0.0)" : "(double4)(0.0)") +
+           ";\n  for (long i = 0; i < len; ++i) {\n    const double x = (double)PK_LDC(in, bi + i * t0);\n" +
+           (prod ? "    acc = pk_fprod_mul(acc, pk_fprod_ld(x));\n    out[bo + i * t1] = PK_ST(pk_fprod_st(acc));\n"
+                 : "    acc += pk_fsum_ld(x);\n    out[bo + i * t1] = PK_ST(pk_fsum_st(acc, 1.0));\n") +
+           "  }\n}\n";
+  } else if (op == PK_OP_CUMSUM && flt) {
     // The finite terms' running sum, with flags of the non-finite terms seen (1: +inf, 2: -inf, 4: NaN): a sum
     // whose finite terms overflow still meets a later infinity as exact arithmetic does (DBL_MAX + DBL_MAX - inf
     // is -inf, not NaN).

@@ -67,27 +67,75 @@ inline double2 pk_cdiv_g(double a, double b, double c, double d) {
   }
   return (double2)(x, y);
 }
+// Running complex products as the reference's long double ones: the value scaled by 2^-e so that its larger
+// part is in [0.5, 1) (no overflow or loss to subnormals on the way), products with Annex G recovery.
+typedef struct {
+  double2 z;
+  double e;
+} pk_cprod;
+inline pk_cprod pk_cprod_one(void) {
+  pk_cprod r;
+  r.z = (double2)(0.5, 0.0);
+  r.e = 1.0;
+  return r;
+}
+inline pk_cprod pk_cprod_norm(double2 z, double e) {
+  pk_cprod r;
+  const double big = fmax(fabs(z.x), fabs(z.y));
+  int k = 0;
+  if (isfinite(big) && big != 0.0) frexp(big, &k);
+  r.z = (double2)(ldexp(z.x, -k), ldexp(z.y, -k));
+  r.e = e + k;
+  return r;
+}
+inline pk_cprod pk_cprod_ld(double2 v) { return pk_cprod_norm(v, 0.0); }
+inline pk_cprod pk_cprod_mul(pk_cprod a, pk_cprod b) {
+  return pk_cprod_norm(pk_cmul_g(a.z.x, a.z.y, b.z.x, b.z.y), a.e + b.e);
+}
+inline double2 pk_cprod_st(pk_cprod a) {
+  const int e = (int)clamp(a.e, -2200.0, 2200.0);
+  return (double2)(ldexp(a.z.x, e), ldexp(a.z.y, e));
+}
 // c64: the products of floats are exact in double, so ac - bd rounded to odd then to float rounds once.
 inline float2 pk_cmul64(float2 u, float2 v) {
   const double a = u.x, b = u.y, c = v.x, d = v.y;
   if (!pk_cfinite(a, b, c, d)) return convert_float2(pk_cmul_g(a, b, c, d));
   return (float2)((float)pk_sum_odd(a * c, -(b * d)), (float)pk_sum_odd(a * d, b * c));
 }
-// Sums of complex values: the finite terms' sums per part plus, per part, flags of the non-finite terms seen (1:
-// +inf, 2: -inf, 4: NaN), so that a sum whose finite terms overflow still meets a later infinity as exact
-// arithmetic does (DBL_MAX + DBL_MAX - inf is -inf, not NaN).
+// Sums of complex values: the finite terms' sums per part, the same scaled by 2^-600 (for when the first
+// overflows although the exact sum does not), and per part flags of the non-finite terms seen (1: +inf, 2: -inf,
+// 4: NaN), so that a sum whose finite terms overflow still meets a later infinity as exact arithmetic does
+// (DBL_MAX + DBL_MAX - inf is -inf, not NaN).
+typedef struct {
+  double2 s, sc, fl;
+} pk_csum;
 inline double pk_flag(double v) { return isnan(v) ? 4.0 : isinf(v) ? (v > 0.0 ? 1.0 : 2.0) : 0.0; }
-inline double4 pk_csum_ld(double2 v) {
-  return (double4)(isfinite(v.x) ? v.x : 0.0, isfinite(v.y) ? v.y : 0.0, pk_flag(v.x), pk_flag(v.y));
+inline pk_csum pk_csum_zero(void) {
+  pk_csum r;
+  r.s = r.sc = r.fl = (double2)(0.0, 0.0);
+  return r;
 }
-inline double4 pk_csum_add(double4 a, double4 b) {
-  return (double4)(a.x + b.x, a.y + b.y, (double)((int)a.z | (int)b.z), (double)((int)a.w | (int)b.w));
+inline pk_csum pk_csum_ld(double2 v) {
+  pk_csum r;
+  r.s = (double2)(isfinite(v.x) ? v.x : 0.0, isfinite(v.y) ? v.y : 0.0);
+  r.sc = r.s * 0x1p-600;
+  r.fl = (double2)(pk_flag(v.x), pk_flag(v.y));
+  return r;
 }
-inline double pk_unflag(double s, double f) {
+inline pk_csum pk_csum_add(pk_csum a, pk_csum b) {
+  pk_csum r;
+  r.s = a.s + b.s;
+  r.sc = a.sc + b.sc;
+  r.fl = (double2)((double)((int)a.fl.x | (int)b.fl.x), (double)((int)a.fl.y | (int)b.fl.y));
+  return r;
+}
+inline double pk_unflag(double s, double sc, double f) {
   const int k = (int)f;
-  return ((k & 4) || (k & 3) == 3) ? NAN : (k & 1) ? INFINITY : (k & 2) ? -INFINITY : s;
+  return ((k & 4) || (k & 3) == 3) ? NAN : (k & 1) ? INFINITY : (k & 2) ? -INFINITY : isinf(s) ? sc * 0x1p600 : s;
 }
-inline double2 pk_csum_st(double4 a) { return (double2)(pk_unflag(a.x, a.z), pk_unflag(a.y, a.w)); }
+inline double2 pk_csum_st(pk_csum a) {
+  return (double2)(pk_unflag(a.s.x, a.sc.x, a.fl.x), pk_unflag(a.s.y, a.sc.y, a.fl.y));
+}
 // Complex dot products whose double accumulation is not finite are redone without intermediate overflow: each
 // part as a mantissa in [0.5, 1) times an int exponent, fed the real products of terms with finite parts; terms
 // with an infinite or NaN part are multiplied with Annex G recovery and added apart (they decide the part when

@@ -1047,6 +1047,50 @@ TEST_F(OpenCL, SortLongLinesMergeStably) {
   expect_native(PK_OP_SORT);
 }
 
+// Running sums and products as the reference's exact sum and long double product (hand-checked): f64 finite terms
+// whose running sum overflows still meet -inf as -inf and come back in range when later terms cancel (also for
+// mean); a running product past f64's range times 0 is 0, not NaN; a complex running product that went subnormal
+// in f64 keeps its bits (2^-1000 (1 + 2^-40) 2^-60 2^1000 2^60 = 1 + 2^-40).
+TEST_F(OpenCL, RunningSumsAndProductsBeyondF64Range) {
+  const pk_dtype f64 = PK_DTYPE_F64_DESC, c128 = PK_DTYPE_C128_DESC;
+  if (!supported(PK_OP_CUMSUM, {f64}, {f64})) GTEST_SKIP() << "the device has no f64";
+  const double big = 1.5e308, inf = HUGE_VAL, hi = 0x1p1000;
+  auto scan = [&](uint32_t op, const std::vector<double> &x) {
+    pk_tensor tx = device(x, f64, {static_cast<int64_t>(x.size())});
+    pk_tensor ty = empty<double>(x.size(), f64, {static_cast<int64_t>(x.size())});
+    pk_attrs_cumsum a = PK_ATTRS_CUMSUM_INIT;  // cumprod's attributes have the same layout
+    EXPECT_EQ(launch(op, {tx}, {ty}, &a), PK_OK) << last_error().message;
+    return download<double>(ty, x.size());
+  };
+  EXPECT_EQ(scan(PK_OP_CUMSUM, {big, big, -inf, 1}), (std::vector<double>{big, inf, -inf, -inf}));
+  EXPECT_EQ(scan(PK_OP_CUMSUM, {big, big, -big}), (std::vector<double>{big, inf, big}));
+  const std::vector<double> p = scan(PK_OP_CUMPROD, {hi, hi, 0, -2});
+  EXPECT_EQ(p[0], hi);
+  EXPECT_EQ(p[1], inf);
+  EXPECT_EQ(p[2], 0.0);
+  EXPECT_EQ(p[3], 0.0);
+  EXPECT_TRUE(std::signbit(p[3])) << "0 * -2 is -0";
+  pk_attrs_sum sa = PK_ATTRS_SUM_INIT;
+  sa.num_dims = 1;
+  std::vector<double> three = {big, big, -inf};
+  pk_tensor t3 = device(three, f64, {3}), ts = empty<double>(1, f64, {});
+  ASSERT_EQ(launch(PK_OP_SUM, {t3}, {ts}, &sa), PK_OK) << last_error().message;
+  EXPECT_EQ(download<double>(ts, 1)[0], -inf);
+  pk_attrs_mean ma = PK_ATTRS_MEAN_INIT;
+  ma.num_dims = 1;
+  std::vector<double> bigs = {big, big, big};
+  pk_tensor tb = device(bigs, f64, {3}), tm = empty<double>(1, f64, {});
+  ASSERT_EQ(launch(PK_OP_MEAN, {tb}, {tm}, &ma), PK_OK) << last_error().message;
+  EXPECT_EQ(download<double>(tm, 1)[0], big);
+  std::vector<double> z = {0x1p-1000 * (1 + 0x1p-40), 0, 0x1p-60, 0, 0x1p1000, 0, 0x1p60, 0};
+  pk_tensor tz = device(z, c128, {4}), tp = empty<double>(8, c128, {4});
+  pk_attrs_cumprod cp = PK_ATTRS_CUMPROD_INIT;
+  ASSERT_EQ(launch(PK_OP_CUMPROD, {tz}, {tp}, &cp), PK_OK) << last_error().message;
+  const std::vector<double> zp = download<double>(tp, 8);
+  EXPECT_EQ(zp[6], 1 + 0x1p-40);
+  EXPECT_EQ(zp[7], 0.0);
+}
+
 TEST_F(OpenCL, VarMeanAllAny) {
   const int64_t R = 7, C = 33;
   std::vector<float> x = random_floats(static_cast<size_t>(R * C), 11);
