@@ -1228,8 +1228,8 @@ std::vector<Value *> ComplexEmitter::red_init(uint32_t op) {
       return {llvm::Constant::getNullValue(v2), llvm::Constant::getNullValue(llvm::FixedVectorType::get(i64_, 2)),
               llvm::Constant::getNullValue(v2)};
     case PK_OP_PROD:
-    case PK_OP_CUMPROD:
-      return {pair(d(1.0), d(0.0))};
+    case PK_OP_CUMPROD:  // the value 2^e z: z = 1/2, e = 1
+      return {pair(d(0.5), d(0.0)), b_.getInt64(1)};
     case PK_OP_ANY:
       return {b_.getFalse()};
     default:  // all
@@ -1259,8 +1259,11 @@ std::vector<Value *> ComplexEmitter::red_step(uint32_t op, const std::vector<Val
     }
     case PK_OP_PROD:
     case PK_OP_CUMPROD: {
-      Value *w = widen(x);
-      return {mul_g(re(acc[0]), im(acc[0]), re(w), im(w))};
+      // As the reference's long double product: the running value 2^e z with z normalized after each factor (an
+      // f64 running product overflows, or goes subnormal and loses its bits, where long double's does not).
+      const auto [w, ew] = normalize(widen(x));
+      const auto [z, ez] = normalize(mul_g(re(acc[0]), im(acc[0]), re(w), im(w)));
+      return {z, b_.CreateAdd(acc[1], b_.CreateAdd(ew, ez))};
     }
     case PK_OP_ANY:
       return {b_.CreateOr(acc[0], truth(x))};
@@ -1288,11 +1291,41 @@ Value *ComplexEmitter::red_final(uint32_t op, int32_t out_dt, const std::vector<
       return round_to(r, out_dt);
     }
     case PK_OP_PROD:
-    case PK_OP_CUMPROD:
-      return round_to(acc[0], out_dt);
+    case PK_OP_CUMPROD: {
+      // z 2^e in two power-of-two factors (each a normal double); results deep in the subnormal range may round
+      // twice.
+      Value *e = acc[1];
+      e = sel(b_.CreateICmpSGT(e, b_.getInt64(2000)), b_.getInt64(2000), e);
+      e = sel(b_.CreateICmpSLT(e, b_.getInt64(-2000)), b_.getInt64(-2000), e);
+      Value *e1 = b_.CreateSDiv(e, b_.getInt64(2)), *e2 = b_.CreateSub(e, e1);
+      auto pow2 = [&](Value *k) {
+        Value *p = b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(k, b_.getInt64(1023)), b_.getInt64(52)), f64_);
+        return b_.CreateVectorSplat(2, p);
+      };
+      return round_to(b_.CreateFMul(b_.CreateFMul(acc[0], pow2(e1)), pow2(e2)), out_dt);
+    }
     default:
       return acc[0];
   }
+}
+
+std::pair<Value *, Value *> ComplexEmitter::normalize(Value *z2) {
+  Value *m = b_.CreateMaxNum(fabs(re(z2)), fabs(im(z2)));
+  Value *ok = b_.CreateAnd(b_.CreateFCmpOLT(m, d(kInf)), b_.CreateFCmpOGT(m, d(0.0)));
+  Value *sub = b_.CreateFCmpOLT(m, d(0x1p-1022));
+  Value *v = sel(sub, b_.CreateFMul(z2, pair(d(0x1p64), d(0x1p64))), z2);
+  Value *m1 = sel(sub, b_.CreateFMul(m, d(0x1p64)), m);
+  Value *bits = b_.CreateBitCast(m1, i64_);
+  Value *k = b_.CreateSub(b_.CreateAnd(b_.CreateLShr(bits, b_.getInt64(52)), b_.getInt64(0x7ff)), b_.getInt64(1022));
+  // v 2^-k in two exact steps (2^-k alone may be below the normal range).
+  Value *k1 = b_.CreateSDiv(k, b_.getInt64(2)), *k2 = b_.CreateSub(k, k1);
+  auto pow2_neg = [&](Value *e) {
+    Value *p = b_.CreateBitCast(b_.CreateShl(b_.CreateSub(b_.getInt64(1023), e), b_.getInt64(52)), f64_);
+    return b_.CreateVectorSplat(2, p);
+  };
+  Value *vn = b_.CreateFMul(b_.CreateFMul(v, pow2_neg(k1)), pow2_neg(k2));
+  Value *kt = b_.CreateSub(k, sel(sub, b_.getInt64(64), b_.getInt64(0)));
+  return {sel(ok, vn, z2), sel(ok, kt, b_.getInt64(0))};
 }
 
 Value *ComplexEmitter::variance(int32_t xdt, int32_t ydt, Value *count, double correction, const Loop &loop,

@@ -91,10 +91,13 @@ class ComplexEmitter {
   Value *is_inf(Value *x);
   Value *is_finite(Value *x);
   Value *fma(Value *a, Value *x, Value *c);
-  Value *pow2(Value *k);                  // 2^k for i64 k in [-1022, 1023]
-  Value *exponent(Value *x);              // floor(log2 |x|) of a finite nonzero f64 (subnormals included)
-  Value *scale(Value *x, Value *k);       // x 2^k, exact for normal results
-  Value *widen(Value *z);                 // complex -> (f64, f64) pair vector
+  Value *pow2(Value *k);             // 2^k for i64 k in [-1022, 1023]
+  Value *exponent(Value *x);         // floor(log2 |x|) of a finite nonzero f64 (subnormals included)
+  Value *scale(Value *x, Value *k);  // x 2^k, exact for normal results
+  Value *widen(Value *z);            // complex -> (f64, f64) pair vector
+  // A finite nonzero pair scaled by 2^-k so that its larger part is in [0.5, 1), and k (i64); other pairs as they
+  // are, k = 0. Running products keep their value so (no overflow or loss to subnormals on the way).
+  std::pair<Value *, Value *> normalize(Value *z2);
   Value *round_to(Value *z2, int32_t d);  // (f64, f64) -> d's vector type, each part rounded once
 
   // Double-double pieces.

@@ -221,6 +221,26 @@ TEST_F(EmuComplex, ProductsQuotientsAndSums) {
   ASSERT_EQ(s2.size(), 2u);
   EXPECT_EQ(s2[0], big);
   EXPECT_EQ(s2[1], 1.75);
+  // A running product that goes subnormal in f64 keeps its bits, as the reference's long double one does:
+  // 2^-1000 (1 + 2^-40) 2^-60 2^1000 2^60 = 1 + 2^-40 (hand-checked; plain f64 gives 1). One past f64's range
+  // comes back: 2^1000 2^1000 2^-1000 = 2^1000.
+  pk_attrs_cumprod cp;
+  PK_STRUCT_INIT(cp);
+  auto p = values_of<double>(
+      run(PK_OP_CUMPROD,
+          {{PK_DTYPE_C128,
+            {4},
+            bytes_of(std::vector<double>{0x1p-1000 * (1 + 0x1p-40), 0, 0x1p-60, 0, 0x1p1000, 0, 0x1p60, 0})}},
+          PK_DTYPE_C128, {4}, &cp));
+  ASSERT_EQ(p.size(), 8u);
+  EXPECT_EQ(p[6], 1 + 0x1p-40);
+  EXPECT_EQ(p[7], 0.0);
+  auto p2 = values_of<double>(
+      run(PK_OP_CUMPROD, {{PK_DTYPE_C128, {3}, bytes_of(std::vector<double>{0x1p1000, 0, 0x1p1000, 0, 0x1p-1000, 0})}},
+          PK_DTYPE_C128, {3}, &cp));
+  ASSERT_EQ(p2.size(), 6u);
+  EXPECT_EQ(p2[2], inf);
+  EXPECT_EQ(p2[4], 0x1p1000);
 }
 
 // |got - want| in ulps of the larger part of want (norm-wise, as the op table measures complex results).
