@@ -202,6 +202,17 @@ inline ushort pk_f64_to_bf16(double v) { return (ushort)pk_enc_small_d(v, 8, 7, 
 inline uchar pk_f64_to_e4m3(double v) { return (uchar)pk_enc_small_d(v, 4, 3, 0, 0x7fu); }
 inline uchar pk_f64_to_e5m2(double v) { return (uchar)pk_enc_small_d(v, 5, 2, 1, 0x7eu); }
 PK_REM_FLT(double)
+// a b + c of 8/16-bit format values (held in float) rounded to odd at float precision, so that the store's one
+// rounding to the format is the correctly rounded result: a b is exact in double, p + c exact as a two-sum.
+inline float pk_fma_small(float a, float b, float c) {
+  const double p = (double)a * (double)b, s = p + (double)c, bp = s - (double)c;
+  const double err = (p - bp) + ((double)c - (s - bp));
+  if (!isfinite(s)) return (float)s;
+  float f = convert_float_rtz(s);
+  if ((double)f == s && err != 0.0 && (err < 0.0) != (s < 0.0)) f = as_float(as_uint(f) - 1u);  // |exact| < |s|
+  if ((double)f != s || err != 0.0) f = as_float(as_uint(f) | 1u);
+  return f;
+}
 )CL";
 
 std::string prelude(const DeviceCaps &caps) {
@@ -380,7 +391,8 @@ const char *float_builtin2(uint32_t op) {
 
 // sin/cos/tan/tanh of f32-computed dtypes run in double where the device has it.
 bool trig_in_f64(uint32_t op, int32_t t, const DeviceCaps &caps) {
-  return caps.fp64 && (op == PK_OP_SIN || op == PK_OP_COS || op == PK_OP_TAN || op == PK_OP_TANH) &&
+  return caps.fp64 &&
+         (op == PK_OP_SIN || op == PK_OP_COS || op == PK_OP_TAN || op == PK_OP_TANH || op == PK_OP_LGAMMA) &&
          std::strcmp(cl_type(t).ct, "float") == 0;
 }
 
@@ -528,8 +540,9 @@ std::string op_expr(uint32_t op, int32_t t, int32_t out_dt, uint32_t variant, ui
   if (special_op(op)) return special_expr(op, t, a, C, caps, why);
   if (const char *f = float_builtin1(op)) {
     if (!flt) return no("defined for floating-point dtypes only");
-    // PoCL's f32 sin/cos/tan go far beyond their ulp bound for subnormal arguments, and its tanh of large
-    // arguments misses ±1: the double builtins, rounded once, are within the bounds.
+    // PoCL's f32 sin/cos/tan go far beyond their ulp bound for subnormal arguments, its tanh of large
+    // arguments misses ±1, and its lgamma overflows below FLT_MAX (x ~ 4e36, where lgamma is 3.4e38): the double
+    // builtins, rounded once, are within the bounds.
     if (trig_in_f64(op, t, caps)) {
       std::string D = C;
       D.replace(0, 5, "double");
@@ -711,6 +724,8 @@ std::string op_expr(uint32_t op, int32_t t, int32_t out_dt, uint32_t variant, ui
       return "((" + A + ") ? (" + B + ") : (" + Cc + "))";
     case PK_OP_FMA:
       if (!flt) return no("defined for floating-point dtypes only");
+      // The 8/16-bit formats compute in float: fma rounded to float and then to the format would round twice.
+      if (ty.small && caps.fp64) return "pk_fma_small(" + A + ", " + B + ", " + Cc + ")";
       return "fma(" + A + ", " + B + ", " + Cc + ")";
     case PK_OP_CLONE:
     case PK_OP_COPY_TO:

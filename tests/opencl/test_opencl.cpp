@@ -1091,6 +1091,22 @@ TEST_F(OpenCL, RunningSumsAndProductsBeyondF64Range) {
   EXPECT_EQ(zp[7], 0.0);
 }
 
+// 8/16-bit formats compute in float but round once (hand-checked): bf16 fma(0.1875, 3.71875, 2^-126) is
+// 0.697265625 + 2^-126, just above the tie between 0x3f32 and 0x3f33 (an f32 fma loses the 2^-126 and the tie goes
+// to even, 0x3f32); lgamma(4.05e36) = 3.3733e38 is finite in f32 and rounds to bf16 0x7f7e (PoCL's f32 lgamma
+// overflowed there).
+TEST_F(OpenCL, NarrowFormatsRoundOnce) {
+  const pk_dtype bf16 = PK_DTYPE_BF16_DESC;
+  if (!supported(PK_OP_FMA, {bf16, bf16, bf16}, {bf16})) GTEST_SKIP() << "no bf16 fma";
+  std::vector<uint16_t> a = {0x3e40}, b = {0x406e}, c = {0x0080}, x = {0x7c43};
+  pk_tensor ta = device(a, bf16, {1}), tb = device(b, bf16, {1}), tc = device(c, bf16, {1}), tx = device(x, bf16, {1});
+  pk_tensor tf = empty<uint16_t>(1, bf16, {1}), tl = empty<uint16_t>(1, bf16, {1});
+  ASSERT_EQ(launch(PK_OP_FMA, {ta, tb, tc}, {tf}), PK_OK) << last_error().message;
+  ASSERT_EQ(launch(PK_OP_LGAMMA, {tx}, {tl}), PK_OK) << last_error().message;
+  EXPECT_EQ(download<uint16_t>(tf, 1)[0], 0x3f33);
+  EXPECT_EQ(download<uint16_t>(tl, 1)[0], 0x7f7e);
+}
+
 TEST_F(OpenCL, VarMeanAllAny) {
   const int64_t R = 7, C = 33;
   std::vector<float> x = random_floats(static_cast<size_t>(R * C), 11);
