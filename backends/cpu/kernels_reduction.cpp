@@ -124,26 +124,32 @@ uint32_t dims_mask(int32_t n, const int64_t *dims) {
 // infinite input and turn into NaN (inf - inf) when the exact sum is that infinity. Once the finite part is no
 // longer finite the compensation (which then holds inf - inf) is dropped.
 struct KSum {
-  double s = 0.0, c = 0.0;
+  // s + c: the finite terms' compensated sum; ss + sc: the same of the terms scaled by 2^-600, which takes over
+  // where s overflows although the exact sum does not (DBL_MAX + DBL_MAX - DBL_MAX is DBL_MAX).
+  double s = 0.0, c = 0.0, ss = 0.0, sc = 0.0;
   bool pos_inf = false, neg_inf = false, nan = false;
+  static void neumaier(double &sum, double &comp, double x) {
+    const double t = sum + x;
+    if (std::fabs(sum) >= std::fabs(x)) {
+      comp += (sum - t) + x;
+    } else {
+      comp += (x - t) + sum;
+    }
+    sum = t;
+  }
   void add(double x) {
     if (!std::isfinite(x)) {
       nan |= std::isnan(x);
       (x > 0 ? pos_inf : neg_inf) |= !std::isnan(x);
       return;
     }
-    const double t = s + x;
-    if (std::fabs(s) >= std::fabs(x)) {
-      c += (s - t) + x;
-    } else {
-      c += (x - t) + s;
-    }
-    s = t;
+    neumaier(s, c, x);
+    neumaier(ss, sc, x * 0x1p-600);
   }
   double value() const {
     if (nan || (pos_inf && neg_inf)) return std::numeric_limits<double>::quiet_NaN();
     if (pos_inf || neg_inf) return pos_inf ? HUGE_VAL : -HUGE_VAL;
-    return std::isfinite(s) ? s + c : s;
+    return std::isfinite(s) ? s + c : (ss + sc) * 0x1p600;
   }
 };
 
@@ -189,9 +195,13 @@ void sum_prod(const Plan &p, const View &in, const View &out) {
       *dst = static_cast<T>(acc);
     } else if constexpr (is_complex_v<T>) {
       if constexpr (Prod) {
-        std::complex<double> acc(1.0, 0.0);
-        for_inner(p, ib, [&](int64_t o) { acc *= to_c128(*in.at<T>(o)); });
-        *dst = from_c128<T>(acc);
+        // long double: see running() below.
+        std::complex<long double> acc(1.0L, 0.0L);
+        for_inner(p, ib, [&](int64_t o) {
+          const std::complex<double> x = to_c128(*in.at<T>(o));
+          acc *= std::complex<long double>(x.real(), x.imag());
+        });
+        *dst = from_c128<T>({static_cast<double>(acc.real()), static_cast<double>(acc.imag())});
       } else {
         KSum re, im;
         for_inner(p, ib, [&](int64_t o) {
@@ -203,9 +213,9 @@ void sum_prod(const Plan &p, const View &in, const View &out) {
       }
     } else {
       if constexpr (Prod) {
-        double acc = 1.0;
+        long double acc = 1.0L;
         for_inner(p, ib, [&](int64_t o) { acc *= to_f64(*in.at<T>(o)); });
-        *dst = kit::store_as<T>(acc);
+        *dst = kit::store_as<T>(static_cast<double>(acc));
       } else {
         KSum acc;
         for_inner(p, ib, [&](int64_t o) { acc.add(to_f64(*in.at<T>(o))); });
@@ -594,10 +604,13 @@ void running(const ScanPlan &s, const View &in, const View &out) {
       }
     } else if constexpr (is_complex_v<T>) {
       if constexpr (Prod) {
-        std::complex<double> acc(1.0, 0.0);
+        // long double, whose range an f64 running product leaves (overflowing, or losing its bits to
+        // subnormals) long before its value does: as the reference computes it.
+        std::complex<long double> acc(1.0L, 0.0L);
         for (int64_t i = 0; i < s.n; ++i) {
-          acc *= to_c128(src[i * s.s_in]);
-          dst[i * s.s_out] = from_c128<T>(acc);
+          const std::complex<double> x = to_c128(src[i * s.s_in]);
+          acc *= std::complex<long double>(x.real(), x.imag());
+          dst[i * s.s_out] = from_c128<T>({static_cast<double>(acc.real()), static_cast<double>(acc.imag())});
         }
       } else {
         KSum re, im;
@@ -609,10 +622,10 @@ void running(const ScanPlan &s, const View &in, const View &out) {
       }
     } else {
       if constexpr (Prod) {
-        double acc = 1.0;
+        long double acc = 1.0L;  // as the complex product above
         for (int64_t i = 0; i < s.n; ++i) {
           acc *= to_f64(src[i * s.s_in]);
-          dst[i * s.s_out] = kit::store_as<T>(acc);
+          dst[i * s.s_out] = kit::store_as<T>(static_cast<double>(acc));
         }
       } else {
         KSum acc;

@@ -2,6 +2,8 @@
 // comments or by a small double-precision loop here, never taken from a kernel run.
 #include <gtest/gtest.h>
 
+#include <complex>
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -237,6 +239,33 @@ TEST_F(CpuReduction, CumprodOfI8Wraps) {
   std::vector<int8_t> b = {-3, 50, 2};
   ASSERT_EQ(launch(PK_OP_CUMPROD, {tensor(b, kI8, {3})}, {tensor(out, kI8, {3})}, &c), PK_OK);
   EXPECT_EQ(out, (std::vector<int8_t>{-3, 106, -44}));
+}
+
+// Running sums and products beyond f64's range come back as the reference's exact sum and long double product do
+// (hand-checked): DBL_MAX-sized terms that overflow an f64 running sum and then cancel give a finite sum; a
+// product past f64's range times 0 is 0, not NaN; a complex product through the subnormal range keeps its bits
+// (2^-1000 (1 + 2^-40) 2^-60 2^1000 2^60 = 1 + 2^-40).
+TEST_F(CpuReduction, RunningSumsAndProductsBeyondF64Range) {
+  const double big = 1.5e308, inf = HUGE_VAL, hi = 0x1p1000;
+  std::vector<std::complex<double>> z = {{1, big}, {2, big}, {3, -big}}, zs(3);
+  pk_attrs_cumsum cs = PK_ATTRS_CUMSUM_INIT;
+  ASSERT_EQ(launch(PK_OP_CUMSUM, {tensor(z, PK_DTYPE_C128_DESC, {3})}, {tensor(zs, PK_DTYPE_C128_DESC, {3})}, &cs),
+            PK_OK)
+      << last_error().message;
+  EXPECT_EQ(zs[1], std::complex<double>(3, inf));
+  EXPECT_EQ(zs[2], std::complex<double>(6, big));
+  std::vector<double> x = {hi, hi, 0, -2}, xp(4);
+  pk_attrs_cumprod cp = PK_ATTRS_CUMPROD_INIT;
+  ASSERT_EQ(launch(PK_OP_CUMPROD, {tensor(x, PK_DTYPE_F64_DESC, {4})}, {tensor(xp, PK_DTYPE_F64_DESC, {4})}, &cp),
+            PK_OK);
+  EXPECT_EQ(xp[1], inf);
+  EXPECT_EQ(xp[2], 0.0);
+  EXPECT_TRUE(std::signbit(xp[3]));
+  std::vector<std::complex<double>> w = {{0x1p-1000 * (1 + 0x1p-40), 0}, {0x1p-60, 0}, {0x1p1000, 0}, {0x1p60, 0}},
+                                    wp(4);
+  ASSERT_EQ(launch(PK_OP_CUMPROD, {tensor(w, PK_DTYPE_C128_DESC, {4})}, {tensor(wp, PK_DTYPE_C128_DESC, {4})}, &cp),
+            PK_OK);
+  EXPECT_EQ(wp[3].real(), 1 + 0x1p-40);
 }
 
 TEST_F(CpuReduction, CummaxCumminKeepTheLastOccurrenceAndNaNSticks) {
