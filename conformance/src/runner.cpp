@@ -259,7 +259,12 @@ std::vector<HostTensor> magnitude_inputs(const std::vector<HostTensor> &inputs, 
       m.re = std::fabs(w.re) + std::fabs(w.im);
       if (std::isnan(m.re)) m.re = 0;  // garbage between elements stays harmless
       if (at_least_one) m.re = std::max<long double>(m.re, 1);
-      oracle::store_rounded(m, t.dtype, t.storage.data() + off, oracle::Overflow::standard);
+      // |re| + |im| of a finite complex element may exceed the format (DBL_MAX + DBL_MAX): it saturates, since an
+      // infinity here would stand for an infinite term that is not there (and meet a zero as NaN in the bound).
+      // Infinite elements stay infinite: they are the infinite terms that fix a result exactly.
+      const bool finite = std::isfinite(w.re) && std::isfinite(w.im);
+      oracle::store_rounded(m, t.dtype, t.storage.data() + off,
+                            finite ? oracle::Overflow::saturate : oracle::Overflow::standard);
     }
   }
   return out;
