@@ -1,7 +1,7 @@
 // bench_fusion.cpp — fused CPU kernels from the LLVM JIT: relu(x * y + z) on 16 M f32 through the runtime's graph
 // API (one fused kernel) against the same three ops unfused into preallocated buffers (three passes over
-// memory), a hand-fused loop as the upper bound, and the JIT's costs: compiling one region cold and finding it
-// in the cache.
+// memory), a hand-fused loop as the upper bound, a 4-op chain fused and unfused, and the JIT's costs: compiling
+// one region cold and finding it in the cache.
 //
 // The fused graph runs on the CPU backend when it installs the fusion hooks (cpu_fusion.cpp); until then on the
 // test plugin "cpu-fusion-test" (the CPU plugin plus those hooks), which the output names.
@@ -77,12 +77,39 @@ struct Env {
     return g;
   }
 
+  // ((x * y) + x) * y - x: four elementwise nodes (the OpenCL benchmark's chain).
+  pk_graph_t chain4() {
+    pk_graph_t g;
+    pk_dtype f32 = PK_DTYPE_F32_DESC;
+    uint32_t a, b, v1, v2, v3, v4;
+    if (pk_graph_create(&g) != PK_OK || pk_graph_add_input(g, f32, 1, shape, &a) != PK_OK ||
+        pk_graph_add_input(g, f32, 1, shape, &b) != PK_OK)
+      die("graph");
+    uint32_t in[2] = {a, b};
+    if (pk_graph_add_node(g, PK_OP_MUL, in, 2, nullptr, &v1, 1) != PK_OK) die("mul");
+    in[0] = v1;
+    in[1] = a;
+    if (pk_graph_add_node(g, PK_OP_ADD, in, 2, nullptr, &v2, 1) != PK_OK) die("add");
+    in[0] = v2;
+    in[1] = b;
+    if (pk_graph_add_node(g, PK_OP_MUL, in, 2, nullptr, &v3, 1) != PK_OK) die("mul");
+    in[0] = v3;
+    in[1] = a;
+    if (pk_graph_add_node(g, PK_OP_SUB, in, 2, nullptr, &v4, 1) != PK_OK) die("sub");
+    if (pk_graph_mark_output(g, v4) != PK_OK) die("output");
+    return g;
+  }
+  pk_executable_t fused4 = nullptr;
+
   uint32_t compile(const char *path) {
     if (pk_runtime_load_plugin(rt, path, &be) != PK_OK || pk_backend_device(be, 0, &dev) != PK_OK ||
         pk_stream_create(dev, &stream) != PK_OK)
       return 0;
     pk_graph_t g = graph();
     if (pk_graph_compile(g, dev, nullptr, &fused) != PK_OK) die("compile");
+    pk_graph_destroy(g);
+    g = chain4();
+    if (pk_graph_compile(g, dev, nullptr, &fused4) != PK_OK) die("compile");
     pk_graph_destroy(g);
     uint32_t kernels = 0;
     pk_executable_stats(fused, &kernels, nullptr, nullptr);
@@ -198,6 +225,32 @@ void BM_relu_fma_hand_fused(benchmark::State &state) {
     benchmark::ClobberMemory();
   }
   set_bytes(state, 4);
+}
+
+// The 4-op chain: one fused kernel (reads x, y, writes out: 12 B/element) against its four ops launched unfused
+// through the runtime into preallocated buffers (12 B each: 48 B/element, a traffic bound of 4x).
+void BM_chain4_fused_graph(benchmark::State &state) {
+  Env &e = Env::get();
+  pk_tensor ins[2] = {e.tx, e.ty};
+  for (auto _ : state) {
+    if (pk_executable_run(e.fused4, e.stream, ins, 2, &e.tout, 1) != PK_OK) die("run");
+  }
+  set_bytes(state, 3);
+}
+
+void BM_chain4_unfused_runtime(benchmark::State &state) {
+  Env &e = Env::get();
+  pk_tensor a[2] = {e.tx, e.ty}, b[2] = {e.tt1, e.tx}, c[2] = {e.tt2, e.ty}, d[2] = {e.tt1, e.tx};
+  for (auto _ : state) {
+    pk_launch(e.stream, PK_OP_MUL, a, 2, &e.tt1, 1, nullptr);
+    pk_launch(e.stream, PK_OP_ADD, b, 2, &e.tt2, 1, nullptr);
+    pk_launch(e.stream, PK_OP_MUL, c, 2, &e.tt1, 1, nullptr);
+    if (pk_launch(e.stream, PK_OP_SUB, d, 2, &e.tout, 1, nullptr) != PK_OK) {
+      state.SkipWithError(last_error().message);
+      break;
+    }
+  }
+  set_bytes(state, 3);
 }
 
 // JIT compile time of one region (cold: a fill value never seen before makes a new cache key each time).
@@ -460,6 +513,16 @@ BENCHMARK(BM_relu_fma_unfused_runtime)
     ->Repetitions(5)
     ->ReportAggregatesOnly(true);
 BENCHMARK(BM_relu_fma_hand_fused)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Repetitions(5)
+    ->ReportAggregatesOnly(true);
+BENCHMARK(BM_chain4_fused_graph)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Repetitions(5)
+    ->ReportAggregatesOnly(true);
+BENCHMARK(BM_chain4_unfused_runtime)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Repetitions(5)
