@@ -1864,15 +1864,16 @@ Value *ComplexEmitter::red_final(uint32_t op, int32_t out_dt, const std::vector<
       e = sel(b_.CreateICmpSGT(e, b_.getInt64(2000)), b_.getInt64(2000), e);
       e = sel(b_.CreateICmpSLT(e, b_.getInt64(-2000)), b_.getInt64(-2000), e);
       Value *e1 = b_.CreateSDiv(e, b_.getInt64(2)), *e2 = b_.CreateSub(e, e1);
-      auto pow2 = [&](Value *k) {
-        Value *p = b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(k, b_.getInt64(1023)), b_.getInt64(52)), f64_);
-        return b_.CreateVectorSplat(2, p);
-      };
-      return round_to(b_.CreateFMul(b_.CreateFMul(acc[0], pow2(e1)), pow2(e2)), out_dt);
+      return round_to(b_.CreateFMul(b_.CreateFMul(acc[0], pow2_pair(e1)), pow2_pair(e2)), out_dt);
     }
     default:
       return acc[0];
   }
+}
+
+Value *ComplexEmitter::pow2_pair(Value *e) {
+  Value *p = b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(e, b_.getInt64(1023)), b_.getInt64(52)), f64_);
+  return b_.CreateVectorSplat(2, p);
 }
 
 std::pair<Value *, Value *> ComplexEmitter::normalize(Value *z2) {
@@ -1885,11 +1886,7 @@ std::pair<Value *, Value *> ComplexEmitter::normalize(Value *z2) {
   Value *k = b_.CreateSub(b_.CreateAnd(b_.CreateLShr(bits, b_.getInt64(52)), b_.getInt64(0x7ff)), b_.getInt64(1022));
   // v 2^-k in two exact steps (2^-k alone may be below the normal range).
   Value *k1 = b_.CreateSDiv(k, b_.getInt64(2)), *k2 = b_.CreateSub(k, k1);
-  auto pow2_neg = [&](Value *e) {
-    Value *p = b_.CreateBitCast(b_.CreateShl(b_.CreateSub(b_.getInt64(1023), e), b_.getInt64(52)), f64_);
-    return b_.CreateVectorSplat(2, p);
-  };
-  Value *vn = b_.CreateFMul(b_.CreateFMul(v, pow2_neg(k1)), pow2_neg(k2));
+  Value *vn = b_.CreateFMul(b_.CreateFMul(v, pow2_pair(b_.CreateNeg(k1))), pow2_pair(b_.CreateNeg(k2)));
   Value *kt = b_.CreateSub(k, sel(sub, b_.getInt64(64), b_.getInt64(0)));
   return {sel(ok, vn, z2), sel(ok, kt, b_.getInt64(0))};
 }

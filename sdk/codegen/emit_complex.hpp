@@ -100,6 +100,7 @@ class ComplexEmitter {
   // A finite nonzero pair scaled by 2^-k so that its larger part is in [0.5, 1), and k (i64); other pairs as they
   // are, k = 0. Running products keep their value so (no overflow or loss to subnormals on the way).
   std::pair<Value *, Value *> normalize(Value *z2);
+  Value *pow2_pair(Value *e);             // (2^e, 2^e) for an i64 e in [-1022, 1023]
   Value *round_to(Value *z2, int32_t d);  // (f64, f64) -> d's vector type, each part rounded once
 
   // Double-double pieces.
