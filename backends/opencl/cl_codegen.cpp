@@ -803,7 +803,8 @@ std::string gen_elementwise(const EwGraph &g, const DeviceCaps &caps, bool *vect
   if (vector) *vector = vec;
   if (vec_elems) *vec_elems = vec ? W * U : 1;
 
-  auto body = [&](const std::function<std::string(size_t)> &lvalue, bool vec_body) {
+  // nt: outputs are written with non-temporal stores (vector bodies only; their addresses 32-byte aligned).
+  auto body = [&](const std::function<std::string(size_t)> &lvalue, bool vec_body, bool nt = false) {
     std::string s;
     auto ctype = [&](int32_t dt) {
       return vec_body ? std::string(cl_type(dt).ct) + std::to_string(W) : std::string(cl_type(dt).ct);
@@ -831,7 +832,10 @@ std::string gen_elementwise(const EwGraph &g, const DeviceCaps &caps, bool *vect
     for (size_t k = g.num_in_args; k < g.args.size(); ++k) {
       const int32_t v = g.args[k];
       const int32_t dt = g.dtypes[v];
-      if (vec_body) {
+      if (vec_body && nt) {
+        s += "    __builtin_nontemporal_store(v" + std::to_string(v) + ", (__global " + ctype(dt) + " *)(" + lvalue(k) +
+             "));\n";
+      } else if (vec_body) {
         s += "    vstore" + std::to_string(W) + "(v" + std::to_string(v) + ", 0, " + lvalue(k) + ");\n";
       } else {
         s += "    " + lvalue(k) + " = " + store_expr(dt, "v" + std::to_string(v)) + ";\n";
@@ -880,17 +884,26 @@ std::string gen_elementwise(const EwGraph &g, const DeviceCaps &caps, bool *vect
     src += "    e" + std::to_string(k) + " += x * s" + std::to_string(k) + ".v[d];\n";
   src += "  }\n  {\n" + body([](size_t k) { return "p" + std::to_string(k) + "[e" + std::to_string(k) + "]"; }, false) +
          "  }\n}\n";
-  if (vec) {
-    // W * U elements per work-item through vloadW/vstoreW; the last work-item finishes a partial tail element-wise.
+  // W * U elements per work-item through vloadW/vstoreW; the last work-item finishes a partial tail element-wise.
+  // pk_ew_vec_nt stores past the cache (outputs larger than it, which nothing reads back soon): plain stores first
+  // read each line they write, a third more traffic for an add. The host picks it only for 32-byte aligned
+  // outputs. Non-temporal stores are weakly ordered; the runtime's completion of a launch (locked instructions
+  // between its threads) drains them before any later command reads the output.
+  auto vec_kernel = [&](const char *name, bool nt) {
     const std::string E = std::to_string(W * U);
-    src += "__kernel void pk_ew_vec(" + params(false) + ") {\n  const ulong base = get_global_id(0) * " + E +
-           ";\n  if (base + " + E + " <= n) {\n    #pragma unroll\n    for (uint u = 0; u < " + std::to_string(U) +
+    src += std::string("__kernel void ") + name + "(" + params(false) +
+           ") {\n  const ulong base = get_global_id(0) * " + E + ";\n  if (base + " + E +
+           " <= n) {\n    #pragma unroll\n    for (uint u = 0; u < " + std::to_string(U) +
            "; ++u) {\n      const ulong i = base + u * " + std::to_string(W) + ";\n";
-    src += body([](size_t k) { return "p" + std::to_string(k) + " + o" + std::to_string(k) + " + i"; }, true) +
+    src += body([](size_t k) { return "p" + std::to_string(k) + " + o" + std::to_string(k) + " + i"; }, true, nt) +
            "    }\n  } else {\n";
     src += "    for (ulong i = base; i < n; ++i) {\n" +
            body([](size_t k) { return "p" + std::to_string(k) + "[o" + std::to_string(k) + " + i]"; }, false) +
            "    }\n  }\n}\n";
+  };
+  if (vec) {
+    vec_kernel("pk_ew_vec", false);
+    vec_kernel("pk_ew_vec_nt", true);
   }
   return src;
 }

@@ -53,9 +53,10 @@ bool ew_op_supported(uint32_t op_id, const int32_t *in_dtypes, uint32_t num_inpu
                      const DeviceCaps &caps, std::string *why);
 
 // OpenCL C for an elementwise graph, with kernels pk_ew_contig (dense tensors: one element per work-item),
-// pk_ew_strided (any strides) and, when *vector is set on return, pk_ew_vec (dense, kVecElems elements per
-// work-item through vloadN/vstoreN). Arguments: for each tensor `ptr, ulong offset` (+ `pk_dims strides` in the
-// strided kernel), then (strided) `pk_dims shape, int rank`, then `ulong n`.
+// pk_ew_strided (any strides) and, when *vector is set on return, pk_ew_vec (dense, *vec_elems elements per
+// work-item through vloadN/vstoreN) and pk_ew_vec_nt (the same with non-temporal stores: outputs 32-byte aligned).
+// Arguments: for each tensor `ptr, ulong offset` (+ `pk_dims strides` in the strided kernel), then (strided) `pk_dims
+// shape, int rank`, then `ulong n`.
 std::string gen_elementwise(const EwGraph &g, const DeviceCaps &caps, bool *vector, uint32_t *vec_elems);
 
 // Reductions sum/prod/amax/amin for one dtype: kernels pk_red_direct (one work-item per output),

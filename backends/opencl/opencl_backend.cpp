@@ -143,8 +143,10 @@ struct pk_be_kernel {
 namespace pk::ocl {
 namespace {
 
-enum KernelSlot { kContig = 0, kStrided = 1, kVec = 2 };
+enum KernelSlot { kContig = 0, kStrided = 1, kVec = 2, kVecNonTemporal = 3 };
 constexpr size_t kLocal = 256;  // work-group size of the one-element-per-work-item kernels
+// Outputs from this size on (larger than the last-level cache) are stored non-temporally, as the CPU backend does.
+constexpr uint64_t kStreamingBytes = uint64_t{16} << 20;
 
 pk_status sticky_check(pk_be_stream *s) {
   if (s->sticky == PK_OK) return PK_OK;
@@ -420,7 +422,13 @@ pk_status run_elementwise(pk_be_stream *s, KernelSet &ks, const pk_tensor *const
     a[i] = tensor_arg(*tensors[i]);
     dense = dense && a[i].dense;
   }
-  const int slot = dense ? (ks.vector ? kVec : kContig) : kStrided;
+  int slot = dense ? (ks.vector ? kVec : kContig) : kStrided;
+  if (slot == kVec && s->dev->alignment >= 32 &&
+      n * dtype_bytes(kit::dtype_id(tensors[count - 1]->dtype)) >= kStreamingBytes) {
+    bool aligned = true;  // the non-temporal kernel stores whole 32-byte vectors
+    for (size_t i = 0; i < count; ++i) aligned = aligned && tensors[i]->byte_offset % 32 == 0;
+    if (aligned) slot = kVecNonTemporal;
+  }
   cl_kernel k = ks.k[slot].get();
   std::lock_guard<std::mutex> g(ks.mu);
   Args set{k};
@@ -435,7 +443,7 @@ pk_status run_elementwise(pk_be_stream *s, KernelSet &ks, const pk_tensor *const
   }
   set(n);
   if (set.err != CL_SUCCESS) return stream_fail(s, set.err, op, "clSetKernelArg failed");
-  const uint64_t items = slot == kVec ? (n + ks.vec_elems - 1) / ks.vec_elems : n;
+  const uint64_t items = slot >= kVec ? (n + ks.vec_elems - 1) / ks.vec_elems : n;
   const size_t global = round_up(static_cast<size_t>(items), kLocal), local = kLocal;
   return enqueue(s, k, 1, &global, &local, op);
 }
@@ -477,10 +485,10 @@ pk_status launch_elementwise(pk_be_stream *s, uint32_t op_id, const pk_tensor *i
   DeviceState &dev = *s->dev;
   const uint32_t variant = ew_variant(op_id, out_dt, attrs);
   const uint64_t key = ew_key(op_id, in_dt, nin, out_dt, variant);
-  static const char *const kNames[] = {"pk_ew_contig", "pk_ew_strided", "pk_ew_vec"};
+  static const char *const kNames[] = {"pk_ew_contig", "pk_ew_strided", "pk_ew_vec", "pk_ew_vec_nt"};
   pk_status st = ks ? PK_OK
                     : get_kernels(
-                          dev, key, op_id, kNames, 3,
+                          dev, key, op_id, kNames, 4,
                           [&](bool *vec, uint32_t *w) {
                             EwGraph g;
                             EwNode node;
@@ -2185,8 +2193,8 @@ pk_status ocl_fusion_offer(pk_be_context *ctx, uint32_t device, const pk_subgrap
     bool vector = false;
     uint32_t w = 1;
     const std::string source = gen_elementwise(g, dev.caps, &vector, &w);
-    static const char *const kNames[] = {"pk_ew_contig", "pk_ew_strided", "pk_ew_vec"};
-    if (pk_status st = make_kernel_set(dev, source, kNames, vector ? 3 : 2, 0, k->kernels)) {
+    static const char *const kNames[] = {"pk_ew_contig", "pk_ew_strided", "pk_ew_vec", "pk_ew_vec_nt"};
+    if (pk_status st = make_kernel_set(dev, source, kNames, vector ? 4 : 2, 0, k->kernels)) {
       // A region that fails to build is declined (the nodes then run one by one), but said in the log.
       log_line(ctx, 1, std::string("opencl: fused region declined: ") + kit::last_error().message);
       (void)st;

@@ -263,6 +263,36 @@ TEST_F(OpenCL, AddMulAgainstHostAndCpu) {
   }
 }
 
+// Outputs of 16 MiB and more are stored past the cache when 32-byte aligned (pk_ew_vec_nt); one at a 4-byte offset
+// takes the plain vector kernel. Both give the correctly rounded result in every element, the partial tail included.
+TEST_F(OpenCL, LargeOutputsStoredPastTheCacheAreExact) {
+  const size_t n = (size_t{16} << 20) / 4 + 37;
+  const int64_t len = static_cast<int64_t>(n);
+  std::vector<float> a = random_floats(n, 21), b = random_floats(n, 22);
+  pk_tensor ta = device(a, kF32, {len}), tb = device(b, kF32, {len});
+  pk_tensor sum = empty<float>(n, kF32, {len});
+  pk_tensor prod = device(std::vector<float>(), kF32, {len}, {}, 4, (n + 1) * 4);
+  ASSERT_EQ(launch(PK_OP_ADD, {ta, tb}, {sum}), PK_OK) << last_error().message;
+  ASSERT_EQ(launch(PK_OP_MUL, {ta, tb}, {prod}), PK_OK) << last_error().message;
+  std::vector<float> rs = download<float>(sum, n), rp = download<float>(prod, n + 1);
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(rs[i], static_cast<float>(static_cast<double>(a[i]) + b[i])) << i;
+    ASSERT_EQ(rp[i + 1], static_cast<float>(static_cast<double>(a[i]) * b[i])) << i;
+  }
+  // f64: 8 elements per vector, the same rule.
+  const size_t m = (size_t{16} << 20) / 8 + 5;
+  std::vector<double> x(m), y(m);
+  std::mt19937_64 g(23);
+  std::uniform_real_distribution<double> d(-1e3, 1e3);
+  for (size_t i = 0; i < m; ++i) x[i] = d(g), y[i] = d(g);
+  pk_tensor tx = device(x, kF64, {int64_t(m)}), ty = device(y, kF64, {int64_t(m)});
+  pk_tensor diff = empty<double>(m, kF64, {int64_t(m)});
+  ASSERT_EQ(launch(PK_OP_SUB, {tx, ty}, {diff}), PK_OK) << last_error().message;
+  std::vector<double> rd = download<double>(diff, m);
+  for (size_t i = 0; i < m; ++i) ASSERT_EQ(rd[i], x[i] - y[i]) << i;
+  expect_native(PK_OP_ADD);
+}
+
 TEST_F(OpenCL, IntegerDivisionAndWrap) {
   std::vector<int32_t> a{7, -7, INT32_MIN, 5, INT32_MAX}, b{2, 2, -1, 0, 1};
   pk_tensor ta = device(a, kI32, {5}), tb = device(b, kI32, {5});
