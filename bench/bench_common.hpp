@@ -9,10 +9,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include "primkit/primkit.h"
@@ -108,6 +110,33 @@ inline void must(pk_status st) {
     std::fprintf(stderr, "bench: %s\n", e.message);
     std::abort();
   }
+}
+
+// One launch on the CPU backend's stream; aborts with the runtime's message on failure.
+inline void launch(uint32_t op, std::initializer_list<pk_tensor> in, std::initializer_list<pk_tensor> out,
+                   const void *attrs = nullptr) {
+  Env &env = Env::get();
+  std::vector<pk_tensor> i(in), o(out);
+  must(pk_launch(env.stream, op, i.data(), static_cast<uint32_t>(i.size()), o.data(), static_cast<uint32_t>(o.size()),
+                 attrs));
+}
+
+// The CPU backend's thread cap (its pk_cpu_set_max_threads extension) and OpenMP's, for the yardsticks.
+inline void use_threads(int n) {
+  Env::get();  // loads the plugin (RTLD_NOLOAD below finds it only then)
+  static auto set_max =
+      reinterpret_cast<void (*)(int)>(dlsym(dlopen(PK_CPU_PLUGIN, RTLD_NOW | RTLD_NOLOAD), "pk_cpu_set_max_threads"));
+  if (set_max == nullptr) {
+    std::fprintf(stderr, "bench: the CPU backend lacks pk_cpu_set_max_threads\n");
+    std::abort();
+  }
+  set_max(n);
+  omp_set_num_threads(n);
+}
+
+// The thread count is every benchmark's first argument.
+inline void set_threads(benchmark::State &state) {
+  use_threads(static_cast<int>(state.range(0)));
 }
 
 // Runs the yardstick and the subject back to back in every iteration; reports subject time as the iteration

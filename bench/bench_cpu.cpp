@@ -7,7 +7,6 @@
 //   allocation:   allocating 16 M add vs preallocated
 //   threading:    2 threads vs 1 thread at every size from 1 K to 16 M
 // Every benchmark takes the thread count as its last argument; ratios are yardstick / subject.
-#include <dlfcn.h>
 #include <immintrin.h>
 
 #include <algorithm>
@@ -91,30 +90,6 @@ __attribute__((target("avx2"))) float simd_amax(const float *a, size_t n) {
     best = std::max(best, hmax(_mm256_max_ps(m0, m1)));
   }
   return best;
-}
-
-void launch(uint32_t op, std::initializer_list<pk_tensor> in, std::initializer_list<pk_tensor> out,
-            const void *attrs = nullptr) {
-  Env &env = Env::get();
-  std::vector<pk_tensor> i(in), o(out);
-  must(pk_launch(env.stream, op, i.data(), static_cast<uint32_t>(i.size()), o.data(), static_cast<uint32_t>(o.size()),
-                 attrs));
-}
-
-// The CPU backend's thread cap (its pk_cpu_set_max_threads extension) and OpenMP's, for the yardsticks.
-void use_threads(int n) {
-  Env::get();  // loads the plugin (RTLD_NOLOAD below finds it only then)
-  static auto set_max =
-      reinterpret_cast<void (*)(int)>(dlsym(dlopen(PK_CPU_PLUGIN, RTLD_NOW | RTLD_NOLOAD), "pk_cpu_set_max_threads"));
-  if (set_max == nullptr) {
-    std::fprintf(stderr, "bench: the CPU backend lacks pk_cpu_set_max_threads\n");
-    std::abort();
-  }
-  set_max(n);
-  omp_set_num_threads(n);
-}
-void set_threads(benchmark::State &state) {
-  use_threads(static_cast<int>(state.range(0)));
 }
 
 // --- elementwise and reductions on 16 M f32 ---------------------------------------------------------------------

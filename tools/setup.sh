@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything PrimKit needs on a fresh Debian 12 machine. Idempotent: skips what is present.
+# --peers also installs the benchmarks' peer, libtorch (Debian's libtorch-dev, about 1 GB; tools/run-bench.sh), with
+# OpenBLAS (OpenMP flavour) as the system BLAS: Debian's libtorch calls libblas.so.3 for f32 matmul, which is
+# otherwise the netlib reference BLAS (about 4 GFLOP/s here, 20-30x below oneDNN): no peer anyone would run.
 # LLVM is pinned to 19: Debian's default (14) emits invalid PTX for sm_90 and crashes next to PoCL's LLVM.
 set -euo pipefail
 
@@ -13,6 +16,12 @@ APT_PACKAGES=(
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
 )
 PY_PACKAGES=(pyyaml numpy ml_dtypes mpmath)
+for arg in "$@"; do
+  case "$arg" in
+    --peers) APT_PACKAGES+=(libtorch-dev libopenblas0-openmp) ;;
+    *) echo "setup: unknown option $arg (known: --peers)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
