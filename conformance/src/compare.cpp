@@ -485,6 +485,28 @@ OutputComparison compare_output(const oracle::OutputValue &expected, const std::
   return out;
 }
 
+std::vector<oracle::HostTensor> magnitude_inputs(const std::vector<oracle::HostTensor> &inputs, bool at_least_one) {
+  std::vector<oracle::HostTensor> out = inputs;
+  for (oracle::HostTensor &t : out) {
+    if (!meta::is_float(t.dtype) && !meta::is_complex(t.dtype)) continue;
+    const size_t size = meta::dtype_size(t.dtype);
+    for (size_t off = 0; off + size <= t.storage.size(); off += size) {
+      oracle::Wide w = oracle::load_element(t.storage.data() + off, t.dtype);
+      oracle::Wide m;
+      m.re = std::fabs(w.re) + std::fabs(w.im);
+      if (std::isnan(m.re)) m.re = 0;  // garbage between elements stays harmless
+      if (at_least_one) m.re = std::max<long double>(m.re, 1);
+      // |re| + |im| of a finite complex element may exceed the format (DBL_MAX + DBL_MAX): it saturates, since an
+      // infinity here would stand for an infinite term that is not there (and meet a zero as NaN in the bound).
+      // Infinite elements stay infinite: they are the infinite terms that fix a result exactly.
+      const bool finite = std::isfinite(w.re) && std::isfinite(w.im);
+      oracle::store_rounded(m, t.dtype, t.storage.data() + off,
+                            finite ? oracle::Overflow::saturate : oracle::Overflow::standard);
+    }
+  }
+  return out;
+}
+
 }  // namespace detail
 
 }  // namespace pk::conformance

@@ -49,6 +49,13 @@ OutputComparison compare_output(const oracle::OutputValue &expected, const std::
 std::string element_text(int32_t dtype, const uint8_t *bytes, int64_t i);
 std::string wide_text(const oracle::Wide &w, int32_t dtype);
 
+// Inputs with every float/complex element replaced by its magnitude (|re| + |im| for complex), the inputs on
+// which the oracle gives a reduction's error scale; with `at_least_one`, by max(magnitude, 1): a product of those
+// bounds every partial product in any order. A finite element's magnitude saturates at the format's largest value
+// (an infinity would stand for an infinite term that is not there); infinite elements stay infinite; NaN gives 0.
+std::vector<oracle::HostTensor> magnitude_inputs(const std::vector<oracle::HostTensor> &inputs,
+                                                 bool at_least_one = false);
+
 // Row-major index -> byte offset of that element in a host tensor view.
 int64_t element_byte_offset(const oracle::HostTensor &t, int64_t index);
 

@@ -246,30 +246,6 @@ int64_t reduction_length(const OpInfo &op, const Case &c, const oracle::OutputVa
   return max_in;
 }
 
-// Inputs with every float/complex element replaced by its magnitude (|re| + |im| for complex); with
-// `at_least_one`, by max(magnitude, 1): a product of those bounds every partial product in any order.
-std::vector<HostTensor> magnitude_inputs(const std::vector<HostTensor> &inputs, bool at_least_one = false) {
-  std::vector<HostTensor> out = inputs;
-  for (HostTensor &t : out) {
-    if (!meta::is_float(t.dtype) && !meta::is_complex(t.dtype)) continue;
-    const size_t size = meta::dtype_size(t.dtype);
-    for (size_t off = 0; off + size <= t.storage.size(); off += size) {
-      oracle::Wide w = oracle::load_element(t.storage.data() + off, t.dtype);
-      oracle::Wide m;
-      m.re = std::fabs(w.re) + std::fabs(w.im);
-      if (std::isnan(m.re)) m.re = 0;  // garbage between elements stays harmless
-      if (at_least_one) m.re = std::max<long double>(m.re, 1);
-      // |re| + |im| of a finite complex element may exceed the format (DBL_MAX + DBL_MAX): it saturates, since an
-      // infinity here would stand for an infinite term that is not there (and meet a zero as NaN in the bound).
-      // Infinite elements stay infinite: they are the infinite terms that fix a result exactly.
-      const bool finite = std::isfinite(w.re) && std::isfinite(w.im);
-      oracle::store_rounded(m, t.dtype, t.storage.data() + off,
-                            finite ? oracle::Overflow::saturate : oracle::Overflow::standard);
-    }
-  }
-  return out;
-}
-
 // Inputs with subnormal floats flushed to zero (keeping the sign): the reference for DAZ devices.
 bool flush_subnormal_inputs(std::vector<HostTensor> &inputs) {
   bool any = false;
@@ -300,7 +276,8 @@ std::vector<long double> magnitudes(const OpInfo &op, const Case &c, const oracl
                          op.tier == meta::Tier::composite;
   if (abs_trick) {
     std::vector<oracle::OutputValue> outs;
-    if (oracle::evaluate(op.id, magnitude_inputs(c.inputs), c.attrs.empty() ? nullptr : c.attrs.data(), outs).ok() &&
+    if (oracle::evaluate(op.id, detail::magnitude_inputs(c.inputs), c.attrs.empty() ? nullptr : c.attrs.data(), outs)
+            .ok() &&
         output < outs.size()) {
       for (const oracle::Wide &w : outs[output].wide) mag.push_back(std::fabs(w.re) + std::fabs(w.im));
       return mag;
@@ -579,7 +556,7 @@ PairResult check_pair(pk_device_t device, const OpInfo &op, int32_t dtype, Profi
                                   (has_name(op, {"prod", "cumprod"}) && meta::is_complex(expected[o].dtype));
         if (has_name(op, {"prod", "cumprod"})) {
           std::vector<oracle::OutputValue> outs;
-          if (oracle::evaluate(op.id, magnitude_inputs(c.inputs, true), attrs, outs).ok() && o < outs.size())
+          if (oracle::evaluate(op.id, detail::magnitude_inputs(c.inputs, true), attrs, outs).ok() && o < outs.size())
             for (const oracle::Wide &w : outs[o].wide) tol.overflow_scale.push_back(std::fabs(w.re) + std::fabs(w.im));
         }
       }

@@ -2,10 +2,14 @@
 // and the contract each (op, dtype) is measured with (read off sdk/primops/ops.yaml by hand).
 #include <gtest/gtest.h>
 
+#include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
+#include "conformance_internal.hpp"
 #include "primkit/conformance.hpp"
+#include "primkit/oracle.hpp"
 
 namespace pc = pk::conformance;
 
@@ -130,4 +134,32 @@ TEST(ExpectedFailures, ParsesOpDtypeReason) {
   ASSERT_EQ(m.size(), 2u);
   EXPECT_EQ(m.at({"exp", "f16"}), "flushes subnormals, tracked in #12");
   EXPECT_EQ(m.at({"abs", "*"}), "crashes");
+}
+
+// The reduction bound's inputs (|re| + |im| per element), hand-checked: a finite c128 element whose |re| + |im|
+// passes DBL_MAX saturates there (an infinity would meet a zero weight as NaN and fail an exact result); an
+// infinite element stays infinite; NaN counts 0; at_least_one raises magnitudes below 1 to 1; real dtypes take |x|.
+TEST(MagnitudeInputs, ComplexSaturatesInfinitiesStayNaNIsZero) {
+  namespace po = pk::oracle;
+  const long double big = 0.75L * DBL_MAX;
+  std::vector<po::Wide> values = {{big, -big}, {-INFINITY, 1}, {NAN, 2}, {-0.25L, 0.125L}, {3, -4}};
+  std::vector<po::HostTensor> in = {po::HostTensor::from_complex(PK_DTYPE_C128, {5}, values),
+                                    po::HostTensor::from_values(PK_DTYPE_F32, {3}, {-2.5L, 0.5L, -0.0L})};
+  const std::vector<po::HostTensor> m = pc::detail::magnitude_inputs(in);
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].at(0).re, static_cast<long double>(DBL_MAX));
+  EXPECT_TRUE(std::isinf(m[0].at(1).re) && m[0].at(1).re > 0);
+  EXPECT_EQ(m[0].at(2).re, 0.0L);
+  EXPECT_EQ(m[0].at(3).re, 0.375L);
+  EXPECT_EQ(m[0].at(4).re, 7.0L);
+  for (int64_t i = 0; i < 5; ++i) EXPECT_EQ(m[0].at(i).im, 0.0L) << i;
+  EXPECT_EQ(m[1].at(0).re, 2.5L);
+  EXPECT_EQ(m[1].at(1).re, 0.5L);
+  EXPECT_EQ(m[1].at(2).re, 0.0L);
+  const std::vector<po::HostTensor> one = pc::detail::magnitude_inputs(in, true);
+  EXPECT_EQ(one[0].at(3).re, 1.0L);
+  EXPECT_EQ(one[0].at(4).re, 7.0L);
+  EXPECT_EQ(one[0].at(2).re, 1.0L);
+  EXPECT_EQ(one[1].at(1).re, 1.0L);
+  EXPECT_EQ(one[1].at(0).re, 2.5L);
 }
