@@ -144,6 +144,8 @@ namespace pk::ocl {
 namespace {
 
 enum KernelSlot { kContig = 0, kStrided = 1, kVec = 2, kVecNonTemporal = 3 };
+// The kernels of an elementwise program (gen_elementwise), in slot order; the last two only in vector programs.
+const char *const kElementwiseKernels[] = {"pk_ew_contig", "pk_ew_strided", "pk_ew_vec", "pk_ew_vec_nt"};
 constexpr size_t kLocal = 256;  // work-group size of the one-element-per-work-item kernels
 // Outputs from this size on (larger than the last-level cache) are stored non-temporally, as the CPU backend does.
 constexpr uint64_t kStreamingBytes = uint64_t{16} << 20;
@@ -485,10 +487,9 @@ pk_status launch_elementwise(pk_be_stream *s, uint32_t op_id, const pk_tensor *i
   DeviceState &dev = *s->dev;
   const uint32_t variant = ew_variant(op_id, out_dt, attrs);
   const uint64_t key = ew_key(op_id, in_dt, nin, out_dt, variant);
-  static const char *const kNames[] = {"pk_ew_contig", "pk_ew_strided", "pk_ew_vec", "pk_ew_vec_nt"};
   pk_status st = ks ? PK_OK
                     : get_kernels(
-                          dev, key, op_id, kNames, 4,
+                          dev, key, op_id, kElementwiseKernels, 4,
                           [&](bool *vec, uint32_t *w) {
                             EwGraph g;
                             EwNode node;
@@ -2193,8 +2194,7 @@ pk_status ocl_fusion_offer(pk_be_context *ctx, uint32_t device, const pk_subgrap
     bool vector = false;
     uint32_t w = 1;
     const std::string source = gen_elementwise(g, dev.caps, &vector, &w);
-    static const char *const kNames[] = {"pk_ew_contig", "pk_ew_strided", "pk_ew_vec", "pk_ew_vec_nt"};
-    if (pk_status st = make_kernel_set(dev, source, kNames, vector ? 4 : 2, 0, k->kernels)) {
+    if (pk_status st = make_kernel_set(dev, source, kElementwiseKernels, vector ? 4 : 2, 0, k->kernels)) {
       // A region that fails to build is declined (the nodes then run one by one), but said in the log.
       log_line(ctx, 1, std::string("opencl: fused region declined: ") + kit::last_error().message);
       (void)st;
