@@ -5,6 +5,8 @@ import json
 import sys
 
 PREFERRED = ["ratio", "subject_GBps", "yardstick_GBps", "subject_GFLOPs", "ns_per_launch"]
+# Rate counters are stored per second: FLOP/s shown as GFLOP/s; an inverted rate (seconds per launch) as ns.
+SCALE = {"subject_GFLOPs": 1e-9, "ns_per_launch": 1e9}
 
 
 def rows(path):
@@ -34,7 +36,7 @@ def main(paths):
     print("|---|---|" + "---|" * len(PREFERRED))
     for path in paths:
         for run, t, unit, c in rows(path):
-            cells = [fmt(c[k]) if k in c else "" for k in PREFERRED]
+            cells = [fmt(c[k] * SCALE.get(k, 1)) if k in c else "" for k in PREFERRED]
             time = f"{fmt(t)} {unit}" if t is not None else ""
             print(f"| {run} | {time} | " + " | ".join(cells) + " |")
 

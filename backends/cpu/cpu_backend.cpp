@@ -42,9 +42,8 @@ uint32_t key_dtype_mask(const pk::meta::OpInfo &op) {
   return in.type_var >= 0 ? op.type_vars[in.type_var].dtype_mask : (1u << in.fixed_dtype);
 }
 
-int32_t key_dtype(const pk::meta::OpInfo &op, const pk_tensor *inputs, uint32_t num_inputs, const pk_tensor *outputs,
+int32_t key_dtype(int32_t k, const pk_tensor *inputs, uint32_t num_inputs, const pk_tensor *outputs,
                   uint32_t num_outputs) {
-  const int32_t k = key_operand(op);
   if (k >= 0 && static_cast<uint32_t>(k) < num_inputs) return pk::kit::dtype_id(inputs[k].dtype);
   if (num_outputs > 0) return pk::kit::dtype_id(outputs[0].dtype);
   return -1;
@@ -61,10 +60,11 @@ RegistryData &registry_data() {
 }  // namespace
 
 void KernelRegistry::add(uint32_t op_id, KernelFn fn, uint32_t dtype_mask) {
-  if (const pk::meta::OpInfo *op = pk::meta::find_op(op_id)) dtype_mask &= key_dtype_mask(*op);
+  const pk::meta::OpInfo *op = pk::meta::find_op(op_id);
+  if (op == nullptr) return;  // not in the op table this backend was built with: never launched
   auto &v = registry_data().by_id;
-  if (op_id >= v.size()) v.resize(op_id + 1, Kernel{0, nullptr, 0});
-  v[op_id] = Kernel{op_id, fn, dtype_mask};
+  if (op_id >= v.size()) v.resize(op_id + 1);
+  v[op_id] = Kernel{op_id, fn, dtype_mask & key_dtype_mask(*op), op, key_operand(*op)};
 }
 
 const Kernel *KernelRegistry::find(uint32_t op_id) const {
@@ -457,7 +457,8 @@ pk_status cpu_op_query(pk_be_context *, const pk_op_query *q, pk_op_support *out
   PK_STRUCT_INIT(s);
   const pk::meta::OpInfo *op = pk::meta::find_op(q->op_id);
   const pk::cpu::Kernel *k = pk::cpu::kernels().find(q->op_id);
-  const int32_t dt = op ? pk::cpu::key_dtype(*op, q->inputs, q->num_inputs, q->outputs, q->num_outputs) : -1;
+  const int32_t dt =
+      op ? pk::cpu::key_dtype(pk::cpu::key_operand(*op), q->inputs, q->num_inputs, q->outputs, q->num_outputs) : -1;
   if (op == nullptr) {
     std::snprintf(s.reason, sizeof s.reason, "unknown op id %u", q->op_id);
   } else if (k == nullptr) {
@@ -476,12 +477,13 @@ pk_status cpu_op_query(pk_be_context *, const pk_op_query *q, pk_op_support *out
 pk_status cpu_op_launch(pk_be_stream *stream, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
                         const pk_tensor *outputs, uint32_t num_outputs, const void *attrs) {
   if (pk_status st = sticky_check(stream)) return st;
-  const pk::meta::OpInfo *op = pk::meta::find_op(op_id);
   const pk::cpu::Kernel *k = pk::cpu::kernels().find(op_id);
-  if (op == nullptr || k == nullptr) {
-    return fail(PK_UNIMPLEMENTED, op_id, -1, "cpu: no kernel for %s", op ? op->name : "an unknown op");
+  if (k == nullptr) {
+    const pk::meta::OpInfo *known = pk::meta::find_op(op_id);
+    return fail(PK_UNIMPLEMENTED, op_id, -1, "cpu: no kernel for %s", known ? known->name : "an unknown op");
   }
-  const int32_t dt = pk::cpu::key_dtype(*op, inputs, num_inputs, outputs, num_outputs);
+  const pk::meta::OpInfo *op = k->op;
+  const int32_t dt = pk::cpu::key_dtype(k->key_operand, inputs, num_inputs, outputs, num_outputs);
   if (dt < 0 || !(k->dtype_mask & (1u << dt))) {
     return fail(PK_UNIMPLEMENTED, op_id, 0, "cpu: %s: dtype %s not implemented", op->name, pk::meta::dtype_name(dt));
   }

@@ -28,9 +28,13 @@ using KernelFn = pk_status (*)(const Launch &launch);
 // Which input dtypes a kernel covers, by the dtype of input 0 (or of output 0 for ops without inputs).
 // op_query answers from this mask, so it must agree with what the kernel really does.
 struct Kernel {
-  uint32_t op_id;
-  KernelFn fn;
-  uint32_t dtype_mask;  // bit (1u << PK_DTYPE_*)
+  uint32_t op_id = 0;
+  KernelFn fn = nullptr;
+  uint32_t dtype_mask = 0;  // bit (1u << PK_DTYPE_*)
+  // Looked up once at registration, not on every launch: the op's table entry and the operand whose dtype the
+  // mask is keyed on (-1: output 0).
+  const pk::meta::OpInfo *op = nullptr;
+  int32_t key_operand = -1;
 };
 
 // Kernels register the dtypes they can run; the registry keeps only those the op table admits for the op, so the
