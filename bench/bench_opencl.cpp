@@ -64,33 +64,6 @@ struct OclEnv {
   }
 };
 
-// A device buffer with a tensor view over it.
-struct DevTensor {
-  pk_buffer_t buf = nullptr;
-  std::vector<int64_t> shape;
-  pk_tensor t{};
-  // f32 elements by default; `parts` floats per element (2: c64).
-  DevTensor(pk_device_t dev, pk_stream_t s, const float *init, std::vector<int64_t> shp, pk_dtype dt = f32(),
-            size_t parts = 1)
-      : shape(std::move(shp)) {
-    size_t n = parts;
-    for (int64_t x : shape) n *= static_cast<size_t>(x);
-    must(pk_buffer_create(dev, n * 4, &buf));
-    if (init) must(pk_copy_host_to_buffer(s, buf, 0, init, n * 4));
-    must(pk_stream_synchronize(s));
-    must(pk_buffer_tensor(buf, dt, static_cast<int32_t>(shape.size()), shape.data(), nullptr, 0, &t));
-  }
-  ~DevTensor() { pk_buffer_destroy(buf); }
-  DevTensor(const DevTensor &) = delete;
-  DevTensor &operator=(const DevTensor &) = delete;
-};
-
-pk_status launch_on(pk_stream_t s, uint32_t op, std::vector<pk_tensor> in, std::vector<pk_tensor> out,
-                    const void *attrs = nullptr) {
-  return pk_launch(s, op, in.data(), static_cast<uint32_t>(in.size()), out.data(), static_cast<uint32_t>(out.size()),
-                   attrs);
-}
-
 // The CPU backend's elementwise kernels may be missing (they land separately): then an OpenMP loop stands in as
 // the yardstick, and the counter cpu_backend says which one ran.
 bool cpu_has(uint32_t op) {

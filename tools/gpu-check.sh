@@ -1,66 +1,118 @@
 #!/usr/bin/env bash
 # gpu-check.sh — the checks of the cuda backend that need an NVIDIA GPU, in one run (budget: under 8 minutes).
-# Builds only what they need into build-gpu/ (override with PRIMKIT_BUILD_DIR), then:
-#   1. the code generator tests (PTX through ptxas, cuda-emu against references, cuda plugin load),
-#   2. the cuda backend on the GPU: device listing, and every generated kernel against the same references
-#      (the emulator test suite re-run with PRIMKIT_CODEGEN_TEST_BACKEND=cuda),
-#   3. `primkit conformance --backend cuda --profile quick` when the CLI has that subcommand,
-#   4. the fusion benchmark (CPU JIT) for the record.
-# Exit status: non-zero if any step failed. Logs go to $build/gpu-check/.
+#   tools/gpu-check.sh                   build what the checks need into build-gpu/ (PRIMKIT_BUILD_DIR), then run
+#   tools/gpu-check.sh --prebuilt DIR    run a bundle from tools/gpu-bundle.sh (for a GPU host without LLVM 19)
+# Steps, each with its own time limit; a failed step is reported and the next one still runs:
+#   1. the GPU and the cuda backend's device listing (primkit list -v),
+#   2. every generated kernel on the GPU against the code generator tests' references: the single-op sweep in
+#      parallel shards, then the hand-checked suites (the cuda-emu tests re-run with the cuda plugin),
+#   3. primkit conformance --backend cuda --profile quick (one child process per CPU),
+#   4. primkit_bench_cuda (ratios against the GPU's own copy bandwidth and the raw driver launch), then the same
+#      operations through PyTorch for the peer figures when python3 has torch,
+#   5. (build mode only) the full code generator tests, PTX through ptxas included.
+# Exit status: non-zero if any step failed. Logs go to $PRIMKIT_GPU_LOGS (default: <build or bundle>/gpu-check).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=${PRIMKIT_BUILD_DIR:-$root/build-gpu}
+prebuilt=""
+if [ "${1:-}" = "--prebuilt" ]; then
+  prebuilt=$(cd "${2:?--prebuilt needs the bundle folder}" && pwd)
+fi
 jobs=${PRIMKIT_JOBS:-$(nproc)}
-logs=$build/gpu-check
-mkdir -p "$logs"
 start=$(date +%s)
 status=0
-step() { echo "== [$(( $(date +%s) - start ))s] $*"; }
-run() {  # run NAME TIMEOUT_S CMD...: logs to $logs/NAME.log, records failure, keeps going
+step() { echo "== [$(($(date +%s) - start))s] $*"; }
+
+if [ -n "$prebuilt" ]; then
+  bin=$prebuilt/bin
+  plugin=$prebuilt/lib/primkit/libprimkit_backend_cuda.so
+  logs=${PRIMKIT_GPU_LOGS:-$prebuilt/gpu-check}
+  # Only PrimKit's own processes see the bundled libraries (python and nvidia-smi keep the system's).
+  pk_env=(env "LD_LIBRARY_PATH=$prebuilt/lib:$prebuilt/deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    "PRIMKIT_PLUGIN_PATH=$prebuilt/lib/primkit")
+else
+  build=${PRIMKIT_BUILD_DIR:-$root/build-gpu}
+  bin=$build/bin
+  plugin=$build/lib/primkit/libprimkit_backend_cuda.so
+  logs=${PRIMKIT_GPU_LOGS:-$build/gpu-check}
+  pk_env=(env)
+fi
+mkdir -p "$logs"
+
+run() { # run NAME TIMEOUT_S CMD...: logs to $logs/NAME.log, records failure, keeps going
   local name=$1 limit=$2
   shift 2
   step "$name"
   if timeout "$limit" "$@" >"$logs/$name.log" 2>&1; then
-    tail -n 15 "$logs/$name.log"
+    tail -n 25 "$logs/$name.log"
   else
     echo "!! $name failed (exit $?); last lines of $logs/$name.log:"
-    tail -n 40 "$logs/$name.log"
+    tail -n 60 "$logs/$name.log"
     status=1
   fi
 }
 
-if ! command -v nvidia-smi >/dev/null 2>&1; then
-  echo "gpu-check: nvidia-smi not found; the GPU steps will report 0 devices (continuing)"
+if command -v nvidia-smi >/dev/null 2>&1; then
+  nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total,clocks.max.sm --format=csv,noheader || true
 else
-  nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format=csv,noheader || true
-fi
-command -v ptxas >/dev/null 2>&1 || echo "gpu-check: ptxas not on PATH: the PTX assembly test will be skipped"
-
-step "configure + build ($build)"
-generator=()
-command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
-if ! cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPRIMKIT_WITH_LLVM=ON \
-      -DPRIMKIT_WITH_OPENCL=OFF -DPython3_EXECUTABLE="$(command -v "${PRIMKIT_PYTHON:-python3}")" >"$logs/configure.log" 2>&1; then
-  tail -n 30 "$logs/configure.log"
-  exit 1
-fi
-targets=(primkit_codegen_tests primkit_backend_cuda primkit_backend_cuda-emu primkit_backend_cpu primkit)
-grep -q primkit_bench_fusion "$build/build.ninja" 2>/dev/null && targets+=(primkit_bench_fusion)
-if ! timeout 300 cmake --build "$build" -j"$jobs" --target "${targets[@]}" >"$logs/build.log" 2>&1; then
-  tail -n 40 "$logs/build.log"
-  exit 1
+  echo "gpu-check: nvidia-smi not found; the cuda backend will report 0 devices (continuing)"
 fi
 
-run codegen-tests 120 "$build/bin/primkit_codegen_tests"
-run cuda-list 30 "$build/bin/primkit" list -v
-run cuda-kernels 180 env PRIMKIT_CODEGEN_TEST_BACKEND=cuda "$build/bin/primkit_codegen_tests" --gtest_filter='Emu.*'
-if "$build/bin/primkit" --help 2>&1 | grep -q conformance; then
-  run conformance-cuda 150 "$build/bin/primkit" conformance --backend cuda --profile quick --report "$logs/conformance"
+if [ -z "$prebuilt" ]; then
+  step "configure + build ($build)"
+  generator=()
+  command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+  if ! cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPRIMKIT_WITH_LLVM=ON \
+    -DPRIMKIT_WITH_OPENCL=OFF -DPython3_EXECUTABLE="$(command -v "${PRIMKIT_PYTHON:-python3}")" \
+    >"$logs/configure.log" 2>&1; then
+    tail -n 30 "$logs/configure.log"
+    exit 1
+  fi
+  if ! timeout 300 cmake --build "$build" -j"$jobs" --target primkit_codegen_tests primkit_backend_cuda \
+    primkit_backend_cuda-emu primkit_backend_cpu primkit primkit_bench_cuda >"$logs/build.log" 2>&1; then
+    tail -n 40 "$logs/build.log"
+    exit 1
+  fi
 else
-  step "conformance: the primkit CLI has no 'conformance' subcommand in this tree (skipped)"
+  echo "gpu-check: bundle of commit $(cat "$prebuilt/COMMIT" 2>/dev/null || echo '?')"
 fi
-if [ -x "$build/bin/primkit_bench_fusion" ]; then
-  run bench-fusion 120 "$build/bin/primkit_bench_fusion" --benchmark_min_time=0.2
+
+run cuda-list 60 "${pk_env[@]}" "$bin/primkit" list -v
+
+# The single-op sweep compiles ~1500 kernels: shards in parallel, one process each.
+shards=$((jobs < 8 ? jobs : 8))
+step "cuda-kernels: the single-op sweep in $shards shards"
+pids=()
+for ((k = 0; k < shards; ++k)); do
+  timeout 240 "${pk_env[@]}" PRIMKIT_CODEGEN_TEST_BACKEND="$plugin" PRIMKIT_TEST_SHARD="$k/$shards" \
+    "$bin/primkit_codegen_tests" --gtest_filter='Emu.EverySupportedSingleOpMatchesTheReference' \
+    >"$logs/cuda-kernels-shard$k.log" 2>&1 &
+  pids+=($!)
+done
+for ((k = 0; k < shards; ++k)); do
+  if wait "${pids[$k]}"; then
+    grep -E "checked [0-9]+|PASSED|SKIPPED" "$logs/cuda-kernels-shard$k.log" | head -3
+  else
+    echo "!! shard $k failed; its failures:"
+    grep -E "Failure|error:|element|FAILED" "$logs/cuda-kernels-shard$k.log" | head -40
+    status=1
+  fi
+done
+run cuda-kernels-hand-checked 240 "${pk_env[@]}" PRIMKIT_CODEGEN_TEST_BACKEND="$plugin" \
+  "$bin/primkit_codegen_tests" --gtest_filter='Emu.*:EmuOps.*:EmuComplex.*:-Emu.EverySupportedSingleOp*'
+
+if "${pk_env[@]}" "$bin/primkit" --help 2>&1 | grep -q conformance; then
+  run conformance-cuda 300 "${pk_env[@]}" "$bin/primkit" conformance --backend "$plugin" --profile quick \
+    --jobs "$jobs" --report "$logs/conformance"
 fi
-step "done in $(( $(date +%s) - start ))s, status $status"
+
+if [ -x "$bin/primkit_bench_cuda" ]; then
+  run bench-cuda 150 "${pk_env[@]}" "$bin/primkit_bench_cuda" --benchmark_min_time=0.2 \
+    --benchmark_out="$logs/bench-cuda.json" --benchmark_out_format=json
+fi
+run torch-peer 90 "${PRIMKIT_PYTHON:-python3}" "$root/tools/gpu-torch-peer.py"
+
+if [ -z "$prebuilt" ]; then
+  run codegen-tests 300 "$bin/primkit_codegen_tests"
+fi
+step "done in $(($(date +%s) - start))s, status $status"
 exit $status

@@ -48,6 +48,7 @@ int cmd_list(int argc, char **argv) {
     uint32_t abi = pk_backend_abi_version(b);
     uint32_t nd = 0;
     pk_backend_device_count(b, &nd);
+    const std::string no_device_reason = nd == 0 ? last_error_message() : "";
     std::printf("\n%-10s %s %u.%u.%u  ABI %u.%u  %u device%s\n", info.name, info.vendor, info.version_major,
                 info.version_minor, info.version_patch, PK_VERSION_MAJOR(abi), PK_VERSION_MINOR(abi), nd,
                 nd == 1 ? "" : "s");
@@ -68,7 +69,7 @@ int cmd_list(int argc, char **argv) {
         std::printf("            dtypes: %s\n", dts.c_str());
       }
     }
-    if (nd == 0) std::printf("  no devices\n");
+    if (nd == 0) std::printf("  no devices: %s\n", no_device_reason.c_str());
   }
   const char *errors = pk_runtime_load_errors(rt);
   if (errors && *errors) std::printf("\nplugins that failed to load:\n%s", errors);
@@ -94,7 +95,7 @@ int cmd_info(int argc, char **argv) {
   uint32_t nd = 0;
   pk_backend_device_count(b, &nd);
   if (nd == 0) {
-    std::printf("%s: no devices, so no op runs here\n", info.name);
+    std::printf("%s: no devices, so no op runs here (%s)\n", info.name, last_error_message().c_str());
     pk_runtime_destroy(rt);
     return 0;
   }

@@ -1,6 +1,6 @@
 // cuda_driver.cpp — the cuda backend's executor: the CUDA driver API resolved with dlopen("libcuda.so.1") at
 // run time (never linked: the plugin must load and answer "0 devices" on machines without a driver), kernels
-// as PTX from the LLVM code generator loaded with cuModuleLoadData.
+// as PTX from the LLVM code generator loaded with cuModuleLoadDataEx.
 //
 // The driver's types are declared here rather than taken from cuda.h so the plugin builds without the CUDA
 // toolkit. CUDA 12+ headers map several names to versioned symbols (cuMemAlloc -> cuMemAlloc_v2, ...): we
@@ -45,6 +45,8 @@ constexpr int kAttrCcMajor = 75;
 constexpr int kAttrCcMinor = 76;
 constexpr unsigned kStreamNonBlocking = 1;
 constexpr unsigned kEventDisableTiming = 2;
+constexpr int kJitErrorLogBuffer = 5;  // CUjit_option values
+constexpr int kJitErrorLogBufferSizeBytes = 6;
 
 // The driver entry points we use, resolved by name.
 struct Driver {
@@ -73,7 +75,7 @@ struct Driver {
   CUresult (*cuEventRecord)(CUevent, CUstream) = nullptr;
   CUresult (*cuEventSynchronize)(CUevent) = nullptr;
   CUresult (*cuEventQuery)(CUevent) = nullptr;
-  CUresult (*cuModuleLoadData)(CUmodule *, const void *) = nullptr;
+  CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *, void **) = nullptr;
   CUresult (*cuModuleUnload)(CUmodule) = nullptr;
   CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *) = nullptr;
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
@@ -225,7 +227,16 @@ class CudaExecutor final : public Executor {
     if (pk_status st = current(device)) return st;
     auto k = std::make_unique<Kernel>();
     k->device = device;
-    if (pk_status st = check(d_.cuModuleLoadData(&k->module, ptx.c_str()), "cuModuleLoadData")) return st;
+    // The driver's PTX compiler explains a rejected module in its error log: the message carries it.
+    char log[2048] = {0};
+    int options[2] = {kJitErrorLogBuffer, kJitErrorLogBufferSizeBytes};
+    void *values[2] = {log, reinterpret_cast<void *>(sizeof log - 1)};
+    if (CUresult r = d_.cuModuleLoadDataEx(&k->module, ptx.c_str(), 2, options, values); r != kSuccess) {
+      fail(PK_ERROR_DEVICE, 0, -1, "cuda: cuModuleLoadDataEx of kernel %s (sm_%d) failed: %s: %s", entry.c_str(), sm,
+           code_text(r).c_str(), log[0] ? log : "no log");
+      pk::kit::last_error().vendor_code = r;
+      return PK_ERROR_DEVICE;
+    }
     if (pk_status st = check(d_.cuModuleGetFunction(&k->function, k->module, entry.c_str()), "cuModuleGetFunction")) {
       d_.cuModuleUnload(k->module);
       return st;
@@ -286,7 +297,7 @@ class CudaExecutor final : public Executor {
     PK_RESOLVE(cuEventRecord);
     PK_RESOLVE(cuEventSynchronize);
     PK_RESOLVE(cuEventQuery);
-    PK_RESOLVE(cuModuleLoadData);
+    PK_RESOLVE(cuModuleLoadDataEx);
     PK_RESOLVE(cuModuleUnload);
     PK_RESOLVE(cuModuleGetFunction);
     PK_RESOLVE(cuLaunchKernel);

@@ -56,36 +56,6 @@ bool looks_like_path(const std::string &s) {
   return s.find('/') != std::string::npos || (s.size() > 3 && s.compare(s.size() - 3, 3, ".so") == 0);
 }
 
-// Why a backend has no device. The host API only says "zero devices"; the backend's own explanation comes from
-// its get_last_error slot right after device_count, so ask the plugin directly (a second context, closed again).
-std::string zero_device_reason(const std::string &path) {
-  void *lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) return "";
-  std::string reason;
-  auto entry = reinterpret_cast<pk_backend_entry_fn>(::dlsym(lib, PK_BACKEND_ENTRY_SYMBOL));
-  pk_host_services host;
-  PK_STRUCT_INIT(host);
-  host.host_abi_version = PK_ABI_VERSION;
-  uint32_t chosen = 0;
-  const pk_backend_api *api = nullptr;
-  char message[256] = {0};
-  pk_be_context *ctx = nullptr;
-  if (entry && entry(&host, &chosen, &api, message, sizeof message) == PK_OK && api && api->open &&
-      api->open(&host, &ctx) == PK_OK) {
-    uint32_t count = 0;
-    if (api->device_count) api->device_count(ctx, &count);
-    pk_error_info e;
-    PK_STRUCT_INIT(e);
-    if (count == 0 && api->get_last_error && api->get_last_error(ctx, &e) == PK_OK) {
-      e.message[sizeof(e.message) - 1] = '\0';
-      reason = e.message;
-    }
-    if (api->close) api->close(ctx);
-  }
-  ::dlclose(lib);
-  return reason;
-}
-
 // A strict runtime with the backend loaded. Owns the runtime.
 struct Session {
   pk_runtime_t runtime = nullptr;
@@ -119,8 +89,7 @@ struct Session {
     uint32_t count = 0;
     pk_backend_device_count(backend, &count);
     if (count == 0) {
-      no_devices = zero_device_reason(pk_backend_path(backend));
-      if (no_devices.empty()) no_devices = "the backend reports zero devices and gives no reason";
+      no_devices = last_error();  // the backend's reason, kept by the runtime
       return;
     }
     if (device_index >= count) {

@@ -56,7 +56,6 @@ std::string install_plugin_dir() {
 
 }  // namespace
 
-
 pk_status load_plugin(Runtime &rt, const std::string &path, Backend **out) {
   void *lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
@@ -82,14 +81,14 @@ pk_status load_plugin(Runtime &rt, const std::string &path, Backend **out) {
   message[sizeof(message) - 1] = '\0';
   if (st != PK_OK) {
     return set_error(st == PK_ERROR_ABI_MISMATCH ? PK_ERROR_ABI_MISMATCH : PK_ERROR_PLUGIN, PK_OP_NONE, -1, 0,
-                     "plugin %s refused ABI %u.%u (%s): %s", path.c_str(), PK_ABI_VERSION_MAJOR,
-                     PK_ABI_VERSION_MINOR, pk_status_name(st), message[0] ? message : "no reason given");
+                     "plugin %s refused ABI %u.%u (%s): %s", path.c_str(), PK_ABI_VERSION_MAJOR, PK_ABI_VERSION_MINOR,
+                     pk_status_name(st), message[0] ? message : "no reason given");
   }
   if (PK_VERSION_MAJOR(chosen) != PK_ABI_VERSION_MAJOR || chosen > PK_ABI_VERSION) {
     return set_error(PK_ERROR_ABI_MISMATCH, PK_OP_NONE, -1, 0,
-                     "plugin %s chose ABI %u.%u, but this runtime speaks %u.%u (same major, minor <= %u)",
-                     path.c_str(), PK_VERSION_MAJOR(chosen), PK_VERSION_MINOR(chosen), PK_ABI_VERSION_MAJOR,
-                     PK_ABI_VERSION_MINOR, PK_ABI_VERSION_MINOR);
+                     "plugin %s chose ABI %u.%u, but this runtime speaks %u.%u (same major, minor <= %u)", path.c_str(),
+                     PK_VERSION_MAJOR(chosen), PK_VERSION_MINOR(chosen), PK_ABI_VERSION_MAJOR, PK_ABI_VERSION_MINOR,
+                     PK_ABI_VERSION_MINOR);
   }
   if (table == nullptr || table->struct_size < k_required_api_bytes) {
     return set_error(PK_ERROR_PLUGIN, PK_OP_NONE, -1, 0,
@@ -123,15 +122,25 @@ pk_status load_plugin(Runtime &rt, const std::string &path, Backend **out) {
   backend->info.vendor[sizeof(backend->info.vendor) - 1] = '\0';
   for (const auto &other : rt.backends) {
     if (std::strcmp(other->info.name, backend->info.name) == 0) {
-      return set_error(PK_ERROR_PLUGIN, PK_OP_NONE, -1, 0,
-                       "plugin %s: a backend named '%s' is already loaded from %s", path.c_str(),
-                       backend->info.name, other->path.c_str());
+      return set_error(PK_ERROR_PLUGIN, PK_OP_NONE, -1, 0, "plugin %s: a backend named '%s' is already loaded from %s",
+                       path.c_str(), backend->info.name, other->path.c_str());
     }
   }
   uint32_t count = 0;
   if (api.device_count != nullptr) {
     st = api.device_count(backend->context, &count);
     if (st != PK_OK) return forward_backend_error(*backend, st, PK_OP_NONE, "device_count failed");
+  }
+  if (count == 0) {
+    // The ABI asks a backend with no device to say why in its last-error record (no driver, no GPU, ...).
+    pk_error_info e;
+    PK_STRUCT_INIT(e);
+    if (api.get_last_error != nullptr && api.get_last_error(backend->context, &e) == PK_OK) {
+      e.message[sizeof(e.message) - 1] = '\0';
+      backend->no_device_reason = e.message;
+    }
+    if (backend->no_device_reason.empty())
+      backend->no_device_reason = "the backend reports no device and gives no reason";
   }
   for (uint32_t i = 0; i < count; ++i) {
     auto dev = std::make_unique<pk_device_s>();

@@ -9,14 +9,15 @@ using namespace pk::rt;
 
 namespace {
 
-#define PK_CHECK_HANDLE(h, what)                                                                            \
-  do {                                                                                                       \
-    if ((h) == nullptr) return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0, "%s: %s is NULL", __func__, what); \
+#define PK_CHECK_HANDLE(h, what)                                                                        \
+  do {                                                                                                  \
+    if ((h) == nullptr)                                                                                 \
+      return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0, "%s: %s is NULL", __func__, what); \
   } while (0)
 
-#define PK_CHECK_OUT(p)                                                                                     \
-  do {                                                                                                       \
-    if ((p) == nullptr)                                                                                      \
+#define PK_CHECK_OUT(p)                                                                                       \
+  do {                                                                                                        \
+    if ((p) == nullptr)                                                                                       \
       return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0, "%s: output pointer is NULL", __func__); \
   } while (0)
 
@@ -80,8 +81,7 @@ pk_status CachingAllocator::allocate(uint64_t bytes, void **out, uint64_t *capac
   }
   if (st != PK_OK) return forward_backend_error(b, st, PK_OP_NONE, "mem_alloc failed");
   if (p == nullptr) {
-    return set_error(PK_ERROR_PLUGIN, PK_OP_NONE, -1, 0, "backend '%s' mem_alloc returned PK_OK and NULL",
-                     b.info.name);
+    return set_error(PK_ERROR_PLUGIN, PK_OP_NONE, -1, 0, "backend '%s' mem_alloc returned PK_OK and NULL", b.info.name);
   }
   *out = p;
   *capacity = want;
@@ -107,7 +107,9 @@ void CachingAllocator::trim() {
   }
 }
 
-CachingAllocator::~CachingAllocator() { trim(); }
+CachingAllocator::~CachingAllocator() {
+  trim();
+}
 
 pk_status create_stream(Device &device, pk_stream_s **out) {
   Backend &b = *device.backend;
@@ -197,7 +199,9 @@ pk_status pk_runtime_load_plugin(pk_runtime_t rt, const char *path, pk_backend_t
   return PK_OK;
 }
 
-const char *pk_runtime_load_errors(pk_runtime_t rt) { return rt ? rt->load_errors.c_str() : ""; }
+const char *pk_runtime_load_errors(pk_runtime_t rt) {
+  return rt ? rt->load_errors.c_str() : "";
+}
 
 pk_status pk_runtime_backend_count(pk_runtime_t rt, uint32_t *out) {
   PK_CHECK_HANDLE(rt, "runtime");
@@ -242,13 +246,20 @@ pk_status pk_backend_get_info(pk_backend_t b, pk_backend_info *out) {
   return PK_OK;
 }
 
-uint32_t pk_backend_abi_version(pk_backend_t b) { return b ? b->abi_version : 0; }
-const char *pk_backend_path(pk_backend_t b) { return b ? b->path.c_str() : ""; }
+uint32_t pk_backend_abi_version(pk_backend_t b) {
+  return b ? b->abi_version : 0;
+}
+const char *pk_backend_path(pk_backend_t b) {
+  return b ? b->path.c_str() : "";
+}
 
 pk_status pk_backend_device_count(pk_backend_t b, uint32_t *out) {
   PK_CHECK_HANDLE(b, "backend");
   PK_CHECK_OUT(out);
   *out = static_cast<uint32_t>(b->devices.size());
+  if (b->devices.empty()) {
+    set_error(PK_ERROR_NOT_FOUND, PK_OP_NONE, -1, 0, "%s", b->no_device_reason.c_str());
+  }
   return PK_OK;
 }
 
@@ -256,8 +267,8 @@ pk_status pk_backend_device(pk_backend_t b, uint32_t index, pk_device_t *out) {
   PK_CHECK_HANDLE(b, "backend");
   PK_CHECK_OUT(out);
   if (index >= b->devices.size()) {
-    return set_error(PK_ERROR_NOT_FOUND, PK_OP_NONE, -1, 0, "backend '%s' has %zu devices, no device %u",
-                     b->info.name, b->devices.size(), index);
+    return set_error(PK_ERROR_NOT_FOUND, PK_OP_NONE, -1, 0, "backend '%s' has %zu devices, no device %u", b->info.name,
+                     b->devices.size(), index);
   }
   *out = b->devices[index].get();
   return PK_OK;
@@ -270,7 +281,9 @@ pk_status pk_device_get_props(pk_device_t d, pk_device_props *out) {
   return PK_OK;
 }
 
-pk_backend_t pk_device_backend(pk_device_t d) { return d ? d->backend : nullptr; }
+pk_backend_t pk_device_backend(pk_device_t d) {
+  return d ? d->backend : nullptr;
+}
 
 // --- memory -------------------------------------------------------------------------------------------------
 
@@ -306,12 +319,18 @@ void pk_buffer_destroy(pk_buffer_t b) {
   d.allocator->release(b->data, b->capacity);
 }
 
-uint64_t pk_buffer_size(pk_buffer_t b) { return b ? b->bytes : 0; }
-void *pk_buffer_data(pk_buffer_t b) { return b ? b->data : nullptr; }
-pk_device_t pk_buffer_device(pk_buffer_t b) { return b ? b->device : nullptr; }
+uint64_t pk_buffer_size(pk_buffer_t b) {
+  return b ? b->bytes : 0;
+}
+void *pk_buffer_data(pk_buffer_t b) {
+  return b ? b->data : nullptr;
+}
+pk_device_t pk_buffer_device(pk_buffer_t b) {
+  return b ? b->device : nullptr;
+}
 
-pk_status pk_buffer_tensor(pk_buffer_t b, pk_dtype dtype, int32_t ndim, const int64_t *shape,
-                           const int64_t *strides, uint64_t byte_offset, pk_tensor *out) {
+pk_status pk_buffer_tensor(pk_buffer_t b, pk_dtype dtype, int32_t ndim, const int64_t *shape, const int64_t *strides,
+                           uint64_t byte_offset, pk_tensor *out) {
   PK_CHECK_HANDLE(b, "buffer");
   PK_CHECK_OUT(out);
   if (ndim < 0 || ndim > PK_MAX_RANK || (ndim > 0 && shape == nullptr)) {
@@ -332,8 +351,7 @@ pk_status pk_buffer_tensor(pk_buffer_t b, pk_dtype dtype, int32_t ndim, const in
   return PK_OK;
 }
 
-pk_status pk_copy_host_to_buffer(pk_stream_t s, pk_buffer_t dst, uint64_t dst_offset, const void *src,
-                                 uint64_t bytes) {
+pk_status pk_copy_host_to_buffer(pk_stream_t s, pk_buffer_t dst, uint64_t dst_offset, const void *src, uint64_t bytes) {
   PK_CHECK_HANDLE(s, "stream");
   PK_CHECK_HANDLE(dst, "dst buffer");
   if (bytes > 0) PK_CHECK_HANDLE(src, "src");
@@ -395,7 +413,9 @@ pk_status pk_stream_create(pk_device_t d, pk_stream_t *out) {
   return create_stream(*d, out);
 }
 
-void pk_stream_destroy(pk_stream_t s) { destroy_stream(s); }
+void pk_stream_destroy(pk_stream_t s) {
+  destroy_stream(s);
+}
 
 pk_status pk_stream_synchronize(pk_stream_t s) {
   PK_CHECK_HANDLE(s, "stream");

@@ -26,8 +26,7 @@ using Device = pk_device_s;
 // --- errors --------------------------------------------------------------------------------------------------
 
 // Sets the calling thread's last error and returns `status`, so `return set_error(...)` reads naturally.
-pk_status set_error(pk_status status, uint32_t op_id, int32_t arg_index, int32_t vendor_code, const char *fmt,
-                    ...)
+pk_status set_error(pk_status status, uint32_t op_id, int32_t arg_index, int32_t vendor_code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 5, 6)))
 #endif
@@ -81,11 +80,12 @@ struct pk_backend_s {
   pk::rt::Runtime *runtime = nullptr;
   void *library = nullptr;  // dlopen handle
   std::string path;
-  pk_backend_api api{};     // this build's full table: slots the plugin's table lacks are NULL
+  pk_backend_api api{};  // this build's full table: slots the plugin's table lacks are NULL
   uint32_t abi_version = 0;
   pk_be_context *context = nullptr;
   pk_backend_info info{};
   std::vector<std::unique_ptr<pk_device_s>> devices;
+  std::string no_device_reason;  // the backend's explanation of a zero device count, taken at load
   ~pk_backend_s();
 };
 

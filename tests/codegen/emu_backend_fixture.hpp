@@ -1,6 +1,6 @@
 // emu_backend_fixture.hpp — the runtime, the backend under test (cuda-emu, or the plugin PRIMKIT_CODEGEN_TEST_BACKEND
-// names: tools/gpu-check.sh re-runs the suites on the real cuda backend), its first device and a stream, created
-// once per test suite. Strict and without discovery: nothing may silently run elsewhere. Tests skip when the
+// names or points to: tools/gpu-check.sh re-runs the suites on the real cuda backend), its first device and a stream,
+// created once per test suite. Strict and without discovery: nothing may silently run elsewhere. Tests skip when the
 // backend has no device.
 #pragma once
 
@@ -28,7 +28,11 @@ class EmuBackendTest : public ::testing::Test {
     o.flags = PK_RUNTIME_NO_DISCOVERY | PK_RUNTIME_STRICT;
     ASSERT_EQ(pk_runtime_create(&o, &rt_), PK_OK);
     const char *name = std::getenv("PRIMKIT_CODEGEN_TEST_BACKEND");
-    const std::string path = std::string(PK_PLUGIN_DIR "/libprimkit_backend_") + (name ? name : "cuda-emu") + ".so";
+    // A name means the plugin of this build tree; a path (with a '/') a plugin elsewhere, e.g. a relocated build.
+    const std::string chosen = name ? name : "cuda-emu";
+    const std::string path = chosen.find('/') != std::string::npos
+                                 ? chosen
+                                 : std::string(PK_PLUGIN_DIR "/libprimkit_backend_") + chosen + ".so";
     ASSERT_EQ(pk_runtime_load_plugin(rt_, path.c_str(), &be_), PK_OK) << last_runtime_error().message;
     uint32_t count = 0;
     pk_backend_device_count(be_, &count);

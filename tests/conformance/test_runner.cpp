@@ -186,4 +186,9 @@ TEST(ConformanceRunner, ZeroDevicesIsAClearErrorNotAPass) {
   Command c = run_command(std::string(PK_PRIMKIT_EXE) + " conformance --backend " + kNoDevice);
   EXPECT_EQ(c.exit_code, 2);
   EXPECT_NE(c.output.find("no devices: no accelerator driver found"), std::string::npos) << c.output;
+  // The runtime keeps the backend's reason, so every tool can say it, not only the conformance runner.
+  c = run_command(std::string(PK_PRIMKIT_EXE) + " info " + kNoDevice);
+  EXPECT_NE(c.output.find("no devices, so no op runs here (no accelerator driver found (faulty test backend))"),
+            std::string::npos)
+      << c.output;
 }

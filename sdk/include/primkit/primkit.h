@@ -48,12 +48,12 @@ extern "C" {
 #define PK_ABI_VERSION PK_MAKE_VERSION(PK_ABI_VERSION_MAJOR, PK_ABI_VERSION_MINOR)
 
 /* Sets struct_size of a struct variable before it is filled: `pk_tensor t; PK_STRUCT_INIT(t);` zeroes it. */
-#define PK_STRUCT_INIT(s)                                                                                          \
-  do {                                                                                                             \
-    unsigned char *pk_init_p_ = (unsigned char *)&(s);                                                             \
-    size_t pk_init_i_;                                                                                             \
-    for (pk_init_i_ = 0; pk_init_i_ < sizeof(s); ++pk_init_i_) pk_init_p_[pk_init_i_] = 0;                         \
-    (s).struct_size = (uint32_t)sizeof(s);                                                                         \
+#define PK_STRUCT_INIT(s)                                                                  \
+  do {                                                                                     \
+    unsigned char *pk_init_p_ = (unsigned char *)&(s);                                     \
+    size_t pk_init_i_;                                                                     \
+    for (pk_init_i_ = 0; pk_init_i_ < sizeof(s); ++pk_init_i_) pk_init_p_[pk_init_i_] = 0; \
+    (s).struct_size = (uint32_t)sizeof(s);                                                 \
   } while (0)
 
 #if defined(_WIN32)
@@ -133,7 +133,7 @@ enum {
 #define PK_MAX_RANK 8 /* every op accepts ranks 0..PK_MAX_RANK; attribute structs size their lists by it */
 
 enum {
-  PK_TENSOR_FLAG_READ_ONLY = 1u << 0, /* the storage must not be written (the runtime rejects it as output) */
+  PK_TENSOR_FLAG_READ_ONLY = 1u << 0,   /* the storage must not be written (the runtime rejects it as output) */
   PK_TENSOR_FLAG_HOST_VISIBLE = 1u << 1 /* `data` is a host pointer the CPU may dereference */
 };
 
@@ -166,9 +166,9 @@ typedef struct pk_tensor {
 typedef struct pk_error_info {
   uint32_t struct_size;
   pk_status status;
-  int32_t vendor_code; /* the driver's or backend's own code, 0 if none */
-  uint32_t op_id;      /* PK_OP_NONE when not about an op */
-  int32_t arg_index;   /* -1 when not about one argument */
+  int32_t vendor_code;               /* the driver's or backend's own code, 0 if none */
+  uint32_t op_id;                    /* PK_OP_NONE when not about an op */
+  int32_t arg_index;                 /* -1 when not about one argument */
   char message[PK_MESSAGE_CAPACITY]; /* NUL-terminated, e.g. "add: input 1 (b): dtype f16 != f32 of input 0" */
 } pk_error_info;
 
@@ -179,15 +179,15 @@ typedef struct pk_error_info {
 #define PK_NAME_CAPACITY 64
 
 enum {
-  PK_FLOAT_FLUSH_SUBNORMAL_OUTPUTS = 1u << 0, /* subnormal results may be flushed to zero (FTZ) */
-  PK_FLOAT_FLUSH_SUBNORMAL_INPUTS = 1u << 1,  /* subnormal inputs may be read as zero (DAZ) */
+  PK_FLOAT_FLUSH_SUBNORMAL_OUTPUTS = 1u << 0,  /* subnormal results may be flushed to zero (FTZ) */
+  PK_FLOAT_FLUSH_SUBNORMAL_INPUTS = 1u << 1,   /* subnormal inputs may be read as zero (DAZ) */
   PK_FLOAT_FAST_MATH_TRANSCENDENTALS = 1u << 2 /* transcendental functions use the ULP limits, not tighter */
 };
 
 enum {
-  PK_DEVICE_FEATURE_ASYNC = 1u << 0,       /* streams really run asynchronously */
+  PK_DEVICE_FEATURE_ASYNC = 1u << 0,          /* streams really run asynchronously */
   PK_DEVICE_FEATURE_UNIFIED_MEMORY = 1u << 1, /* device memory is host-addressable (HOST_VISIBLE tensors) */
-  PK_DEVICE_FEATURE_FUSION = 1u << 2        /* the backend compiles fused regions (fusion_offer) */
+  PK_DEVICE_FEATURE_FUSION = 1u << 2          /* the backend compiles fused regions (fusion_offer) */
 };
 
 typedef struct pk_backend_info {
@@ -205,13 +205,13 @@ typedef struct pk_device_props {
   char name[PK_NAME_CAPACITY]; /* e.g. "AMD EPYC (2 threads)", "pthread-cpu-pocl" */
   int32_t device_type;         /* PK_DEVICE_* used in tensors on this device */
   int32_t device_id;
-  uint64_t memory_bytes;       /* total device memory, 0 if unknown */
+  uint64_t memory_bytes; /* total device memory, 0 if unknown */
   uint32_t compute_units;
-  uint32_t features;           /* PK_DEVICE_FEATURE_* */
-  uint32_t float_policy;       /* PK_FLOAT_* : what numerics the conformance suite may accept */
-  uint32_t dtype_mask;         /* bit (1u << pk_dtype_id) for each dtype the device can store */
+  uint32_t features;     /* PK_DEVICE_FEATURE_* */
+  uint32_t float_policy; /* PK_FLOAT_* : what numerics the conformance suite may accept */
+  uint32_t dtype_mask;   /* bit (1u << pk_dtype_id) for each dtype the device can store */
   uint64_t max_allocation_bytes;
-  uint32_t alignment;          /* alignment in bytes of every allocation */
+  uint32_t alignment; /* alignment in bytes of every allocation */
 } pk_device_props;
 
 /* ------------------------------------------------------------------------------------------------------------
@@ -235,9 +235,9 @@ typedef struct pk_op_query {
 
 typedef struct pk_op_support {
   uint32_t struct_size;
-  int32_t supported;     /* 1 = the backend runs this launch; 0 = it returns PK_UNIMPLEMENTED */
-  int32_t native;        /* 1 = a native kernel; 0 = supported through the backend's own emulation */
-  char reason[256];      /* why not (or how), e.g. "f16 needs cl_khr_fp16, which this device lacks" */
+  int32_t supported; /* 1 = the backend runs this launch; 0 = it returns PK_UNIMPLEMENTED */
+  int32_t native;    /* 1 = a native kernel; 0 = supported through the backend's own emulation */
+  char reason[256];  /* why not (or how), e.g. "f16 needs cl_khr_fp16, which this device lacks" */
 } pk_op_support;
 
 /* ------------------------------------------------------------------------------------------------------------
@@ -387,11 +387,10 @@ typedef struct pk_backend_api {
    * compiled kernel in *out, or claim nothing and set *out = NULL (always legal, returns PK_OK).
    * Ownership: the subgraph is borrowed for this call only (copy what you keep); *out is released with
    * kernel_destroy. Threading: any thread. */
-  pk_status (*fusion_offer)(pk_be_context *ctx, uint32_t device, const pk_subgraph *graph,
-                            pk_fusion_claim *claim, pk_be_kernel **out);
+  pk_status (*fusion_offer)(pk_be_context *ctx, uint32_t device, const pk_subgraph *graph, pk_fusion_claim *claim,
+                            pk_be_kernel **out);
   /* Enqueues a fused kernel with its arguments in the order pk_fusion_claim defines. */
-  pk_status (*kernel_launch)(pk_be_stream *stream, pk_be_kernel *kernel, const pk_tensor *args,
-                             uint32_t num_args);
+  pk_status (*kernel_launch)(pk_be_stream *stream, pk_be_kernel *kernel, const pk_tensor *args, uint32_t num_args);
   /* Releases a kernel. The host guarantees no enqueued launch still uses it. */
   pk_status (*kernel_destroy)(pk_be_context *ctx, pk_be_kernel *kernel);
 } pk_backend_api;
@@ -413,13 +412,13 @@ PK_EXPORT pk_status pk_backend_entry(const pk_host_services *host, uint32_t *cho
  * HOST SIDE: libprimkit, the runtime a framework links.
  * ---------------------------------------------------------------------------------------------------------- */
 
-typedef struct pk_runtime_s *pk_runtime_t;   /* a set of loaded backends; the root of all other handles */
-typedef struct pk_backend_s *pk_backend_t;   /* a loaded plugin (owned by its runtime) */
-typedef struct pk_device_s *pk_device_t;     /* a device of a backend (owned by the backend) */
+typedef struct pk_runtime_s *pk_runtime_t; /* a set of loaded backends; the root of all other handles */
+typedef struct pk_backend_s *pk_backend_t; /* a loaded plugin (owned by its runtime) */
+typedef struct pk_device_s *pk_device_t;   /* a device of a backend (owned by the backend) */
 typedef struct pk_stream_s *pk_stream_t;
 typedef struct pk_event_s *pk_event_t;
-typedef struct pk_buffer_s *pk_buffer_t;     /* an allocation of device memory */
-typedef struct pk_graph_s *pk_graph_t;       /* a graph under construction */
+typedef struct pk_buffer_s *pk_buffer_t;         /* an allocation of device memory */
+typedef struct pk_graph_s *pk_graph_t;           /* a graph under construction */
 typedef struct pk_executable_s *pk_executable_t; /* a graph compiled for one device */
 
 /* Returns the calling thread's last error from any pk_ function. `out` must have struct_size set. */
@@ -432,15 +431,15 @@ PK_API uint32_t pk_runtime_abi_version(void);
 /* --- runtime and discovery --- */
 
 enum {
-  PK_RUNTIME_STRICT = 1u << 0,     /* fallback to the CPU backend is an error (PK_ERROR_FALLBACK_FORBIDDEN) */
+  PK_RUNTIME_STRICT = 1u << 0,      /* fallback to the CPU backend is an error (PK_ERROR_FALLBACK_FORBIDDEN) */
   PK_RUNTIME_NO_DISCOVERY = 1u << 1 /* do not scan PRIMKIT_PLUGIN_PATH and the install folder */
 };
 
 typedef struct pk_runtime_options {
   uint32_t struct_size;
-  uint32_t flags;                /* PK_RUNTIME_* */
-  const char *plugin_path;       /* extra ':'-separated folders to scan before the defaults; may be NULL */
-  const char *fallback_backend;  /* name of the backend used for fallback; NULL = "cpu" */
+  uint32_t flags;               /* PK_RUNTIME_* */
+  const char *plugin_path;      /* extra ':'-separated folders to scan before the defaults; may be NULL */
+  const char *fallback_backend; /* name of the backend used for fallback; NULL = "cpu" */
 } pk_runtime_options;
 
 /* Creates a runtime and, unless PK_RUNTIME_NO_DISCOVERY, loads every plugin found in `options->plugin_path`,
@@ -468,6 +467,8 @@ PK_API pk_status pk_backend_get_info(pk_backend_t backend, pk_backend_info *out)
 PK_API uint32_t pk_backend_abi_version(pk_backend_t backend);
 /* Path the plugin was loaded from (static for the backend's life). */
 PK_API const char *pk_backend_path(pk_backend_t backend);
+/* The backend's device count, fixed at load. When it is 0 the call still returns PK_OK and pk_get_last_error
+ * gives the backend's own reason, as it stated it at load (PK_ERROR_NOT_FOUND; e.g. no driver). */
 PK_API pk_status pk_backend_device_count(pk_backend_t backend, uint32_t *out);
 PK_API pk_status pk_backend_device(pk_backend_t backend, uint32_t index, pk_device_t *out);
 PK_API pk_status pk_device_get_props(pk_device_t device, pk_device_props *out);
@@ -488,14 +489,14 @@ PK_API pk_device_t pk_buffer_device(pk_buffer_t buffer);
 /* Fills *out with a view of the buffer: data, storage_bytes, device and dtype set; shape and strides point to
  * caller-owned arrays that must outlive every use of the descriptor. strides may be NULL (row-major). */
 PK_API pk_status pk_buffer_tensor(pk_buffer_t buffer, pk_dtype dtype, int32_t ndim, const int64_t *shape,
-                           const int64_t *strides, uint64_t byte_offset, pk_tensor *out);
+                                  const int64_t *strides, uint64_t byte_offset, pk_tensor *out);
 /* Enqueued copies (see the backend slots for the rules). Offsets and sizes are checked against the buffer. */
 PK_API pk_status pk_copy_host_to_buffer(pk_stream_t stream, pk_buffer_t dst, uint64_t dst_offset, const void *src,
-                                 uint64_t bytes);
+                                        uint64_t bytes);
 PK_API pk_status pk_copy_buffer_to_host(pk_stream_t stream, void *dst, pk_buffer_t src, uint64_t src_offset,
-                                 uint64_t bytes);
+                                        uint64_t bytes);
 PK_API pk_status pk_copy_buffer_to_buffer(pk_stream_t stream, pk_buffer_t dst, uint64_t dst_offset, pk_buffer_t src,
-                                   uint64_t src_offset, uint64_t bytes);
+                                          uint64_t src_offset, uint64_t bytes);
 
 /* --- streams and events --- */
 
@@ -521,18 +522,18 @@ PK_API pk_status pk_event_query(pk_event_t event);
  * struct with struct_size set, or be NULL for ops without attributes. Nothing is written on failure.
  * Threading: ordered with other work on `stream`. The launch path performs no heap allocation. */
 PK_API pk_status pk_launch(pk_stream_t stream, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
-                    const pk_tensor *outputs, uint32_t num_outputs, const void *attrs);
+                           const pk_tensor *outputs, uint32_t num_outputs, const void *attrs);
 /* Computes the shapes and dtypes of an op's outputs from its inputs and attributes (the op's shape and dtype
  * rules). `out_shapes` holds num_outputs * PK_MAX_RANK entries. Validates like pk_launch. */
 PK_API pk_status pk_infer_outputs(uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs, const void *attrs,
-                           uint32_t num_outputs, pk_dtype *out_dtypes, int32_t *out_ndims, int64_t *out_shapes);
+                                  uint32_t num_outputs, pk_dtype *out_dtypes, int32_t *out_ndims, int64_t *out_shapes);
 
 /* One line per op that fell back: "op backend->fallback launches=N bytes_copied=B". Valid until the next call
  * on this runtime. */
 PK_API const char *pk_runtime_fallback_report(pk_runtime_t runtime);
 /* Fallback counters of one op (0 if it never fell back). */
 PK_API pk_status pk_runtime_fallback_count(pk_runtime_t runtime, uint32_t op_id, uint64_t *launches,
-                                    uint64_t *bytes_copied);
+                                           uint64_t *bytes_copied);
 PK_API void pk_runtime_reset_fallback_counters(pk_runtime_t runtime);
 
 /* --- graphs --- */
@@ -544,16 +545,15 @@ PK_API pk_status pk_graph_create(pk_graph_t *out);
 PK_API void pk_graph_destroy(pk_graph_t graph);
 /* Declares a graph input of the given dtype and shape; *out_value receives its value id. */
 PK_API pk_status pk_graph_add_input(pk_graph_t graph, pk_dtype dtype, int32_t ndim, const int64_t *shape,
-                             uint32_t *out_value);
+                                    uint32_t *out_value);
 /* Adds a node. Its output dtypes and shapes come from the op's rules; the node is validated as pk_launch
  * would validate it. `attrs` is copied. out_values receives num_outputs value ids (the op's output count). */
 PK_API pk_status pk_graph_add_node(pk_graph_t graph, uint32_t op_id, const uint32_t *inputs, uint32_t num_inputs,
-                            const void *attrs, uint32_t *out_values, uint32_t num_outputs);
+                                   const void *attrs, uint32_t *out_values, uint32_t num_outputs);
 /* Marks a value as a graph output (in call order). */
 PK_API pk_status pk_graph_mark_output(pk_graph_t graph, uint32_t value);
 /* Dtype and shape of a value (shape: PK_MAX_RANK entries). */
-PK_API pk_status pk_graph_value_info(pk_graph_t graph, uint32_t value, pk_dtype *dtype, int32_t *ndim,
-                              int64_t *shape);
+PK_API pk_status pk_graph_value_info(pk_graph_t graph, uint32_t value, pk_dtype *dtype, int32_t *ndim, int64_t *shape);
 
 typedef struct pk_compile_options {
   uint32_t struct_size;
@@ -564,15 +564,15 @@ typedef struct pk_compile_options {
  * (elementwise chains, a chain with a trailing reduction) are offered to the backend's fusion hook, and the
  * rest runs op by op (with fallback as for pk_launch). The graph may be destroyed afterwards. */
 PK_API pk_status pk_graph_compile(pk_graph_t graph, pk_device_t device, const pk_compile_options *options,
-                           pk_executable_t *out);
+                                  pk_executable_t *out);
 PK_API void pk_executable_destroy(pk_executable_t exec);
 /* Runs the executable: inputs and outputs in declaration order, on the executable's device, shapes and dtypes
  * as declared. Intermediates come from the runtime's caching allocator. */
 PK_API pk_status pk_executable_run(pk_executable_t exec, pk_stream_t stream, const pk_tensor *inputs,
-                            uint32_t num_inputs, const pk_tensor *outputs, uint32_t num_outputs);
+                                   uint32_t num_inputs, const pk_tensor *outputs, uint32_t num_outputs);
 /* Counts of what compilation produced: fused kernels, nodes they cover, and nodes run one by one. */
 PK_API pk_status pk_executable_stats(pk_executable_t exec, uint32_t *fused_kernels, uint32_t *fused_nodes,
-                              uint32_t *single_nodes);
+                                     uint32_t *single_nodes);
 
 #ifdef __cplusplus
 } /* extern "C" */
