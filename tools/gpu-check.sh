@@ -106,7 +106,7 @@ if "${pk_env[@]}" "$bin/primkit" --help 2>&1 | grep -q conformance; then
 fi
 
 if [ -x "$bin/primkit_bench_cuda" ]; then
-  run bench-cuda 150 "${pk_env[@]}" "$bin/primkit_bench_cuda" --benchmark_min_time=0.2 \
+  run bench-cuda 150 "${pk_env[@]}" PRIMKIT_BENCH_CUDA_PLUGIN="$plugin" "$bin/primkit_bench_cuda" --benchmark_min_time=0.2 \
     --benchmark_out="$logs/bench-cuda.json" --benchmark_out_format=json
 fi
 run torch-peer 90 "${PRIMKIT_PYTHON:-python3}" "$root/tools/gpu-torch-peer.py"

@@ -57,7 +57,7 @@ def main():
     b = torch.randn(2048, 2048, device=dev)
     c = torch.empty(2048, 2048, device=dev)
     ms = median_ms(lambda: torch.matmul(a, b, out=c))
-    print(f"  {'matmul f32 2048^3 (cuBLAS, no TF32)':34s} {ms:8.3f} ms  {2 * 2048**3 / ms / 1e9:8.1f} GFLOP/s")
+    print(f"  {'matmul f32 2048^3 (cuBLAS, no TF32)':34s} {ms:8.3f} ms  {2 * 2048**3 / ms / 1e9:8.1f} TFLOP/s")
     one = torch.ones(1, device=dev)
     r = torch.empty(1, device=dev)
     torch.cuda.synchronize()

@@ -23,6 +23,7 @@
 
 #include "cpu_kernels.hpp"
 #include "primkit/codegen.hpp"
+#include "vec_math.hpp"
 
 // A fused region: what the offer compiled (dense layout) plus what a launch needs to find a strided variant.
 struct pk_be_kernel {
@@ -61,8 +62,15 @@ pk_status fusion_offer(pk_be_context *, uint32_t, const pk_subgraph *graph, pk_f
       return PK_OK;
     }
     k->shape.assign(shape, shape + ndim);
+    // Elementwise regions whose outputs outgrow the caches store past them, like the backend's own kernels.
+    int64_t elements = 1, out_bytes = 0;
+    for (int64_t d : k->shape) elements *= d;
+    for (uint32_t v : k->spec.region.outputs)
+      out_bytes += elements * static_cast<int64_t>(pk::meta::dtype_size(k->spec.region.dtypes[v]));
+    const bool streaming = k->red == 0 && out_bytes >= kStreamingBytes;
     std::string err;
-    k->dense = reinterpret_cast<pk::codegen::CpuFn>(pk::codegen::jit_compile(k->spec, pk::codegen::HostMode::cpu, err));
+    k->dense = reinterpret_cast<pk::codegen::CpuFn>(pk::codegen::jit_compile(
+        k->spec, streaming ? pk::codegen::HostMode::cpu_streaming : pk::codegen::HostMode::cpu, err));
     if (k->dense == nullptr) return PK_OK;  // cannot compile: decline, the nodes run one by one
     std::copy(claimed.begin(), claimed.end(), claim->claimed);
     *out = k.release();

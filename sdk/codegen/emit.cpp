@@ -28,6 +28,7 @@
 #include <memory>
 
 #include "primkit/backend_kit.hpp"
+#include "primkit/op_info.hpp"
 #include "primkit/special_constants.hpp"
 
 #include <llvm/IR/Constants.h>
@@ -85,7 +86,7 @@ class Emitter {
   llvm::Function *build_body(llvm::Function *item);
   void build_nvptx_kernel(llvm::Function *body, const std::string &name);
   void build_emu_entry(llvm::Function *body, const std::string &name);
-  void build_cpu_entry(llvm::Function *item, const std::string &name);
+  void build_cpu_entry(llvm::Function *item, const std::string &name, bool streaming);
 
  private:
   // --- types and constants ---
@@ -3531,26 +3532,61 @@ void Emitter::build_emu_entry(llvm::Function *body, const std::string &name) {
   b_.CreateRetVoid();
 }
 
-void Emitter::build_cpu_entry(llvm::Function *item, const std::string &name) {
-  // void entry(void **params, i64 begin, i64 end): a plain loop the vectorizer can widen.
+void Emitter::build_cpu_entry(llvm::Function *item, const std::string &name, bool streaming) {
+  // void entry(void **params, i64 begin, i64 end): plain loops the vectorizer can widen.
   auto *fty = llvm::FunctionType::get(b_.getVoidTy(), {ptr_, i64_, i64_}, false);
   auto *f = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m_);
   Value *params = f->getArg(0), *begin = f->getArg(1), *end = f->getArg(2);
   auto *entry = llvm::BasicBlock::Create(ctx_, "entry", f);
-  auto *loop = llvm::BasicBlock::Create(ctx_, "items", f);
   auto *exit = llvm::BasicBlock::Create(ctx_, "exit", f);
   b_.SetInsertPoint(entry);
   std::vector<Value *> p = load_params(b_, params, nargs_, nscalars_);
-  b_.CreateCondBr(b_.CreateICmpSLT(begin, end), loop, exit);
-  b_.SetInsertPoint(loop);
-  auto *j = b_.CreatePHI(i64_, 2);
-  j->addIncoming(begin, entry);
-  std::vector<Value *> args = p;
-  args.push_back(j);
-  b_.CreateCall(item, args);
-  Value *jn = b_.CreateAdd(j, i64c(1));
-  j->addIncoming(jn, loop);
-  b_.CreateCondBr(b_.CreateICmpSLT(jn, end), loop, exit);
+  // Items [lo, hi) as one loop, entered from the current block.
+  auto items = [&](Value *lo, Value *hi, llvm::BasicBlock *next, const char *label) {
+    auto *loop = llvm::BasicBlock::Create(ctx_, label, f);
+    llvm::BasicBlock *from = b_.GetInsertBlock();
+    b_.CreateCondBr(b_.CreateICmpSLT(lo, hi), loop, next);
+    b_.SetInsertPoint(loop);
+    auto *j = b_.CreatePHI(i64_, 2);
+    j->addIncoming(lo, from);
+    std::vector<Value *> args = p;
+    args.push_back(j);
+    b_.CreateCall(item, args);
+    Value *jn = b_.CreateAdd(j, i64c(1));
+    j->addIncoming(jn, loop);
+    b_.CreateCondBr(b_.CreateICmpSLT(jn, hi), loop, next);
+  };
+  if (!streaming || r_.reduces() || r_.outputs.empty()) {
+    items(begin, end, exit, "items");
+  } else {
+    // Non-temporal vector stores need aligned addresses: peel items until the first output is 64-byte aligned
+    // (a cache line, which also covers 32-byte AVX stores), tell the optimizer so, then the main loop. An output
+    // not aligned to its own element size cannot get there: it takes the plain loop.
+    const uint32_t out0 = r_.outputs[0];
+    const int64_t es = static_cast<int64_t>(pk::meta::dtype_size(r_.dtypes[out0]));
+    Value *out = p[r_.inputs.size()];
+    Value *addr = b_.CreateAdd(b_.CreatePtrToInt(out, i64_), b_.CreateMul(begin, i64c(es)));
+    Value *elem_aligned = b_.CreateICmpEQ(b_.CreateAnd(addr, i64c(es - 1)), i64c(0));
+    Value *to_line = b_.CreateAnd(b_.CreateSub(i64c(0), addr), i64c(63));
+    Value *peel_end = b_.CreateAdd(begin, b_.CreateUDiv(to_line, i64c(es)));
+    peel_end = b_.CreateSelect(b_.CreateICmpSLT(peel_end, end), peel_end, end);
+    auto *peel = llvm::BasicBlock::Create(ctx_, "peel", f);
+    auto *plain = llvm::BasicBlock::Create(ctx_, "plain", f);
+    auto *aligned = llvm::BasicBlock::Create(ctx_, "aligned", f);
+    auto *main = llvm::BasicBlock::Create(ctx_, "main", f);
+    b_.CreateCondBr(elem_aligned, peel, plain);
+    b_.SetInsertPoint(plain);
+    items(begin, end, exit, "items");
+    b_.SetInsertPoint(peel);
+    items(begin, peel_end, aligned, "peeled_items");
+    b_.SetInsertPoint(aligned);
+    b_.CreateCondBr(b_.CreateICmpSLT(peel_end, end), main, exit);
+    b_.SetInsertPoint(main);
+    // Stated on the output pointer itself (its element peel_end is aligned): the alignment pass rewrites the
+    // accesses derived from the pointer an assumption names, and the loop's stores derive from `out`.
+    b_.CreateAlignmentAssumption(m_.getDataLayout(), out, 64, b_.CreateMul(peel_end, i64c(-es)));
+    items(peel_end, end, exit, "aligned_items");
+  }
   b_.SetInsertPoint(exit);
   b_.CreateRetVoid();
 }
@@ -3570,7 +3606,8 @@ std::unique_ptr<llvm::Module> build_module(llvm::LLVMContext &ctx, const KernelS
       e.build_emu_entry(e.build_body(item), entry);
       break;
     case Target::cpu:
-      e.build_cpu_entry(item, entry);
+    case Target::cpu_streaming:
+      e.build_cpu_entry(item, entry, target == Target::cpu_streaming);
       break;
   }
   return m;

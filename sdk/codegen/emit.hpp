@@ -14,7 +14,9 @@ class Module;
 
 namespace pk::codegen::detail {
 
-enum class Target { nvptx, emu, cpu };
+// cpu_streaming: the cpu entry of an elementwise region laid out for non-temporal stores (items peeled until the
+// first output is 64-byte aligned, then the main loop); targets.cpp marks its vector stores after vectorization.
+enum class Target { nvptx, emu, cpu, cpu_streaming };
 
 // The reductions the generator emits (region planning and IR emission must agree on the list).
 inline bool is_reduction_op(uint32_t op) {

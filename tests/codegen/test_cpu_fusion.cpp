@@ -142,6 +142,51 @@ TEST_F(CpuFusion, ReluFmaChainIsOneKernelWithExactValues) {
   pk_executable_destroy(exe);
 }
 
+// Outputs of 16 MiB and more are stored with non-temporal stores (the streaming entry): items are peeled until the
+// output is 64-byte aligned, then whole aligned vectors go straight to memory. Every element is checked against a
+// reference computed in double and rounded to f32 once per op (exact: a product or sum of two floats is exact in
+// double here), with the output and the inputs at several element offsets, so the peel, the aligned loop and the
+// tail each cover elements.
+TEST_F(CpuFusion, LargeOutputsStreamPastTheCacheAtAnyElementOffset) {
+  const int64_t n = (int64_t{16} << 20) + 37;
+  uint32_t r;
+  pk_graph_t g = relu_fma_graph(1, n, false, r);
+  pk_executable_t exe;
+  ASSERT_EQ(pk_graph_compile(g, dev_, nullptr, &exe), PK_OK) << last_error().message;
+  pk_graph_destroy(g);
+  const size_t cap = static_cast<size_t>(n) + 16;
+  pk_buffer_t bx, by, bz, bo;
+  float *x = alloc(cap, bx), *y = alloc(cap, by), *z = alloc(cap, bz), *o = alloc(cap, bo);
+  for (size_t i = 0; i < cap; ++i) {
+    x[i] = 0.37f * static_cast<float>(static_cast<int64_t>(i % 97) - 48);
+    y[i] = 1.0f / static_cast<float>(i % 13 + 1);
+    z[i] = 0.001f * static_cast<float>(static_cast<int64_t>(i % 1003) - 500);
+  }
+  const int64_t shape[2] = {1, n};
+  pk_dtype f32 = PK_DTYPE_F32_DESC;
+  for (int64_t out_off : {0, 1, 3, 15}) {
+    const int64_t in_off = (out_off * 5) % 16;
+    pk_tensor t[4];
+    pk_buffer_tensor(bx, f32, 2, shape, nullptr, static_cast<uint64_t>(in_off) * 4, &t[0]);
+    pk_buffer_tensor(by, f32, 2, shape, nullptr, static_cast<uint64_t>(in_off) * 4, &t[1]);
+    pk_buffer_tensor(bz, f32, 2, shape, nullptr, 0, &t[2]);
+    pk_buffer_tensor(bo, f32, 2, shape, nullptr, static_cast<uint64_t>(out_off) * 4, &t[3]);
+    std::fill(o, o + cap, -7.0f);
+    ASSERT_EQ(pk_executable_run(exe, stream_, t, 3, &t[3], 1), PK_OK) << last_error().message;
+    for (int64_t i = 0; i < n; ++i) {
+      const double xy = static_cast<float>(static_cast<double>(x[i + in_off]) * y[i + in_off]);
+      const float v = static_cast<float>(xy + z[i]);
+      const float want = v > 0.0f ? v : 0.0f;
+      ASSERT_EQ(o[i + out_off], want) << "output offset " << out_off << ", element " << i;
+    }
+    // Nothing before or after the output's elements was written.
+    for (int64_t i = 0; i < out_off; ++i) ASSERT_EQ(o[i], -7.0f) << "before, offset " << out_off;
+    for (size_t i = static_cast<size_t>(n + out_off); i < cap; ++i)
+      ASSERT_EQ(o[i], -7.0f) << "after, offset " << out_off;
+  }
+  pk_executable_destroy(exe);
+}
+
 TEST_F(CpuFusion, ChainWithTrailingSumStoresBothOutputs) {
   const int64_t rows = 257, cols = 129;
   const size_t n = static_cast<size_t>(rows * cols);

@@ -139,7 +139,9 @@ bool emit_ir(const KernelSpec &spec, const std::string &target, std::string &ir,
 using EmuFn = void (*)(void **params, uint32_t grid, uint32_t block);
 using CpuFn = void (*)(void **params, int64_t begin, int64_t end);
 
-enum class HostMode { emu, cpu };
+// cpu_streaming: the cpu entry with non-temporal vector stores (x86; elsewhere the same as cpu), for elementwise
+// regions whose outputs are far larger than the caches. Reducing regions get the plain cpu entry.
+enum class HostMode { emu, cpu, cpu_streaming };
 
 // Compiles (or finds in the process-wide cache) the host entry of a spec. Thread-safe; compiled code lives
 // until the process ends (a kernel handle may be destroyed while another holds the same cached code).
