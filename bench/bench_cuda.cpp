@@ -348,6 +348,20 @@ void BM_launch_overhead_vs_raw_cuda(benchmark::State &state) {
   for (auto p : m) cuFree(p);
 }
 
+// Host-side cost of one pk_launch of a 1-element add alone (any plugin: with PRIMKIT_BENCH_CUDA_PLUGIN naming the
+// cuda-emu plugin it measures the shared glue without a GPU).
+void BM_launch_host_side(benchmark::State &state) {
+  if (!ready(state)) return;
+  CudaEnv &e = CudaEnv::get();
+  float one = 1.0f;
+  DevTensor da(e.dev, e.stream, &one, {1}), db(e.dev, e.stream, &one, {1}), dc(e.dev, e.stream, nullptr, {1});
+  const pk_tensor ins[2] = {da.t, db.t};
+  must(pk_launch(e.stream, PK_OP_ADD, ins, 2, &dc.t, 1, nullptr));
+  must(pk_stream_synchronize(e.stream));
+  for (auto _ : state) must(pk_launch(e.stream, PK_OP_ADD, ins, 2, &dc.t, 1, nullptr));
+  must(pk_stream_synchronize(e.stream));
+}
+
 }  // namespace
 }  // namespace pk::bench
 
@@ -366,4 +380,5 @@ BENCHMARK(BM_launch_overhead_vs_raw_cuda)
     ->Repetitions(5)
     ->ReportAggregatesOnly(true)
     ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_launch_host_side)->Unit(benchmark::kMicrosecond);
 BENCHMARK_MAIN();

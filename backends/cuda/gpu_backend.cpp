@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "gpu_backend.hpp"
@@ -16,11 +18,21 @@
 
 using pk::kit::fail;
 
+// An op launch planned before: its kernel launches, each with its kernel handle once compiled. Immutable once
+// published, so a launch uses it without the lock.
+struct PlannedOp {
+  std::vector<pk::codegen::PlannedLaunch> launches;
+  std::vector<void *> kernels;  // per launch, for the device it was planned on
+};
+
 struct pk_be_context {
   const pk_host_services *host = nullptr;
   std::unique_ptr<pk::gpu::Executor> exec;
   std::mutex mutex;
   std::map<std::string, void *> kernels;  // "<device>|<spec key>" -> executor kernel handle
+  // Op launches by what planning reads (device, op, attributes, dtypes, shapes, strides): a repeated launch skips
+  // planning, the spec keys and the kernel map, which cost microseconds per launch on the host.
+  std::unordered_map<std::string, std::shared_ptr<const PlannedOp>> planned;
 };
 
 struct pk_be_stream {
@@ -97,9 +109,19 @@ std::vector<int64_t> strides_over(const pk_tensor &t, int32_t rank) {
   return s;
 }
 
-// Runs one planned launch over the tensors it names: the dense kernel when every view is row-major over the
-// element space (`dense_kernel` if the caller has it compiled), else the strided variant of the launch's rank.
-pk_status run(pk_be_stream *stream, const pk::codegen::PlannedLaunch &l, void *dense_kernel, const pk_tensor *tensors) {
+bool strided_launch(const pk::codegen::PlannedLaunch &l) {
+  return !l.shape.empty() && !pk::codegen::plan_is_dense(l);
+}
+
+// The kernel of a planned launch: the dense one when every view is row-major over the element space, else the
+// strided variant of the launch's rank.
+pk_status kernel_of(pk_be_context *ctx, uint32_t device, const pk::codegen::PlannedLaunch &l, void **kernel) {
+  pk::codegen::KernelSpec spec{l.region, strided_launch(l) ? static_cast<int32_t>(l.shape.size()) : 0};
+  return kernel_for(ctx, device, spec, kernel);
+}
+
+// Runs one planned launch over the tensors it names with `kernel` (the one kernel_of gives for it).
+pk_status run(pk_be_stream *stream, const pk::codegen::PlannedLaunch &l, void *kernel, const pk_tensor *tensors) {
   const size_t rank = l.shape.size();
   int64_t n = 1, cols = 1;
   for (size_t d = 0; d < rank; ++d) (d + static_cast<size_t>(l.red) < rank ? n : cols) *= l.shape[d];
@@ -111,21 +133,64 @@ pk_status run(pk_be_stream *stream, const pk::codegen::PlannedLaunch &l, void *d
     const int64_t esize = static_cast<int64_t>(pk::meta::dtype_size(l.region.dtypes[v]));
     ptrs.push_back(static_cast<char *>(element0(tensors[l.args[k].tensor])) + l.args[k].offset * esize);
   }
-  pk::codegen::KernelSpec spec{l.region, 0};
-  void *kernel = dense_kernel;
   std::vector<int64_t> shp;
   std::vector<std::vector<int64_t>> strides;
-  if (rank > 0 && !pk::codegen::plan_is_dense(l)) {
-    spec.rank = static_cast<int32_t>(rank);
+  if (strided_launch(l)) {
     shp = l.shape;
     for (const auto &a : l.args) strides.push_back(a.strides);
-    kernel = nullptr;
-  }
-  if (kernel == nullptr) {
-    if (pk_status st = kernel_for(stream->ctx, stream->device, spec, &kernel)) return st;
   }
   pk::codegen::Params params(ptrs, n, cols, shp, strides, l.extra);
   return stream->ctx->exec->launch(stream->handle, kernel, params.values(), n);
+}
+
+// What planning an op launch reads, as bytes: the key of its PlannedOp.
+void plan_signature(uint32_t device, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
+                    const pk_tensor *outputs, uint32_t num_outputs, const void *attrs, std::string &sig) {
+  sig.clear();
+  auto put = [&](const void *p, size_t n) { sig.append(static_cast<const char *>(p), n); };
+  const uint32_t head[4] = {device, op_id, num_inputs, num_outputs};
+  put(head, sizeof head);
+  const pk::meta::OpInfo *op = pk::meta::find_op(op_id);
+  if (attrs != nullptr && op != nullptr) put(attrs, op->attrs_size);
+  for (uint32_t k = 0; k < num_inputs + num_outputs; ++k) {
+    const pk_tensor &t = k < num_inputs ? inputs[k] : outputs[k - num_inputs];
+    put(&t.dtype, sizeof t.dtype);
+    put(&t.ndim, sizeof t.ndim);
+    if (t.ndim > 0) put(t.shape, sizeof(int64_t) * static_cast<size_t>(t.ndim));
+    const char has_strides = t.strides != nullptr;
+    put(&has_strides, 1);
+    if (has_strides && t.ndim > 0) put(t.strides, sizeof(int64_t) * static_cast<size_t>(t.ndim));
+  }
+}
+
+// The PlannedOp of a launch, planned and its kernels compiled on first sight; NULL with *st set (PK_UNIMPLEMENTED
+// when the generator does not handle it).
+std::shared_ptr<const PlannedOp> planned_op(pk_be_stream *stream, uint32_t op_id, const pk_tensor *inputs,
+                                            uint32_t num_inputs, const pk_tensor *outputs, uint32_t num_outputs,
+                                            const void *attrs, pk_status *st) {
+  pk_be_context *ctx = stream->ctx;
+  thread_local std::string sig;
+  plan_signature(stream->device, op_id, inputs, num_inputs, outputs, num_outputs, attrs, sig);
+  {
+    std::lock_guard<std::mutex> g(ctx->mutex);
+    auto it = ctx->planned.find(sig);
+    if (it != ctx->planned.end()) return it->second;
+  }
+  auto p = std::make_shared<PlannedOp>();
+  std::string why;
+  if (!pk::codegen::plan_op(op_id, inputs, num_inputs, outputs, num_outputs, attrs, p->launches, why)) {
+    *st = fail(PK_UNIMPLEMENTED, op_id, -1, "%s: %s", pk::gpu::backend_name(), why.c_str());
+    return nullptr;
+  }
+  for (const auto &l : p->launches) {
+    void *kernel = nullptr;
+    if ((*st = kernel_of(ctx, stream->device, l, &kernel)) != PK_OK) return nullptr;
+    p->kernels.push_back(kernel);
+  }
+  std::lock_guard<std::mutex> g(ctx->mutex);
+  if (ctx->planned.size() >= 4096) ctx->planned.clear();  // a bound for programs with ever-new shapes
+  ctx->planned.emplace(sig, p);
+  return p;
 }
 
 // --- lifecycle and metadata -------------------------------------------------------------------------------
@@ -281,16 +346,16 @@ pk_status g_op_launch(pk_be_stream *stream, uint32_t op_id, const pk_tensor *inp
                       const pk_tensor *outputs, uint32_t num_outputs, const void *attrs) {
   if (pk_status st = sticky_check(stream)) return st;
   try {
-    std::vector<pk::codegen::PlannedLaunch> plan;
-    std::string why;
-    if (!pk::codegen::plan_op(op_id, inputs, num_inputs, outputs, num_outputs, attrs, plan, why)) {
-      return fail(PK_UNIMPLEMENTED, op_id, -1, "%s: %s", pk::gpu::backend_name(), why.c_str());
-    }
+    pk_status st = PK_OK;
+    std::shared_ptr<const PlannedOp> plan =
+        planned_op(stream, op_id, inputs, num_inputs, outputs, num_outputs, attrs, &st);
+    if (plan == nullptr) return st == PK_UNIMPLEMENTED ? st : make_sticky(stream, st);
     std::vector<pk_tensor> tensors(inputs, inputs + num_inputs);
     tensors.insert(tensors.end(), outputs, outputs + num_outputs);
     // Launches of one plan run in order on the stream (pad: the fill, then the copy over it).
-    for (const auto &l : plan) {
-      if (pk_status st = run(stream, l, nullptr, tensors.data())) return make_sticky(stream, st);
+    for (size_t i = 0; i < plan->launches.size(); ++i) {
+      if (pk_status st2 = run(stream, plan->launches[i], plan->kernels[i], tensors.data()))
+        return make_sticky(stream, st2);
     }
     return PK_OK;
   } catch (const std::bad_alloc &) {
@@ -340,7 +405,11 @@ pk_status g_kernel_launch(pk_be_stream *stream, pk_be_kernel *kernel, const pk_t
     l.red = l.region.reduces() ? 1 : 0;
     const int32_t rank = static_cast<int32_t>(l.shape.size());
     for (uint32_t k = 0; k < num_args; ++k) l.args.push_back(pk::codegen::PlanArg{k, 0, strides_over(args[k], rank)});
-    return make_sticky(stream, run(stream, l, pk::codegen::plan_is_dense(l) ? kernel->dense : nullptr, args));
+    void *k = kernel->dense;
+    if (strided_launch(l)) {
+      if (pk_status st = kernel_of(stream->ctx, stream->device, l, &k)) return make_sticky(stream, st);
+    }
+    return make_sticky(stream, run(stream, l, k, args));
   } catch (const std::bad_alloc &) {
     return make_sticky(stream, fail(PK_ERROR_OUT_OF_MEMORY, 0, -1, "%s: out of memory", pk::gpu::backend_name()));
   }
