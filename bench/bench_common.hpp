@@ -12,6 +12,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <dlfcn.h>
@@ -169,8 +170,9 @@ inline pk_status launch_on(pk_stream_t s, uint32_t op, std::vector<pk_tensor> in
 // Runs the yardstick and the subject back to back in every iteration; reports subject time as the iteration
 // time and counters: ratio = yardstick time / subject time (higher is better for PrimKit), plus GB/s of each
 // when `bytes` is given. Use with ->Repetitions(7)->ReportAggregatesOnly(true) so the median is of 7 ratios.
+// The total yardstick and subject times of such a run, for callers that report their own counters.
 template <typename Yard, typename Subject>
-void paired(benchmark::State &state, double bytes, Yard &&yard, Subject &&subject) {
+std::pair<double, double> paired_times(benchmark::State &state, Yard &&yard, Subject &&subject) {
   double ty = 0, ts = 0;
   for (auto _ : state) {
     double t0 = now_s();
@@ -182,6 +184,12 @@ void paired(benchmark::State &state, double bytes, Yard &&yard, Subject &&subjec
     ts += t2 - t1;
     state.SetIterationTime(t2 - t1);
   }
+  return {ty, ts};
+}
+
+template <typename Yard, typename Subject>
+void paired(benchmark::State &state, double bytes, Yard &&yard, Subject &&subject) {
+  const auto [ty, ts] = paired_times(state, yard, subject);
   state.counters["ratio"] = ty / ts;
   if (bytes > 0) {
     double n = static_cast<double>(state.iterations());

@@ -80,17 +80,7 @@ std::vector<float> pattern(int64_t n, float scale) {
 template <typename Yard, typename Subject>
 void paired_bandwidth(benchmark::State &state, double yard_bytes, double subject_bytes, Yard &&yard,
                       Subject &&subject) {
-  double ty = 0, ts = 0;
-  for (auto _ : state) {
-    double t0 = now_s();
-    yard();
-    double t1 = now_s();
-    subject();
-    double t2 = now_s();
-    ty += t1 - t0;
-    ts += t2 - t1;
-    state.SetIterationTime(t2 - t1);
-  }
+  const auto [ty, ts] = paired_times(state, yard, subject);
   const double n = static_cast<double>(state.iterations());
   state.counters["subject_GBps"] = subject_bytes * n / ts / 1e9;
   state.counters["copy_GBps"] = yard_bytes * n / ty / 1e9;
