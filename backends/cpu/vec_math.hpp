@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "primkit/backend_kit.hpp"
+
 namespace pk::cpu {
 
 // e^x for 8 floats with x in [-86, 88] (callers clamp or route other lanes elsewhere, so 2^n stays a normal
@@ -29,10 +31,9 @@ __attribute__((target("avx2,fma"))) inline __m256 exp_ps_in_range(__m256 x) {
   return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(y), scale));
 }
 
-// Outputs at least this large (well beyond what the last-level cache keeps for a following op) are written with
-// non-temporal stores: a regular store first reads the line it writes (read-for-ownership), which for a row-wise
-// op like softmax is half again the traffic of reading its input.
-constexpr int64_t kStreamingBytes = int64_t{16} << 20;
+// Outputs at least this large are written with non-temporal stores (see kit::kStreamingStoreBytes); for a
+// row-wise op like softmax a regular store is half again the traffic of reading its input.
+constexpr int64_t kStreamingBytes = pk::kit::kStreamingStoreBytes;
 
 // Stores 4 floats, bypassing the caches when `stream` and p is 16-byte aligned. A chunk of work that streamed
 // must end with _mm_sfence() before it counts as done (non-temporal stores are weakly ordered).

@@ -148,7 +148,7 @@ enum KernelSlot { kContig = 0, kStrided = 1, kVec = 2, kVecNonTemporal = 3 };
 const char *const kElementwiseKernels[] = {"pk_ew_contig", "pk_ew_strided", "pk_ew_vec", "pk_ew_vec_nt"};
 constexpr size_t kLocal = 256;  // work-group size of the one-element-per-work-item kernels
 // Outputs from this size on (larger than the last-level cache) are stored non-temporally, as the CPU backend does.
-constexpr uint64_t kStreamingBytes = uint64_t{16} << 20;
+constexpr uint64_t kStreamingBytes = static_cast<uint64_t>(kit::kStreamingStoreBytes);
 
 pk_status sticky_check(pk_be_stream *s) {
   if (s->sticky == PK_OK) return PK_OK;
