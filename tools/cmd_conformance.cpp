@@ -29,6 +29,9 @@ void conformance_usage(FILE *to) {
                "  --case ID                  run one case, e.g. exp.f32.strided.0 (printed by every failure)\n"
                "  --jobs N                   child processes at once (default: the number of CPUs)\n"
                "  --timeout SECONDS          one case running longer is killed: TIMEOUT (default 20)\n"
+               "  --no-fusion                skip the fused runs: by default the decompositions of softmax,\n"
+               "                             log_softmax, layer_norm, rms_norm, gelu and silu are also compiled\n"
+               "                             as graphs with fusion on and checked like the op (fused:<op> rows)\n"
                "  --no-fork                  run in this process (debugging; a crash ends the run)\n"
                "  --require-full             also exit 3 when primitive-tier pairs are NOT_SUPPORTED (not fully\n"
                "                             conformant), e.g. for a release gate\n\n"
@@ -103,6 +106,8 @@ int cmd_conformance(int argc, char **argv) {
       opt.jobs = std::max(1, static_cast<int>(number("--jobs", value("--jobs"))));
     } else if (a == "--timeout") {
       opt.timeout_s = std::max(1.0, number("--timeout", value("--timeout")));
+    } else if (a == "--no-fusion") {
+      opt.fusion = false;
     } else if (a == "--no-fork") {
       opt.isolate = false;
     } else if (a == "--require-full") {

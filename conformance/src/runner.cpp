@@ -34,6 +34,8 @@
 
 namespace pk::conformance {
 
+const char *const kFusedComposites[6] = {"softmax", "log_softmax", "layer_norm", "rms_norm", "gelu", "silu"};
+
 namespace {
 
 using meta::OpInfo;
@@ -356,14 +358,72 @@ std::string worst_text(const Case &c, const oracle::OutputValue &expected, const
 
 }  // namespace
 
+// Runs a composite's decomposition as a graph compiled with fusion on (see kFusedComposites). *fused_kernels
+// receives how many kernels the backend's fusion hook claimed; with none the graph is not run.
+pk_status run_fused_decomposition(pk_device_t device, pk_stream_t stream, const OpInfo &op,
+                                  const std::vector<pk_tensor> &ins, const std::vector<pk_tensor> &outs,
+                                  const void *attrs, uint32_t *fused_kernels, std::string &why) {
+  *fused_kernels = 0;
+  meta::Diag diag;
+  std::vector<meta::TensorType> types(ins.size());
+  for (size_t i = 0; i < ins.size(); ++i) meta::tensor_type(ins[i], types[i], &op, static_cast<int32_t>(i), diag);
+  meta::Decomposition dec;
+  if (!meta::decompose(op, types.data(), static_cast<uint32_t>(types.size()), attrs, dec, diag)) {
+    why = std::string("no decomposition: ") + diag.message;
+    return PK_UNIMPLEMENTED;
+  }
+  pk_graph_t g = nullptr;
+  if (pk_graph_create(&g) != PK_OK) return PK_ERROR_OUT_OF_MEMORY;
+  std::unique_ptr<pk_graph_s, void (*)(pk_graph_t)> graph(g, pk_graph_destroy);
+  std::vector<uint32_t> value(dec.values.size(), UINT32_MAX);
+  pk_status st = PK_OK;
+  for (size_t i = 0; i < types.size() && st == PK_OK; ++i)
+    st = pk_graph_add_input(g, meta::dtype_desc(types[i].dtype), types[i].ndim, types[i].shape, &value[i]);
+  for (const auto &node : dec.nodes) {
+    std::vector<uint32_t> in, out(node.outputs.size());
+    for (int32_t v : node.inputs) in.push_back(value[static_cast<size_t>(v)]);
+    if (st == PK_OK)
+      st = pk_graph_add_node(g, node.op_id, in.data(), static_cast<uint32_t>(in.size()),
+                             node.attrs.empty() ? nullptr : node.attrs.data(), out.data(),
+                             static_cast<uint32_t>(out.size()));
+    for (size_t k = 0; k < out.size(); ++k) value[static_cast<size_t>(node.outputs[k])] = out[k];
+  }
+  for (int32_t v : dec.outputs) {
+    if (st == PK_OK && static_cast<size_t>(v) < ins.size()) {
+      why = "the decomposition returns an input unchanged: nothing to fuse";
+      return PK_UNIMPLEMENTED;
+    }
+    if (st == PK_OK) st = pk_graph_mark_output(g, value[static_cast<size_t>(v)]);
+  }
+  if (st != PK_OK) {
+    why = "building the graph failed: " + last_error();
+    return st;
+  }
+  pk_executable_t exe = nullptr;
+  if ((st = pk_graph_compile(g, device, nullptr, &exe)) != PK_OK) {
+    why = "compiling the graph failed: " + last_error();
+    return st;
+  }
+  std::unique_ptr<pk_executable_s, void (*)(pk_executable_t)> owned(exe, pk_executable_destroy);
+  pk_executable_stats(exe, fused_kernels, nullptr, nullptr);
+  if (*fused_kernels == 0) {
+    why = "the backend's fusion hook claimed no part of the decomposition";
+    return PK_UNIMPLEMENTED;
+  }
+  st = pk_executable_run(exe, stream, ins.data(), static_cast<uint32_t>(ins.size()), outs.data(),
+                         static_cast<uint32_t>(outs.size()));
+  if (st != PK_OK) why = last_error();
+  return st;
+}
+
 PairResult check_pair(pk_device_t device, const OpInfo &op, int32_t dtype, Profile profile, uint64_t seed,
                       const std::string &only_case, const std::function<void(const std::string &)> &on_case,
-                      const std::function<void(bool)> &on_backend) {
+                      const std::function<void(bool)> &on_backend, bool fused) {
   const double start = now_s();
   PairResult r;
-  r.op = op.name;
+  r.op = fused ? std::string("fused:") + op.name : std::string(op.name);
   r.dtype = meta::dtype_name(dtype);
-  r.primitive = op.tier == meta::Tier::primitive;
+  r.primitive = !fused && op.tier == meta::Tier::primitive;
   pk_device_props props;
   PK_STRUCT_INIT(props);
   pk_device_get_props(device, &props);
@@ -379,7 +439,8 @@ PairResult check_pair(pk_device_t device, const OpInfo &op, int32_t dtype, Profi
   auto stream = std::make_unique<Stream>(device);
 
   for (const Case &c : cases) {
-    if (on_case) on_case(c.id);
+    const std::string cid = (fused ? "fused:" : "") + c.id;  // what --case takes to re-run it
+    if (on_case) on_case(cid);
     const void *attrs = c.attrs.empty() ? nullptr : c.attrs.data();
     std::vector<oracle::OutputValue> expected;
     oracle::Result ev = oracle::evaluate(op.id, c.inputs, attrs, expected);
@@ -418,7 +479,7 @@ PairResult check_pair(pk_device_t device, const OpInfo &op, int32_t dtype, Profi
     }
     if (st != PK_OK) {
       ++r.cases_failed;
-      if (r.message.empty()) r.message = c.id + ": setting up buffers failed: " + last_error();
+      if (r.message.empty()) r.message = cid + ": setting up buffers failed: " + last_error();
       stream = std::make_unique<Stream>(device);
       continue;
     }
@@ -437,12 +498,23 @@ PairResult check_pair(pk_device_t device, const OpInfo &op, int32_t dtype, Profi
       PK_STRUCT_INIT(sup);
       if (pk_device_query_op(device, &q, &sup) == PK_OK && !sup.supported) {
         ++r.cases_not_supported;
-        if (not_supported_reason.empty()) not_supported_reason = c.id + ": " + sup.reason;
+        if (not_supported_reason.empty()) not_supported_reason = cid + ": " + sup.reason;
         continue;
       }
     }
-    st = pk_launch(stream->handle, op.id, ins.data(), static_cast<uint32_t>(ins.size()), outs.data(),
-                   static_cast<uint32_t>(outs.size()), attrs);
+    if (fused) {
+      uint32_t kernels = 0;
+      std::string why;
+      st = run_fused_decomposition(device, stream->handle, op, ins, outs, attrs, &kernels, why);
+      if (st == PK_UNIMPLEMENTED) {
+        ++r.cases_not_supported;
+        if (not_supported_reason.empty()) not_supported_reason = cid + ": " + why;
+        continue;
+      }
+    } else {
+      st = pk_launch(stream->handle, op.id, ins.data(), static_cast<uint32_t>(ins.size()), outs.data(),
+                     static_cast<uint32_t>(outs.size()), attrs);
+    }
     if (st == PK_OK) st = pk_stream_synchronize(stream->handle);
     if (st == PK_ERROR_FALLBACK_FORBIDDEN || st == PK_UNIMPLEMENTED) {
       std::string msg = last_error();
@@ -450,18 +522,18 @@ PairResult check_pair(pk_device_t device, const OpInfo &op, int32_t dtype, Profi
         // The query said yes and the launch said no: the backend contradicts itself.
         ++r.cases_failed;
         if (r.message.empty())
-          r.message = c.id + ": the capability query accepts the launch, op_launch declines: " + msg;
+          r.message = cid + ": the capability query accepts the launch, op_launch declines: " + msg;
       } else {
         ++r.cases_not_supported;
-        if (not_supported_reason.empty()) not_supported_reason = c.id + ": " + msg;
+        if (not_supported_reason.empty()) not_supported_reason = cid + ": " + msg;
       }
       stream = std::make_unique<Stream>(device);
       continue;
     }
     if (st != PK_OK) {
       ++r.cases_failed;
-      if (r.message.empty()) r.message = c.id + ": launch failed: " + pk_status_name(st) + ": " + last_error();
-      if (r.worst_case.empty()) r.worst_case = c.id;
+      if (r.message.empty()) r.message = cid + ": launch failed: " + pk_status_name(st) + ": " + last_error();
+      if (r.worst_case.empty()) r.worst_case = cid;
       stream = std::make_unique<Stream>(device);
       continue;
     }
@@ -483,7 +555,7 @@ PairResult check_pair(pk_device_t device, const OpInfo &op, int32_t dtype, Profi
     if (st == PK_OK) st = pk_stream_synchronize(stream->handle);
     if (st != PK_OK) {
       ++r.cases_failed;
-      if (r.message.empty()) r.message = c.id + ": copying results back failed: " + last_error();
+      if (r.message.empty()) r.message = cid + ": copying results back failed: " + last_error();
       stream = std::make_unique<Stream>(device);
       continue;
     }
@@ -491,8 +563,8 @@ PairResult check_pair(pk_device_t device, const OpInfo &op, int32_t dtype, Profi
     ++r.cases_run;
     if (input_modified) {
       ++r.cases_failed;
-      if (r.message.empty()) r.message = c.id + ": the backend wrote into an input tensor";
-      if (r.worst_case.empty()) r.worst_case = c.id;
+      if (r.message.empty()) r.message = cid + ": the backend wrote into an input tensor";
+      if (r.worst_case.empty()) r.worst_case = cid;
     }
     // Devices that read subnormal inputs as zero get a second reference computed on flushed inputs; composites
     // get the program with rounded intermediates.
@@ -538,7 +610,7 @@ PairResult check_pair(pk_device_t device, const OpInfo &op, int32_t dtype, Profi
                          (cmp.failed_elements > 0 || r.cases_failed == 0);
       if (worse) {
         r.worst_ratio = cmp.worst_ratio;
-        r.worst_case = c.id;
+        r.worst_case = cid;
         r.worst_index = cmp.worst_index;
         r.worst_detail = worst_text(c, expected[o], actual[o], o, cmp.worst_index);
       }
@@ -546,7 +618,7 @@ PairResult check_pair(pk_device_t device, const OpInfo &op, int32_t dtype, Profi
         case_failed = true;
         if (r.message.empty() || r.message.find("elements differ") != std::string::npos) {
           if (worse || r.message.empty())
-            r.message = c.id + ": " + std::to_string(cmp.failed_elements) + " of " +
+            r.message = cid + ": " + std::to_string(cmp.failed_elements) + " of " +
                         std::to_string(expected[o].numel()) + " elements differ (" + c.note + ")";
         }
       }
@@ -700,6 +772,8 @@ void write_line(int fd, const std::string &line) {
 struct Pair {
   const OpInfo *op;
   int32_t dtype;
+  bool fused = false;  // the op's decomposition through the fusion hook (kFusedComposites)
+  std::string name() const { return fused ? std::string("fused:") + op->name : std::string(op->name); }
 };
 
 struct ProbeInfo {
@@ -734,7 +808,7 @@ void probe_in(const Options &opt, const std::vector<Pair> &pairs, ProbeInfo &p) 
   p.float_policy = props.float_policy;
   for (const Pair &pr : pairs) {
     std::string reason;
-    bool ok = coverage(s.device, *pr.op, pr.dtype, reason);
+    bool ok = pr.fused || coverage(s.device, *pr.op, pr.dtype, reason);
     p.coverage.emplace_back(ok, reason);
   }
 }
@@ -811,11 +885,11 @@ std::string read_all(int fd, pid_t pid, double timeout_s, bool &timed_out) {
       ::_exit(3);
     }
     for (const Pair &p : pairs) {
-      write_line(fd, std::string("B\t") + p.op->name + '\t' + meta::dtype_name(p.dtype));
+      write_line(fd, "B\t" + p.name() + '\t' + meta::dtype_name(p.dtype));
       PairResult r = check_pair(
           s.device, *p.op, p.dtype, opt.profile, opt.seed, opt.case_id,
           [&](const std::string &id) { write_line(fd, "C\t" + escape(id)); },
-          [&](bool backend) { write_line(fd, backend ? "L\t" : "K\t"); });
+          [&](bool backend) { write_line(fd, backend ? "L\t" : "K\t"); }, p.fused);
       write_line(fd, "R\t" + encode(r));
     }
   }
@@ -928,7 +1002,14 @@ void apply_expected_failures(Report &report,
   }
 }
 
-Report run(const Options &opt) {
+Report run(const Options &options) {
+  // A case id names the fused run of a composite as "fused:<op>.<dtype>.<variant>.<k>"; the cases themselves
+  // are the op's.
+  const std::string fused_prefix = "fused:";
+  const bool only_fused = options.case_id.compare(0, fused_prefix.size(), fused_prefix) == 0;
+  Options stripped = options;
+  if (only_fused) stripped.case_id = options.case_id.substr(fused_prefix.size());
+  const Options &opt = stripped;
   const double start = now_s();
   Report report;
   report.profile = opt.profile == Profile::full ? "full" : "quick";
@@ -938,18 +1019,34 @@ Report run(const Options &opt) {
   std::vector<Pair> pairs;
   std::string only_op, only_dtype;
   if (!opt.case_id.empty()) {
-    size_t d1 = opt.case_id.find('.'), d2 = d1 == std::string::npos ? d1 : opt.case_id.find('.', d1 + 1);
-    if (d2 == std::string::npos) throw SetupError("case id '" + opt.case_id + "' is not <op>.<dtype>.<variant>.<k>");
-    only_op = opt.case_id.substr(0, d1);
-    only_dtype = opt.case_id.substr(d1 + 1, d2 - d1 - 1);
-    if (meta::find_op(only_op) == nullptr) throw SetupError("case id '" + opt.case_id + "': no op named " + only_op);
+    const std::string &id = opt.case_id;
+    size_t d1 = id.find('.'), d2 = d1 == std::string::npos ? d1 : id.find('.', d1 + 1);
+    if (d2 == std::string::npos)
+      throw SetupError("case id '" + options.case_id + "' is not <op>.<dtype>.<variant>.<k>");
+    only_op = id.substr(0, d1);
+    only_dtype = id.substr(d1 + 1, d2 - d1 - 1);
+    if (meta::find_op(only_op) == nullptr)
+      throw SetupError("case id '" + options.case_id + "': no op named " + only_op);
   }
-  for (const OpInfo *op = meta::ops_begin(); op != meta::ops_end(); ++op) {
-    if (!only_op.empty() ? only_op != op->name : !glob_match(opt.ops_glob, op->name)) continue;
-    for (int32_t d : op_dtypes(*op)) {
+  auto selected_dtypes = [&](const OpInfo &op, bool fused) {
+    std::vector<int32_t> out;
+    if (!only_op.empty() && (only_op != op.name || fused != only_fused)) return out;
+    for (int32_t d : op_dtypes(op)) {
       if (!only_dtype.empty() && only_dtype != meta::dtype_name(d)) continue;
       if (!opt.dtypes.empty() && std::find(opt.dtypes.begin(), opt.dtypes.end(), d) == opt.dtypes.end()) continue;
-      pairs.push_back({op, d});
+      out.push_back(d);
+    }
+    return out;
+  };
+  for (const OpInfo *op = meta::ops_begin(); op != meta::ops_end(); ++op) {
+    if (only_op.empty() && !glob_match(opt.ops_glob, op->name)) continue;
+    for (int32_t d : selected_dtypes(*op, false)) pairs.push_back({op, d});
+  }
+  if (opt.fusion || only_fused) {
+    for (const char *name : kFusedComposites) {
+      const OpInfo *op = meta::find_op(name);
+      if (op == nullptr || (only_op.empty() && !glob_match(opt.ops_glob, op->name))) continue;
+      for (int32_t d : selected_dtypes(*op, true)) pairs.push_back({op, d, true});
     }
   }
   if (pairs.empty()) throw SetupError("no (op, dtype) pair matches the selection");
@@ -1025,9 +1122,9 @@ Report run(const Options &opt) {
     for (size_t i = 0; i < pairs.size(); ++i) {
       const Pair &p = pairs[i];
       bool covered = i < probe.coverage.size() ? probe.coverage[i].first : true;
-      if (!covered && p.op->tier == meta::Tier::primitive) {
+      if (!covered && !p.fused && p.op->tier == meta::Tier::primitive) {
         PairResult &r = results[i];
-        r.op = p.op->name;
+        r.op = p.name();
         r.dtype = meta::dtype_name(p.dtype);
         r.primitive = true;
         r.status = Status::not_supported;
@@ -1055,7 +1152,8 @@ Report run(const Options &opt) {
     if (s.device == nullptr) throw SetupError(s.error.empty() ? "no devices: " + s.no_devices : s.error);
     for (const auto &g : groups)
       for (size_t i : g) {
-        results[i] = check_pair(s.device, *pairs[i].op, pairs[i].dtype, opt.profile, opt.seed, opt.case_id);
+        results[i] = check_pair(s.device, *pairs[i].op, pairs[i].dtype, opt.profile, opt.seed, opt.case_id, nullptr,
+                                nullptr, pairs[i].fused);
         progress(results[i]);
       }
   } else {
@@ -1065,9 +1163,9 @@ Report run(const Options &opt) {
     // A pair ended by its child dying or hanging.
     auto abort_pair = [&](Child &ch, size_t idx, Status st, const std::string &why) {
       PairResult &r = results[idx];
-      r.op = pairs[idx].op->name;
+      r.op = pairs[idx].name();
       r.dtype = meta::dtype_name(pairs[idx].dtype);
-      r.primitive = pairs[idx].op->tier == meta::Tier::primitive;
+      r.primitive = !pairs[idx].fused && pairs[idx].op->tier == meta::Tier::primitive;
       r.status = st;
       r.worst_case = ch.current_case;
       r.message = why + (ch.current_case.empty() ? "" : " in case " + ch.current_case);
@@ -1094,7 +1192,7 @@ Report run(const Options &opt) {
         ch.pid = pid;
         ch.fd = fds[0];
         ch.last_progress = now_s();
-        for (size_t i : g) ch.pairs.push_back({pairs[i].op, static_cast<int32_t>(i)});  // dtype field: pair index
+        for (size_t i : g) ch.pairs.push_back({pairs[i].op, static_cast<int32_t>(i), pairs[i].fused});  // dtype: index
         running.push_back(std::move(ch));
       }
       std::vector<pollfd> pfds;
@@ -1134,7 +1232,7 @@ Report run(const Options &opt) {
             if (decode(line.substr(2), r)) {
               results[idx] = r;
             } else {
-              results[idx].op = pairs[idx].op->name;
+              results[idx].op = pairs[idx].name();
               results[idx].dtype = meta::dtype_name(pairs[idx].dtype);
               results[idx].status = Status::crash;
               results[idx].message = "the child sent a malformed result";

@@ -192,3 +192,29 @@ TEST(ConformanceRunner, ZeroDevicesIsAClearErrorNotAPass) {
             std::string::npos)
       << c.output;
 }
+
+// The fused runs: softmax's decomposition compiled with fusion on claims fused kernels on the CPU backend and is
+// held to softmax's contract against the oracle; a fused case re-runs by its "fused:" id.
+TEST(ConformanceRunner, FusedDecompositionsAreCheckedAndReproducible) {
+  pc::Options opt;
+  opt.backend = PK_CPU_PLUGIN;
+  opt.ops_glob = "softmax";
+  opt.dtypes = {PK_DTYPE_F32};
+  pc::Report r = pc::run(opt);
+  bool plain = false, fused = false;
+  for (const auto &p : r.results) {
+    if (p.op == "softmax") plain = p.status == pc::Status::pass;
+    if (p.op == "fused:softmax") {
+      fused = p.status == pc::Status::pass && p.cases_run > 0 && p.cases_not_supported == 0;
+      EXPECT_FALSE(p.primitive);
+    }
+  }
+  EXPECT_TRUE(plain);
+  EXPECT_TRUE(fused);
+  opt.fusion = false;
+  for (const auto &p : pc::run(opt).results) EXPECT_EQ(p.op.rfind("fused:", 0), std::string::npos) << p.op;
+  Command c = run_command(std::string(PK_PRIMKIT_EXE) + " conformance --backend " + PK_CPU_PLUGIN +
+                          " --case fused:softmax.f32.example.0");
+  EXPECT_EQ(c.exit_code, 0) << c.output;
+  EXPECT_NE(c.output.find("Passed 1/1 (100.0 %)  [pass 1,"), std::string::npos) << c.output;
+}

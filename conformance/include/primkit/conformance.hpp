@@ -170,6 +170,7 @@ struct Options {
   double timeout_s = 20;               // one case running longer is killed: TIMEOUT
   int ops_per_group = 6;               // ops run by one child
   bool isolate = true;                 // false: run everything in this process (debugging)
+  bool fusion = true;                  // also run the fused decompositions of kFusedComposites ("fused:<op>")
   std::string expected_failures_file;  // lines "op dtype reason"; dtype may be '*'
   uint32_t device_index = 0;
   // Progress lines (stderr in the CLI); empty = silent.
@@ -194,7 +195,15 @@ int exit_code(const Report &report);
 PairResult check_pair(pk_device_t device, const meta::OpInfo &op, int32_t dtype, Profile profile, uint64_t seed,
                       const std::string &only_case = "",
                       const std::function<void(const std::string &)> &on_case = nullptr,
-                      const std::function<void(bool)> &on_backend = nullptr);
+                      const std::function<void(bool)> &on_backend = nullptr, bool fused = false);
+
+// The composites whose decompositions are also checked fused (fused = true above, results named "fused:<op>"):
+// each case's decomposition is built as a graph of primitives, compiled for the device with fusion on, so the
+// graph compiler offers its elementwise chains and row programs to the backend's fusion hook, and run; the
+// result is held to the composite's contract against the oracle, like the unfused launch (a reference with the
+// decomposition's intermediates rounded is accepted too). A case whose graph gets no fused kernel is
+// NOT_SUPPORTED: the backend's hook declined it.
+extern const char *const kFusedComposites[6];
 
 // The same, by op and dtype name ("exp", "f32"); a PairResult with status NO_REFERENCE and a message if either
 // name is unknown.
