@@ -12,7 +12,6 @@
 // PK_RUNTIME_NO_DISCOVERY + pk_runtime_load_plugin, or by name with discovery) in strict mode
 // (PK_RUNTIME_STRICT), so a result is the backend's own and never the CPU fallback's; composite ops the backend
 // lacks are decomposed by the runtime into the backend's own primitives, which is what a user would run.
-#include <dlfcn.h>
 #include <fnmatch.h>
 #include <poll.h>
 #include <signal.h>
