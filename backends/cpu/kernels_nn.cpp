@@ -195,26 +195,39 @@ void softmax_values(C *v, int64_t n) {
   }
 }
 
-// Max of a dense f32 row and whether it holds a NaN.
-__attribute__((target("avx2,fma"))) float row_max_avx2(const float *x, int64_t n, bool &nan) {
-  __m256 m0 = _mm256_set1_ps(-INFINITY), m1 = m0, un = _mm256_setzero_ps();
+// Max and min of a dense f32 row and whether it holds a NaN.
+struct RowRange {
+  float max = -INFINITY, min = INFINITY;
+  bool nan = false;
+};
+
+__attribute__((target("avx2,fma"))) RowRange row_range_avx2(const float *x, int64_t n) {
+  __m256 hi0 = _mm256_set1_ps(-INFINITY), hi1 = hi0, lo0 = _mm256_set1_ps(INFINITY), lo1 = lo0;
+  __m256 un = _mm256_setzero_ps();
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
     const __m256 a = _mm256_loadu_ps(x + i), b = _mm256_loadu_ps(x + i + 8);
-    m0 = _mm256_max_ps(m0, a);
-    m1 = _mm256_max_ps(m1, b);
+    hi0 = _mm256_max_ps(hi0, a);
+    hi1 = _mm256_max_ps(hi1, b);
+    lo0 = _mm256_min_ps(lo0, a);
+    lo1 = _mm256_min_ps(lo1, b);
     un = _mm256_or_ps(un, _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
   }
-  alignas(32) float t[8];
-  _mm256_store_ps(t, _mm256_max_ps(m0, m1));
-  float m = t[0];
-  for (int k = 1; k < 8; ++k) m = std::max(m, t[k]);
-  nan = _mm256_movemask_ps(un) != 0;
-  for (; i < n; ++i) {
-    nan |= std::isnan(x[i]);
-    m = std::max(m, x[i]);
+  alignas(32) float hi[8], lo[8];
+  _mm256_store_ps(hi, _mm256_max_ps(hi0, hi1));
+  _mm256_store_ps(lo, _mm256_min_ps(lo0, lo1));
+  RowRange r;
+  for (int k = 0; k < 8; ++k) {
+    r.max = std::max(r.max, hi[k]);
+    r.min = std::min(r.min, lo[k]);
   }
-  return m;
+  r.nan = _mm256_movemask_ps(un) != 0;
+  for (; i < n; ++i) {
+    r.nan |= std::isnan(x[i]);
+    r.max = std::max(r.max, x[i]);
+    r.min = std::min(r.min, x[i]);
+  }
+  return r;
 }
 
 // A finished softmax row waiting for its scale pass: y = buf * inv.
@@ -231,37 +244,30 @@ __attribute__((target("avx2,fma"))) void scale_row_avx2(const PendingRow &p, int
   for (; i < n; ++i) p.y[i] = p.buf[i] * p.inv;
 }
 
-// Dense f32 softmax row: the max (reading the row from memory); then d = x - max exactly as an f32 pair
-// (two-sum), e^d in f32 lanes corrected by the pair's low part, kept in buf as floats and summed in double; the
-// row's scale pass (buf * (1 / sum) in f32 into y) is returned pending, and done during the next row's exp pass
-// (`prev`), so that its stores to memory overlap that compute-bound pass instead of following it. Error: e^d <= 1
-// ulp, its correction and storage one rounding, 1 / sum and the product one each: <= 2.5 ulp, inside the table's
-// 4-ulp bound. Lanes with d < -86 (where 2^n would leave the normal range, -inf included) take the scalar double
-// path, which gives exactly 0 below -104 (e^d / sum < 2^-150 since sum >= 1). `next` (the following row, or null)
-// is prefetched into L2 during the exp pass, so that its max pass finds it there instead of waiting on memory.
-template <bool Prev>
-__attribute__((target("avx2,fma"))) PendingRow softmax_row_avx2(const float *x, float *y, int64_t n, float *buf,
-                                                                const PendingRow &prev, bool stream,
-                                                                const float *next) {
-  bool nan = false;
-  const float mf = row_max_avx2(x, n, nan);
-  if (nan || !std::isfinite(mf)) {
-    if (Prev) scale_row_avx2(prev, n, stream);
-    std::fill(y, y + n, std::numeric_limits<float>::quiet_NaN());
-    return {};
-  }
-  const __m256 m = _mm256_set1_ps(mf), neg_m = _mm256_set1_ps(-mf), lo_lim = _mm256_set1_ps(-86.0f);
-  // prev's fields in locals: the intrinsics' stores may alias anything, so fields read through `prev` would be
-  // reloaded after each store.
-  const float *const pbuf = prev.buf;
-  float *const py = prev.y;
-  const __m256 prev_inv = _mm256_set1_ps(prev.inv);
-  const bool nt = stream && (reinterpret_cast<uintptr_t>(py) & 31) == 0;
-  __m256d s0 = _mm256_setzero_pd(), s1 = s0;
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    if (next != nullptr && (i & 15) == 0) _mm_prefetch(reinterpret_cast<const char *>(next + i), _MM_HINT_T1);
-    const __m256 xv = _mm256_loadu_ps(x + i);
+// How a softmax row computes its terms q = e^(x - max) / c (c > 0 is the same for the whole row and cancels in
+// q / sum q).
+enum class SoftmaxTerms {
+  // Rows with |x| <= 88 and max - min <= 80, the common case: q = e^x * 2^-k with k = round(max / ln2), so
+  // c = e^-max 2^k in [0.7, 1.42]. x itself is reduced (x = n ln2 + r), exactly as a plain exp does, so the
+  // inexact f32 difference x - max never enters; n - k stays in [-117, 1], inside the normal range.
+  kScaledExp,
+  // Any other finite row: q = e^(x - max), with d = x - max made exact as an f32 pair (two-sum) and e^d
+  // corrected by the pair's low part; lanes with d < -86 (where 2^n would leave the normal range, -inf
+  // included) take the scalar double path, which gives exactly 0 below -104 (q / sum < 2^-150 since sum >= 1).
+  kShiftedExp,
+};
+
+// Eight softmax terms from x + i (see SoftmaxTerms). A function rather than a lambda: lambdas do not inherit
+// the enclosing function's target attribute.
+template <SoftmaxTerms Terms>
+__attribute__((target("avx2,fma"))) inline __m256 softmax_terms8(const float *x, int64_t i, float mf, __m256i k_bits) {
+  const __m256 xv = _mm256_loadu_ps(x + i);
+  if constexpr (Terms == SoftmaxTerms::kScaledExp) {
+    (void)mf;
+    return exp_ps_scaled(xv, k_bits);
+  } else {
+    (void)k_bits;
+    const __m256 m = _mm256_set1_ps(mf), neg_m = _mm256_set1_ps(-mf), lo_lim = _mm256_set1_ps(-86.0f);
     // Two-sum: d + err == x - max exactly.
     const __m256 d = _mm256_sub_ps(xv, m);
     const __m256 bb = _mm256_sub_ps(d, xv);
@@ -272,33 +278,86 @@ __attribute__((target("avx2,fma"))) PendingRow softmax_row_avx2(const float *x, 
     if (low != 0) {
       alignas(32) float lanes[8];
       _mm256_store_ps(lanes, e);
-      for (int k = 0; k < 8; ++k) {
-        if ((low >> k) & 1) {
-          const double dd = static_cast<double>(x[i + k]) - static_cast<double>(mf);
-          lanes[k] = dd < -104.0 ? 0.0f : static_cast<float>(std::exp(dd));
+      for (int j = 0; j < 8; ++j) {
+        if ((low >> j) & 1) {
+          const double dd = static_cast<double>(x[i + j]) - static_cast<double>(mf);
+          lanes[j] = dd < -104.0 ? 0.0f : static_cast<float>(std::exp(dd));
         }
       }
       e = _mm256_load_ps(lanes);
     }
-    _mm256_storeu_ps(buf + i, e);
-    s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
-    s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+    return e;
+  }
+}
+
+// Adds the eight floats of e to the double accumulators (low lanes to s0, high lanes to s1).
+__attribute__((target("avx2,fma"))) inline void add_to_sum_pd(__m256 e, __m256d &s0, __m256d &s1) {
+  s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+  s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+}
+
+// Dense f32 softmax row: the max and min (reading the row from memory); then the terms q in f32 lanes, kept in
+// buf, summed in double (two lanes' terms added in f32 first: one more rounding of the sum, for half the
+// conversions); the row's scale pass (buf * (1 / sum) in f32 into y) is returned pending, and done during the
+// next row's exp pass (`prev`), so that its stores to memory overlap that compute-bound pass instead of following
+// it. `next` (the following row, or null) is prefetched into L2 during the exp pass, so that its max pass finds it
+// there instead of waiting on memory. Error: q <= 1 ulp (kShiftedExp: e^d <= 1 ulp, its correction one rounding),
+// the paired sum one rounding, 1 / sum and the product one each: <= 3 ulp, inside the table's 4-ulp bound.
+template <bool Prev, SoftmaxTerms Terms>
+__attribute__((target("avx2,fma"))) PendingRow softmax_terms_avx2(const float *x, float *y, int64_t n, float *buf,
+                                                                  float mf, const PendingRow &prev, bool stream,
+                                                                  const float *next) {
+  const int k = static_cast<int>(std::nearbyint(static_cast<double>(mf) * 1.4426950408889634));
+  const __m256i k_bits = _mm256_set1_epi32(k * (1 << 23));
+  // prev's fields in locals: the intrinsics' stores may alias anything, so fields read through `prev` would be
+  // reloaded after each store.
+  const float *const pbuf = prev.buf;
+  float *const py = prev.y;
+  const __m256 prev_inv = _mm256_set1_ps(prev.inv);
+  __m256d s0 = _mm256_setzero_pd(), s1 = s0;
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    if (next != nullptr) _mm_prefetch(reinterpret_cast<const char *>(next + i), _MM_HINT_T1);
+    const __m256 e0 = softmax_terms8<Terms>(x, i, mf, k_bits), e1 = softmax_terms8<Terms>(x, i + 8, mf, k_bits);
+    _mm256_storeu_ps(buf + i, e0);
+    _mm256_storeu_ps(buf + i + 8, e1);
+    add_to_sum_pd(_mm256_add_ps(e0, e1), s0, s1);
     if (Prev) {
-      const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(pbuf + i), prev_inv);
-      if (nt) {
-        _mm256_stream_ps(py + i, v);
-      } else {
-        _mm256_storeu_ps(py + i, v);
-      }
+      store8(py + i, _mm256_mul_ps(_mm256_loadu_ps(pbuf + i), prev_inv), stream);
+      store8(py + i + 8, _mm256_mul_ps(_mm256_loadu_ps(pbuf + i + 8), prev_inv), stream);
     }
+  }
+  if (i + 8 <= n) {
+    const __m256 e0 = softmax_terms8<Terms>(x, i, mf, k_bits);
+    _mm256_storeu_ps(buf + i, e0);
+    add_to_sum_pd(e0, s0, s1);
+    if (Prev) store8(py + i, _mm256_mul_ps(_mm256_loadu_ps(pbuf + i), prev_inv), stream);
+    i += 8;
   }
   double s = hsum_pd(_mm256_add_pd(s0, s1));
   for (; i < n; ++i) {
-    buf[i] = static_cast<float>(std::exp(static_cast<double>(x[i]) - static_cast<double>(mf)));
+    const double xi = x[i];
+    buf[i] = static_cast<float>(Terms == SoftmaxTerms::kScaledExp ? std::ldexp(std::exp(xi), -k)
+                                                                  : std::exp(xi - static_cast<double>(mf)));
     s += buf[i];
     if (Prev) py[i] = pbuf[i] * prev.inv;
   }
   return {buf, y, static_cast<float>(1.0 / s)};
+}
+
+template <bool Prev>
+__attribute__((target("avx2,fma"))) PendingRow softmax_row_avx2(const float *x, float *y, int64_t n, float *buf,
+                                                                const PendingRow &prev, bool stream,
+                                                                const float *next) {
+  const RowRange r = row_range_avx2(x, n);
+  if (r.nan || !std::isfinite(r.max)) {
+    if (Prev) scale_row_avx2(prev, n, stream);
+    std::fill(y, y + n, std::numeric_limits<float>::quiet_NaN());
+    return {};
+  }
+  if (r.min >= -88.0f && r.max <= 88.0f && r.max - r.min <= 80.0f)
+    return softmax_terms_avx2<Prev, SoftmaxTerms::kScaledExp>(x, y, n, buf, r.max, prev, stream, next);
+  return softmax_terms_avx2<Prev, SoftmaxTerms::kShiftedExp>(x, y, n, buf, r.max, prev, stream, next);
 }
 
 // Dense f32 log_softmax row: block by block (each block read from memory once, then again from L1), the running
@@ -309,9 +368,9 @@ __attribute__((target("avx2,fma"))) void log_softmax_row_avx2(const float *x, fl
   bool bad = false;
   for (int64_t b = 0; b < n && !bad; b += kBlock) {
     const int64_t len = std::min(kBlock, n - b);
-    bool nan = false;
-    const double bm = row_max_avx2(x + b, len, nan);
-    if (nan || bm == INFINITY) bad = true;
+    const RowRange range = row_range_avx2(x + b, len);
+    const double bm = range.max;
+    if (range.nan || bm == INFINITY) bad = true;
     if (bad || bm == -INFINITY) continue;  // a block of -inf only adds nothing
     if (bm > m) {
       s *= std::exp(m - bm);

@@ -10,13 +10,12 @@
 
 namespace pk::cpu {
 
-// e^x for 8 floats with x in [-86, 88] (callers clamp or route other lanes elsewhere, so 2^n stays a normal
-// float): x = n ln2 + r with a Cody-Waite split (n ln2_hi exact, |r| <= ln2/2), e^r - 1 - r by its Taylor
-// polynomial to r^7 (truncation <= 5e-9 relative), 1 + (r + r^2 P) rounded once, 2^n added to the exponent
-// bits. Measured error <= 1 ulp (tests/cpu/test_cpu_elementwise.cpp sweeps the range).
-__attribute__((target("avx2,fma"))) inline __m256 exp_ps_in_range(__m256 x) {
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+// e^x = 2^n e^r for 8 floats: returns e^r, rounded once, and n (a whole number, as float). A Cody-Waite split
+// (n ln2_hi exact for |n| < 2^15, |r| <= ln2/2), e^r - 1 - r by its Taylor polynomial to r^7 (truncation <= 5e-9
+// relative), 1 + (r + r^2 P) rounded once. Accurate for |x| <= 88: ln2_lo's own rounding grows with n.
+__attribute__((target("avx2,fma"))) inline __m256 exp_ps_reduced(__m256 x, __m256 &n) {
+  n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   // ln2_hi has 9 significant bits: n * ln2_hi is exact for |n| < 2^15.
   const __m256 r =
       _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x));
@@ -26,8 +25,26 @@ __attribute__((target("avx2,fma"))) inline __m256 exp_ps_in_range(__m256 x) {
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-  const __m256 y = _mm256_add_ps(_mm256_set1_ps(1.0f), _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r));
+  return _mm256_add_ps(_mm256_set1_ps(1.0f), _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r));
+}
+
+// e^x for 8 floats with x in [-86, 88] (callers clamp or route other lanes elsewhere, so 2^n stays a normal
+// float): e^r from exp_ps_reduced, 2^n added to its exponent bits. Measured error <= 1 ulp
+// (tests/cpu/test_cpu_elementwise.cpp sweeps the range).
+__attribute__((target("avx2,fma"))) inline __m256 exp_ps_in_range(__m256 x) {
+  __m256 n;
+  const __m256 y = exp_ps_reduced(x, n);
   const __m256i scale = _mm256_slli_epi32(_mm256_cvtps_epi32(n), 23);
+  return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(y), scale));
+}
+
+// e^x * 2^-k for 8 floats with |x| <= 88, where `k_bits` is k << 23 and the caller keeps n - k within
+// [-125, 126] (so the result is a normal float whatever n alone is). Same error as exp_ps_in_range: the power
+// of two is exact.
+__attribute__((target("avx2,fma"))) inline __m256 exp_ps_scaled(__m256 x, __m256i k_bits) {
+  __m256 n;
+  const __m256 y = exp_ps_reduced(x, n);
+  const __m256i scale = _mm256_sub_epi32(_mm256_slli_epi32(_mm256_cvtps_epi32(n), 23), k_bits);
   return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(y), scale));
 }
 

@@ -3,12 +3,15 @@
 // comments or computed here in long double straight from the ops' definitions, never taken from a kernel run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <iterator>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cpu_test_fixture.hpp"
@@ -151,6 +154,46 @@ TEST_F(CpuNn, SoftmaxRowsAcrossTheWholeExpRange) {
         EXPECT_EQ(out[n + i], 0.0f) << i;  // masked: exactly 0
       }
     }
+  }
+}
+
+// Rows on both sides of the limits of the scaled-exp path (|x| <= 88 and max - min <= 80; past them the
+// shifted path): ranges of 79.9 and 80.5, maxima of 88 and 88.5, minima of -88 and -88.5, all-negative rows, and
+// rows inside +-88 whose range (110, 176) would leave the normal range if they were scaled. The
+// maximum sits in the scalar tail and the minimum in the 8-lane tail, so that every part of the loop meets the
+// extremes. Within 2 ulps of a long double reference, and each row sums to 1.
+TEST_F(CpuNn, SoftmaxRowsAtTheLimitsOfTheScaledExpPath) {
+  const int64_t n = 203;
+  const std::pair<float, float> ranges[] = {{8.1f, 88.0f},   {-88.0f, -8.0f},  {-88.0f, -70.0f}, {7.5f, 88.0f},
+                                            {0.0f, 88.5f},   {-88.5f, -60.0f}, {-40.0f, 39.9f},  {-40.0f, 40.5f},
+                                            {-88.0f, 88.0f}, {-60.0f, 50.0f}};
+  const int64_t rows = static_cast<int64_t>(std::size(ranges));
+  std::vector<float> x(rows * n);
+  for (int64_t r = 0; r < rows; ++r) {
+    const auto [lo, hi] = ranges[r];
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t j = (i * 37 + 11) % n;  // a permutation of 0 .. n-1: values out of order
+      x[r * n + i] = j == n - 1 ? hi : lo + (hi - lo) * static_cast<float>(j) / static_cast<float>(n - 1);
+    }
+    float *row = x.data() + r * n;
+    std::swap(*std::max_element(row, row + n), row[201]);
+    std::swap(*std::min_element(row, row + n), row[195]);
+    ASSERT_EQ(row[201], hi);
+    ASSERT_EQ(row[195], lo);
+  }
+  std::vector<float> out(x.size(), -1.0f);
+  pk_attrs_softmax sa = PK_ATTRS_SOFTMAX_INIT;
+  sa.dim = 1;
+  ASSERT_EQ(launch(PK_OP_SOFTMAX, {tensor(x, kF32, {rows, n})}, {tensor(out, kF32, {rows, n})}, &sa), PK_OK)
+      << last_error().message;
+  for (int64_t r = 0; r < rows; ++r) {
+    const std::vector<ld> ref = softmax_ref(std::vector<ld>(x.begin() + r * n, x.begin() + (r + 1) * n), false);
+    ld sum = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      expect_close(out[r * n + i], ref[i], 2, 0.0L, "row " + std::to_string(r) + " element " + std::to_string(i));
+      sum += out[r * n + i];
+    }
+    EXPECT_NEAR(static_cast<double>(sum), 1.0, 1e-5) << "row " << r;
   }
 }
 
