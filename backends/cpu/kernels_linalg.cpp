@@ -17,6 +17,7 @@
 #include <complex>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <new>
 #include <type_traits>
@@ -262,26 +263,61 @@ bool bmm_onednn(const float *a, const float *bm, float *c, int64_t B, int64_t M,
 // would then meet an infinity as inf - inf (NaN) where exact arithmetic gives inf or a finite value; oneDNN's
 // blocked kernels also multiply zero padding by inf. Such inputs (and non-finite ones) take the loops in a wider
 // type instead, whose range holds every product and sum: double for f32, long double for f64 and complex.
-// The scan is O(inputs), the product O(M N K).
+// The scan is O(inputs), the product O(M N K); it runs over the worker pool.
 template <class A>
 bool all_moderate(const A *p, int64_t n) {
-  auto small = [](double x) { return std::fabs(x) <= 0x1p50; };  // NaN fails too
-  if constexpr (std::is_same_v<A, float>) {  // in float lanes: an and-reduction the vectorizer takes
-    int ok = 1;
-    for (int64_t i = 0; i < n; ++i) ok &= std::fabs(p[i]) <= 0x1p50f;
-    return ok != 0;
-  }
-  bool ok = true;
-  for (int64_t i = 0; i < n; ++i) {
+  std::atomic<bool> ok{true};
+  parallel_for(0, n, 65536, [&](int64_t lo, int64_t hi) {
+    bool chunk_ok = true;
     if constexpr (std::is_integral_v<A>) {
-      return true;
-    } else if constexpr (kit::is_complex<A>::value) {
-      ok &= small(static_cast<double>(p[i].real())) && small(static_cast<double>(p[i].imag()));
+      return;
+    } else if constexpr (std::is_same_v<A, float>) {  // in float lanes: an and-reduction the vectorizer takes
+      int m = 1;
+      for (int64_t i = lo; i < hi; ++i) m &= std::fabs(p[i]) <= 0x1p50f;  // NaN fails too
+      chunk_ok = m != 0;
     } else {
-      ok &= small(static_cast<double>(p[i]));
+      auto small = [](double x) { return std::fabs(x) <= 0x1p50; };
+      for (int64_t i = lo; i < hi; ++i) {
+        if constexpr (kit::is_complex<A>::value) {
+          chunk_ok &= small(static_cast<double>(p[i].real())) && small(static_cast<double>(p[i].imag()));
+        } else {
+          chunk_ok &= small(static_cast<double>(p[i]));
+        }
+      }
     }
-  }
-  return ok;
+    if (!chunk_ok) ok.store(false, std::memory_order_relaxed);
+  });
+  return ok.load();
+}
+
+// The same guard, checked on the result instead: every input element meets some product (the output is not
+// empty), a non-finite input makes its products inf or NaN, and an overflowing product or partial sum becomes
+// inf (then inf - inf = NaN); NaN and inf survive every later add. So a result that is finite everywhere met
+// none of the cases above, and one that is not is recomputed in the wider type. Checking the result is the
+// cheaper scan when it is no larger than the operands (square and matrix-vector products).
+template <class A>
+bool all_finite(const A *p, int64_t n) {
+  std::atomic<bool> ok{true};
+  parallel_for(0, n, 65536, [&](int64_t lo, int64_t hi) {
+    bool chunk_ok = true;
+    if constexpr (std::is_integral_v<A>) {
+      return;
+    } else if constexpr (std::is_same_v<A, float>) {
+      int m = 1;
+      for (int64_t i = lo; i < hi; ++i) m &= std::fabs(p[i]) <= std::numeric_limits<float>::max();
+      chunk_ok = m != 0;
+    } else {
+      for (int64_t i = lo; i < hi; ++i) {
+        if constexpr (kit::is_complex<A>::value) {
+          chunk_ok &= std::isfinite(p[i].real()) && std::isfinite(p[i].imag());
+        } else {
+          chunk_ok &= std::isfinite(p[i]);
+        }
+      }
+    }
+    if (!chunk_ok) ok.store(false, std::memory_order_relaxed);
+  });
+  return ok.load();
 }
 
 template <class A>
@@ -301,6 +337,17 @@ struct wide_acc<std::complex<R>> {
   using type = std::complex<long double>;
 };
 
+// c = a x bm in the fastest way available (oneDNN for f32, else the loops), with no range guard.
+template <class A>
+void bmm_fast(const A *a, const A *bm, A *c, int64_t B, int64_t M, int64_t K, int64_t N) {
+#ifdef PRIMKIT_CPU_HAVE_ONEDNN
+  if constexpr (std::is_same_v<A, float>) {
+    if (bmm_onednn(a, bm, c, B, M, K, N)) return;
+  }
+#endif
+  bmm_loops(a, bm, c, B, M, K, N);
+}
+
 template <class A>
 void bmm(const A *a, const A *bm, A *c, int64_t B, int64_t M, int64_t K, int64_t N) {
   if (B * M * N == 0) return;
@@ -310,20 +357,20 @@ void bmm(const A *a, const A *bm, A *c, int64_t B, int64_t M, int64_t K, int64_t
   }
   using W = typename wide_acc<A>::type;
   if constexpr (!std::is_same_v<W, A>) {
-    if (!all_moderate(a, B * M * K) || !all_moderate(bm, B * K * N)) {
+    const int64_t in = B * M * K + B * K * N, out = B * M * N;
+    // The range guard on whichever side is smaller: the result after the fast product, or the operands before.
+    const bool fast_is_exact = out <= in ? (bmm_fast(a, bm, c, B, M, K, N), all_finite(c, out))
+                                         : all_moderate(a, B * M * K) && all_moderate(bm, B * K * N);
+    if (!fast_is_exact) {
       const std::vector<W> wa(a, a + B * M * K), wb(bm, bm + B * K * N);
-      std::vector<W> wc(static_cast<size_t>(B * M * N));
+      std::vector<W> wc(static_cast<size_t>(out));
       bmm_loops(wa.data(), wb.data(), wc.data(), B, M, K, N);
       for (size_t i = 0; i < wc.size(); ++i) c[i] = static_cast<A>(wc[i]);
       return;
     }
+    if (out <= in) return;
   }
-#ifdef PRIMKIT_CPU_HAVE_ONEDNN
-  if constexpr (std::is_same_v<A, float>) {
-    if (bmm_onednn(a, bm, c, B, M, K, N)) return;
-  }
-#endif
-  bmm_loops(a, bm, c, B, M, K, N);
+  bmm_fast(a, bm, c, B, M, K, N);
 }
 
 // out = lhs (axes lperm -> [B, M, K]) x rhs (axes rperm -> [B, K, N]); out's row-major order is [B, M, N].

@@ -91,6 +91,49 @@ TEST_F(CpuLinalg, LargerF32MatmulStaysWithinTheBound) {
     }
 }
 
+// Operands whose f32 products overflow or that hold infinities, where a plain f32 product gives NaN (inf - inf,
+// inf * padding 0) but the exact result is finite or inf: the kernel must notice and compute in a wider type.
+// Both guards: a square product (the result is checked after the fast product) and a thin contraction whose result
+// is larger than its operands (K = 2; the operands are checked before). Hand-derived results:
+//   row [2^70, 2^70] . column [2^60, -2^60] = 0 (the products 2^130 overflow f32);
+//   row [2^70, 2^70] . column [2^60, 2^-60] = 2^130 + 2^10 -> +inf in f32 (overflow of the exact value);
+//   row [inf, 0] . column [1, 0] = inf; row [inf, 0] . column [0, 1] = inf * 0 = NaN;
+//   row [2^-10, 3] . any column [u, v] = 2^-10 u + 3 v (exact in f32 for these u, v).
+TEST_F(CpuLinalg, MatmulWithOverflowingOrInfiniteOperandsGivesTheExactResultRounded) {
+  const float big_a = std::ldexp(1.0f, 70), big_b = std::ldexp(1.0f, 60), tiny = std::ldexp(1.0f, -60);
+  const float inf = std::numeric_limits<float>::infinity();
+  const float rows[4][2] = {{big_a, big_a}, {inf, 0.0f}, {std::ldexp(1.0f, -10), 3.0f}, {0.5f, -0.25f}};
+  const float cols[4][2] = {{big_b, -big_b}, {big_b, tiny}, {1.0f, 0.0f}, {0.0f, 1.0f}};
+  auto expected = [&](int i, int j) -> double {
+    if (i == 0) return j == 0 ? 0.0 : (j == 1 ? HUGE_VAL : static_cast<double>(big_a));
+    if (i == 1) return j == 3 ? NAN : (j == 0 || j == 1 || j == 2 ? HUGE_VAL : 0.0);
+    return static_cast<double>(rows[i][0]) * cols[j][0] + static_cast<double>(rows[i][1]) * cols[j][1];
+  };
+  // Rows repeated over M = 64 (i = r % 4), columns over N = 64 (j = c % 4), with K = 2 (result larger than the
+  // operands) and K = 2 padded to K = 64 with zero pairs (result no larger than the operands).
+  for (int K : {2, 64}) {
+    const int M = 64, N = 64;
+    std::vector<float> a(M * K, 0.0f), b(K * N, 0.0f), c(M * N, -1.0f);
+    for (int r = 0; r < M; ++r)
+      for (int k = 0; k < 2; ++k) a[r * K + k] = rows[r % 4][k];
+    for (int col = 0; col < N; ++col)
+      for (int k = 0; k < 2; ++k) b[k * N + col] = cols[col % 4][k];
+    ASSERT_EQ(
+        launch(PK_OP_MATMUL, {tensor(a, kF32, {M, K}), tensor(b, kF32, {K, N})}, {tensor(c, kF32, {M, N})}, nullptr),
+        PK_OK)
+        << last_error().message;
+    for (int r = 0; r < M; ++r)
+      for (int col = 0; col < N; ++col) {
+        const double want = expected(r % 4, col % 4), got = c[r * N + col];
+        if (std::isnan(want)) {
+          EXPECT_TRUE(std::isnan(got)) << "K " << K << " at " << r << "," << col;
+        } else {
+          EXPECT_EQ(got, static_cast<double>(static_cast<float>(want))) << "K " << K << " at " << r << "," << col;
+        }
+      }
+  }
+}
+
 TEST_F(CpuLinalg, MatmulI32Wraps) {
   // Row 0: 2 (2^31 - 1) + 3 = 2^32 + 1 -> 1. Row 1: -2^31 * 2 - 3 = -2^32 - 3 -> -3.
   std::vector<int32_t> a = {2147483647, 1, -2147483647 - 1, -1}, b = {2, 3}, c(2, 7);
