@@ -191,21 +191,45 @@ struct Packed {
   }
 };
 
-// Stores a dense row-major buffer into a view of the same element count (row-major order on both sides).
+// Whether v is finite (integers always are).
+template <class A>
+inline bool finite_value(const A &v) {
+  if constexpr (std::is_integral_v<A>) {
+    return true;
+  } else if constexpr (kit::is_complex<A>::value) {
+    return std::isfinite(v.real()) && std::isfinite(v.imag());
+  } else {
+    return std::fabs(v) <= std::numeric_limits<A>::max();  // NaN fails too; a compare the vectorizer takes
+  }
+}
+
+// Stores a dense row-major buffer into a view of the same element count (row-major order on both sides). Returns
+// whether every source value was finite.
 template <class T, class A>
-void store_dense(const View &out, const A *src) {
+bool store_dense(const View &out, const A *src) {
+  std::atomic<bool> finite{true};
   if (out.contiguous) {
     T *dst = out.at<T>(0);
     parallel_for(0, out.numel, 16384, [&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i) dst[i] = from_acc<T>(src[i]);
+      int ok = 1;
+      for (int64_t i = lo; i < hi; ++i) {
+        dst[i] = from_acc<T>(src[i]);
+        ok &= finite_value(src[i]);
+      }
+      if (!ok) finite.store(false, std::memory_order_relaxed);
     });
-    return;
+    return finite.load();
   }
   parallel_for(0, out.numel, 16384, [&](int64_t lo, int64_t hi) {
     int64_t i = lo;
-    walk<1>(out.shape, out.ndim, {out.strides}, {0}, lo, hi,
-            [&](const std::array<int64_t, 1> &o) { *out.at<T>(o[0]) = from_acc<T>(src[i++]); });
+    int ok = 1;
+    walk<1>(out.shape, out.ndim, {out.strides}, {0}, lo, hi, [&](const std::array<int64_t, 1> &o) {
+      ok &= finite_value(src[i]);
+      *out.at<T>(o[0]) = from_acc<T>(src[i++]);
+    });
+    if (!ok) finite.store(false, std::memory_order_relaxed);
   });
+  return finite.load();
 }
 
 // --- batched matmul ---------------------------------------------------------------------------------------------
@@ -299,22 +323,8 @@ template <class A>
 bool all_finite(const A *p, int64_t n) {
   std::atomic<bool> ok{true};
   parallel_for(0, n, 65536, [&](int64_t lo, int64_t hi) {
-    bool chunk_ok = true;
-    if constexpr (std::is_integral_v<A>) {
-      return;
-    } else if constexpr (std::is_same_v<A, float>) {
-      int m = 1;
-      for (int64_t i = lo; i < hi; ++i) m &= std::fabs(p[i]) <= std::numeric_limits<float>::max();
-      chunk_ok = m != 0;
-    } else {
-      for (int64_t i = lo; i < hi; ++i) {
-        if constexpr (kit::is_complex<A>::value) {
-          chunk_ok &= std::isfinite(p[i].real()) && std::isfinite(p[i].imag());
-        } else {
-          chunk_ok &= std::isfinite(p[i]);
-        }
-      }
-    }
+    int chunk_ok = 1;
+    for (int64_t i = lo; i < hi; ++i) chunk_ok &= finite_value(p[i]);
     if (!chunk_ok) ok.store(false, std::memory_order_relaxed);
   });
   return ok.load();
@@ -348,27 +358,40 @@ void bmm_fast(const A *a, const A *bm, A *c, int64_t B, int64_t M, int64_t K, in
   bmm_loops(a, bm, c, B, M, K, N);
 }
 
+// c = a x bm in the wider type (see all_moderate), rounded back to A.
+template <class A>
+void bmm_wide(const A *a, const A *bm, A *c, int64_t B, int64_t M, int64_t K, int64_t N) {
+  using W = typename wide_acc<A>::type;
+  const std::vector<W> wa(a, a + B * M * K), wb(bm, bm + B * K * N);
+  std::vector<W> wc(static_cast<size_t>(B * M * N));
+  bmm_loops(wa.data(), wb.data(), wc.data(), B, M, K, N);
+  for (size_t i = 0; i < wc.size(); ++i) c[i] = static_cast<A>(wc[i]);
+}
+
+// Whether the range guard checks the result (after the fast product) rather than the operands (before it): the
+// smaller scan. Only for types with a wider one.
+template <class A>
+bool guard_on_result(int64_t B, int64_t M, int64_t K, int64_t N) {
+  return !std::is_same_v<typename wide_acc<A>::type, A> && B * M * N <= B * M * K + B * K * N;
+}
+
+// c = a x bm for dense non-empty operands, exact to the contract whatever their range.
 template <class A>
 void bmm(const A *a, const A *bm, A *c, int64_t B, int64_t M, int64_t K, int64_t N) {
-  if (B * M * N == 0) return;
   if (K == 0) {
     std::fill(c, c + B * M * N, A{});
     return;
   }
-  using W = typename wide_acc<A>::type;
-  if constexpr (!std::is_same_v<W, A>) {
-    const int64_t in = B * M * K + B * K * N, out = B * M * N;
-    // The range guard on whichever side is smaller: the result after the fast product, or the operands before.
-    const bool fast_is_exact = out <= in ? (bmm_fast(a, bm, c, B, M, K, N), all_finite(c, out))
-                                         : all_moderate(a, B * M * K) && all_moderate(bm, B * K * N);
-    if (!fast_is_exact) {
-      const std::vector<W> wa(a, a + B * M * K), wb(bm, bm + B * K * N);
-      std::vector<W> wc(static_cast<size_t>(out));
-      bmm_loops(wa.data(), wb.data(), wc.data(), B, M, K, N);
-      for (size_t i = 0; i < wc.size(); ++i) c[i] = static_cast<A>(wc[i]);
+  if constexpr (!std::is_same_v<typename wide_acc<A>::type, A>) {
+    if (guard_on_result<A>(B, M, K, N)) {
+      bmm_fast(a, bm, c, B, M, K, N);
+      if (!all_finite(c, B * M * N)) bmm_wide(a, bm, c, B, M, K, N);
       return;
     }
-    if (out <= in) return;
+    if (!all_moderate(a, B * M * K) || !all_moderate(bm, B * K * N)) {
+      bmm_wide(a, bm, c, B, M, K, N);
+      return;
+    }
   }
   bmm_fast(a, bm, c, B, M, K, N);
 }
@@ -387,7 +410,14 @@ pk_status contract(const View &lhs, const int32_t *lperm, const View &rhs, const
     }
   }
   A *c = scratch<A>(kScratchOut, static_cast<size_t>(B * M * N));
-  bmm(pa.ptr, pb.ptr, c, B, M, K, N);
+  if (K > 0 && guard_on_result<A>(B, M, K, N)) {
+    // The result's range check rides on its conversion to T instead of a pass of its own.
+    bmm_fast(pa.ptr, pb.ptr, c, B, M, K, N);
+    if (store_dense<T>(out, c)) return PK_OK;
+    bmm_wide(pa.ptr, pb.ptr, c, B, M, K, N);
+  } else {
+    bmm(pa.ptr, pb.ptr, c, B, M, K, N);
+  }
   store_dense<T>(out, c);
   return PK_OK;
 }

@@ -94,43 +94,73 @@ TEST_F(CpuLinalg, LargerF32MatmulStaysWithinTheBound) {
 // Operands whose f32 products overflow or that hold infinities, where a plain f32 product gives NaN (inf - inf,
 // inf * padding 0) but the exact result is finite or inf: the kernel must notice and compute in a wider type.
 // Both guards: a square product (the result is checked after the fast product) and a thin contraction whose result
-// is larger than its operands (K = 2; the operands are checked before). Hand-derived results:
+// is larger than its operands (K = 2; the operands are checked before); in f32 and in bf16 (every operand below is
+// exact in both; bf16 runs through f32, and its result check rides on the conversion back). Hand-derived results:
 //   row [2^70, 2^70] . column [2^60, -2^60] = 0 (the products 2^130 overflow f32);
-//   row [2^70, 2^70] . column [2^60, 2^-60] = 2^130 + 2^10 -> +inf in f32 (overflow of the exact value);
+//   row [2^70, 2^70] . column [2^60, 2^-60] = 2^130 + 2^10 -> +inf (overflow of the exact value);
 //   row [inf, 0] . column [1, 0] = inf; row [inf, 0] . column [0, 1] = inf * 0 = NaN;
-//   row [2^-10, 3] . any column [u, v] = 2^-10 u + 3 v (exact in f32 for these u, v).
+//   row [2^-10, 3] . any column [u, v] = 2^-10 u + 3 v, rounded once to the dtype.
+double round_to_bf16(double x) {  // nearest even, 8 significant bits; no overflow among these values
+  if (x == 0 || !std::isfinite(x)) return x;
+  int e;
+  const double m = std::frexp(x, &e);
+  return std::ldexp(std::nearbyint(std::ldexp(m, 8)), e - 8);
+}
+
+uint16_t bf16_bits(float f) {  // exact for the operands used here (8 significant bits or fewer, or inf)
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+double bf16_value(uint16_t h) {
+  const uint32_t u = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
 TEST_F(CpuLinalg, MatmulWithOverflowingOrInfiniteOperandsGivesTheExactResultRounded) {
   const float big_a = std::ldexp(1.0f, 70), big_b = std::ldexp(1.0f, 60), tiny = std::ldexp(1.0f, -60);
   const float inf = std::numeric_limits<float>::infinity();
   const float rows[4][2] = {{big_a, big_a}, {inf, 0.0f}, {std::ldexp(1.0f, -10), 3.0f}, {0.5f, -0.25f}};
   const float cols[4][2] = {{big_b, -big_b}, {big_b, tiny}, {1.0f, 0.0f}, {0.0f, 1.0f}};
-  auto expected = [&](int i, int j) -> double {
+  auto exact = [&](int i, int j) -> double {
     if (i == 0) return j == 0 ? 0.0 : (j == 1 ? HUGE_VAL : static_cast<double>(big_a));
-    if (i == 1) return j == 3 ? NAN : (j == 0 || j == 1 || j == 2 ? HUGE_VAL : 0.0);
+    if (i == 1) return j == 3 ? NAN : HUGE_VAL;
     return static_cast<double>(rows[i][0]) * cols[j][0] + static_cast<double>(rows[i][1]) * cols[j][1];
   };
   // Rows repeated over M = 64 (i = r % 4), columns over N = 64 (j = c % 4), with K = 2 (result larger than the
   // operands) and K = 2 padded to K = 64 with zero pairs (result no larger than the operands).
-  for (int K : {2, 64}) {
-    const int M = 64, N = 64;
-    std::vector<float> a(M * K, 0.0f), b(K * N, 0.0f), c(M * N, -1.0f);
-    for (int r = 0; r < M; ++r)
-      for (int k = 0; k < 2; ++k) a[r * K + k] = rows[r % 4][k];
-    for (int col = 0; col < N; ++col)
-      for (int k = 0; k < 2; ++k) b[k * N + col] = cols[col % 4][k];
-    ASSERT_EQ(
-        launch(PK_OP_MATMUL, {tensor(a, kF32, {M, K}), tensor(b, kF32, {K, N})}, {tensor(c, kF32, {M, N})}, nullptr),
-        PK_OK)
-        << last_error().message;
-    for (int r = 0; r < M; ++r)
-      for (int col = 0; col < N; ++col) {
-        const double want = expected(r % 4, col % 4), got = c[r * N + col];
-        if (std::isnan(want)) {
-          EXPECT_TRUE(std::isnan(got)) << "K " << K << " at " << r << "," << col;
-        } else {
-          EXPECT_EQ(got, static_cast<double>(static_cast<float>(want))) << "K " << K << " at " << r << "," << col;
+  for (bool bf16 : {false, true}) {
+    for (int K : {2, 64}) {
+      const int M = 64, N = 64;
+      std::vector<float> a(M * K, 0.0f), b(K * N, 0.0f), c(M * N, -1.0f);
+      for (int r = 0; r < M; ++r)
+        for (int k = 0; k < 2; ++k) a[r * K + k] = rows[r % 4][k];
+      for (int col = 0; col < N; ++col)
+        for (int k = 0; k < 2; ++k) b[k * N + col] = cols[col % 4][k];
+      std::vector<uint16_t> ah(a.size()), bh(b.size()), ch(c.size(), 0xbf80);
+      for (size_t i = 0; i < a.size(); ++i) ah[i] = bf16_bits(a[i]);
+      for (size_t i = 0; i < b.size(); ++i) bh[i] = bf16_bits(b[i]);
+      const pk_status st = bf16 ? launch(PK_OP_MATMUL, {tensor(ah, kBF16, {M, K}), tensor(bh, kBF16, {K, N})},
+                                         {tensor(ch, kBF16, {M, N})}, nullptr)
+                                : launch(PK_OP_MATMUL, {tensor(a, kF32, {M, K}), tensor(b, kF32, {K, N})},
+                                         {tensor(c, kF32, {M, N})}, nullptr);
+      ASSERT_EQ(st, PK_OK) << last_error().message;
+      for (int r = 0; r < M; ++r)
+        for (int col = 0; col < N; ++col) {
+          const double want = exact(r % 4, col % 4);
+          const double got = bf16 ? bf16_value(ch[r * N + col]) : c[r * N + col];
+          const std::string where = std::string(bf16 ? "bf16" : "f32") + " K " + std::to_string(K) + " at " +
+                                    std::to_string(r) + "," + std::to_string(col);
+          if (std::isnan(want)) {
+            EXPECT_TRUE(std::isnan(got)) << where;
+          } else {
+            EXPECT_EQ(got, bf16 ? round_to_bf16(want) : static_cast<double>(static_cast<float>(want))) << where;
+          }
         }
-      }
+    }
   }
 }
 
