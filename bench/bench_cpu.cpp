@@ -5,7 +5,7 @@
 //   dispatch:     a 1-element add through the runtime vs the raw plugin table call
 //   matmul:       f32 / bf16 at 1024^3 and 2048^3 vs oneDNN called directly (primitive created once)
 //   allocation:   allocating 16 M add vs preallocated
-//   threading:    2 threads vs 1 thread at every size from 1 K to 16 M
+//   threading:    2 threads vs 1 thread at every size from 1 K to 16 M; the STREAM-like loop's own 2 vs 1 at 16 M
 // Every benchmark takes the thread count as its last argument; ratios are yardstick / subject.
 #include <immintrin.h>
 
@@ -308,6 +308,24 @@ void BM_add_2threads_vs_1thread(benchmark::State &state) {
       });
 }
 
+// The machine's own scaling, for the figure above: the STREAM-like add loop at 2 threads vs 1 thread (ratio = the
+// 1-thread time / the 2-thread time). The subject's 16 M speedup cannot exceed what the memory system gives this
+// loop.
+void BM_stream_add_2threads_vs_1thread(benchmark::State &state) {
+  size_t n = static_cast<size_t>(state.range(0));
+  HostArray a(n), b(n), c(n);
+  paired(
+      state, 0,
+      [&] {
+        use_threads(1);
+        stream_add(a.p, b.p, c.p, n);
+      },
+      [&] {
+        use_threads(2);
+        stream_add(a.p, b.p, c.p, n);
+      });
+}
+
 #define PK_PAIRED(bm) \
   BENCHMARK(bm)->UseManualTime()->Repetitions(7)->ReportAggregatesOnly(true)->Unit(benchmark::kMillisecond)
 PK_PAIRED(BM_add_vs_stream)->Arg(1)->Arg(2);
@@ -323,6 +341,7 @@ PK_PAIRED(BM_add_allocating_vs_preallocated)->Arg(1)->Arg(2);
 PK_PAIRED(BM_matmul_vs_onednn)->ArgsProduct({{1024, 2048}, {0, 1}, {1, 2}});
 #endif
 PK_PAIRED(BM_add_2threads_vs_1thread)->RangeMultiplier(4)->Range(1 << 10, 1 << 24)->Unit(benchmark::kMicrosecond);
+PK_PAIRED(BM_stream_add_2threads_vs_1thread)->Arg(1 << 24)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_launch_1elem_add)->Repetitions(7)->ReportAggregatesOnly(true);
 
 }  // namespace
