@@ -92,11 +92,11 @@ const KernelRegistry &kernels() {
 
 // --- worker pool ----------------------------------------------------------------------------------------------
 
-// A fixed pool created on first use. A job is a range split into chunks that the caller and the workers claim
-// from an atomic counter, so a worker that wakes late simply finds fewer chunks left (the caller never waits for a
-// chunk nobody has started). Workers spin briefly after a job before sleeping on the condition variable: a
-// futex wake-up costs tens of microseconds here, more than a mid-sized op, and back-to-back ops find them awake.
-// Nested parallel_for calls from inside a chunk run serially.
+// A fixed pool created on first use. A job is a range split into chunks; each thread owns a slice of them and
+// claims its own first, then the others' left-overs, from atomic counters, so a worker that wakes late simply finds
+// fewer chunks left (the caller never waits for a chunk nobody has started). Workers spin briefly after a job before
+// sleeping on the condition variable: a futex wake-up costs tens of microseconds here, more than a mid-sized op, and
+// back-to-back ops find them awake. Nested parallel_for calls from inside a chunk run serially.
 class Pool {
  public:
   Pool() {
@@ -105,7 +105,8 @@ class Pool {
       long v = std::strtol(env, nullptr, 10);
       if (v >= 1) n = static_cast<unsigned>(std::min<long>(v, 256));
     }
-    for (unsigned i = 1; i < n; ++i) workers_.emplace_back([this] { work(); });
+    cursors_ = std::vector<Cursor>(n);
+    for (unsigned i = 1; i < n; ++i) workers_.emplace_back([this, i] { work(i); });
   }
   ~Pool() {
     {
@@ -131,13 +132,17 @@ class Pool {
       end_ = end;
       step_ = (n + chunks - 1) / chunks;
       chunks_ = chunks;
-      next_.store(0);
+      const int64_t threads = static_cast<int64_t>(size());
+      for (int64_t t = 0; t < threads; ++t) {
+        cursors_[t].next.store(chunks * t / threads, std::memory_order_relaxed);
+        cursors_[t].end = chunks * (t + 1) / threads;
+      }
       remaining_.store(chunks);
       generation_.fetch_add(1);
       wake = sleepers_ > 0;
     }
     if (wake) cv_.notify_all();
-    take_chunks();
+    take_chunks(0);
     // Spin for the other chunks a while, then sleep; f_ is cleared under the lock once no worker is inside the
     // job, so a worker that wakes after the end cannot join it (or straddle into the next one).
     for (int spin = 0; spin < kCallerSpins && remaining_.load() != 0; ++spin) pause();
@@ -159,19 +164,26 @@ class Pool {
 #endif
   }
 
-  void take_chunks() {
+  // Thread `self` first takes the chunks it owns (the same slice of the range in every job, so that a loop of ops
+  // over the same tensors finds each slice in the cache of the core that last touched it instead of moving lines
+  // between cores), then helps with the others' left-overs.
+  void take_chunks(size_t self) {
     in_worker = true;
-    for (int64_t c = next_.fetch_add(1); c < chunks_; c = next_.fetch_add(1)) {
-      const int64_t lo = begin_ + c * step_;
-      if (lo < end_) (*f_)(lo, std::min(end_, lo + step_));
-      if (remaining_.fetch_sub(1) == 1) {
-        std::lock_guard<std::mutex> g(m_);
-        if (caller_waiting_) done_cv_.notify_all();
+    const size_t threads = size();
+    for (size_t k = 0; k < threads; ++k) {
+      Cursor &cur = cursors_[(self + k) % threads];
+      for (int64_t c = cur.next.fetch_add(1); c < cur.end; c = cur.next.fetch_add(1)) {
+        const int64_t lo = begin_ + c * step_;
+        if (lo < end_) (*f_)(lo, std::min(end_, lo + step_));
+        if (remaining_.fetch_sub(1) == 1) {
+          std::lock_guard<std::mutex> g(m_);
+          if (caller_waiting_) done_cv_.notify_all();
+        }
       }
     }
     in_worker = false;
   }
-  void work() {
+  void work(size_t self) {
     uint64_t seen = 0;
     while (true) {
       for (int spin = 0; spin < kWorkerSpins && generation_.load() == seen && !stop_.load(); ++spin) pause();
@@ -187,19 +199,26 @@ class Pool {
         if (f_ == nullptr) continue;  // that job is over
         ++active_;
       }
-      take_chunks();
+      take_chunks(self);
       std::lock_guard<std::mutex> g(m_);
       if (--active_ == 0 && caller_waiting_) done_cv_.notify_all();
     }
   }
 
+  // A thread's slice of the current job's chunks: [next, end) left to claim (next moves past end when done).
+  struct alignas(64) Cursor {
+    std::atomic<int64_t> next{0};
+    int64_t end = 0;
+  };
+
+  std::vector<Cursor> cursors_;  // one per thread (the caller is 0); sized once, before the workers start
   std::vector<std::thread> workers_;
   std::mutex job_mutex_, m_;
   std::condition_variable cv_, done_cv_;
   // Job description: written under m_ before generation_ moves, read by workers that joined under m_.
   const RangeFn *f_ = nullptr;
   int64_t begin_ = 0, end_ = 0, step_ = 1, chunks_ = 0;
-  std::atomic<int64_t> next_{0}, remaining_{0};
+  std::atomic<int64_t> remaining_{0};
   std::atomic<uint64_t> generation_{0};
   std::atomic<bool> stop_{false};
   int active_ = 0, sleepers_ = 0;  // under m_
