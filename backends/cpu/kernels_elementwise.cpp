@@ -198,6 +198,48 @@ inline T *at(const View &v, int64_t off) {
 // Dense outputs of kStreamingBytes (vec_math.hpp) and more are written with non-temporal stores: a regular store
 // first reads the line it writes, a third more memory traffic for a binary op.
 
+// out[i] = f(in_0[i], ..., in_k[i]) for i in [lo, hi), streamed: 256-byte blocks computed into a local buffer (a
+// loop the compiler vectorizes like the plain one), each streamed out at once. Measured here for an f32 add:
+// 16-byte units assembled lane by lane did not vectorize (scalar loads and shuffles), and blocks of 2 KiB and more
+// were slower than plain stores (reads and writes must interleave). The caller fences.
+template <class Out, class F, class... In>
+inline void stream_chunk(Out *po, int64_t lo, int64_t hi, F &f, const In *...src) {
+  int64_t i = lo;
+  for (; i < hi && reinterpret_cast<uintptr_t>(po + i) % 16 != 0; ++i) po[i] = f(src[i]...);
+#if defined(__SSE2__)
+  constexpr int64_t kBlock = 256 / sizeof(Out);
+  for (; i + kBlock <= hi; i += kBlock) {
+    alignas(16) Out block[kBlock];
+    for (int64_t k = 0; k < kBlock; ++k) block[k] = f(src[i + k]...);
+    for (size_t b = 0; b < sizeof block; b += 16) {
+      _mm_stream_si128(reinterpret_cast<__m128i *>(reinterpret_cast<char *>(po + i) + b),
+                       _mm_load_si128(reinterpret_cast<const __m128i *>(reinterpret_cast<const char *>(block) + b)));
+    }
+  }
+#endif
+  for (; i < hi; ++i) po[i] = f(src[i]...);
+}
+
+// The same with AVX2 (the block computed 8 floats at a time, streamed 32 bytes at a time): an f32 add at one thread
+// went from 0.88x to 1.03x the STREAM-like loop. Only "avx2", not "fma": the element function must round exactly
+// as in the baseline build (no contraction of a * b + c).
+template <class Out, class F, class... In>
+__attribute__((target("avx2"))) void stream_chunk_avx2(Out *po, int64_t lo, int64_t hi, F &f, const In *...src) {
+  int64_t i = lo;
+  for (; i < hi && reinterpret_cast<uintptr_t>(po + i) % 32 != 0; ++i) po[i] = f(src[i]...);
+  constexpr int64_t kBlock = 256 / sizeof(Out);
+  for (; i + kBlock <= hi; i += kBlock) {
+    alignas(32) Out block[kBlock];
+    for (int64_t k = 0; k < kBlock; ++k) block[k] = f(src[i + k]...);
+    for (size_t b = 0; b < sizeof block; b += 32) {
+      _mm256_stream_si256(
+          reinterpret_cast<__m256i *>(reinterpret_cast<char *>(po + i) + b),
+          _mm256_load_si256(reinterpret_cast<const __m256i *>(reinterpret_cast<const char *>(block) + b)));
+    }
+  }
+  for (; i < hi; ++i) po[i] = f(src[i]...);
+}
+
 // out[i] = f(in_0[i], ..., in_k[i]) over n dense elements.
 template <class Out, class... In, class F>
 void map_dense(Out *po, std::tuple<const In *...> pi, int64_t n, F &f, int64_t grain) {
@@ -214,27 +256,15 @@ void map_dense(Out *po, std::tuple<const In *...> pi, int64_t n, F &f, int64_t g
     });
     return;
   }
-  // 256-byte blocks computed into a local buffer (a loop the compiler vectorizes like the plain one), each streamed
-  // out at once. Measured here for an f32 add: 16-byte units assembled lane by lane did not vectorize (scalar loads
-  // and shuffles), and blocks of 2 KiB and more were slower than plain stores (reads and writes must interleave).
+  static const bool avx2 = __builtin_cpu_supports("avx2");
   parallel_for(0, n, grain, [&](int64_t lo, int64_t hi) {
     std::apply(
         [&](const auto *...src) {
-          int64_t i = lo;
-          for (; i < hi && reinterpret_cast<uintptr_t>(po + i) % 16 != 0; ++i) po[i] = f(src[i]...);
-#if defined(__SSE2__)
-          constexpr int64_t kBlock = 256 / sizeof(Out);
-          for (; i + kBlock <= hi; i += kBlock) {
-            alignas(16) Out block[kBlock];
-            for (int64_t k = 0; k < kBlock; ++k) block[k] = f(src[i + k]...);
-            for (size_t b = 0; b < sizeof block; b += 16) {
-              _mm_stream_si128(
-                  reinterpret_cast<__m128i *>(reinterpret_cast<char *>(po + i) + b),
-                  _mm_load_si128(reinterpret_cast<const __m128i *>(reinterpret_cast<const char *>(block) + b)));
-            }
+          if (avx2) {
+            stream_chunk_avx2(po, lo, hi, f, src...);
+          } else {
+            stream_chunk(po, lo, hi, f, src...);
           }
-#endif
-          for (; i < hi; ++i) po[i] = f(src[i]...);
         },
         pi);
 #if defined(__SSE2__)

@@ -60,8 +60,8 @@ TEST_F(CpuElementwise, ExpF32WithinOneUlpOverItsWholeRange) {
   RecordProperty("exp_f32_max_ulp", std::to_string(worst));
 }
 
-// Outputs of 16 MiB and more are written with non-temporal stores in 16-byte units: check the unaligned head, the
-// body and the tail on a misaligned output, for 4- and 8-byte elements.
+// Outputs of 16 MiB and more are written with non-temporal stores in 16- or 32-byte units: check the unaligned head,
+// the body and the tail on a misaligned output, for 4- and 8-byte elements.
 TEST_F(CpuElementwise, LargeAddWithStreamingStoresIsExact) {
   const int64_t n = (int64_t{1} << 22) + 7;  // 16 MiB + 28 bytes of f32
   std::vector<float> a(n + 1), b(n), out(n + 1, -1.0f);
