@@ -283,35 +283,35 @@ bool bmm_onednn(const float *a, const float *bm, float *c, int64_t B, int64_t M,
 }
 #endif
 
+// Whether pred holds for every p[i], scanned over the worker pool (an and-reduction in int lanes, which the
+// vectorizer takes for float predicates).
+template <class A, class Pred>
+bool all_of_parallel(const A *p, int64_t n, Pred pred) {
+  std::atomic<bool> ok{true};
+  parallel_for(0, n, 65536, [&](int64_t lo, int64_t hi) {
+    int chunk_ok = 1;
+    for (int64_t i = lo; i < hi; ++i) chunk_ok &= pred(p[i]);
+    if (!chunk_ok) ok.store(false, std::memory_order_relaxed);
+  });
+  return ok.load();
+}
+
 // Operands this large can overflow a product or a partial sum in the accumulation type, and the plain loops
 // would then meet an infinity as inf - inf (NaN) where exact arithmetic gives inf or a finite value; oneDNN's
 // blocked kernels also multiply zero padding by inf. Such inputs (and non-finite ones) take the loops in a wider
 // type instead, whose range holds every product and sum: double for f32, long double for f64 and complex.
-// The scan is O(inputs), the product O(M N K); it runs over the worker pool.
+// The scan is O(inputs), the product O(M N K).
 template <class A>
 bool all_moderate(const A *p, int64_t n) {
-  std::atomic<bool> ok{true};
-  parallel_for(0, n, 65536, [&](int64_t lo, int64_t hi) {
-    bool chunk_ok = true;
-    if constexpr (std::is_integral_v<A>) {
-      return;
-    } else if constexpr (std::is_same_v<A, float>) {  // in float lanes: an and-reduction the vectorizer takes
-      int m = 1;
-      for (int64_t i = lo; i < hi; ++i) m &= std::fabs(p[i]) <= 0x1p50f;  // NaN fails too
-      chunk_ok = m != 0;
-    } else {
-      auto small = [](double x) { return std::fabs(x) <= 0x1p50; };
-      for (int64_t i = lo; i < hi; ++i) {
-        if constexpr (kit::is_complex<A>::value) {
-          chunk_ok &= small(static_cast<double>(p[i].real())) && small(static_cast<double>(p[i].imag()));
-        } else {
-          chunk_ok &= small(static_cast<double>(p[i]));
-        }
-      }
-    }
-    if (!chunk_ok) ok.store(false, std::memory_order_relaxed);
-  });
-  return ok.load();
+  if constexpr (std::is_integral_v<A>) {
+    return true;
+  } else if constexpr (kit::is_complex<A>::value) {
+    return all_of_parallel(p, n, [](const A &v) {
+      return std::fabs(static_cast<double>(v.real())) <= 0x1p50 && std::fabs(static_cast<double>(v.imag())) <= 0x1p50;
+    });
+  } else {
+    return all_of_parallel(p, n, [](A v) { return std::fabs(v) <= A(0x1p50); });  // NaN fails too
+  }
 }
 
 // The same guard, checked on the result instead: every input element meets some product (the output is not
@@ -321,13 +321,7 @@ bool all_moderate(const A *p, int64_t n) {
 // cheaper scan when it is no larger than the operands (square and matrix-vector products).
 template <class A>
 bool all_finite(const A *p, int64_t n) {
-  std::atomic<bool> ok{true};
-  parallel_for(0, n, 65536, [&](int64_t lo, int64_t hi) {
-    int chunk_ok = 1;
-    for (int64_t i = lo; i < hi; ++i) chunk_ok &= finite_value(p[i]);
-    if (!chunk_ok) ok.store(false, std::memory_order_relaxed);
-  });
-  return ok.load();
+  return all_of_parallel(p, n, [](const A &v) { return finite_value(v); });
 }
 
 template <class A>
