@@ -131,7 +131,6 @@ class Pool {
       begin_ = begin;
       end_ = end;
       step_ = (n + chunks - 1) / chunks;
-      chunks_ = chunks;
       const int64_t threads = static_cast<int64_t>(size());
       for (int64_t t = 0; t < threads; ++t) {
         cursors_[t].next.store(chunks * t / threads, std::memory_order_relaxed);
@@ -217,7 +216,7 @@ class Pool {
   std::condition_variable cv_, done_cv_;
   // Job description: written under m_ before generation_ moves, read by workers that joined under m_.
   const RangeFn *f_ = nullptr;
-  int64_t begin_ = 0, end_ = 0, step_ = 1, chunks_ = 0;
+  int64_t begin_ = 0, end_ = 0, step_ = 1;
   std::atomic<int64_t> remaining_{0};
   std::atomic<uint64_t> generation_{0};
   std::atomic<bool> stop_{false};
