@@ -90,7 +90,7 @@ TEST_F(CpuElementwise, LargeAddWithStreamingStoresIsExact) {
 // Back-to-back parallel launches of sizes around the pool's split points: a worker that wakes late or joins after
 // a job ended must neither lose a chunk nor run one of the next job with the previous job's arguments.
 TEST_F(CpuElementwise, ManyParallelLaunchesOfMixedSizesAreExact) {
-  const int64_t sizes[] = {(1 << 17) + 1, 1 << 18, 300001, 1 << 20, 5, (1 << 17) * 3 + 17};
+  const int64_t sizes[] = {(1 << 18) + 1, 1 << 19, 600001, 1 << 20, 5, (1 << 18) * 3 + 17};
   for (int round = 0; round < 40; ++round) {
     for (int64_t n : sizes) {
       std::vector<float> a(n), b(n), out(n, -1.0f);
