@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <new>
+#include <type_traits>
 
 #include "primkit/backend_kit.hpp"
 #include "primkit/op_info.hpp"
@@ -49,7 +50,7 @@ class KernelRegistry {
 void register_elementwise_kernels(KernelRegistry &r);  // unary, binary, compare, ternary, conversion, creation, rng
 void register_reduction_kernels(KernelRegistry &r);    // reductions, scans
 void register_shape_kernels(KernelRegistry &r);        // views, shape ops, indexing, sorting
-void register_linalg_kernels(KernelRegistry &r);       // matmul, dot_general, convolution (oneDNN), fft
+void register_linalg_kernels(KernelRegistry &r);       // matmul, dot_general, convolution, pooling (oneDNN), fft
 void register_nn_kernels(KernelRegistry &r);           // softmax, norms, activations, attention (composites)
 
 }  // namespace pk::cpu
@@ -107,6 +108,15 @@ constexpr uint32_t kReal = kInt | kFloat;
 constexpr uint32_t kNumeric = kReal | kComplex;
 constexpr uint32_t kFloatComplex = kFloat | kComplex;
 constexpr uint32_t kAll = kNumeric | bit(PK_DTYPE_BOOL);
+
+// The element types of kFloatStd, and the type their kernels compute in: double has 2 * 24 + 5 bits, enough for
+// every f32 intermediate to stay far inside a bound; f64 needs the wider exponent and mantissa of long double
+// (x^2 of a large f64 overflows a double, x - max loses bits an exp then magnifies).
+template <class T>
+constexpr bool is_std_float_v = std::is_same_v<T, kit::half> || std::is_same_v<T, kit::bfloat16> ||
+                                std::is_same_v<T, float> || std::is_same_v<T, double>;
+template <class T>
+using wide_t = std::conditional_t<std::is_same_v<T, double>, long double, double>;
 
 inline int32_t dtype_of(const pk_tensor &t) {
   return kit::dtype_id(t.dtype);

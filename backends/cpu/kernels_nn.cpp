@@ -1,5 +1,6 @@
 // kernels_nn.cpp — native kernels for the hot composite ops: softmax, log_softmax, layer_norm, rms_norm, gelu,
-// gelu_tanh, silu and scaled_dot_product_attention, for every dtype their rows admit (f16, bf16, f32, f64).
+// gelu_tanh, silu and scaled_dot_product_attention, and for tanhshrink, whose decomposition cancels, for every
+// dtype their rows admit (f16, bf16, f32, f64).
 // Without them the runtime runs each op as its decomposition: several primitive launches and full-size
 // temporaries.
 //
@@ -27,16 +28,7 @@ namespace {
 using kit::View;
 using kit::walk;
 
-// The type a kernel computes in: double has 2 * 24 + 5 bits, enough for every f32 intermediate to stay far
-// inside the bound; f64 needs the wider exponent and mantissa of long double (x^2 of a large f64 overflows a
-// double, x - max loses bits the exp then magnifies).
-template <class T>
-using wide_t = std::conditional_t<std::is_same_v<T, double>, long double, double>;
-
-template <class T>
-constexpr bool is_std_float_v = std::is_same_v<T, kit::half> || std::is_same_v<T, kit::bfloat16> ||
-                                std::is_same_v<T, float> || std::is_same_v<T, double>;
-
+// Kernels compute in wide_t<T> (cpu_kernels.hpp).
 template <class C>
 constexpr C kNaN = std::numeric_limits<C>::quiet_NaN();
 template <class C>
@@ -648,6 +640,36 @@ struct Silu {
   }
 };
 
+// Taylor coefficients t_k of tanh(x) = sum t_k x^(2k+1), from tanh' = 1 - tanh^2: (2k+1) t_k = -sum t_i t_(k-1-i).
+template <size_t N>
+constexpr std::array<long double, N> tanh_taylor() {
+  std::array<long double, N> t{};
+  t[0] = 1;
+  for (size_t k = 1; k < N; ++k) {
+    long double s = 0;
+    for (size_t i = 0; i < k; ++i) s += t[i] * t[k - 1 - i];
+    t[k] = -s / static_cast<long double>(2 * k + 1);
+  }
+  return t;
+}
+
+// x - tanh(x) cancels for small x (tanh(0.44) rounded to f64 costs 16 ulp of the difference, tanh(1e-5) all of
+// it). Below |x| = 1/2 the kernel sums x - tanh(x) = -sum_(k>=1) t_k x^(2k+1), whose terms shrink by about
+// (2x / pi)^2 <= 0.1 each (23 terms reach 2^-70); above, the subtraction loses at most 4 bits, which wide_t absorbs
+// (long double for f64). Zero gives +0 as the decomposition does (-0 - -0 = +0); inf and NaN pass through x - tanh.
+struct Tanhshrink {
+  static constexpr std::array<long double, 24> kTanh = tanh_taylor<24>();
+  template <class C>
+  static C f(C x) {
+    if (!(std::fabs(x) < C(0.5))) return x - std::tanh(x);
+    if (x == 0) return x - x;
+    const C z = x * x;
+    C p = -C(kTanh[kTanh.size() - 1]);
+    for (size_t k = kTanh.size() - 2; k >= 1; --k) p = p * z - C(kTanh[k]);
+    return x * z * p;
+  }
+};
+
 // Dense f32 gelu_tanh / silu, 4 lanes at a time in double: x / (1 + exp(a)) with a = -2u or -x. Lanes whose a is
 // outside exp_pd's range or not finite (inf, NaN) take the scalar formula.
 template <class Op>
@@ -693,7 +715,7 @@ pk_status k_activation(const Launch &l) {
         if (in.contiguous && out.contiguous) {
           const T *x = in.at<T>(0);
           T *y = out.at<T>(0);
-          if constexpr (std::is_same_v<T, float> && !std::is_same_v<Op, Gelu>) {
+          if constexpr (std::is_same_v<T, float> && (std::is_same_v<Op, GeluTanh> || std::is_same_v<Op, Silu>)) {
             if (have_avx2()) {
               parallel_for(0, in.numel, kGrain,
                            [&](int64_t lo, int64_t hi) { sigmoid_like_f32_avx2<Op>(x, y, lo, hi); });
@@ -832,6 +854,7 @@ void register_nn_kernels(KernelRegistry &r) {
   r.add(PK_OP_GELU, k_activation<Gelu>, kFloatStd);
   r.add(PK_OP_GELU_TANH, k_activation<GeluTanh>, kFloatStd);
   r.add(PK_OP_SILU, k_activation<Silu>, kFloatStd);
+  r.add(PK_OP_TANHSHRINK, k_activation<Tanhshrink>, kFloatStd);
   r.add(PK_OP_SCALED_DOT_PRODUCT_ATTENTION, k_attention, kFloatStd);
 }
 

@@ -1,6 +1,7 @@
 // CPU backend, the native composite kernels (softmax, log_softmax, layer_norm, rms_norm, gelu, gelu_tanh, silu,
-// scaled_dot_product_attention), through the public host API. Expected values are worked out by hand in the
-// comments or computed here in long double straight from the ops' definitions, never taken from a kernel run.
+// tanhshrink, scaled_dot_product_attention), through the public host API. Expected values are worked out by hand
+// in the comments, taken from mpmath (said where), or computed here in long double straight from the ops'
+// definitions, never taken from a kernel run.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -72,8 +73,9 @@ class CpuNn : public pk_test::CpuBackendTest {};
 
 // The backend claims each op as a native kernel for every dtype the table admits (not as its decomposition).
 TEST_F(CpuNn, CompositesHaveNativeKernels) {
-  const uint32_t ops[] = {PK_OP_SOFTMAX, PK_OP_LOG_SOFTMAX, PK_OP_LAYER_NORM, PK_OP_RMS_NORM,
-                          PK_OP_GELU,    PK_OP_GELU_TANH,   PK_OP_SILU,       PK_OP_SCALED_DOT_PRODUCT_ATTENTION};
+  const uint32_t ops[] = {PK_OP_SOFTMAX,  PK_OP_LOG_SOFTMAX, PK_OP_LAYER_NORM,
+                          PK_OP_RMS_NORM, PK_OP_GELU,        PK_OP_GELU_TANH,
+                          PK_OP_SILU,     PK_OP_TANHSHRINK,  PK_OP_SCALED_DOT_PRODUCT_ATTENTION};
   for (uint32_t op : ops) {
     for (pk_dtype dt : {kF16, kBF16, kF32, kF64}) {
       pk_tensor in[3];
@@ -393,6 +395,54 @@ TEST_F(CpuNn, ActivationsMatchTheirDefinitions) {
       }
     }
   }
+}
+
+// tanhshrink = x - tanh(x), whose subtraction cancels for small |x|. The f64 values are mpmath's at 2000 bits
+// rounded to nearest (hex literals); the kernel may be 1 ulp off them, where rounding x - tanh(x) in f64 would
+// be off by 16 ulp at 0.44 (an input of an earlier conformance failure) and by all bits at 3e-8. 1e-103 gives a
+// subnormal; zeros give +0 as the decomposition (x - x).
+TEST_F(CpuNn, TanhshrinkIsAccurateWhereTheSubtractionCancels) {
+  struct Row {
+    double x, want;
+  };
+  const Row rows[] = {{1e-100, 0x1.c92d503f699ccp-999},
+                      {1e-103, 0x0.03d5c7b785490p-1022},
+                      {3e-08, 0x1.5c2baecdda078p-77},
+                      {0.001, 0x1.6e80f467abf06p-32},
+                      {-0.125, -0x1.5336a1da3e582p-11},
+                      {0.3, 0x1.1cab16b43c724p-7},
+                      {0.4399563517403652, 0x1.afafe666e2b8ap-6},
+                      {0.4999, 0x1.36294d4833bf7p-5},
+                      {0.5, 0x1.36561454ba865p-5},
+                      {-0.5890682336135423, -0x1.ea3c100a47b11p-5},
+                      {1.0, 0x1.e84152bac31afp-3},
+                      {3.0, 0x1.00a20bbb97d40p+1},
+                      {-20.0, -0x1.3000000000000p+4}};
+  std::vector<double> x, out(std::size(rows) + 5);
+  for (const Row &r : rows) x.push_back(r.x);
+  const double inf = std::numeric_limits<double>::infinity();
+  for (double special : {0.0, -0.0, inf, -inf, std::numeric_limits<double>::quiet_NaN()}) x.push_back(special);
+  const int64_t n = static_cast<int64_t>(x.size());
+  ASSERT_EQ(launch(PK_OP_TANHSHRINK, {tensor(x, kF64, {n})}, {tensor(out, kF64, {n})}, nullptr), PK_OK);
+  for (size_t i = 0; i < std::size(rows); ++i) {
+    const double ulp = std::nextafter(std::fabs(rows[i].want), inf) - std::fabs(rows[i].want);
+    EXPECT_LE(std::fabs(out[i] - rows[i].want), ulp) << "tanhshrink(" << rows[i].x << ") = " << out[i];
+  }
+  const size_t s = std::size(rows);
+  EXPECT_EQ(out[s], 0.0);
+  EXPECT_FALSE(std::signbit(out[s]));
+  EXPECT_EQ(out[s + 1], 0.0);
+  EXPECT_FALSE(std::signbit(out[s + 1])) << "-0 - tanh(-0) is +0";
+  EXPECT_EQ(out[s + 2], inf);
+  EXPECT_EQ(out[s + 3], -inf);
+  EXPECT_TRUE(std::isnan(out[s + 4]));
+
+  // f32 (computed in double): mpmath's values rounded to f32.
+  std::vector<float> xf = {9.999999974752427e-07f, 0.30000001192092896f, -0.44999998807907104f, 2.5f};
+  const float wantf[] = {3.333333399881036e-19f, 0.008687388151884079f, -0.02810099348425865f, 1.5133856534957886f};
+  std::vector<float> outf(xf.size());
+  ASSERT_EQ(launch(PK_OP_TANHSHRINK, {tensor(xf, kF32, {4})}, {tensor(outf, kF32, {4})}, nullptr), PK_OK);
+  for (size_t i = 0; i < xf.size(); ++i) EXPECT_EQ(outf[i], wantf[i]) << "tanhshrink(" << xf[i] << ") in f32";
 }
 
 // softmax(scale q k^T [causal]) v against a long double loop, q [1, 2, 3, 4], k [1, 2, 5, 4], v [1, 2, 5, 6] (the

@@ -2321,6 +2321,43 @@ def _silu(dtypes):
     return out
 
 
+@check("tanhshrink")
+def _tanhshrink(dtypes):
+    """x - tanh(x) cancels for small |x| (the oracle sums its Taylor series there): magnitudes from 1e-30 to 30,
+    both signs, against mpmath at 400 bits (the subtraction loses about log2(3 / x^2) bits: 200 at 1e-30)."""
+    out = []
+    if mpmath is None:
+        NO_MPMATH.add("tanhshrink")
+        return out
+
+    def ref(v):
+        with mpmath.workprec(400):
+            return v - mpmath.tanh(v)
+
+    for d in dtypes:
+        if d not in FLOATS:
+            continue
+        lo = 1e-30 if d in ("f32", "f64") else 1e-3
+        mags = floats_in("f64", lo, 30, n=96, log=True, with_specials=False).astype(np.float64)
+        x = np.concatenate([[0.0, -0.0, math.inf, -math.inf, math.nan, 0.5, -0.5, 0.4375],
+                            mags * np.where(RNG.integers(0, 2, mags.size) == 1, 1.0, -1.0),
+                            RNG.uniform(-1, 1, 32)]).astype(NP[d])
+
+        def cmp(outs, x=x, d=d):
+            got = decode(outs[0]).astype(np.float64)
+            bad = []
+            for i, (g, xv) in enumerate(zip(got, x.astype(np.float64))):
+                # the decomposition's special values: x - x = +0 at both zeros, inf - 1, NaN
+                want = {0.0: 0.0, math.inf: math.inf, -math.inf: -math.inf}.get(float(xv), None)
+                if math.isnan(xv):
+                    want = math.nan
+                if want is not None and not same_value(g, want):
+                    bad.append("[%d] x=%r got %r want %r" % (i, xv, g, want))
+            return bad + compare_ulp_mp(got, x, ref, d, 1.0 if d == "f64" else 0.5 + 1.0 / 1024)
+        out.append(([(x, d)], {}, cmp))
+    return out
+
+
 @check("nan_to_num")
 def _nan_to_num(dtypes):
     out = []

@@ -652,7 +652,7 @@ void register_elementwise(Registry &r) {
   });
 }
 
-// gelu and gelu_tanh evaluated directly: their decompositions' 1 + erf(z) and 1 + tanh(u) cancel for x well
+// gelu, gelu_tanh and tanhshrink evaluated directly: their decompositions' 1 + erf(z) and 1 + tanh(u) cancel for x well
 // below 0, where long double keeps only an absolute 2^-65 (gelu(-12) ~ 1e-32 would come out 0). Mathematically
 // 1 + erf(z) = erfc(-z) and x/2 (1 + tanh(u)) = x / (1 + e^-2u), which keep their relative accuracy; the
 // decompositions' constants (doubles, exact in `fill`) are used as they are.
@@ -663,6 +663,29 @@ void register_direct_activation_composites(Registry &r) {
     const long double u =
         (x + x * x * x * static_cast<long double>(0.044715)) * static_cast<long double>(0.7978845608028654);
     return x / (1 + expl(-2 * u));
+  }));
+  // x - tanh(x) cancels for small x: for x = 1e-6 long double keeps 64 - 41 bits, fewer than f32 needs. Below
+  // |x| = 1/2 the oracle sums the odd Taylor series x - tanh(x) = x^3/3 - 2x^5/15 + 17x^7/315 - ..., whose terms
+  // shrink by about (2x / pi)^2 <= 0.1 each; its coefficients c_k (tanh(x) = sum c_k x^(2k+1)) follow from
+  // tanh' = 1 - tanh^2: (2k + 1) c_k = -sum_(i<k) c_i c_(k-1-i). Above 1/2 the subtraction loses at most 4 bits.
+  r["tanhshrink"] = map1(float_fn("tanhshrink", [](long double x) -> long double {
+    constexpr int kTerms = 28;  // 0.1^27 < 2^-89: far below long double's 2^-64
+    static const std::vector<long double> c = [] {
+      std::vector<long double> t(kTerms);
+      t[0] = 1;
+      for (int k = 1; k < kTerms; ++k) {
+        long double s = 0;
+        for (int i = 0; i < k; ++i) s += t[i] * t[k - 1 - i];
+        t[k] = -s / (2 * k + 1);
+      }
+      return t;
+    }();
+    if (!(fabsl(x) < 0.5L)) return x - tanhl(x);
+    if (x == 0) return x - x;  // +0 for both zeros, as the decomposition
+    const long double z = x * x;
+    long double sum = 0;
+    for (int k = kTerms - 1; k >= 1; --k) sum = sum * z - c[k];
+    return x * z * sum;
   }));
 }
 

@@ -83,8 +83,8 @@ void register_reductions(Registry &r);
 void register_shape_ops(Registry &r);
 void register_linalg(Registry &r);
 void register_misc(Registry &r);
-void register_special(Registry &r);
-void register_direct_activation_composites(Registry &r);  // gelu, gelu_tanh (elementwise.cpp)  // igamma, igammac, zeta
+void register_special(Registry &r);                       // igamma, igammac, zeta
+void register_direct_activation_composites(Registry &r);  // gelu, gelu_tanh, tanhshrink (elementwise.cpp)
 // Composites the oracle evaluates with a dedicated kernel instead of their decomposition: only where running
 // the decomposition in long double loses the accuracy the op's contract needs (each says why). The kernel must
 // give the decomposition's results, special values included, only more accurately.
