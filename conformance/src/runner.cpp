@@ -213,6 +213,23 @@ int64_t reduction_length(const OpInfo &op, const Case &c, const oracle::OutputVa
   }
   if (has_name(op, {"convolution"}) && c.inputs.size() > 1)
     return std::max<int64_t>(1, c.inputs[1].numel() / std::max<int64_t>(1, extent(1, 0)));
+  if (has_name(op, {"avg_pool2d"})) {
+    int64_t n = 1;
+    for (int64_t k : read_ints(c, attr_named(op, "kernel_size"))) n *= k;
+    return std::max<int64_t>(1, n);
+  }
+  if (has_name(op, {"adaptive_avg_pool2d"})) {
+    // The widest bin [floor(i H / OH), ceil((i + 1) H / OH)) on each spatial axis.
+    const std::vector<int64_t> sizes = read_ints(c, attr_named(op, "output_size"));
+    int64_t n = 1;
+    for (size_t a = 0; a < sizes.size() && a < 2; ++a) {
+      const int64_t in = extent(0, 2 + static_cast<int64_t>(a)), out = std::max<int64_t>(1, sizes[a]);
+      int64_t widest = 1;
+      for (int64_t i = 0; i < out; ++i) widest = std::max(widest, ((i + 1) * in + out - 1) / out - i * in / out);
+      n *= widest;
+    }
+    return std::max<int64_t>(1, n);
+  }
   return max_in;
 }
 
