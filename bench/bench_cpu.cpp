@@ -248,6 +248,60 @@ void BM_matmul_vs_onednn(benchmark::State &state) {
   state.counters["subject_GFLOPs"] = benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["yardstick_bf16"] = native_bf16 ? 1 : 0;
 }
+
+// max_pool2d / avg_pool2d, 3 x 3 windows, stride 2, padding 1 over f32 [32, 64, 56, 56] (a ResNet stem's pool),
+// against oneDNN called directly the fastest way it pools a plain NCHW tensor: reorder to channel blocks, its JIT
+// pooling, reorder back (its plain-layout pooling is 4-9x slower here). The subject adds the runtime's validation
+// and, for max, the scan that decides whether oneDNN's max equals the op table's (NaN, -0).
+void BM_pool_vs_onednn(benchmark::State &state) {
+  const bool is_max = state.range(0) == 0;
+  Env::get();
+  use_threads(static_cast<int>(state.range(1)));
+  using dnnl::memory;
+  using tag = memory::format_tag;
+  dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  dnnl::stream strm(eng);
+  const int64_t n = 32, c = 64, h = 56, oh = 28;
+  std::vector<float> x(n * c * h * h), y(n * c * oh * oh), yy(y.size());
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7) % 13) / 13.0f - 0.5f;
+  const tag blocked = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core ? tag::aBcd16b : tag::aBcd8b;
+  const memory::desc xmd({n, c, h, h}, memory::data_type::f32, tag::abcd);
+  const memory::desc ymd({n, c, oh, oh}, memory::data_type::f32, tag::abcd);
+  const memory::desc xbd({n, c, h, h}, memory::data_type::f32, blocked);
+  const memory::desc ybd({n, c, oh, oh}, memory::data_type::f32, blocked);
+  const dnnl::algorithm alg = is_max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_include_padding;
+  const dnnl::pooling_v2_forward prim(dnnl::pooling_v2_forward::primitive_desc(
+      dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference, alg, xbd, ybd, {2, 2}, {3, 3}, {0, 0}, {1, 1},
+                                     {0, 0}),
+      eng));
+  memory xm(xmd, eng, x.data()), ym(ymd, eng, yy.data()), xbm(xbd, eng), ybm(ybd, eng);
+  const dnnl::reorder to_blocked(xm, xbm), to_plain(ybm, ym);
+  HostTensor tx(x.data(), {n, c, h, h}, f32(), x.size() * 4), ty(y.data(), {n, c, oh, oh}, f32(), y.size() * 4);
+  pk_attrs_max_pool2d am = PK_ATTRS_MAX_POOL2D_INIT;
+  pk_attrs_avg_pool2d aa = PK_ATTRS_AVG_POOL2D_INIT;
+  am.num_kernel_size = aa.num_kernel_size = 2;
+  am.num_stride = aa.num_stride = 2;
+  for (int a = 0; a < 2; ++a) {
+    am.kernel_size[a] = aa.kernel_size[a] = 3;
+    am.stride[a] = aa.stride[a] = 2;
+    am.padding[a] = aa.padding[a] = 1;
+  }
+  paired(
+      state, 4.0 * static_cast<double>(x.size() + y.size()),
+      [&] {
+        to_blocked.execute(strm, xm, xbm);
+        prim.execute(strm, {{DNNL_ARG_SRC, xbm}, {DNNL_ARG_DST, ybm}});
+        to_plain.execute(strm, ybm, ym);
+        strm.wait();
+      },
+      [&] {
+        if (is_max) {
+          launch(PK_OP_MAX_POOL2D, {tx.t}, {ty.t}, &am);
+        } else {
+          launch(PK_OP_AVG_POOL2D, {tx.t}, {ty.t}, &aa);
+        }
+      });
+}
 #endif
 
 // --- dispatch cost ----------------------------------------------------------------------------------------------
@@ -339,6 +393,8 @@ PK_PAIRED(BM_add_allocating_vs_preallocated)->Arg(1)->Arg(2);
 #ifdef PK_BENCH_HAVE_ONEDNN
 // Args: n (M = N = K), bf16 (0/1), threads.
 PK_PAIRED(BM_matmul_vs_onednn)->ArgsProduct({{1024, 2048}, {0, 1}, {1, 2}});
+// Args: 0 max / 1 avg, threads.
+PK_PAIRED(BM_pool_vs_onednn)->ArgsProduct({{0, 1}, {1, 2}});
 #endif
 PK_PAIRED(BM_add_2threads_vs_1thread)->RangeMultiplier(4)->Range(1 << 10, 1 << 24)->Unit(benchmark::kMicrosecond);
 PK_PAIRED(BM_stream_add_2threads_vs_1thread)->Arg(1 << 24)->Unit(benchmark::kMicrosecond);

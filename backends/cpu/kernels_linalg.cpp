@@ -1,11 +1,13 @@
-// kernels_linalg.cpp — matmul, batch_matmul, dot_general, convolution and the FFTs.
+// kernels_linalg.cpp — matmul, batch_matmul, dot_general, linear / addmm / baddbmm, convolution, pooling and the
+// FFTs.
 //
 // Every contraction is brought to one shape: operands are packed (permuted, converted to the accumulation type)
 // into dense [B, M, K] and [B, K, N] buffers, a batched matmul runs on those, and the dense [B, M, N] result is
 // stored through the output's strides. Accumulation: float for f16/bf16/fp8/f32, double for f64,
 // std::complex<double> for complex, uint64 for integers (which then wrap to their width on the store).
-// With PRIMKIT_CPU_HAVE_ONEDNN, f32 matmuls and f32 convolutions run on oneDNN; any oneDNN failure falls back
-// to the loops here, so the answer never depends on it.
+// With PRIMKIT_CPU_HAVE_ONEDNN, f32 matmuls and f32 convolutions run on oneDNN, and so do max_pool2d and
+// avg_pool2d of f16, bf16 and f32 (widened to f32) where the values allow; any oneDNN failure falls back to the
+// loops here, so the answer never depends on it.
 //
 // FFTs run in double on each listed axis in turn: radix-2 for powers of two, Bluestein (through a power-of-two
 // FFT) for other lengths above a small size, a direct DFT below it. Twiddles come from sincos of 2 pi m / n with
@@ -137,20 +139,23 @@ inline T from_acc(const A &v) {
   }
 }
 
-// Per-thread buffers reused across launches, by slot (operand a, operand b, result): a fresh buffer costs a page
+// Per-thread buffers reused across launches, by slot (operands a, b and c, result): a fresh buffer costs a page
 // fault per 4 KiB on first touch (about 15 us each here), which for a 1024^2 operand took longer than converting
-// it. They keep the largest size seen on the thread, like a caching allocator.
-enum ScratchSlot { kScratchA, kScratchB, kScratchOut, kScratchSlots };
+// it. They keep the largest size seen on the thread, like a caching allocator. Each starts on a cache line (malloc
+// gives 16 bytes past a page for large blocks): oneDNN's kernels ran 15-20 % slower on the misaligned ones.
+enum ScratchSlot { kScratchA, kScratchB, kScratchC, kScratchOut, kScratchSlots };
 template <class A>
 A *scratch(ScratchSlot slot, size_t count) {
+  constexpr size_t kLine = 64, kSlack = kLine / sizeof(A) + 1;
   thread_local std::vector<A> bufs[kScratchSlots];
   std::vector<A> &b = bufs[slot];
-  if (b.size() < count) {
+  if (b.size() < count + kSlack) {
     b.clear();
     b.shrink_to_fit();
-    b.resize(count);
+    b.resize(count + kSlack);
   }
-  return b.data();
+  const size_t misaligned = reinterpret_cast<uintptr_t>(b.data()) % kLine;
+  return b.data() + (misaligned % sizeof(A) == 0 ? (kLine - misaligned) % kLine / sizeof(A) : 0);
 }
 
 // Dense copy of a view with its axes in `perm` order, converted to A, in the thread's scratch slot. When no
@@ -490,6 +495,80 @@ pk_status k_dot_general(const Launch &l) {
   });
 }
 
+// --- linear, addmm, baddbmm ---------------------------------------------------------------------------------------
+
+// out = beta c + alpha (lhs x rhs), with c a view of out's shape (zero strides where it broadcasts). The product
+// stays in the accumulation type and the epilogue runs in wide_t<T> with one rounding to T. The decomposition
+// rounds the product to T first: for bf16 that is 2^-9 of |product|, no reduction error, and a c that cancels the
+// product magnifies it (p = 1 + 2^-8 rounds to 1, so c = -1 gives 0 instead of 2^-8).
+template <class T>
+pk_status contract_affine(const View &lhs, const int32_t *lperm, const View &rhs, const int32_t *rperm, const View &out,
+                          int64_t B, int64_t M, int64_t K, int64_t N, const View &c, double beta, double alpha) {
+  using A = acc_t<T>;
+  using W = wide_t<T>;
+  if (out.numel == 0) return PK_OK;
+  const Packed<T, A> pa(lhs, lperm, kScratchA), pb(rhs, rperm, kScratchB);
+  A *p = scratch<A>(kScratchOut, static_cast<size_t>(B * M * N));
+  bmm(pa.ptr, pb.ptr, p, B, M, K, N);
+  const W wb = beta, wa = alpha;
+  parallel_for(0, out.numel, 16384, [&](int64_t lo, int64_t hi) {
+    int64_t i = lo;
+    walk<2>(out.shape, out.ndim, {out.strides, c.strides}, {0, 0}, lo, hi, [&](const std::array<int64_t, 2> &o) {
+      const W cv = static_cast<W>(kit::load(*c.at<T>(o[1])));
+      *out.at<T>(o[0]) = kit::store_as<T>(wb * cv + wa * static_cast<W>(p[i++]));
+    });
+  });
+  return PK_OK;
+}
+
+template <class F>
+pk_status dispatch_std_float(const pk_tensor &t, F &&f) {
+  return kit::dispatch_dtype(dtype_of(t), [&](auto tag) -> pk_status {
+    using T = decltype(tag);
+    if constexpr (is_std_float_v<T>) {
+      return f(tag);
+    } else {
+      return PK_UNIMPLEMENTED;
+    }
+  });
+}
+
+// addmm (2-d) and baddbmm (3-d): inputs c, a, b; c has the output's shape.
+template <class Attrs>
+pk_status k_affine_matmul(const Launch &l) {
+  return guarded(l, [&]() -> pk_status {
+    const auto &at = attrs_of<Attrs>(l);
+    const View c = kit::view_of(l.inputs[0]), a = kit::view_of(l.inputs[1]), b = kit::view_of(l.inputs[2]);
+    const View out = kit::view_of(l.outputs[0]);
+    const int32_t id[3] = {0, 1, 2};
+    const bool batched = a.ndim == 3;
+    const int64_t B = batched ? a.shape[0] : 1, M = a.shape[a.ndim - 2], K = a.shape[a.ndim - 1];
+    const int64_t N = b.shape[b.ndim - 1];
+    return dispatch_std_float(l.inputs[1], [&](auto tag) -> pk_status {
+      return contract_affine<decltype(tag)>(a, id, b, id, out, B, M, K, N, c, at.beta, at.alpha);
+    });
+  });
+}
+
+// linear: x [..., K] x weight [N, K]^T + bias [N] along the last axis.
+pk_status k_linear(const Launch &l) {
+  return guarded(l, [&]() -> pk_status {
+    const View x = kit::view_of(l.inputs[0]), w = kit::view_of(l.inputs[1]), bias = kit::view_of(l.inputs[2]);
+    const View out = kit::view_of(l.outputs[0]);
+    int32_t xperm[PK_MAX_RANK];
+    for (int32_t d = 0; d < x.ndim; ++d) xperm[d] = d;
+    const int32_t wperm[2] = {1, 0};
+    const int64_t K = x.shape[x.ndim - 1], N = w.shape[0];
+    const int64_t M = K > 0 ? x.numel / K : out.numel / std::max<int64_t>(N, 1);
+    View c = out;  // bias broadcast over every axis but the last
+    c.base = bias.base;
+    for (int32_t d = 0; d < c.ndim; ++d) c.strides[d] = d == c.ndim - 1 ? bias.strides[0] : 0;
+    return dispatch_std_float(l.inputs[0], [&](auto tag) -> pk_status {
+      return contract_affine<decltype(tag)>(x, xperm, w, wperm, out, 1, M, K, N, c, 1.0, 1.0);
+    });
+  });
+}
+
 // --- convolution ------------------------------------------------------------------------------------------------
 
 // The geometry of one convolution with the spatial axes padded to three (leading extent-1 axes).
@@ -643,6 +722,318 @@ pk_status k_convolution(const Launch &l) {
         return convolution<T>(a, x, w, y);
       } else {
         return PK_UNIMPLEMENTED;
+      }
+    });
+  });
+}
+
+// --- pooling ----------------------------------------------------------------------------------------------------
+
+// One 2-d pooling over x [N, C, H, W] into y [N, C, OH, OW] (floor mode; windows never leave the padded extent).
+struct PoolGeom {
+  int64_t planes = 0, in[2] = {1, 1}, out[2] = {1, 1};
+  int64_t k[2] = {1, 1}, stride[2] = {1, 1}, pad[2] = {0, 0}, dil[2] = {1, 1};
+  // Whether some window holds padding only (padding >= the dilated kernel's reach past it).
+  bool has_empty_window() const {
+    for (int a = 0; a < 2; ++a) {
+      if ((k[a] - 1) * dil[a] < pad[a]) return true;  // the first window
+      const int64_t last = (out[a] - 1) * stride[a] - pad[a];
+      if (last >= in[a]) return true;  // the last window starts in the high padding
+    }
+    return false;
+  }
+};
+
+PoolGeom pool_geom(const View &x, const View &y, const int64_t *k, const int64_t *stride, const int64_t *pad,
+                   const int64_t *dil) {
+  PoolGeom g;
+  g.planes = x.shape[0] * x.shape[1];
+  for (int a = 0; a < 2; ++a) {
+    g.in[a] = x.shape[2 + a];
+    g.out[a] = y.shape[2 + a];
+    g.k[a] = k[a];
+    g.stride[a] = stride[a];
+    g.pad[a] = pad[a];
+    g.dil[a] = dil ? dil[a] : 1;
+  }
+  return g;
+}
+
+// Element offset of x[plane][h][w] through the view's strides (planes run over N then C).
+inline int64_t plane_offset(const View &v, int64_t plane) {
+  return (plane / v.shape[1]) * v.strides[0] + (plane % v.shape[1]) * v.strides[1];
+}
+
+#ifdef PRIMKIT_CPU_HAVE_ONEDNN
+// Pooling of dense f32 x [N, C, H, W] into dense y on oneDNN; false if oneDNN declines. oneDNN's pooling of the
+// plain layout is a slow generic kernel (0.4-0.9 GB/s here, 2-3x slower than the loops below); its JIT kernels
+// take channel-blocked tensors. So x is reordered to blocks of 8 channels (16 where AVX-512 is there), pooled,
+// and reordered back: 3-4x faster than the loops even with both reorders.
+bool pool_onednn(const PoolGeom &g, dnnl::algorithm alg, int64_t n, int64_t c, const float *x, float *y) {
+  try {
+    using dnnl::memory;
+    using tag = memory::format_tag;
+    dnnl::engine &eng = dnnl_engine();
+    const tag blocked = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core ? tag::aBcd16b : tag::aBcd8b;
+    const memory::dims xd{n, c, g.in[0], g.in[1]}, yd{n, c, g.out[0], g.out[1]};
+    const memory::desc xmd(xd, memory::data_type::f32, tag::abcd), ymd(yd, memory::data_type::f32, tag::abcd);
+    const memory::desc xbd(xd, memory::data_type::f32, blocked), ybd(yd, memory::data_type::f32, blocked);
+    // oneDNN wants the high padding that makes its output extent exactly ours (floor mode drops a remainder).
+    memory::dims strides, kernel, dilation, pl, pr;
+    for (int a = 0; a < 2; ++a) {
+      strides.push_back(g.stride[a]);
+      kernel.push_back(g.k[a]);
+      dilation.push_back(g.dil[a] - 1);  // oneDNN counts the gaps
+      pl.push_back(g.pad[a]);
+      pr.push_back((g.out[a] - 1) * g.stride[a] + (g.k[a] - 1) * g.dil[a] + 1 - g.in[a] - g.pad[a]);
+    }
+    const dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, alg, xbd, ybd, strides, kernel,
+                                              dilation, pl, pr);
+    const dnnl::pooling_v2_forward::primitive_desc pd(desc, eng);
+    float *xb = scratch<float>(kScratchB, xbd.get_size() / sizeof(float));
+    float *yb = scratch<float>(kScratchC, ybd.get_size() / sizeof(float));
+    memory xm(xmd, eng, const_cast<float *>(x)), ym(ymd, eng, y), xbm(xbd, eng, xb), ybm(ybd, eng, yb);
+    dnnl::stream s(eng);
+    dnnl::reorder(xm, xbm).execute(s, xm, xbm);
+    dnnl::pooling_v2_forward(pd).execute(s, {{DNNL_ARG_SRC, xbm}, {DNNL_ARG_DST, ybm}});
+    dnnl::reorder(ybm, ym).execute(s, ybm, ym);
+    s.wait();
+    return true;
+  } catch (const dnnl::error &) {
+    return false;
+  }
+}
+#endif
+
+// Inputs for which oneDNN's max equals the table's: no NaN (oneDNN's max may drop it; the table propagates it)
+// and no -0 (oneDNN's max may keep -0 over +0; the table's prefers +0).
+bool onednn_max_poolable(const float *p, int64_t n) {
+  return all_of_parallel(p, n, [](float v) {
+    uint32_t u;  // on the bits, which the vectorizer takes (the float compares it did not)
+    std::memcpy(&u, &v, sizeof u);
+    return static_cast<int>(((u & 0x7fffffffu) <= 0x7f800000u) & (u != 0x80000000u));
+  });
+}
+
+// f16, bf16 and f32 pooled on oneDNN in f32 (widening is exact; max returns an input, avg rounds once more to the
+// dtype) when the values and the geometry allow; returns false to leave it to the loops. Small tensors skip it:
+// the reorders and the primitive lookup cost more than the loops there. avg checks its result: finite values in
+// f32 give a finite mean unless a window sum overflowed, which the loops then redo in double.
+template <class T>
+bool pool_fast(const PoolGeom &g, const View &x, const View &y, bool is_max, bool include_pad) {
+#ifdef PRIMKIT_CPU_HAVE_ONEDNN
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, kit::half> || std::is_same_v<T, kit::bfloat16>) {
+    // Dilated windows only have oneDNN's reference implementation, no faster than the loops.
+    if (g.has_empty_window() || x.numel < (int64_t{1} << 16) || g.dil[0] != 1 || g.dil[1] != 1) return false;
+    const int32_t id[PK_MAX_RANK] = {0, 1, 2, 3};
+    const Packed<T, float> px(x, id, kScratchA);
+    if (is_max && !onednn_max_poolable(px.ptr, x.numel)) return false;
+    constexpr bool kF32 = std::is_same_v<T, float>;
+    float *out = kF32 && y.contiguous ? y.at<float>(0) : scratch<float>(kScratchOut, static_cast<size_t>(y.numel));
+    const dnnl::algorithm alg = is_max        ? dnnl::algorithm::pooling_max
+                                : include_pad ? dnnl::algorithm::pooling_avg_include_padding
+                                              : dnnl::algorithm::pooling_avg_exclude_padding;
+    if (!pool_onednn(g, alg, x.shape[0], x.shape[1], px.ptr, out)) return false;
+    if (!is_max && !all_finite(out, y.numel)) return false;
+    if (!kF32 || !y.contiguous) store_dense<T>(y, out);
+    return true;
+  }
+#endif
+  (void)g, (void)x, (void)y, (void)is_max, (void)include_pad;
+  return false;
+}
+
+// max over each window, padding counting as the pad value (-inf, or what -inf converts to): NaN wins, then the
+// larger value, +0 over -0 — the table's amax of the padded windows.
+template <class T>
+void max_pool_loops(const PoolGeom &g, const View &x, const View &y) {
+  using C = kit::compute_t<T>;
+  T pad_value;
+  if constexpr (std::is_integral_v<T>) {
+    pad_value = std::numeric_limits<T>::lowest();
+  } else {
+    pad_value = kit::store_as<T>(-HUGE_VAL);
+  }
+  auto better = [](C v, C m) {
+    if constexpr (std::is_floating_point_v<C>) {
+      if (std::isnan(m)) return false;
+      if (std::isnan(v)) return true;
+      return v > m || (v == m && !std::signbit(v));
+    } else {
+      return v > m;
+    }
+  };
+  parallel_for(0, g.planes * g.out[0], 16, [&](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r) {
+      const int64_t plane = r / g.out[0], oh = r % g.out[0];
+      const int64_t xbase = plane_offset(x, plane), ybase = plane_offset(y, plane) + oh * y.strides[2];
+      for (int64_t ow = 0; ow < g.out[1]; ++ow) {
+        bool any = false, padded = false;
+        T best = pad_value;
+        for (int64_t kh = 0; kh < g.k[0]; ++kh) {
+          const int64_t ih = oh * g.stride[0] - g.pad[0] + kh * g.dil[0];
+          if (ih < 0 || ih >= g.in[0]) {
+            padded = true;
+            continue;
+          }
+          for (int64_t kw = 0; kw < g.k[1]; ++kw) {
+            const int64_t iw = ow * g.stride[1] - g.pad[1] + kw * g.dil[1];
+            if (iw < 0 || iw >= g.in[1]) {
+              padded = true;
+              continue;
+            }
+            const T v = *x.at<T>(xbase + ih * x.strides[2] + iw * x.strides[3]);
+            if (!any || better(kit::load(v), kit::load(best))) best = v;
+            any = true;
+          }
+        }
+        if (any && padded && better(kit::load(pad_value), kit::load(best))) best = pad_value;
+        *y.at<T>(ybase + ow * y.strides[3]) = best;
+      }
+    }
+  });
+}
+
+// A window [h0, h1) x [w0, w1), clipped to the input, and the count its sum is divided by.
+struct Window {
+  int64_t h0, h1, w0, w1, count;
+};
+
+// The window's sum in the wider type (double, long double for f64: no overflow, no cancellation in f32).
+template <class T>
+wide_t<T> window_sum(const View &x, int64_t xbase, const Window &w) {
+  wide_t<T> s = 0;
+  for (int64_t ih = w.h0; ih < w.h1; ++ih)
+    for (int64_t iw = w.w0; iw < w.w1; ++iw)
+      s += static_cast<wide_t<T>>(kit::load(*x.at<T>(xbase + ih * x.strides[2] + iw * x.strides[3])));
+  return s;
+}
+
+pk_status k_max_pool2d(const Launch &l) {
+  return guarded(l, [&]() -> pk_status {
+    const auto &a = attrs_of<pk_attrs_max_pool2d>(l);
+    const View x = kit::view_of(l.inputs[0]), y = kit::view_of(l.outputs[0]);
+    if (y.numel == 0) return PK_OK;
+    const PoolGeom g = pool_geom(x, y, a.kernel_size, a.stride, a.padding, a.dilation);
+    return kit::dispatch_dtype(dtype_of(l.inputs[0]), [&](auto tag) -> pk_status {
+      using T = decltype(tag);
+      if constexpr (std::is_same_v<T, kit::boolean> || kit::is_complex<T>::value) {
+        return PK_UNIMPLEMENTED;
+      } else {
+        if (!pool_fast<T>(g, x, y, true, false)) max_pool_loops<T>(g, x, y);
+        return PK_OK;
+      }
+    });
+  });
+}
+
+pk_status k_avg_pool2d(const Launch &l) {
+  return guarded(l, [&]() -> pk_status {
+    const auto &a = attrs_of<pk_attrs_avg_pool2d>(l);
+    const View x = kit::view_of(l.inputs[0]), y = kit::view_of(l.outputs[0]);
+    if (y.numel == 0) return PK_OK;
+    const PoolGeom g = pool_geom(x, y, a.kernel_size, a.stride, a.padding, nullptr);
+    const bool include = a.count_include_pad != 0;
+    return kit::dispatch_dtype(dtype_of(l.inputs[0]), [&](auto tag) -> pk_status {
+      using T = decltype(tag);
+      if constexpr (!is_std_float_v<T>) {
+        return PK_UNIMPLEMENTED;
+      } else {
+        if (pool_fast<T>(g, x, y, false, include)) return PK_OK;
+        // The window in the padded extent, clipped to the input; with count_include_pad the padding counts (the
+        // window never leaves the padded extent in floor mode, so that is the whole window). 0 / 0 gives NaN.
+        parallel_for(0, g.planes * g.out[0], 16, [&](int64_t lo, int64_t hi) {
+          for (int64_t r = lo; r < hi; ++r) {
+            const int64_t plane = r / g.out[0], oh = r % g.out[0];
+            const int64_t xbase = plane_offset(x, plane), ybase = plane_offset(y, plane) + oh * y.strides[2];
+            for (int64_t ow = 0; ow < g.out[1]; ++ow) {
+              Window w;
+              const int64_t h = oh * g.stride[0] - g.pad[0], v = ow * g.stride[1] - g.pad[1];
+              w.h0 = std::max<int64_t>(h, 0);
+              w.h1 = std::max(std::min(h + g.k[0], g.in[0]), w.h0);
+              w.w0 = std::max<int64_t>(v, 0);
+              w.w1 = std::max(std::min(v + g.k[1], g.in[1]), w.w0);
+              w.count = include ? g.k[0] * g.k[1] : (w.h1 - w.h0) * (w.w1 - w.w0);
+              *y.at<T>(ybase + ow * y.strides[3]) =
+                  kit::store_as<T>(window_sum<T>(x, xbase, w) / static_cast<wide_t<T>>(w.count));
+            }
+          }
+        });
+        return PK_OK;
+      }
+    });
+  });
+}
+
+// PyTorch's adaptive bins [floor(i H / OH), ceil((i + 1) H / OH)) overlap and vary in size, which oneDNN's
+// pooling cannot express: the loops run them, a plane at a time. The table defines the op as two products with
+// bin-weight matrices (mean over H, then over W), so a non-finite input meets the zero weights of the other bins
+// (inf * 0 = NaN) and spreads through its plane; planes holding one are computed as those two products.
+template <class T>
+void adaptive_avg_plane(const View &x, const View &y, int64_t plane, int64_t oh_n, int64_t ow_n) {
+  using W = wide_t<T>;
+  const int64_t h_n = x.shape[2], w_n = x.shape[3];
+  const int64_t xbase = plane_offset(x, plane), ybase = plane_offset(y, plane);
+  auto bin = [](int64_t i, int64_t in, int64_t out, int64_t &lo, int64_t &hi) {
+    lo = i * in / out;
+    hi = ((i + 1) * in + out - 1) / out;
+  };
+  auto at = [&](int64_t ih, int64_t iw) {
+    return static_cast<W>(kit::load(*x.at<T>(xbase + ih * x.strides[2] + iw * x.strides[3])));
+  };
+  bool finite = true;
+  for (int64_t ih = 0; ih < h_n && finite; ++ih)
+    for (int64_t iw = 0; iw < w_n; ++iw) finite = finite && std::isfinite(at(ih, iw));
+  if (finite) {
+    for (int64_t oh = 0; oh < oh_n; ++oh)
+      for (int64_t ow = 0; ow < ow_n; ++ow) {
+        Window w;
+        bin(oh, h_n, oh_n, w.h0, w.h1);
+        bin(ow, w_n, ow_n, w.w0, w.w1);
+        w.count = (w.h1 - w.h0) * (w.w1 - w.w0);
+        *y.at<T>(ybase + oh * y.strides[2] + ow * y.strides[3]) =
+            kit::store_as<T>(window_sum<T>(x, xbase, w) / static_cast<W>(w.count));
+      }
+    return;
+  }
+  // t[oh][iw] = sum_ih x[ih][iw] wh[oh][ih], then y[oh][ow] = sum_iw t[oh][iw] ww[ow][iw], every weight taken.
+  std::vector<W> t(static_cast<size_t>(oh_n * w_n));
+  for (int64_t oh = 0; oh < oh_n; ++oh) {
+    int64_t lo, hi;
+    bin(oh, h_n, oh_n, lo, hi);
+    const W weight = W(1) / static_cast<W>(hi - lo);
+    for (int64_t iw = 0; iw < w_n; ++iw) {
+      W s = 0;
+      for (int64_t ih = 0; ih < h_n; ++ih) s += at(ih, iw) * (ih >= lo && ih < hi ? weight : W(0));
+      t[static_cast<size_t>(oh * w_n + iw)] = s;
+    }
+  }
+  for (int64_t ow = 0; ow < ow_n; ++ow) {
+    int64_t lo, hi;
+    bin(ow, w_n, ow_n, lo, hi);
+    const W weight = W(1) / static_cast<W>(hi - lo);
+    for (int64_t oh = 0; oh < oh_n; ++oh) {
+      W s = 0;
+      for (int64_t iw = 0; iw < w_n; ++iw)
+        s += t[static_cast<size_t>(oh * w_n + iw)] * (iw >= lo && iw < hi ? weight : W(0));
+      *y.at<T>(ybase + oh * y.strides[2] + ow * y.strides[3]) = kit::store_as<T>(s);
+    }
+  }
+}
+
+pk_status k_adaptive_avg_pool2d(const Launch &l) {
+  return guarded(l, [&]() -> pk_status {
+    const View x = kit::view_of(l.inputs[0]), y = kit::view_of(l.outputs[0]);
+    if (y.numel == 0) return PK_OK;
+    return kit::dispatch_dtype(dtype_of(l.inputs[0]), [&](auto tag) -> pk_status {
+      using T = decltype(tag);
+      if constexpr (!is_std_float_v<T>) {
+        return PK_UNIMPLEMENTED;
+      } else {
+        parallel_for(0, y.shape[0] * y.shape[1], 1, [&](int64_t lo, int64_t hi) {
+          for (int64_t p = lo; p < hi; ++p) adaptive_avg_plane<T>(x, y, p, y.shape[2], y.shape[3]);
+        });
+        return PK_OK;
       }
     });
   });
@@ -932,7 +1323,13 @@ void register_linalg_kernels(KernelRegistry &r) {
   r.add(PK_OP_MATMUL, k_matmul, kNumeric);
   r.add(PK_OP_BATCH_MATMUL, k_batch_matmul, kNumeric);
   r.add(PK_OP_DOT_GENERAL, k_dot_general, kNumeric);
+  r.add(PK_OP_ADDMM, k_affine_matmul<pk_attrs_addmm>, kFloatStd);
+  r.add(PK_OP_BADDBMM, k_affine_matmul<pk_attrs_baddbmm>, kFloatStd);
+  r.add(PK_OP_LINEAR, k_linear, kFloatStd);
   r.add(PK_OP_CONVOLUTION, k_convolution, kFloatStd);
+  r.add(PK_OP_MAX_POOL2D, k_max_pool2d, kReal);
+  r.add(PK_OP_AVG_POOL2D, k_avg_pool2d, kFloatStd);
+  r.add(PK_OP_ADAPTIVE_AVG_POOL2D, k_adaptive_avg_pool2d, kFloatStd);
   r.add(PK_OP_FFT_C2C, k_fft_c2c, kComplex);
   r.add(PK_OP_FFT_R2C, k_fft_r2c, kFloatWide);
   r.add(PK_OP_FFT_C2R, k_fft_c2r, kComplex);

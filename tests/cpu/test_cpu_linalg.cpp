@@ -1,8 +1,10 @@
-// CPU backend, matmul / dot_general / convolution / FFT, through the public host API. References are double loops
-// written here in a different form from the kernels (explicit zero padding for convolution, closed forms for the
-// DFT), with the reduction error bound |err| <= K * eps * sum |a| |b| for float contractions.
+// CPU backend, matmul / dot_general / linear / addmm / baddbmm / convolution / pooling / FFT, through the public host
+// API. References are double loops written here in a different form from the kernels (explicit padded copies for
+// convolution and pooling, closed forms for the DFT), with the reduction error bound |err| <= K * eps * sum |a| |b| for
+// float contractions, and hand-worked values in the comments.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -384,6 +386,365 @@ TEST_F(CpuLinalg, Convolution1DAnd3D) {
             PK_OK)
       << last_error().message;
   for (size_t i = 0; i < y3.size(); ++i) EXPECT_NEAR(y3[i], r3[i], 13 * kEpsF32 * m3[i] + 1e-30) << i;
+}
+
+// --- linear, addmm, baddbmm ---
+
+// The product is not rounded before the epilogue: a = [1, 2^-4], b = [1, 2^-4] give p = 1 + 2^-8, which bf16
+// rounds to 1 (a tie, to even), so c = -1 gives 0 through the decomposition; the answer is 2^-8 (bf16 0x3b80).
+// In f16, p = 1 + 2^-11 from [1, 2^-6] . [1, 2^-5] rounds to 1 the same way; the answer is 2^-11 (0x1000).
+TEST_F(CpuLinalg, AddmmRoundsOnceAfterTheEpilogue) {
+  pk_attrs_addmm at = PK_ATTRS_ADDMM_INIT;
+  std::vector<uint16_t> c = {0xbf80}, a = {0x3f80, 0x3d80}, b = {0x3f80, 0x3d80}, y = {0};  // -1; 1, 2^-4
+  ASSERT_EQ(launch(PK_OP_ADDMM, {tensor(c, kBF16, {1, 1}), tensor(a, kBF16, {1, 2}), tensor(b, kBF16, {2, 1})},
+                   {tensor(y, kBF16, {1, 1})}, &at),
+            PK_OK)
+      << last_error().message;
+  EXPECT_EQ(y[0], 0x3b80);
+  std::vector<uint16_t> ch = {0xbc00}, ah = {0x3c00, 0x2400}, bh = {0x3c00, 0x2800}, yh = {0};  // -1; 1, 2^-6, 2^-5
+  ASSERT_EQ(launch(PK_OP_ADDMM,
+                   {tensor(ch, PK_DTYPE_F16_DESC, {1, 1}), tensor(ah, PK_DTYPE_F16_DESC, {1, 2}),
+                    tensor(bh, PK_DTYPE_F16_DESC, {2, 1})},
+                   {tensor(yh, PK_DTYPE_F16_DESC, {1, 1})}, &at),
+            PK_OK);
+  EXPECT_EQ(yh[0], 0x1000);
+  // beta = 0 still multiplies c: the table's c * 0 is NaN for an infinite c.
+  at.beta = 0;
+  std::vector<float> cf = {std::numeric_limits<float>::infinity(), 5}, af = {1, 2}, bf = {3, 4}, yf(2);
+  ASSERT_EQ(launch(PK_OP_ADDMM, {tensor(cf, kF32, {2, 1}), tensor(af, kF32, {2, 1}), tensor(bf, kF32, {1, 1})},
+                   {tensor(yf, kF32, {2, 1})}, &at),
+            PK_OK);
+  EXPECT_TRUE(std::isnan(yf[0]));
+  EXPECT_EQ(yf[1], 6.0f);  // 0 * 5 + 2 * 3
+}
+
+// baddbmm with beta 0.5, alpha 2 and c broadcast over the batch (zero stride); linear with a transposed x and a
+// bias along the last axis. References are double loops.
+TEST_F(CpuLinalg, BaddbmmAndLinearMatchADoubleLoop) {
+  const int64_t B = 3, M = 4, K = 5, N = 6;
+  std::vector<float> c = values<float>(M * N, 0.1), a = values<float>(B * M * K, 0.2),
+                     b = values<float>(B * K * N, 0.3);
+  std::vector<float> y(B * M * N);
+  pk_attrs_baddbmm at = PK_ATTRS_BADDBMM_INIT;
+  at.beta = 0.5;
+  at.alpha = 2;
+  ASSERT_EQ(launch(PK_OP_BADDBMM,
+                   {tensor(c, kF32, {B, M, N}, {0, N, 1}), tensor(a, kF32, {B, M, K}), tensor(b, kF32, {B, K, N})},
+                   {tensor(y, kF32, {B, M, N})}, &at),
+            PK_OK)
+      << last_error().message;
+  for (int64_t q = 0; q < B; ++q)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double p = 0, mag = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          p += static_cast<double>(a[(q * M + i) * K + k]) * b[(q * K + k) * N + j];
+          mag += std::fabs(static_cast<double>(a[(q * M + i) * K + k]) * b[(q * K + k) * N + j]);
+        }
+        const double want = 0.5 * c[i * N + j] + 2 * p;
+        EXPECT_NEAR(y[(q * M + i) * N + j], want, (2 * K + 1) * kEpsF32 * (2 * mag + std::fabs(c[i * N + j])))
+            << q << "," << i << "," << j;
+      }
+  // linear: x [2, 3, K] stored as [K, 2, 3] (strided view), weight [N, K], bias [N].
+  std::vector<double> xs = values<double>(2 * 3 * K, 0.4), w = values<double>(N * K, 0.5),
+                      bias = values<double>(N, 0.6);
+  std::vector<double> yl(2 * 3 * N);
+  ASSERT_EQ(
+      launch(PK_OP_LINEAR, {tensor(xs, kF64, {2, 3, K}, {3, 1, 6}), tensor(w, kF64, {N, K}), tensor(bias, kF64, {N})},
+             {tensor(yl, kF64, {2, 3, N})}, nullptr),
+      PK_OK)
+      << last_error().message;
+  for (int64_t r = 0; r < 6; ++r)
+    for (int64_t j = 0; j < N; ++j) {
+      double want = bias[j];
+      for (int64_t k = 0; k < K; ++k) want += xs[k * 6 + r] * w[j * K + k];
+      EXPECT_NEAR(yl[r * N + j], want, 1e-14) << r << "," << j;
+    }
+}
+
+// --- pooling ---
+
+struct PoolCase {
+  int64_t n, c, h, w;
+  int64_t k[2], s[2], p[2], d[2];
+  int64_t oh() const { return (h + 2 * p[0] - d[0] * (k[0] - 1) - 1) / s[0] + 1; }
+  int64_t ow() const { return (w + 2 * p[1] - d[1] * (k[1] - 1) - 1) / s[1] + 1; }
+};
+
+// Max and mean over the windows of an explicitly padded copy (padding -inf for max; for the mean, 0 with a
+// count grid of 1 on the input and `pad_counts` on the padding), in double.
+void pool_reference(const PoolCase &pc, const std::vector<double> &x, bool is_max, bool pad_counts,
+                    std::vector<double> &out, std::vector<double> &mag) {
+  const int64_t ph = pc.h + 2 * pc.p[0], pw = pc.w + 2 * pc.p[1];
+  out.clear();
+  mag.clear();
+  for (int64_t plane = 0; plane < pc.n * pc.c; ++plane) {
+    std::vector<double> xp(static_cast<size_t>(ph * pw), is_max ? -HUGE_VAL : 0.0);
+    std::vector<double> cnt(static_cast<size_t>(ph * pw), pad_counts ? 1.0 : 0.0);
+    for (int64_t i = 0; i < pc.h; ++i)
+      for (int64_t j = 0; j < pc.w; ++j) {
+        xp[static_cast<size_t>((i + pc.p[0]) * pw + j + pc.p[1])] =
+            x[static_cast<size_t>((plane * pc.h + i) * pc.w + j)];
+        cnt[static_cast<size_t>((i + pc.p[0]) * pw + j + pc.p[1])] = 1.0;
+      }
+    for (int64_t oi = 0; oi < pc.oh(); ++oi)
+      for (int64_t oj = 0; oj < pc.ow(); ++oj) {
+        double m = -HUGE_VAL, s = 0, a = 0, n = 0;
+        for (int64_t ki = 0; ki < pc.k[0]; ++ki)
+          for (int64_t kj = 0; kj < pc.k[1]; ++kj) {
+            const size_t at = static_cast<size_t>((oi * pc.s[0] + ki * pc.d[0]) * pw + oj * pc.s[1] + kj * pc.d[1]);
+            const double v = xp[at];  // the table's max: NaN wins, then the larger value, +0 over -0
+            if (!std::isnan(m) && (std::isnan(v) || v > m || (v == m && !std::signbit(v)))) m = v;
+            s += xp[at];
+            a += std::fabs(xp[at]);
+            n += cnt[at];
+          }
+        out.push_back(is_max ? m : s / n);
+        mag.push_back(is_max ? 0 : a / n);
+      }
+  }
+}
+
+pk_attrs_max_pool2d max_pool_attrs(const PoolCase &pc) {
+  pk_attrs_max_pool2d a = PK_ATTRS_MAX_POOL2D_INIT;
+  set_ints(a.num_kernel_size, a.kernel_size, {pc.k[0], pc.k[1]});
+  set_ints(a.num_stride, a.stride, {pc.s[0], pc.s[1]});
+  set_ints(a.num_padding, a.padding, {pc.p[0], pc.p[1]});
+  set_ints(a.num_dilation, a.dilation, {pc.d[0], pc.d[1]});
+  return a;
+}
+
+pk_attrs_avg_pool2d avg_pool_attrs(const PoolCase &pc, bool include_pad) {
+  pk_attrs_avg_pool2d a = PK_ATTRS_AVG_POOL2D_INIT;
+  set_ints(a.num_kernel_size, a.kernel_size, {pc.k[0], pc.k[1]});
+  set_ints(a.num_stride, a.stride, {pc.s[0], pc.s[1]});
+  set_ints(a.num_padding, a.padding, {pc.p[0], pc.p[1]});
+  a.count_include_pad = include_pad ? 1 : 0;
+  return a;
+}
+
+// f32 (oneDNN's path for finite values), f64 (the loops) and a transposed f32 view (packed first), with padding,
+// stride, dilation and a floor-mode remainder.
+TEST_F(CpuLinalg, MaxAndAvgPoolMatchAPaddedWindowReference) {
+  const PoolCase pc{2, 3, 9, 11, {3, 2}, {2, 1}, {1, 1}, {1, 2}};
+  const int64_t numel = pc.n * pc.c * pc.h * pc.w;
+  std::vector<float> x = values<float>(static_cast<size_t>(numel), 0.7);
+  std::vector<double> xd(x.begin(), x.end()), ref, mag;
+  const std::vector<int64_t> in_shape = {pc.n, pc.c, pc.h, pc.w}, out_shape = {pc.n, pc.c, pc.oh(), pc.ow()};
+  const size_t out_n = static_cast<size_t>(pc.n * pc.c * pc.oh() * pc.ow());
+  // The same values stored [N, C, W, H] and viewed as [N, C, H, W].
+  std::vector<float> xt(x.size());
+  for (int64_t p = 0; p < pc.n * pc.c; ++p)
+    for (int64_t i = 0; i < pc.h; ++i)
+      for (int64_t j = 0; j < pc.w; ++j)
+        xt[static_cast<size_t>((p * pc.w + j) * pc.h + i)] = x[static_cast<size_t>((p * pc.h + i) * pc.w + j)];
+  const std::vector<int64_t> t_strides = {pc.c * pc.h * pc.w, pc.h * pc.w, 1, pc.h};
+
+  const pk_attrs_max_pool2d am = max_pool_attrs(pc);
+  pool_reference(pc, xd, true, false, ref, mag);
+  std::vector<float> y(out_n), yt(out_n);
+  std::vector<double> yd(out_n);
+  ASSERT_EQ(launch(PK_OP_MAX_POOL2D, {tensor(x, kF32, in_shape)}, {tensor(y, kF32, out_shape)}, &am), PK_OK)
+      << last_error().message;
+  ASSERT_EQ(launch(PK_OP_MAX_POOL2D, {tensor(xd, kF64, in_shape)}, {tensor(yd, kF64, out_shape)}, &am), PK_OK);
+  ASSERT_EQ(launch(PK_OP_MAX_POOL2D, {tensor(xt, kF32, in_shape, t_strides)}, {tensor(yt, kF32, out_shape)}, &am),
+            PK_OK);
+  for (size_t i = 0; i < out_n; ++i) {
+    EXPECT_EQ(y[i], ref[i]) << "max f32 " << i;
+    EXPECT_EQ(yd[i], ref[i]) << "max f64 " << i;
+    EXPECT_EQ(yt[i], ref[i]) << "max strided " << i;
+  }
+
+  PoolCase pa = pc;
+  pa.k[0] = 3, pa.k[1] = 3, pa.s[0] = 2, pa.s[1] = 2, pa.d[0] = 1, pa.d[1] = 1;
+  const std::vector<int64_t> avg_shape = {pa.n, pa.c, pa.oh(), pa.ow()};
+  const size_t avg_n = static_cast<size_t>(pa.n * pa.c * pa.oh() * pa.ow());
+  for (bool include : {true, false}) {
+    const pk_attrs_avg_pool2d aa = avg_pool_attrs(pa, include);
+    pool_reference(pa, xd, false, include, ref, mag);
+    std::vector<float> ya(avg_n), yat(avg_n);
+    std::vector<double> yad(avg_n);
+    ASSERT_EQ(launch(PK_OP_AVG_POOL2D, {tensor(x, kF32, in_shape)}, {tensor(ya, kF32, avg_shape)}, &aa), PK_OK)
+        << last_error().message;
+    ASSERT_EQ(launch(PK_OP_AVG_POOL2D, {tensor(xd, kF64, in_shape)}, {tensor(yad, kF64, avg_shape)}, &aa), PK_OK);
+    ASSERT_EQ(launch(PK_OP_AVG_POOL2D, {tensor(xt, kF32, in_shape, t_strides)}, {tensor(yat, kF32, avg_shape)}, &aa),
+              PK_OK);
+    for (size_t i = 0; i < avg_n; ++i) {
+      EXPECT_NEAR(ya[i], ref[i], 10 * kEpsF32 * mag[i] + 1e-30) << "avg f32 include=" << include << " " << i;
+      EXPECT_NEAR(yat[i], ref[i], 10 * kEpsF32 * mag[i] + 1e-30) << "avg strided include=" << include << " " << i;
+      EXPECT_NEAR(yad[i], ref[i], 1e-15 * mag[i] + 1e-300) << "avg f64 include=" << include << " " << i;
+    }
+  }
+}
+
+// Inputs large enough for oneDNN's path (f32 and bf16), then the same input with values oneDNN's max or f32 window
+// sums would get wrong: a NaN (must propagate), a -0 beside a +0 (+0 wins) and a pair of 1.9e38 (their f32 sum
+// overflows; the mean is finite).
+TEST_F(CpuLinalg, LargePoolsKeepTheTablesRules) {
+  const PoolCase pc{2, 16, 48, 48, {3, 3}, {2, 2}, {1, 1}, {1, 1}};
+  const int64_t numel = pc.n * pc.c * pc.h * pc.w;
+  const std::vector<int64_t> in_shape = {pc.n, pc.c, pc.h, pc.w}, out_shape = {pc.n, pc.c, pc.oh(), pc.ow()};
+  const size_t out_n = static_cast<size_t>(pc.n * pc.c * pc.oh() * pc.ow());
+  std::vector<float> x = values<float>(static_cast<size_t>(numel), 0.9);
+  for (float &v : x) v = std::round(v * 32) / 8;  // exact in bf16
+  const pk_attrs_max_pool2d am = max_pool_attrs(pc);
+  const pk_attrs_avg_pool2d aa = avg_pool_attrs(pc, true);
+  auto check = [&](const std::string &what) {
+    std::vector<double> xd(x.begin(), x.end()), ref, mag, aref, amag;
+    pool_reference(pc, xd, true, false, ref, mag);
+    pool_reference(pc, xd, false, true, aref, amag);
+    std::vector<uint16_t> xb(x.size()), yb(out_n), yab(out_n);
+    for (size_t i = 0; i < x.size(); ++i) {
+      uint32_t u;
+      std::memcpy(&u, &x[i], 4);
+      xb[i] = static_cast<uint16_t>(u >> 16);
+    }
+    std::vector<float> y(out_n), ya(out_n);
+    ASSERT_EQ(launch(PK_OP_MAX_POOL2D, {tensor(x, kF32, in_shape)}, {tensor(y, kF32, out_shape)}, &am), PK_OK);
+    ASSERT_EQ(launch(PK_OP_AVG_POOL2D, {tensor(x, kF32, in_shape)}, {tensor(ya, kF32, out_shape)}, &aa), PK_OK);
+    ASSERT_EQ(launch(PK_OP_MAX_POOL2D, {tensor(xb, kBF16, in_shape)}, {tensor(yb, kBF16, out_shape)}, &am), PK_OK);
+    ASSERT_EQ(launch(PK_OP_AVG_POOL2D, {tensor(xb, kBF16, in_shape)}, {tensor(yab, kBF16, out_shape)}, &aa), PK_OK);
+    int bad = 0;
+    for (size_t i = 0; i < out_n && bad < 10; ++i) {
+      const uint32_t ub = static_cast<uint32_t>(yb[i]) << 16, uab = static_cast<uint32_t>(yab[i]) << 16;
+      float b, ab;
+      std::memcpy(&b, &ub, 4);
+      std::memcpy(&ab, &uab, 4);
+      const bool max_ok = std::isnan(ref[i])
+                              ? std::isnan(y[i]) && std::isnan(b)
+                              : y[i] == ref[i] && b == ref[i] && std::signbit(y[i]) == std::signbit(ref[i]) &&
+                                    std::signbit(b) == std::signbit(ref[i]);
+      const bool avg_ok =
+          std::isnan(aref[i])
+              ? std::isnan(ya[i]) && std::isnan(ab)
+              : std::fabs(ya[i] - aref[i]) <= 10 * kEpsF32 * amag[i] + 1e-30 &&
+                    std::fabs(ab - aref[i]) <= std::ldexp(1.0, -8) * std::fabs(aref[i]) + 10 * kEpsF32 * amag[i];
+      if (!max_ok || !avg_ok) ++bad;
+      EXPECT_TRUE(max_ok) << what << " max " << i << ": f32 " << y[i] << ", bf16 " << b << ", want " << ref[i];
+      EXPECT_TRUE(avg_ok) << what << " avg " << i << ": f32 " << ya[i] << ", bf16 " << ab << ", want " << aref[i];
+    }
+  };
+  check("finite");
+  // One NaN, a -0 next to a +0 where every other value of the window is negative, and two 1.9e38 in one window.
+  x[5 * 48 + 7] = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 0; j < 4; ++j) x[static_cast<size_t>(48 * 48 + (20 + i) * 48 + 30 + j)] = -1.5f;
+  x[48 * 48 + 21 * 48 + 31] = -0.0f;
+  x[48 * 48 + 21 * 48 + 32] = 0.0f;
+  x[3 * 48 * 48 + 10 * 48 + 10] = 0x1.1cp+127f;  // 1.9e38, exact in bf16
+  x[3 * 48 * 48 + 10 * 48 + 11] = 0x1.1cp+127f;
+  check("edge values");
+}
+
+// The table's max: NaN propagates, +0 beats -0, padding counts as -inf (a window of padding only gives -inf, or
+// for integers what -inf converts to: the lowest value).
+TEST_F(CpuLinalg, MaxPoolEdgeValues) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  // [1, 1, 2, 3], 2 x 2 windows, stride 1: {NaN, 1, -0, +0} -> NaN and {1, 2, +0, 5} -> 5.
+  std::vector<float> x = {nan, 1, 2, -0.0f, 0.0f, 5}, y(2);
+  PoolCase pc{1, 1, 2, 3, {2, 2}, {1, 1}, {0, 0}, {1, 1}};
+  pk_attrs_max_pool2d a = max_pool_attrs(pc);
+  ASSERT_EQ(launch(PK_OP_MAX_POOL2D, {tensor(x, kF32, {1, 1, 2, 3})}, {tensor(y, kF32, {1, 1, 1, 2})}, &a), PK_OK)
+      << last_error().message;
+  EXPECT_TRUE(std::isnan(y[0]));
+  EXPECT_EQ(y[1], 5.0f);
+  // [1, 1, 2, 2] with 1 x 2 windows: {-0, +0} -> +0, {-1, -0} -> -0.
+  std::vector<float> z = {-0.0f, 0.0f, -1, -0.0f}, yz(2);
+  pc = PoolCase{1, 1, 2, 2, {1, 2}, {1, 1}, {0, 0}, {1, 1}};
+  a = max_pool_attrs(pc);
+  ASSERT_EQ(launch(PK_OP_MAX_POOL2D, {tensor(z, kF32, {1, 1, 2, 2})}, {tensor(yz, kF32, {1, 1, 2, 1})}, &a), PK_OK);
+  EXPECT_EQ(yz[0], 0.0f);
+  EXPECT_FALSE(std::signbit(yz[0]));
+  EXPECT_EQ(yz[1], 0.0f);
+  EXPECT_TRUE(std::signbit(yz[1]));
+  // One element, 1 x 1 windows and padding 1: a 3 x 3 output whose border windows hold padding only.
+  pc = PoolCase{1, 1, 1, 1, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
+  a = max_pool_attrs(pc);
+  std::vector<float> one = {3}, y9(9);
+  std::vector<int32_t> one_i = {-7}, y9i(9);
+  ASSERT_EQ(launch(PK_OP_MAX_POOL2D, {tensor(one, kF32, {1, 1, 1, 1})}, {tensor(y9, kF32, {1, 1, 3, 3})}, &a), PK_OK)
+      << last_error().message;
+  ASSERT_EQ(launch(PK_OP_MAX_POOL2D, {tensor(one_i, kI32, {1, 1, 1, 1})}, {tensor(y9i, kI32, {1, 1, 3, 3})}, &a),
+            PK_OK);
+  for (int i = 0; i < 9; ++i) {
+    EXPECT_EQ(y9[i], i == 4 ? 3.0f : -inf) << i;
+    EXPECT_EQ(y9i[i], i == 4 ? -7 : std::numeric_limits<int32_t>::lowest()) << i;
+  }
+  // bf16 (exact values k / 8): the max is one of the inputs, bit for bit.
+  std::vector<float> xf = values<float>(2 * 6 * 6, 0.3);
+  std::vector<uint16_t> xb(xf.size()), yb(2 * 3 * 3);
+  std::vector<double> xr(xf.size()), ref, mag;
+  for (size_t i = 0; i < xf.size(); ++i) {
+    const float v = std::round(xf[i] * 32) / 8;  // in [-3.6, 3.6], exact in bf16
+    uint32_t u;
+    std::memcpy(&u, &v, 4);
+    xb[i] = static_cast<uint16_t>(u >> 16);
+    xr[i] = v;
+  }
+  pc = PoolCase{1, 2, 6, 6, {2, 2}, {2, 2}, {0, 0}, {1, 1}};
+  a = max_pool_attrs(pc);
+  pool_reference(pc, xr, true, false, ref, mag);
+  ASSERT_EQ(launch(PK_OP_MAX_POOL2D, {tensor(xb, kBF16, {1, 2, 6, 6})}, {tensor(yb, kBF16, {1, 2, 3, 3})}, &a), PK_OK);
+  for (size_t i = 0; i < yb.size(); ++i) {
+    const uint32_t u = static_cast<uint32_t>(yb[i]) << 16;
+    float v;
+    std::memcpy(&v, &u, 4);
+    EXPECT_EQ(v, ref[i]) << "bf16 " << i;
+  }
+}
+
+// x = [[1, 2], [3, 4]], 2 x 2 windows, stride 2, padding 1: each window holds one element. Counting the padding
+// divides by 4 (0.25, 0.5, 0.75, 1), not counting it by 1 (the elements themselves). Also f16 (exact here).
+TEST_F(CpuLinalg, AvgPoolCountsThePaddingOrNot) {
+  const PoolCase pc{1, 1, 2, 2, {2, 2}, {2, 2}, {1, 1}, {1, 1}};
+  for (bool include : {true, false}) {
+    const pk_attrs_avg_pool2d a = avg_pool_attrs(pc, include);
+    std::vector<float> x = {1, 2, 3, 4}, y(4);
+    ASSERT_EQ(launch(PK_OP_AVG_POOL2D, {tensor(x, kF32, {1, 1, 2, 2})}, {tensor(y, kF32, {1, 1, 2, 2})}, &a), PK_OK)
+        << last_error().message;
+    std::vector<uint16_t> xh = {0x3c00, 0x4000, 0x4200, 0x4400}, yh(4);  // 1, 2, 3, 4 in f16
+    ASSERT_EQ(launch(PK_OP_AVG_POOL2D, {tensor(xh, PK_DTYPE_F16_DESC, {1, 1, 2, 2})},
+                     {tensor(yh, PK_DTYPE_F16_DESC, {1, 1, 2, 2})}, &a),
+              PK_OK);
+    const float want_inc[] = {0.25f, 0.5f, 0.75f, 1.0f}, want_exc[] = {1, 2, 3, 4};
+    const uint16_t half_inc[] = {0x3400, 0x3800, 0x3a00, 0x3c00};  // 0.25, 0.5, 0.75, 1
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_EQ(y[i], include ? want_inc[i] : want_exc[i]) << "include=" << include << " " << i;
+      EXPECT_EQ(yh[i], include ? half_inc[i] : xh[i]) << "f16 include=" << include << " " << i;
+    }
+  }
+}
+
+// x[h][w] = 7 h + w on [5, 7] with output [3, 2]: the bins are h in [0, 2), [1, 4), [3, 5) and w in [0, 4),
+// [3, 7) (they overlap), so y = 7 mean(h) + mean(w) = [[5, 8], [15.5, 18.5], [26, 29]].
+// The table defines the op as two products with bin-weight matrices, so a non-finite input meets the zero
+// weights of the other bins: x = [[inf, 1], [2, 3]] to [2, 1] gives t = [[inf, 1], [inf * 0 = NaN, 3]] (means over
+// h per column), then y = [inf, NaN]; the finite plane beside it is unaffected.
+TEST_F(CpuLinalg, AdaptiveAvgPoolBinsAndTheTablesNonFiniteRule) {
+  pk_attrs_adaptive_avg_pool2d a = PK_ATTRS_ADAPTIVE_AVG_POOL2D_INIT;
+  set_ints(a.num_output_size, a.output_size, {3, 2});
+  std::vector<float> x(35), y(6);
+  std::vector<double> xd(35), yd(6);
+  for (int i = 0; i < 35; ++i) x[i] = static_cast<float>(xd[i] = i);
+  ASSERT_EQ(launch(PK_OP_ADAPTIVE_AVG_POOL2D, {tensor(x, kF32, {1, 1, 5, 7})}, {tensor(y, kF32, {1, 1, 3, 2})}, &a),
+            PK_OK)
+      << last_error().message;
+  ASSERT_EQ(launch(PK_OP_ADAPTIVE_AVG_POOL2D, {tensor(xd, kF64, {1, 1, 5, 7})}, {tensor(yd, kF64, {1, 1, 3, 2})}, &a),
+            PK_OK);
+  const double want[] = {5, 8, 15.5, 18.5, 26, 29};
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(y[i], want[i]) << i;
+    EXPECT_EQ(yd[i], want[i]) << i;
+  }
+  set_ints(a.num_output_size, a.output_size, {2, 1});
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> xn = {inf, 1, 2, 3, 1, 2, 3, 4}, yn(4);
+  ASSERT_EQ(launch(PK_OP_ADAPTIVE_AVG_POOL2D, {tensor(xn, kF32, {1, 2, 2, 2})}, {tensor(yn, kF32, {1, 2, 2, 1})}, &a),
+            PK_OK);
+  EXPECT_EQ(yn[0], inf);
+  EXPECT_TRUE(std::isnan(yn[1]));
+  EXPECT_EQ(yn[2], 1.5f);
+  EXPECT_EQ(yn[3], 3.5f);
 }
 
 // x_j = exp(2 pi i m j / n) has the DFT X_k = n [k == m] (forward, unnormalized).
