@@ -756,6 +756,35 @@ TEST(OracleComposite, LogSoftmaxNearZeroAndSpecials) {
   expect_same(v, {kNaN, kNaN, -kInf, 0, kNaN, kNaN, kNaN, kNaN}, "log_softmax specials");
 }
 
+TEST(OracleComposite, AttentionScoresFarAboveTheirSpread) {
+  // One query, two keys, v = [1, 0]: scores s0 = S and s1 = S + 1 give the weights (e^-1, 1) / (1 + e^-1), so the
+  // output is 1 / (1 + e) = 0.26894142136999512074884 (mpmath at 200 bits): f32 0x3e89b2b1, f64 0x3fd136561454ba86.
+  // f32: q = [2^100, 1], k = [2^100, 0], [2^100, 1], scale 1 (S = 2^200). f64: q = [2^600, 1], k = [2^425, 0],
+  // [2^425, 2], scale 1/2 (S = 2^1024). Long double keeps neither + 1; it would give 1/2.
+  const KV attrs = {{"scale", "1"}, {"is_causal", "false"}};
+  HostTensor q = HostTensor::from_values(PK_DTYPE_F32, {1, 1, 1, 2}, {std::ldexp(1.0L, 100), 1});
+  HostTensor k =
+      HostTensor::from_values(PK_DTYPE_F32, {1, 1, 2, 2}, {std::ldexp(1.0L, 100), 0, std::ldexp(1.0L, 100), 1});
+  HostTensor v = HostTensor::from_values(PK_DTYPE_F32, {1, 1, 2, 1}, {1, 0});
+  auto out = run("scaled_dot_product_attention", {q, k, v}, attrs);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].rounded_bits(0), 0x3e89b2b1u);
+  HostTensor q64 = HostTensor::from_values(PK_DTYPE_F64, {1, 1, 1, 2}, {std::ldexp(1.0L, 600), 1});
+  HostTensor k64 =
+      HostTensor::from_values(PK_DTYPE_F64, {1, 1, 2, 2}, {std::ldexp(1.0L, 425), 0, std::ldexp(1.0L, 425), 2});
+  HostTensor v64 = HostTensor::from_values(PK_DTYPE_F64, {1, 1, 2, 1}, {1, 0});
+  out = run("scaled_dot_product_attention", {q64, k64, v64}, {{"scale", "0.5"}, {"is_causal", "false"}});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].rounded_bits(0), 0x3fd136561454ba86u);
+  // The decomposition's special values, q rows [1, 0], [inf, 0], [0, 1] against k = [1, 0], [2, inf], causal: row 0
+  // sees key 0 only (3); row 1 scores inf and 0 * inf = NaN (NaN); row 2 scores 0 and +inf (inf - inf: NaN).
+  HostTensor qs = HostTensor::from_values(PK_DTYPE_F64, {1, 1, 3, 2}, {1, 0, kInf, 0, 0, 1});
+  HostTensor ks = HostTensor::from_values(PK_DTYPE_F64, {1, 1, 2, 2}, {1, 0, 2, kInf});
+  HostTensor vs = HostTensor::from_values(PK_DTYPE_F64, {1, 1, 2, 1}, {3, 5});
+  out = run("scaled_dot_product_attention", {qs, ks, vs}, {{"scale", "1"}, {"is_causal", "true"}});
+  expect_same(values(out), {3, kNaN, kNaN}, "attention specials");
+}
+
 TEST(OracleComposite, Relu) {
   expect_same(values(run("relu", {vec(PK_DTYPE_F32, {-1, -0.0L, 2, kNaN})})), {0, 0, 2, kNaN}, "relu");
 }

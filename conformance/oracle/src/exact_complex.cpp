@@ -11,25 +11,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "mpfr_big.hpp"
 #include "oracle_internal.hpp"
 
 namespace pk::oracle {
 namespace {
-
-// An mpfr_t that frees itself.
-class Big {
- public:
-  explicit Big(mpfr_prec_t prec) { mpfr_init2(v_, prec); }
-  Big(mpfr_prec_t prec, long double x) : Big(prec) { mpfr_set_ld(v_, x, MPFR_RNDN); }
-  ~Big() { mpfr_clear(v_); }
-  Big(const Big &) = delete;
-  Big &operator=(const Big &) = delete;
-  mpfr_ptr get() { return v_; }
-  operator mpfr_ptr() { return v_; }
-
- private:
-  mpfr_t v_;
-};
 
 // The odd-rounded 64-bit value of an exact x, given x truncated to 64 bits (`t`, by an MPFR call rounding
 // toward zero) and that call's ternary value: if the truncation was inexact, take the odd one of the two

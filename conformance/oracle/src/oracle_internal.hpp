@@ -89,6 +89,7 @@ void register_direct_activation_composites(Registry &r);  // gelu, gelu_tanh, ta
 // the decomposition in long double loses the accuracy the op's contract needs (each says why). The kernel must
 // give the decomposition's results, special values included, only more accurately.
 void register_direct_composites(Registry &r);
+void scaled_dot_product_attention(const Call &c, std::vector<WTensor> &out);  // attention.cpp, exact scores
 
 // Shared by kernel files: reductions of a list of values (kind: PK_REDUCE_KIND_*), and the exact value of a
 // convert_element_type.

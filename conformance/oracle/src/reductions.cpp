@@ -302,6 +302,7 @@ void log_softmax(const Call &c, std::vector<WTensor> &out) {
 
 void register_direct_composites(Registry &r) {
   r["log_softmax"] = log_softmax;
+  r["scaled_dot_product_attention"] = scaled_dot_product_attention;
   register_direct_activation_composites(r);
 }
 
