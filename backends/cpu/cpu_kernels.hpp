@@ -122,6 +122,18 @@ inline int32_t dtype_of(const pk_tensor &t) {
   return kit::dtype_id(t.dtype);
 }
 
+// Calls f(T{}) for t's element type if it is one of kFloatStd; PK_UNIMPLEMENTED otherwise.
+template <class F>
+pk_status dispatch_std_float(const pk_tensor &t, F &&f) {
+  return kit::dispatch_dtype(dtype_of(t), [&](auto tag) -> pk_status {
+    if constexpr (is_std_float_v<decltype(tag)>) {
+      return f(tag);
+    } else {
+      return PK_UNIMPLEMENTED;
+    }
+  });
+}
+
 // The op's attribute struct; the runtime normalized it (struct_size, defaults), so it is never NULL for an op
 // that has attributes.
 template <class A>

@@ -521,18 +521,6 @@ pk_status contract_affine(const View &lhs, const int32_t *lperm, const View &rhs
   return PK_OK;
 }
 
-template <class F>
-pk_status dispatch_std_float(const pk_tensor &t, F &&f) {
-  return kit::dispatch_dtype(dtype_of(t), [&](auto tag) -> pk_status {
-    using T = decltype(tag);
-    if constexpr (is_std_float_v<T>) {
-      return f(tag);
-    } else {
-      return PK_UNIMPLEMENTED;
-    }
-  });
-}
-
 // addmm (2-d) and baddbmm (3-d): inputs c, a, b; c has the output's shape.
 template <class Attrs>
 pk_status k_affine_matmul(const Launch &l) {
@@ -934,33 +922,29 @@ pk_status k_avg_pool2d(const Launch &l) {
     if (y.numel == 0) return PK_OK;
     const PoolGeom g = pool_geom(x, y, a.kernel_size, a.stride, a.padding, nullptr);
     const bool include = a.count_include_pad != 0;
-    return kit::dispatch_dtype(dtype_of(l.inputs[0]), [&](auto tag) -> pk_status {
+    return dispatch_std_float(l.inputs[0], [&](auto tag) -> pk_status {
       using T = decltype(tag);
-      if constexpr (!is_std_float_v<T>) {
-        return PK_UNIMPLEMENTED;
-      } else {
-        if (pool_fast<T>(g, x, y, false, include)) return PK_OK;
-        // The window in the padded extent, clipped to the input; with count_include_pad the padding counts (the
-        // window never leaves the padded extent in floor mode, so that is the whole window). 0 / 0 gives NaN.
-        parallel_for(0, g.planes * g.out[0], 16, [&](int64_t lo, int64_t hi) {
-          for (int64_t r = lo; r < hi; ++r) {
-            const int64_t plane = r / g.out[0], oh = r % g.out[0];
-            const int64_t xbase = plane_offset(x, plane), ybase = plane_offset(y, plane) + oh * y.strides[2];
-            for (int64_t ow = 0; ow < g.out[1]; ++ow) {
-              Window w;
-              const int64_t h = oh * g.stride[0] - g.pad[0], v = ow * g.stride[1] - g.pad[1];
-              w.h0 = std::max<int64_t>(h, 0);
-              w.h1 = std::max(std::min(h + g.k[0], g.in[0]), w.h0);
-              w.w0 = std::max<int64_t>(v, 0);
-              w.w1 = std::max(std::min(v + g.k[1], g.in[1]), w.w0);
-              w.count = include ? g.k[0] * g.k[1] : (w.h1 - w.h0) * (w.w1 - w.w0);
-              *y.at<T>(ybase + ow * y.strides[3]) =
-                  kit::store_as<T>(window_sum<T>(x, xbase, w) / static_cast<wide_t<T>>(w.count));
-            }
+      if (pool_fast<T>(g, x, y, false, include)) return PK_OK;
+      // The window in the padded extent, clipped to the input; with count_include_pad the padding counts (the
+      // window never leaves the padded extent in floor mode, so that is the whole window). 0 / 0 gives NaN.
+      parallel_for(0, g.planes * g.out[0], 16, [&](int64_t lo, int64_t hi) {
+        for (int64_t r = lo; r < hi; ++r) {
+          const int64_t plane = r / g.out[0], oh = r % g.out[0];
+          const int64_t xbase = plane_offset(x, plane), ybase = plane_offset(y, plane) + oh * y.strides[2];
+          for (int64_t ow = 0; ow < g.out[1]; ++ow) {
+            Window w;
+            const int64_t h = oh * g.stride[0] - g.pad[0], v = ow * g.stride[1] - g.pad[1];
+            w.h0 = std::max<int64_t>(h, 0);
+            w.h1 = std::max(std::min(h + g.k[0], g.in[0]), w.h0);
+            w.w0 = std::max<int64_t>(v, 0);
+            w.w1 = std::max(std::min(v + g.k[1], g.in[1]), w.w0);
+            w.count = include ? g.k[0] * g.k[1] : (w.h1 - w.h0) * (w.w1 - w.w0);
+            *y.at<T>(ybase + ow * y.strides[3]) =
+                kit::store_as<T>(window_sum<T>(x, xbase, w) / static_cast<wide_t<T>>(w.count));
           }
-        });
-        return PK_OK;
-      }
+        }
+      });
+      return PK_OK;
     });
   });
 }
@@ -1025,16 +1009,12 @@ pk_status k_adaptive_avg_pool2d(const Launch &l) {
   return guarded(l, [&]() -> pk_status {
     const View x = kit::view_of(l.inputs[0]), y = kit::view_of(l.outputs[0]);
     if (y.numel == 0) return PK_OK;
-    return kit::dispatch_dtype(dtype_of(l.inputs[0]), [&](auto tag) -> pk_status {
+    return dispatch_std_float(l.inputs[0], [&](auto tag) -> pk_status {
       using T = decltype(tag);
-      if constexpr (!is_std_float_v<T>) {
-        return PK_UNIMPLEMENTED;
-      } else {
-        parallel_for(0, y.shape[0] * y.shape[1], 1, [&](int64_t lo, int64_t hi) {
-          for (int64_t p = lo; p < hi; ++p) adaptive_avg_plane<T>(x, y, p, y.shape[2], y.shape[3]);
-        });
-        return PK_OK;
-      }
+      parallel_for(0, y.shape[0] * y.shape[1], 1, [&](int64_t lo, int64_t hi) {
+        for (int64_t p = lo; p < hi; ++p) adaptive_avg_plane<T>(x, y, p, y.shape[2], y.shape[3]);
+      });
+      return PK_OK;
     });
   });
 }

@@ -403,47 +403,42 @@ pk_status k_softmax(const Launch &l) {
     const A &a = attrs_of<A>(l);
     const View in = kit::view_of(l.inputs[0]), out = kit::view_of(l.outputs[0]);
     const Rows r = rows_of(in, out, bit(static_cast<int>(a.dim)));
-    return kit::dispatch_dtype(dtype_of(l.inputs[0]), [&](auto tag) -> pk_status {
+    return dispatch_std_float(l.inputs[0], [&](auto tag) -> pk_status {
       using T = decltype(tag);
-      if constexpr (!is_std_float_v<T>) {
-        return PK_UNIMPLEMENTED;
-      } else {
-        using C = wide_t<T>;
-        if constexpr (std::is_same_v<T, float>) {
-          // The float buffer stays in L2 up to 64 K elements; longer rows take the generic path.
-          if (have_avx2() && r.dense && r.count > 0 && r.len > 0 && (Log || r.len <= (int64_t{1} << 16))) {
-            const float *x = in.at<float>(0);
-            float *y = out.at<float>(0);
-            const bool stream = !Log && r.count * r.len * 4 >= kStreamingBytes;
-            parallel_for(0, r.count, row_grain(r.len), [&](int64_t lo, int64_t hi) {
-              // Two row buffers: the row being computed and the previous one, whose scale pass rides along.
-              std::vector<float> buf(Log ? 0 : 2 * static_cast<size_t>(r.len));
-              PendingRow pending;
-              for (int64_t k = lo; k < hi; ++k) {
-                if constexpr (Log) {
-                  log_softmax_row_avx2(x + k * r.len, y + k * r.len, r.len);
-                } else {
-                  float *b = buf.data() + (k & 1) * r.len;
-                  const float *next = k + 1 < hi ? x + (k + 1) * r.len : nullptr;
-                  pending =
-                      pending.buf != nullptr
-                          ? softmax_row_avx2<true>(x + k * r.len, y + k * r.len, r.len, b, pending, stream, next)
-                          : softmax_row_avx2<false>(x + k * r.len, y + k * r.len, r.len, b, pending, stream, next);
-                }
+      using C = wide_t<T>;
+      if constexpr (std::is_same_v<T, float>) {
+        // The float buffer stays in L2 up to 64 K elements; longer rows take the generic path.
+        if (have_avx2() && r.dense && r.count > 0 && r.len > 0 && (Log || r.len <= (int64_t{1} << 16))) {
+          const float *x = in.at<float>(0);
+          float *y = out.at<float>(0);
+          const bool stream = !Log && r.count * r.len * 4 >= kStreamingBytes;
+          parallel_for(0, r.count, row_grain(r.len), [&](int64_t lo, int64_t hi) {
+            // Two row buffers: the row being computed and the previous one, whose scale pass rides along.
+            std::vector<float> buf(Log ? 0 : 2 * static_cast<size_t>(r.len));
+            PendingRow pending;
+            for (int64_t k = lo; k < hi; ++k) {
+              if constexpr (Log) {
+                log_softmax_row_avx2(x + k * r.len, y + k * r.len, r.len);
+              } else {
+                float *b = buf.data() + (k & 1) * r.len;
+                const float *next = k + 1 < hi ? x + (k + 1) * r.len : nullptr;
+                pending = pending.buf != nullptr
+                              ? softmax_row_avx2<true>(x + k * r.len, y + k * r.len, r.len, b, pending, stream, next)
+                              : softmax_row_avx2<false>(x + k * r.len, y + k * r.len, r.len, b, pending, stream, next);
               }
-              if (pending.buf != nullptr) scale_row_avx2(pending, r.len, stream);
-              if (stream) _mm_sfence();
-            });
-            return PK_OK;
-          }
+            }
+            if (pending.buf != nullptr) scale_row_avx2(pending, r.len, stream);
+            if (stream) _mm_sfence();
+          });
+          return PK_OK;
         }
-        each_row<C>(r, 2 * r.len, [&](C *buf, int64_t ib, int64_t ob) {
-          gather_row<T>(r, in, ib, buf);
-          softmax_values<C, Log>(buf, r.len);
-          scatter_row<T>(r, out, ob, buf);
-        });
-        return PK_OK;
       }
+      each_row<C>(r, 2 * r.len, [&](C *buf, int64_t ib, int64_t ob) {
+        gather_row<T>(r, in, ib, buf);
+        softmax_values<C, Log>(buf, r.len);
+        scatter_row<T>(r, out, ob, buf);
+      });
+      return PK_OK;
     });
   });
 }
@@ -560,50 +555,45 @@ pk_status k_norm(const Launch &l) {
     uint32_t axes = 0;
     for (int32_t d = in.ndim - static_cast<int32_t>(a.normalized_ndim); d < in.ndim; ++d) axes |= bit(d);
     const Rows r = rows_of(in, out, axes);
-    return kit::dispatch_dtype(dtype_of(l.inputs[0]), [&](auto tag) -> pk_status {
+    return dispatch_std_float(l.inputs[0], [&](auto tag) -> pk_status {
       using T = decltype(tag);
-      if constexpr (!is_std_float_v<T>) {
-        return PK_UNIMPLEMENTED;
-      } else {
-        using C = wide_t<T>;
-        if (r.count == 0 || r.len == 0) return PK_OK;
-        if constexpr (std::is_same_v<T, float>) {
-          if (have_avx2() && r.dense) {
-            // Weight and bias in row order, as f32 (exact copies; usually already dense, and small).
-            const std::vector<float> w = dense_copy<float, float>(wv);
-            const std::vector<float> b =
-                Rms ? std::vector<float>() : dense_copy<float, float>(kit::view_of(l.inputs[2]));
-            const float *x = in.at<float>(0);
-            float *y = out.at<float>(0);
-            const bool stream = r.count * r.len * 4 >= kStreamingBytes;
-            parallel_for(0, r.count, row_grain(2 * r.len), [&](int64_t lo, int64_t hi) {
-              for (int64_t k = lo; k < hi; ++k) {
-                const float *next = k + 1 < hi ? x + (k + 1) * r.len : nullptr;
-                if constexpr (Rms) {
-                  rms_norm_row_avx2(x + k * r.len, y + k * r.len, r.len, w.data(), a.eps, stream, next);
-                } else {
-                  layer_norm_row_avx2(x + k * r.len, y + k * r.len, r.len, w.data(), b.data(), a.eps, stream, next);
-                }
+      using C = wide_t<T>;
+      if (r.count == 0 || r.len == 0) return PK_OK;
+      if constexpr (std::is_same_v<T, float>) {
+        if (have_avx2() && r.dense) {
+          // Weight and bias in row order, as f32 (exact copies; usually already dense, and small).
+          const std::vector<float> w = dense_copy<float, float>(wv);
+          const std::vector<float> b = Rms ? std::vector<float>() : dense_copy<float, float>(kit::view_of(l.inputs[2]));
+          const float *x = in.at<float>(0);
+          float *y = out.at<float>(0);
+          const bool stream = r.count * r.len * 4 >= kStreamingBytes;
+          parallel_for(0, r.count, row_grain(2 * r.len), [&](int64_t lo, int64_t hi) {
+            for (int64_t k = lo; k < hi; ++k) {
+              const float *next = k + 1 < hi ? x + (k + 1) * r.len : nullptr;
+              if constexpr (Rms) {
+                rms_norm_row_avx2(x + k * r.len, y + k * r.len, r.len, w.data(), a.eps, stream, next);
+              } else {
+                layer_norm_row_avx2(x + k * r.len, y + k * r.len, r.len, w.data(), b.data(), a.eps, stream, next);
               }
-              if (stream) _mm_sfence();
-            });
-            return PK_OK;
-          }
+            }
+            if (stream) _mm_sfence();
+          });
+          return PK_OK;
         }
-        const std::vector<C> w = dense_copy<T, C>(wv);
-        const std::vector<C> b = Rms ? std::vector<C>() : dense_copy<T, C>(kit::view_of(l.inputs[2]));
-        const C eps = static_cast<C>(a.eps);
-        each_row<C>(r, 3 * r.len, [&](C *buf, int64_t ib, int64_t ob) {
-          gather_row<T>(r, in, ib, buf);
-          if constexpr (Rms) {
-            rms_norm_values<C>(buf, r.len, w.data(), eps);
-          } else {
-            layer_norm_values<C>(buf, r.len, w.data(), b.data(), eps);
-          }
-          scatter_row<T>(r, out, ob, buf);
-        });
-        return PK_OK;
       }
+      const std::vector<C> w = dense_copy<T, C>(wv);
+      const std::vector<C> b = Rms ? std::vector<C>() : dense_copy<T, C>(kit::view_of(l.inputs[2]));
+      const C eps = static_cast<C>(a.eps);
+      each_row<C>(r, 3 * r.len, [&](C *buf, int64_t ib, int64_t ob) {
+        gather_row<T>(r, in, ib, buf);
+        if constexpr (Rms) {
+          rms_norm_values<C>(buf, r.len, w.data(), eps);
+        } else {
+          layer_norm_values<C>(buf, r.len, w.data(), b.data(), eps);
+        }
+        scatter_row<T>(r, out, ob, buf);
+      });
+      return PK_OK;
     });
   });
 }
@@ -705,35 +695,30 @@ pk_status k_activation(const Launch &l) {
   return guarded(l, [&]() -> pk_status {
     const View in = kit::view_of(l.inputs[0]), out = kit::view_of(l.outputs[0]);
     if (in.numel == 0) return PK_OK;
-    return kit::dispatch_dtype(dtype_of(l.inputs[0]), [&](auto tag) -> pk_status {
+    return dispatch_std_float(l.inputs[0], [&](auto tag) -> pk_status {
       using T = decltype(tag);
-      if constexpr (!is_std_float_v<T>) {
-        return PK_UNIMPLEMENTED;
-      } else {
-        using C = wide_t<T>;
-        constexpr int64_t kGrain = int64_t{1} << 14;
-        if (in.contiguous && out.contiguous) {
-          const T *x = in.at<T>(0);
-          T *y = out.at<T>(0);
-          if constexpr (std::is_same_v<T, float> && (std::is_same_v<Op, GeluTanh> || std::is_same_v<Op, Silu>)) {
-            if (have_avx2()) {
-              parallel_for(0, in.numel, kGrain,
-                           [&](int64_t lo, int64_t hi) { sigmoid_like_f32_avx2<Op>(x, y, lo, hi); });
-              return PK_OK;
-            }
+      using C = wide_t<T>;
+      constexpr int64_t kGrain = int64_t{1} << 14;
+      if (in.contiguous && out.contiguous) {
+        const T *x = in.at<T>(0);
+        T *y = out.at<T>(0);
+        if constexpr (std::is_same_v<T, float> && (std::is_same_v<Op, GeluTanh> || std::is_same_v<Op, Silu>)) {
+          if (have_avx2()) {
+            parallel_for(0, in.numel, kGrain, [&](int64_t lo, int64_t hi) { sigmoid_like_f32_avx2<Op>(x, y, lo, hi); });
+            return PK_OK;
           }
-          parallel_for(0, in.numel, kGrain, [&](int64_t lo, int64_t hi) {
-            for (int64_t i = lo; i < hi; ++i) y[i] = kit::store_as<T>(Op::f(static_cast<C>(kit::load(x[i]))));
-          });
-          return PK_OK;
         }
         parallel_for(0, in.numel, kGrain, [&](int64_t lo, int64_t hi) {
-          walk<2>(in.shape, in.ndim, {in.strides, out.strides}, {0, 0}, lo, hi, [&](const std::array<int64_t, 2> &o) {
-            *out.at<T>(o[1]) = kit::store_as<T>(Op::f(load_as<T, C>(in, o[0])));
-          });
+          for (int64_t i = lo; i < hi; ++i) y[i] = kit::store_as<T>(Op::f(static_cast<C>(kit::load(x[i]))));
         });
         return PK_OK;
       }
+      parallel_for(0, in.numel, kGrain, [&](int64_t lo, int64_t hi) {
+        walk<2>(in.shape, in.ndim, {in.strides, out.strides}, {0, 0}, lo, hi, [&](const std::array<int64_t, 2> &o) {
+          *out.at<T>(o[1]) = kit::store_as<T>(Op::f(load_as<T, C>(in, o[0])));
+        });
+      });
+      return PK_OK;
     });
   });
 }
@@ -832,14 +817,10 @@ pk_status k_attention(const Launch &l) {
     const auto &a = attrs_of<pk_attrs_scaled_dot_product_attention>(l);
     const View q = kit::view_of(l.inputs[0]), k = kit::view_of(l.inputs[1]), v = kit::view_of(l.inputs[2]);
     const View out = kit::view_of(l.outputs[0]);
-    return kit::dispatch_dtype(dtype_of(l.inputs[0]), [&](auto tag) -> pk_status {
+    return dispatch_std_float(l.inputs[0], [&](auto tag) -> pk_status {
       using T = decltype(tag);
-      if constexpr (!is_std_float_v<T>) {
-        return PK_UNIMPLEMENTED;
-      } else {
-        attention<T>(q, k, v, out, a.scale, a.is_causal != 0);
-        return PK_OK;
-      }
+      attention<T>(q, k, v, out, a.scale, a.is_causal != 0);
+      return PK_OK;
     });
   });
 }
