@@ -344,14 +344,16 @@ __attribute__((target("avx2"))) ExtremumChunk extremum_f32_avx2(const float *a, 
   __m256 nan = _mm256_setzero_ps();
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
-    __m256 x[4];
+    // max(acc, x) returns x when either is NaN, so an accumulator holds a NaN exactly when this step's x did (the
+    // next step drops it again). Testing the accumulators rather than x lets each load fold into its max: at one
+    // thread the loop is bound by the loads in flight, and fewer instructions per load keep more of them in flight.
     for (int k = 0; k < 4; ++k) {
-      x[k] = _mm256_loadu_ps(a + i + 8 * k);
-      acc[k] = Max ? _mm256_max_ps(acc[k], x[k]) : _mm256_min_ps(acc[k], x[k]);
+      const __m256 x = _mm256_loadu_ps(a + i + 8 * k);
+      acc[k] = Max ? _mm256_max_ps(acc[k], x) : _mm256_min_ps(acc[k], x);
     }
     // A pair compares unordered when either holds a NaN: one compare covers two vectors.
-    nan = _mm256_or_ps(nan,
-                       _mm256_or_ps(_mm256_cmp_ps(x[0], x[1], _CMP_UNORD_Q), _mm256_cmp_ps(x[2], x[3], _CMP_UNORD_Q)));
+    nan = _mm256_or_ps(nan, _mm256_cmp_ps(acc[0], acc[1], _CMP_UNORD_Q));
+    nan = _mm256_or_ps(nan, _mm256_cmp_ps(acc[2], acc[3], _CMP_UNORD_Q));
   }
   alignas(32) float lanes[8];
   const __m256 m01 = Max ? _mm256_max_ps(acc[0], acc[1]) : _mm256_min_ps(acc[0], acc[1]);

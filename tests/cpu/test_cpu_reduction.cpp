@@ -121,8 +121,10 @@ TEST_F(CpuReduction, DenseF32AmaxAminOverLongInputs) {
   EXPECT_EQ(out[0], 1234.5f);
   ASSERT_EQ(launch(PK_OP_AMIN, {tensor(a, kF32, {n})}, {tensor(out, kF32, {})}, &mn), PK_OK);
   EXPECT_EQ(out[0], -4321.25f);
-  // A NaN in each of the four vectors of a 32-element block (the kernel checks them in pairs).
-  for (int64_t at : {131072 + 5, 131072 + 13, 131072 + 21, 131072 + 29}) {
+  // A NaN in each of the four vectors of a 32-element block (the kernel checks them in pairs), in the first and
+  // the last block of a chunk (the kernel sees a NaN only in the step that loads it), and two NaNs in a row.
+  for (int64_t at : {int64_t{0}, int64_t{65535}, int64_t{131072 + 5}, int64_t{131072 + 13}, int64_t{131072 + 21},
+                     int64_t{131072 + 29}}) {
     const float keep = a[static_cast<size_t>(at)];
     a[static_cast<size_t>(at)] = kNaN;
     ASSERT_EQ(launch(PK_OP_AMAX, {tensor(a, kF32, {n})}, {tensor(out, kF32, {})}, &mx), PK_OK);
@@ -131,6 +133,9 @@ TEST_F(CpuReduction, DenseF32AmaxAminOverLongInputs) {
     EXPECT_TRUE(std::isnan(out[0])) << at;
     a[static_cast<size_t>(at)] = keep;
   }
+  a[99] = a[99 + 32] = kNaN;
+  ASSERT_EQ(launch(PK_OP_AMAX, {tensor(a, kF32, {n})}, {tensor(out, kF32, {})}, &mx), PK_OK);
+  EXPECT_TRUE(std::isnan(out[0]));
   std::vector<float> z(static_cast<size_t>(n), -0.0f);
   ASSERT_EQ(launch(PK_OP_AMAX, {tensor(z, kF32, {n})}, {tensor(out, kF32, {})}, &mx), PK_OK);
   EXPECT_EQ(out[0], 0.0f);
