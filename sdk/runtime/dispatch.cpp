@@ -313,9 +313,14 @@ class LaunchMemo {
 
  private:
   static constexpr size_t kCapacity = 1024;
+  // Each sink takes fixed-size pieces (put<N>: unrolled word by word, the common case) and variable ones (put).
   struct Store {
     unsigned char *buf;
     size_t pos = 0;
+    template <size_t N>
+    bool put(const void *p) {
+      return put(p, N);
+    }
     bool put(const void *p, size_t n) {
       if (pos + n > kCapacity) return false;
       std::memcpy(buf + pos, p, n);
@@ -326,25 +331,33 @@ class LaunchMemo {
   struct Compare {
     const unsigned char *buf;
     size_t len, pos = 0;
-    bool put(const void *p, size_t n) {
-      if (pos + n > len || !same_bytes(buf + pos, p, n)) return false;
-      pos += n;
-      return true;
+    // A piece of a size known here compares as straight-line word loads and one branch: a 1-element launch is
+    // ~27 words, and a generic loop per piece (or a library memcmp call) was a third of its cost.
+    template <size_t N>
+    bool put(const void *p) {
+      static_assert(N % 8 == 0, "fixed pieces are whole words");
+      if (pos + N > len) return false;
+      const auto *x = buf + pos, *y = static_cast<const unsigned char *>(p);
+      uint64_t diff = 0;
+#pragma GCC unroll 16
+      for (size_t i = 0; i < N; i += 8) diff |= word(x + i) ^ word(y + i);
+      pos += N;
+      return diff == 0;
     }
-    // Word by word: every piece is small and most are multiples of 8 bytes (a library memcmp call per piece
-    // was a sixth of a 1-element launch).
-    static bool same_bytes(const void *a, const void *b, size_t n) {
-      const auto *x = static_cast<const unsigned char *>(a), *y = static_cast<const unsigned char *>(b);
+    bool put(const void *p, size_t n) {
+      if (pos + n > len) return false;
+      const auto *x = buf + pos, *y = static_cast<const unsigned char *>(p);
       uint64_t diff = 0;
       size_t i = 0;
-      for (; i + 8 <= n; i += 8) {
-        uint64_t u, v;
-        std::memcpy(&u, x + i, 8);
-        std::memcpy(&v, y + i, 8);
-        diff |= u ^ v;
-      }
+      for (; i + 8 <= n; i += 8) diff |= word(x + i) ^ word(y + i);
       for (; i < n; ++i) diff |= static_cast<uint64_t>(x[i] ^ y[i]);
+      pos += n;
       return diff == 0;
+    }
+    static uint64_t word(const unsigned char *p) {
+      uint64_t w;
+      std::memcpy(&w, p, sizeof w);
+      return w;
     }
   };
   // The launch as bytes: device, op, counts, every descriptor (its shape/strides pointers replaced by their
@@ -354,7 +367,7 @@ class LaunchMemo {
                    const pk_tensor *outputs, uint32_t num_outputs, const void *attrs) {
     // Whole words (built in registers: 4-byte stores read back as 8-byte loads stall store forwarding).
     const uint64_t head[3] = {reinterpret_cast<uintptr_t>(device), op_id | (uint64_t{num_inputs} << 32), num_outputs};
-    if (!sink.put(head, sizeof head)) return false;
+    if (!sink.template put<sizeof head>(head)) return false;
     for (uint32_t i = 0; i < num_inputs + num_outputs; ++i) {
       const pk_tensor &t = i < num_inputs ? inputs[i] : outputs[i - num_inputs];
       if (t.struct_size != sizeof(pk_tensor) || t.ndim < 0 || t.ndim > PK_MAX_RANK) return false;
@@ -362,7 +375,7 @@ class LaunchMemo {
       static_assert(offsetof(pk_tensor, shape) % 8 == 0, "the descriptor's leading fields are whole words");
       const uint64_t has_strides = t.strides != nullptr;
       const size_t dims = static_cast<size_t>(t.ndim) * sizeof(int64_t);
-      if (!sink.put(&t, offsetof(pk_tensor, shape)) || !sink.put(&has_strides, sizeof has_strides) ||
+      if (!sink.template put<offsetof(pk_tensor, shape)>(&t) || !sink.template put<sizeof has_strides>(&has_strides) ||
           (t.ndim > 0 && (t.shape == nullptr || !sink.put(t.shape, dims))) ||
           (t.strides != nullptr && t.ndim > 0 && !sink.put(t.strides, dims))) {
         return false;

@@ -136,3 +136,46 @@ TEST(BackendKit, SmallFloatHandCheckedEncodings) {
 }
 
 }  // namespace
+
+namespace {
+
+// The DLPack descriptor of each PrimKit dtype, written out by hand from the ABI header's table.
+TEST(BackendKit, DtypeIdOfEveryDescriptorAndOfNone) {
+  struct Row {
+    uint8_t code, bits;
+    int32_t id;
+  };
+  const Row rows[] = {{PK_DTYPE_CODE_BOOL, 8, PK_DTYPE_BOOL},
+                      {PK_DTYPE_CODE_UINT, 8, PK_DTYPE_U8},
+                      {PK_DTYPE_CODE_INT, 8, PK_DTYPE_I8},
+                      {PK_DTYPE_CODE_INT, 16, PK_DTYPE_I16},
+                      {PK_DTYPE_CODE_INT, 32, PK_DTYPE_I32},
+                      {PK_DTYPE_CODE_INT, 64, PK_DTYPE_I64},
+                      {PK_DTYPE_CODE_FLOAT, 16, PK_DTYPE_F16},
+                      {PK_DTYPE_CODE_BFLOAT, 16, PK_DTYPE_BF16},
+                      {PK_DTYPE_CODE_FLOAT, 32, PK_DTYPE_F32},
+                      {PK_DTYPE_CODE_FLOAT, 64, PK_DTYPE_F64},
+                      {PK_DTYPE_CODE_COMPLEX, 64, PK_DTYPE_C64},
+                      {PK_DTYPE_CODE_COMPLEX, 128, PK_DTYPE_C128},
+                      {PK_DTYPE_CODE_FLOAT8_E4M3FN, 8, PK_DTYPE_F8E4M3FN},
+                      {PK_DTYPE_CODE_FLOAT8_E5M2, 8, PK_DTYPE_F8E5M2}};
+  int matched = 0;
+  // Every (code, bits) pair: exactly the rows above name a dtype, lanes 1 only.
+  for (unsigned code = 0; code < 256; ++code) {
+    for (unsigned bits = 0; bits < 256; ++bits) {
+      int32_t want = -1;
+      for (const Row &r : rows)
+        if (r.code == code && r.bits == bits) want = r.id;
+      const pk_dtype d{static_cast<uint8_t>(code), static_cast<uint8_t>(bits), 1};
+      ASSERT_EQ(pk::kit::dtype_id(d), want) << "code " << code << " bits " << bits;
+      matched += want >= 0;
+      if (want >= 0) {
+        EXPECT_EQ(pk::kit::dtype_id(pk_dtype{d.code, d.bits, 2}), -1);
+        EXPECT_EQ(pk::kit::dtype_id(pk_dtype{d.code, d.bits, 0}), -1);
+      }
+    }
+  }
+  EXPECT_EQ(matched, PK_DTYPE_COUNT);
+}
+
+}  // namespace

@@ -315,6 +315,19 @@ TEST_F(LaunchTest, RepeatedLaunchesAreRevalidatedWhenAnyDescriptorByteChanges) {
   ASSERT_EQ(pk_launch(cpu_stream, PK_OP_ADD, in, 2, &out, 1, nullptr), PK_OK) << last_error().message;
   EXPECT_EQ(o[1], a[2] + b[1]);  // out[0][1] = a at offset 0*1 + 1*2
   EXPECT_EQ(o[3], a[1] + b[3]);  // out[1][0] = a at offset 1*1 + 0*2
+  // Each leading descriptor field compares too: an offset, a storage size, a dtype changed in place.
+  in[1].byte_offset = 4;
+  expect_error(pk_launch(cpu_stream, PK_OP_ADD, in, 2, &out, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 1,
+               {"add", "storage"});
+  in[1].byte_offset = 0;
+  out.storage_bytes = 20;
+  expect_error(pk_launch(cpu_stream, PK_OP_ADD, in, 2, &out, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 2,
+               {"add", "storage"});
+  out.storage_bytes = sizeof o;
+  in[0].dtype = pk_dtype{PK_DTYPE_CODE_INT, 32, 1};
+  expect_error(pk_launch(cpu_stream, PK_OP_ADD, in, 2, &out, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 1, {"add"});
+  in[0].dtype = pk_dtype{PK_DTYPE_CODE_FLOAT, 32, 1};
+  ASSERT_EQ(pk_launch(cpu_stream, PK_OP_ADD, in, 2, &out, 1, nullptr), PK_OK) << last_error().message;
 }
 
 }  // namespace
