@@ -5,9 +5,10 @@
 // into dense [B, M, K] and [B, K, N] buffers, a batched matmul runs on those, and the dense [B, M, N] result is
 // stored through the output's strides. Accumulation: float for f16/bf16/fp8/f32, double for f64,
 // std::complex<double> for complex, uint64 for integers (which then wrap to their width on the store).
-// With PRIMKIT_CPU_HAVE_ONEDNN, f32 matmuls and f32 convolutions run on oneDNN, and so do max_pool2d and
-// avg_pool2d of f16, bf16 and f32 (widened to f32) where the values allow; any oneDNN failure falls back to the
-// loops here, so the answer never depends on it.
+// With PRIMKIT_CPU_HAVE_ONEDNN, f32 matmuls and f16/bf16/f32 convolutions (widened to f32) run on oneDNN; bf16
+// matmuls and convolutions run on oneDNN's native bf16 kernels where the CPU has them (AVX-512 BF16, AMX) and the
+// values are in their exact range; max_pool2d and avg_pool2d of f16, bf16 and f32 (widened to f32) run on it where
+// the values allow. Any oneDNN failure falls back to the loops here, so the answer never depends on it.
 //
 // FFTs run in double on each listed axis in turn: radix-2 for powers of two, Bluestein (through a power-of-two
 // FFT) for other lengths above a small size, a direct DFT below it. Twiddles come from sincos of 2 pi m / n with
@@ -22,6 +23,7 @@
 #include <limits>
 #include <memory>
 #include <new>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -116,7 +118,9 @@ inline uint16_t float_to_bf16_bits(float f) {
 
 template <class A, class T>
 inline A to_acc(const T &v) {
-  if constexpr (std::is_same_v<T, kit::bfloat16> && std::is_same_v<A, float>) {
+  if constexpr (std::is_same_v<T, A>) {
+    return v;
+  } else if constexpr (std::is_same_v<T, kit::bfloat16> && std::is_same_v<A, float>) {
     return bf16_bits_to_float(v.bits);
   } else if constexpr (kit::is_complex<T>::value) {
     return A(static_cast<double>(v.real()), static_cast<double>(v.imag()));
@@ -268,16 +272,25 @@ dnnl::engine &dnnl_engine() {
   return engine;
 }
 
-bool bmm_onednn(const float *a, const float *bm, float *c, int64_t B, int64_t M, int64_t K, int64_t N) {
+template <class E>
+constexpr dnnl::memory::data_type dnnl_type() {
+  static_assert(std::is_same_v<E, float> || std::is_same_v<E, kit::bfloat16>);
+  return std::is_same_v<E, float> ? dnnl::memory::data_type::f32 : dnnl::memory::data_type::bf16;
+}
+
+// c = a x bm on oneDNN, operands of element type In (f32 or bf16) and the result of type Out (f32 or bf16); false
+// when oneDNN has no such primitive here or fails (c may then hold anything).
+template <class In, class Out>
+bool bmm_onednn(const In *a, const In *bm, Out *c, int64_t B, int64_t M, int64_t K, int64_t N) {
   try {
     using dnnl::memory;
     dnnl::engine &eng = dnnl_engine();
-    const memory::desc amd({B, M, K}, memory::data_type::f32, memory::format_tag::abc);
-    const memory::desc bmd({B, K, N}, memory::data_type::f32, memory::format_tag::abc);
-    const memory::desc cmd({B, M, N}, memory::data_type::f32, memory::format_tag::abc);
+    const memory::desc amd({B, M, K}, dnnl_type<In>(), memory::format_tag::abc);
+    const memory::desc bmd({B, K, N}, dnnl_type<In>(), memory::format_tag::abc);
+    const memory::desc cmd({B, M, N}, dnnl_type<Out>(), memory::format_tag::abc);
     const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(amd, bmd, cmd), eng);
     const dnnl::matmul prim(pd);
-    memory am(amd, eng, const_cast<float *>(a)), bmem(bmd, eng, const_cast<float *>(bm)), cm(cmd, eng, c);
+    memory am(amd, eng, const_cast<In *>(a)), bmem(bmd, eng, const_cast<In *>(bm)), cm(cmd, eng, c);
     dnnl::stream s(eng);
     prim.execute(s, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bmem}, {DNNL_ARG_DST, cm}});
     s.wait();
@@ -285,6 +298,23 @@ bool bmm_onednn(const float *a, const float *bm, float *c, int64_t B, int64_t M,
   } catch (const dnnl::error &) {
     return false;
   }
+}
+
+// Whether oneDNN has optimized bf16 kernels on this CPU (AVX-512 BF16 / AMX, or AVX-512 emulation), probed once
+// with a small matmul so that a CPU without them does not pay a failed primitive creation on every launch. Its
+// reference implementation ("ref") is declined: the f32 path is faster.
+bool have_native_bf16() {
+  static const bool have = [] {
+    try {
+      using dnnl::memory;
+      const memory::desc md({64, 64}, memory::data_type::bf16, memory::format_tag::ab);
+      const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(md, md, md), dnnl_engine());
+      return std::string(pd.impl_info_str()).rfind("ref", 0) != 0;
+    } catch (const dnnl::error &) {
+      return false;
+    }
+  }();
+  return have;
 }
 #endif
 
@@ -395,12 +425,83 @@ void bmm(const A *a, const A *bm, A *c, int64_t B, int64_t M, int64_t K, int64_t
   bmm_fast(a, bm, c, B, M, K, N);
 }
 
+#ifdef PRIMKIT_CPU_HAVE_ONEDNN
+// Whether every value of a[0, na) and b[0, nb) is 0 or 2^-50 <= |v| < 2^51 (so neither subnormal, infinite nor
+// NaN). oneDNN's bf16 kernels (vdpbf16ps, AMX) read subnormal inputs as zero and flush subnormal results: 2^-130 x
+// 2^100 would give 0, not 2^-30. In this range every product is exact in f32, at least 2^-100 and below 2^102, and
+// every partial sum is a multiple of 2^-114 (the operands are multiples of 2^-57) and below 2^128 for
+// K < 2^26, so no result and no partial sum is subnormal or overflows, and the bf16 kernels compute exactly the f32
+// sums of the f32 path.
+// On the bits m = v & 0x7fff (exponent and fraction): m == 0, or 77 << 7 <= m < 178 << 7. One pass keeps the
+// smallest m - 1 (a zero wraps to 0xffff and drops out) and the largest m: a min/max reduction in 16-bit lanes.
+// Only called where oneDNN has bf16 kernels, which need AVX-512, so AVX2 is there.
+struct Bf16Magnitudes {
+  uint16_t min_nonzero_minus_1 = 0xffff, max = 0;
+};
+__attribute__((target("avx2"))) Bf16Magnitudes bf16_magnitudes_avx2(const kit::bfloat16 *p, int64_t n) {
+  uint16_t lo = 0xffff, hi = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const uint16_t m = p[i].bits & 0x7fffu;
+    lo = std::min<uint16_t>(lo, static_cast<uint16_t>(m - 1u));
+    hi = std::max(hi, m);
+  }
+  return {lo, hi};
+}
+// `products` is the contraction's multiply count. Where that is 64 or more per scanned value the scan runs on the
+// calling thread: it then costs at most a few percent of the product, and waking the worker pool between oneDNN's
+// OpenMP regions (whose idle threads spin on the same cores) cost more than the scan saved (bf16 1024^3 on 2
+// threads: 0.95 of oneDNN alone with the pool, 0.96-0.97 without). Thin products (matrix x vector) scan in parallel.
+bool bf16_in_native_range(const kit::bfloat16 *a, int64_t na, const kit::bfloat16 *b, int64_t nb, int64_t products) {
+  std::atomic<bool> ok{true};
+  const int64_t n = na + nb, grain = products / 64 >= n ? n : 65536;
+  parallel_for(0, n, grain, [&](int64_t lo, int64_t hi) {
+    Bf16Magnitudes m[2];
+    if (lo < na) m[0] = bf16_magnitudes_avx2(a + lo, std::min(hi, na) - lo);
+    if (hi > na) m[1] = bf16_magnitudes_avx2(b + std::max(lo, na) - na, hi - std::max(lo, na));
+    for (const Bf16Magnitudes &x : m) {
+      if (x.min_nonzero_minus_1 < (77u << 7) - 1u || x.max >= (178u << 7)) ok.store(false, std::memory_order_relaxed);
+    }
+  });
+  return ok.load();
+}
+constexpr int64_t kNativeBf16MaxK = int64_t{1} << 26;
+#endif
+
+// c = lhs x rhs (as in contract below) on oneDNN's native bf16 kernels, products exact and sums in f32, with the
+// result in Out (bf16: rounded once, to nearest even; float: for an epilogue). False, with c untouched, where this
+// CPU lacks them or a value is outside bf16_in_native_range: the caller then takes the f32 path.
+template <class Out>
+bool bmm_native_bf16(const View &lhs, const int32_t *lperm, const View &rhs, const int32_t *rperm, Out *c, int64_t B,
+                     int64_t M, int64_t K, int64_t N) {
+#ifdef PRIMKIT_CPU_HAVE_ONEDNN
+  using T = kit::bfloat16;
+  if (K <= 0 || K >= kNativeBf16MaxK || !have_native_bf16()) return false;
+  const Packed<T, T> pa(lhs, lperm, kScratchA), pb(rhs, rperm, kScratchB);
+  if (!bf16_in_native_range(pa.ptr, B * M * K, pb.ptr, B * K * N, B * M * K * N)) return false;
+  return bmm_onednn(pa.ptr, pb.ptr, c, B, M, K, N);
+#else
+  (void)lhs, (void)lperm, (void)rhs, (void)rperm, (void)c, (void)B, (void)M, (void)K, (void)N;
+  return false;
+#endif
+}
+
 // out = lhs (axes lperm -> [B, M, K]) x rhs (axes rperm -> [B, K, N]); out's row-major order is [B, M, N].
 template <class T>
 pk_status contract(const View &lhs, const int32_t *lperm, const View &rhs, const int32_t *rperm, const View &out,
                    int64_t B, int64_t M, int64_t K, int64_t N) {
   using A = acc_t<T>;
   if (out.numel == 0) return PK_OK;
+  if constexpr (std::is_same_v<T, kit::bfloat16>) {
+    if (out.contiguous) {
+      if (bmm_native_bf16(lhs, lperm, rhs, rperm, out.at<T>(0), B, M, K, N)) return PK_OK;
+    } else {
+      float *c = scratch<float>(kScratchOut, static_cast<size_t>(B * M * N));
+      if (bmm_native_bf16(lhs, lperm, rhs, rperm, c, B, M, K, N)) {
+        store_dense<T>(out, c);
+        return PK_OK;
+      }
+    }
+  }
   const Packed<T, A> pa(lhs, lperm, kScratchA), pb(rhs, rperm, kScratchB);
   if constexpr (std::is_same_v<T, A>) {
     if (out.contiguous) {  // straight into the output: a temporary costs a page fault per 4 KiB on first touch
@@ -507,9 +608,13 @@ pk_status contract_affine(const View &lhs, const int32_t *lperm, const View &rhs
   using A = acc_t<T>;
   using W = wide_t<T>;
   if (out.numel == 0) return PK_OK;
-  const Packed<T, A> pa(lhs, lperm, kScratchA), pb(rhs, rperm, kScratchB);
   A *p = scratch<A>(kScratchOut, static_cast<size_t>(B * M * N));
-  bmm(pa.ptr, pb.ptr, p, B, M, K, N);
+  bool done = false;
+  if constexpr (std::is_same_v<T, kit::bfloat16>) done = bmm_native_bf16(lhs, lperm, rhs, rperm, p, B, M, K, N);
+  if (!done) {
+    const Packed<T, A> pa(lhs, lperm, kScratchA), pb(rhs, rperm, kScratchB);
+    bmm(pa.ptr, pb.ptr, p, B, M, K, N);
+  }
   const W wb = beta, wa = alpha;
   parallel_for(0, out.numel, 16384, [&](int64_t lo, int64_t hi) {
     int64_t i = lo;
@@ -629,7 +734,10 @@ void conv_loops(const ConvGeom &g, const A *x, const A *w, A *y) {
 }
 
 #ifdef PRIMKIT_CPU_HAVE_ONEDNN
-bool conv_onednn(const ConvGeom &g, const float *x, const float *w, float *y) {
+// y = conv(x, w) on oneDNN for dense operands of element type In (f32 or bf16) and a dense result of type Out; false
+// when oneDNN declines or fails.
+template <class In, class Out>
+bool conv_onednn(const ConvGeom &g, const In *x, const In *w, Out *y) {
   try {
     using dnnl::memory;
     using tag = memory::format_tag;
@@ -652,13 +760,13 @@ bool conv_onednn(const ConvGeom &g, const float *x, const float *w, float *y) {
     const tag act = g.ns == 1 ? tag::abc : g.ns == 2 ? tag::abcd : tag::abcde;
     // [O, C/g, k...] row-major is exactly [g, O/g, C/g, k...] row-major, the grouped plain layout.
     const tag wt = g.g > 1 ? (g.ns == 1 ? tag::abcd : g.ns == 2 ? tag::abcde : tag::abcdef) : act;
-    const memory::desc xmd(xd, memory::data_type::f32, act), ymd(yd, memory::data_type::f32, act);
-    const memory::desc wmd(wd, memory::data_type::f32, wt);
+    const memory::desc xmd(xd, dnnl_type<In>(), act), ymd(yd, dnnl_type<Out>(), act);
+    const memory::desc wmd(wd, dnnl_type<In>(), wt);
     const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                                xmd, wmd, ymd, strides, dilates, pl, pr);
     const dnnl::convolution_forward::primitive_desc pd(desc, eng);
     const dnnl::convolution_forward prim(pd);
-    memory xm(xmd, eng, const_cast<float *>(x)), wm(wmd, eng, const_cast<float *>(w)), ym(ymd, eng, y);
+    memory xm(xmd, eng, const_cast<In *>(x)), wm(wmd, eng, const_cast<In *>(w)), ym(ymd, eng, y);
     dnnl::stream s(eng);
     prim.execute(s, {{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, ym}});
     s.wait();
@@ -669,33 +777,49 @@ bool conv_onednn(const ConvGeom &g, const float *x, const float *w, float *y) {
 }
 #endif
 
+// y = conv(x, w), each output element a sum of K = C/groups x kernel-size products: f16, bf16 and f32 widen to f32
+// (exactly) and run on oneDNN's f32 kernels, bf16 on its native ones where the CPU has them and the values allow
+// (see bf16_in_native_range); f64, and whatever oneDNN declines, runs the loops.
 template <class T>
 pk_status convolution(const pk_attrs_convolution &a, const View &x, const View &w, const View &y) {
   using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
   if (y.numel == 0) return PK_OK;
   const ConvGeom g = conv_geom(a, x, w, y);
   const int32_t id[PK_MAX_RANK] = {0, 1, 2, 3, 4, 5, 6, 7};
+  A *out = scratch<A>(kScratchOut, static_cast<size_t>(y.numel));
+#ifdef PRIMKIT_CPU_HAVE_ONEDNN
+  if constexpr (std::is_same_v<T, kit::bfloat16>) {
+    const int64_t terms = g.c / g.g * g.k[0] * g.k[1] * g.k[2];
+    if (x.numel > 0 && w.numel > 0 && terms < kNativeBf16MaxK && have_native_bf16()) {
+      const Packed<T, T> px(x, id, kScratchA), pw(w, id, kScratchB);
+      if (bf16_in_native_range(px.ptr, x.numel, pw.ptr, w.numel, y.numel * terms) &&
+          conv_onednn(g, px.ptr, pw.ptr, out)) {
+        store_dense<T>(y, out);
+        return PK_OK;
+      }
+    }
+  }
+#endif
   const Packed<T, A> px(x, id, kScratchA), pw(w, id, kScratchB);
-  std::vector<A> out(static_cast<size_t>(y.numel));
   // Huge or non-finite operands run in the wider type (see all_moderate): products of f32 values near the top of
   // the range overflow to opposite infinities in f32 and meet as NaN where the exact sum is -inf.
   if (!all_moderate(px.ptr, x.numel) || !all_moderate(pw.ptr, w.numel)) {
     using W = typename wide_acc<A>::type;
     const std::vector<W> wx(px.ptr, px.ptr + x.numel), ww(pw.ptr, pw.ptr + w.numel);
-    std::vector<W> wy(out.size());
+    std::vector<W> wy(static_cast<size_t>(y.numel));
     conv_loops(g, wx.data(), ww.data(), wy.data());
     for (size_t i = 0; i < wy.size(); ++i) out[i] = static_cast<A>(wy[i]);
-    store_dense<T>(y, out.data());
+    store_dense<T>(y, out);
     return PK_OK;
   }
   bool done = false;
 #ifdef PRIMKIT_CPU_HAVE_ONEDNN
-  if constexpr (std::is_same_v<T, float>) {
-    if (x.numel > 0 && w.numel > 0) done = conv_onednn(g, px.ptr, pw.ptr, out.data());
+  if constexpr (std::is_same_v<A, float>) {
+    if (x.numel > 0 && w.numel > 0) done = conv_onednn(g, px.ptr, pw.ptr, out);
   }
 #endif
-  if (!done) conv_loops(g, px.ptr, pw.ptr, out.data());
-  store_dense<T>(y, out.data());
+  if (!done) conv_loops(g, px.ptr, pw.ptr, out);
+  store_dense<T>(y, out);
   return PK_OK;
 }
 

@@ -388,6 +388,101 @@ TEST_F(CpuLinalg, Convolution1DAnd3D) {
   for (size_t i = 0; i < y3.size(); ++i) EXPECT_NEAR(y3[i], r3[i], 13 * kEpsF32 * m3[i] + 1e-30) << i;
 }
 
+// --- bf16 contractions over the whole range ---
+// Where the CPU has native bf16 kernels (AVX-512 BF16, AMX), oneDNN's bf16 matmul and convolution read subnormal
+// inputs as zero and flush subnormal results. The contract has no such exception, so values near the bottom of the
+// range must give the same sums as anywhere else. Operands are bf16 values scaled by 1 (the native path), 2^-64
+// (products near 2^-128: f32 subnormals) and 2^60 (products near 2^120); the reference is a double loop, and the
+// bound adds to the reduction bound the f32 subnormal spacing per term and bf16's half-ulp of the result.
+
+std::vector<uint16_t> bf16_values(size_t n, double seed, double scale) {
+  std::vector<uint16_t> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = bf16_bits(static_cast<float>(round_to_bf16(std::sin(seed + 1.7 * static_cast<double>(i)) * 0.9 * scale)));
+  return v;
+}
+
+double bf16_contraction_bound(double ref, double mag, double terms) {
+  return std::ldexp(std::fabs(ref), -8) + (terms + 1) * kEpsF32 * mag + (terms + 1) * std::ldexp(1.0, -149) +
+         std::ldexp(1.0, -134);
+}
+
+TEST_F(CpuLinalg, Bf16MatmulsAreExactToTheContractFromSubnormalToHugeProducts) {
+  const int64_t B = 2, M = 33, K = 70, N = 41;
+  for (double scale : {1.0, std::ldexp(1.0, -64), std::ldexp(1.0, 60)}) {
+    std::vector<uint16_t> a = bf16_values(B * M * K, 0.4, scale), b = bf16_values(B * K * N, 1.9, scale);
+    std::vector<double> ref(B * M * N, 0.0), mag(B * M * N, 0.0);
+    for (int64_t q = 0; q < B; ++q)
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j)
+          for (int64_t k = 0; k < K; ++k) {
+            const double p = bf16_value(a[(q * M + i) * K + k]) * bf16_value(b[(q * K + k) * N + j]);
+            ref[(q * M + i) * N + j] += p;
+            mag[(q * M + i) * N + j] += std::fabs(p);
+          }
+    // batch_matmul into a dense output, then into a transposed one ([B, M, N] stored as [B, N, M]).
+    std::vector<uint16_t> c(B * M * N, 0), ct(B * M * N, 0);
+    ASSERT_EQ(launch(PK_OP_BATCH_MATMUL, {tensor(a, kBF16, {B, M, K}), tensor(b, kBF16, {B, K, N})},
+                     {tensor(c, kBF16, {B, M, N})}, nullptr),
+              PK_OK)
+        << last_error().message;
+    ASSERT_EQ(launch(PK_OP_BATCH_MATMUL, {tensor(a, kBF16, {B, M, K}), tensor(b, kBF16, {B, K, N})},
+                     {tensor(ct, kBF16, {B, M, N}, {M * N, 1, M})}, nullptr),
+              PK_OK)
+        << last_error().message;
+    // addmm on the first batch with c = 0 (beta 1, alpha 1): the product kept in f32 for the epilogue.
+    std::vector<uint16_t> zero(M * N, 0), y(M * N, 0);
+    pk_attrs_addmm at = PK_ATTRS_ADDMM_INIT;
+    ASSERT_EQ(launch(PK_OP_ADDMM, {tensor(zero, kBF16, {M, N}), tensor(a, kBF16, {M, K}), tensor(b, kBF16, {K, N})},
+                     {tensor(y, kBF16, {M, N})}, &at),
+              PK_OK)
+        << last_error().message;
+    for (int64_t q = 0; q < B; ++q)
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+          const size_t r = static_cast<size_t>((q * M + i) * N + j);
+          const double bound = bf16_contraction_bound(ref[r], mag[r], K);
+          const std::string where = "scale 2^" + std::to_string(std::ilogb(scale)) + " at " + std::to_string(q) + "," +
+                                    std::to_string(i) + "," + std::to_string(j);
+          ASSERT_NEAR(bf16_value(c[r]), ref[r], bound) << "dense " << where;
+          ASSERT_NEAR(bf16_value(ct[(q * N + j) * M + i]), ref[r], bound) << "transposed " << where;
+          if (q == 0) {
+            ASSERT_NEAR(bf16_value(y[r]), ref[r], bound) << "addmm " << where;
+          }
+        }
+  }
+  // A subnormal operand meets a huge one: [2^-130, 1] . [2^100, 2^-40] = 2^-30 + 2^-40, which rounds to 2^-30
+  // (0x3080). Read as zero, the subnormal would leave 2^-40 (0x2b80). 2^-130 is bf16 0x0008 (8 x 2^-133).
+  std::vector<uint16_t> row = {0x0008, 0x3f80}, col = {0x7180, 0x2b80}, out(1, 0);
+  ASSERT_EQ(launch(PK_OP_MATMUL, {tensor(row, kBF16, {1, 2}), tensor(col, kBF16, {2, 1})}, {tensor(out, kBF16, {1, 1})},
+                   nullptr),
+            PK_OK)
+      << last_error().message;
+  EXPECT_EQ(out[0], 0x3080);
+}
+
+TEST_F(CpuLinalg, Bf16ConvolutionIsExactToTheContractFromSubnormalToHugeProducts) {
+  const ConvCase cc{2, 6, 8, 2, {9, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
+  const std::vector<int64_t> os = conv_out_shape(cc);
+  const double terms = 3 * 3 * 3;  // C / groups x kernel size
+  for (double scale : {1.0, std::ldexp(1.0, -64), std::ldexp(1.0, 60)}) {
+    std::vector<uint16_t> x = bf16_values(2 * 6 * 9 * 7, 0.8, scale), w = bf16_values(8 * 3 * 3 * 3, 2.6, scale);
+    std::vector<double> xd(x.size()), wd(w.size()), ref, mag;
+    for (size_t i = 0; i < x.size(); ++i) xd[i] = bf16_value(x[i]);
+    for (size_t i = 0; i < w.size(); ++i) wd[i] = bf16_value(w[i]);
+    conv_reference(cc, xd, wd, ref, mag);
+    std::vector<uint16_t> y(ref.size(), 0);
+    const pk_attrs_convolution at = conv_attrs(cc);
+    ASSERT_EQ(launch(PK_OP_CONVOLUTION, {tensor(x, kBF16, {2, 6, 9, 7}), tensor(w, kBF16, {8, 3, 3, 3})},
+                     {tensor(y, kBF16, os)}, &at),
+              PK_OK)
+        << last_error().message;
+    for (size_t i = 0; i < y.size(); ++i)
+      ASSERT_NEAR(bf16_value(y[i]), ref[i], bf16_contraction_bound(ref[i], mag[i], terms))
+          << "scale 2^" << std::ilogb(scale) << " at " << i;
+  }
+}
+
 // --- linear, addmm, baddbmm ---
 
 // The product is not rounded before the epilogue: a = [1, 2^-4], b = [1, 2^-4] give p = 1 + 2^-8, which bf16
