@@ -302,11 +302,17 @@ OutputComparison compare_output(const oracle::OutputValue &expected, const std::
     for (int64_t i = 0; i < n; ++i) {
       bool same = std::memcmp(actual.data() + i * size, expected.rounded.data() + i * size, size) == 0;
       if (dtype == PK_DTYPE_BOOL) same = (actual[i] != 0) == (expected.rounded[i] != 0) && actual[i] <= 1;
-      // A composite's integer output may also equal its program with rounded intermediates (linspace: the f64
-      // value start + i * step lands on either side of an integer depending on that rounding, then truncates).
-      if (!same && alternative != nullptr && dtype != PK_DTYPE_BOOL &&
-          static_cast<int64_t>(alternative->rounded.size()) >= n * static_cast<int64_t>(size))
-        same = std::memcmp(actual.data() + i * size, alternative->rounded.data() + i * size, size) == 0;
+      // A composite's integer or bool output may also equal its program with rounded intermediates (linspace: the
+      // f64 value start + i * step lands on either side of an integer depending on that rounding, then truncates;
+      // isclose: |a - b| and atol + rtol |b| rounded to bf16 can meet where the exact values do not).
+      if (!same && alternative != nullptr &&
+          static_cast<int64_t>(alternative->rounded.size()) >= n * static_cast<int64_t>(size)) {
+        if (dtype == PK_DTYPE_BOOL) {
+          same = (actual[i] != 0) == (alternative->rounded[i] != 0) && actual[i] <= 1;
+        } else {
+          same = std::memcmp(actual.data() + i * size, alternative->rounded.data() + i * size, size) == 0;
+        }
+      }
       double d = same ? 0
                       : ulp_distance_bits(dtype, part_bits(dtype, actual.data(), i, 0),
                                           part_bits(dtype, expected.rounded.data(), i, 0));

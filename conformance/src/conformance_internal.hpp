@@ -40,8 +40,9 @@ struct OutputComparison {
 };
 
 // Compares `actual` (row-major bytes of expected.dtype, expected.numel elements) with the oracle's output.
-// `alternative` (may be null) is a second acceptable reference: the oracle run on inputs with subnormals
-// flushed, for devices that declare PK_FLOAT_FLUSH_SUBNORMAL_INPUTS.
+// `alternative` (may be null) is a second acceptable reference: for a composite, its program run with every
+// intermediate rounded; else the oracle run on inputs with subnormals flushed, for devices that declare
+// PK_FLOAT_FLUSH_SUBNORMAL_INPUTS.
 OutputComparison compare_output(const oracle::OutputValue &expected, const std::vector<uint8_t> &actual,
                                 const Tolerance &tol, const oracle::OutputValue *alternative);
 

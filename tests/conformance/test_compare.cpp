@@ -163,3 +163,27 @@ TEST(MagnitudeInputs, ComplexSaturatesInfinitiesStayNaNIsZero) {
   EXPECT_EQ(one[1].at(1).re, 1.0L);
   EXPECT_EQ(one[1].at(0).re, 2.5L);
 }
+
+// A composite's bool output is accepted where it equals the exact answer or the program with rounded
+// intermediates (isclose bf16: a = 31.75, b = -15.8125, rtol = 3: |a - b| = 47.5625 > 3 |b| = 47.4375 exactly, but
+// both round to 47.5 in bf16, so the table's program gives true). Anything else, and any byte other than 0 or 1,
+// fails.
+TEST(CompareOutput, BoolOutputsOfCompositesMayMatchTheRoundedProgram) {
+  pk::oracle::OutputValue expected, program;
+  expected.dtype = program.dtype = PK_DTYPE_BOOL;
+  expected.shape = program.shape = {4};
+  expected.rounded = {0, 1, 0, 0};
+  program.rounded = {1, 1, 0, 0};
+  pc::detail::Tolerance tol;
+  tol.check = pc::ContractCheck{};
+  const std::vector<uint8_t> actual = {1, 1, 0, 2};
+  const pc::detail::OutputComparison with = pc::detail::compare_output(expected, actual, tol, &program);
+  EXPECT_EQ(with.failed_elements, 1u);  // only the 2
+  EXPECT_EQ(with.worst_index, 3);
+  const pc::detail::OutputComparison without = pc::detail::compare_output(expected, actual, tol, nullptr);
+  EXPECT_EQ(without.failed_elements, 2u);  // the 1 that only the program gives, and the 2
+  const std::vector<uint8_t> exact = {0, 1, 0, 0};
+  EXPECT_EQ(pc::detail::compare_output(expected, exact, tol, &program).failed_elements, 0u);
+  const std::vector<uint8_t> neither = {0, 0, 0, 0};
+  EXPECT_EQ(pc::detail::compare_output(expected, neither, tol, &program).failed_elements, 1u);
+}
