@@ -1,6 +1,6 @@
 // bench_cpu.cpp — the CPU backend against yardsticks measured in the same run (issue: CPU backend goals).
-//   elementwise:  add/mul vs a STREAM-like AVX2 loop; exp vs a libmvec (AVX2) loop
-//   reductions:   sum/amax vs a hand-written AVX2 reduction
+//   elementwise:  add/mul vs a STREAM-like loop; exp vs a libmvec loop (AVX-512 where the CPU has it, else AVX2)
+//   reductions:   sum/amax vs a hand-written reduction (the same ISA)
 //   fused-ish:    softmax / layer_norm [4096,4096] vs the copy-bandwidth bound
 //   dispatch:     a 1-element add through the runtime vs the raw plugin table call
 //   matmul:       f32 / bf16 at 1024^3 and 2048^3 vs oneDNN called directly (primitive created once)
@@ -20,14 +20,16 @@
 
 using namespace pk::bench;
 
-extern "C" __m256 _ZGVdN8v_expf(__m256);  // glibc's AVX2 vector expf (libmvec)
+extern "C" __m256 _ZGVdN8v_expf(__m256);   // glibc's AVX2 vector expf (libmvec)
+extern "C" __m512 _ZGVeN16v_expf(__m512);  // glibc's AVX-512 vector expf (libmvec)
 
 namespace {
 
 constexpr size_t k16M = size_t{1} << 24;
 
-// The yardsticks are hand-vectorized AVX2 loops (8 lanes): the widest vector ISA every machine of this project
-// has (the CI machines lack AVX-512). Streaming stores where the output is not read back, as STREAM does.
+// The yardsticks are hand-vectorized loops in the widest vector ISA of the machine: AVX-512 (16 lanes) where the
+// CPU has it, else AVX2 (8 lanes); the `yardstick_lanes` counter says which. Streaming stores where the output is
+// not read back, as STREAM does.
 __attribute__((target("avx2"))) void stream_add(const float *a, const float *b, float *c, size_t n) {
 #pragma omp parallel for schedule(static)
   for (long i = 0; i < static_cast<long>(n); i += 8) {
@@ -92,41 +94,116 @@ __attribute__((target("avx2"))) float simd_amax(const float *a, size_t n) {
   return best;
 }
 
+__attribute__((target("avx512f"))) void stream_add_512(const float *a, const float *b, float *c, size_t n) {
+#pragma omp parallel for schedule(static)
+  for (long i = 0; i < static_cast<long>(n); i += 16) {
+    _mm512_stream_ps(c + i, _mm512_add_ps(_mm512_load_ps(a + i), _mm512_load_ps(b + i)));
+  }
+}
+
+__attribute__((target("avx512f"))) void stream_copy_512(const float *a, float *c, size_t n) {
+#pragma omp parallel for schedule(static)
+  for (long i = 0; i < static_cast<long>(n); i += 16) _mm512_stream_ps(c + i, _mm512_load_ps(a + i));
+}
+
+__attribute__((target("avx512f"))) void mvec_exp_512(const float *a, float *c, size_t n) {
+#pragma omp parallel for schedule(static)
+  for (long i = 0; i < static_cast<long>(n); i += 16) _mm512_store_ps(c + i, _ZGVeN16v_expf(_mm512_load_ps(a + i)));
+}
+
+__attribute__((target("avx512f"))) float simd_sum_512(const float *a, size_t n) {
+  float total = 0;
+#pragma omp parallel reduction(+ : total)
+  {
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps(), acc2 = _mm512_setzero_ps(),
+           acc3 = _mm512_setzero_ps();
+#pragma omp for schedule(static)
+    for (long i = 0; i < static_cast<long>(n); i += 64) {
+      acc0 = _mm512_add_ps(acc0, _mm512_load_ps(a + i));
+      acc1 = _mm512_add_ps(acc1, _mm512_load_ps(a + i + 16));
+      acc2 = _mm512_add_ps(acc2, _mm512_load_ps(a + i + 32));
+      acc3 = _mm512_add_ps(acc3, _mm512_load_ps(a + i + 48));
+    }
+    total += _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc0, acc1), _mm512_add_ps(acc2, acc3)));
+  }
+  return total;
+}
+
+__attribute__((target("avx512f"))) float simd_amax_512(const float *a, size_t n) {
+  float best = -INFINITY;
+#pragma omp parallel reduction(max : best)
+  {
+    __m512 m0 = _mm512_set1_ps(-INFINITY), m1 = m0;
+#pragma omp for schedule(static)
+    for (long i = 0; i < static_cast<long>(n); i += 32) {
+      m0 = _mm512_max_ps(m0, _mm512_load_ps(a + i));
+      m1 = _mm512_max_ps(m1, _mm512_load_ps(a + i + 16));
+    }
+    best = std::max(best, _mm512_reduce_max_ps(_mm512_max_ps(m0, m1)));
+  }
+  return best;
+}
+
+// The widest yardstick this CPU runs (n a multiple of 64, arrays 64-byte aligned).
+const bool kAvx512 = __builtin_cpu_supports("avx512f");
+void yard_add(const float *a, const float *b, float *c, size_t n) {
+  kAvx512 ? stream_add_512(a, b, c, n) : stream_add(a, b, c, n);
+}
+void yard_copy(const float *a, float *c, size_t n) {
+  kAvx512 ? stream_copy_512(a, c, n) : stream_copy(a, c, n);
+}
+void yard_exp(const float *a, float *c, size_t n) {
+  kAvx512 ? mvec_exp_512(a, c, n) : mvec_exp(a, c, n);
+}
+float yard_sum(const float *a, size_t n) {
+  return kAvx512 ? simd_sum_512(a, n) : simd_sum(a, n);
+}
+float yard_amax(const float *a, size_t n) {
+  return kAvx512 ? simd_amax_512(a, n) : simd_amax(a, n);
+}
+void count_lanes(benchmark::State &state) {
+  state.counters["yardstick_lanes"] = kAvx512 ? 16 : 8;
+}
+
 // --- elementwise and reductions on 16 M f32 ---------------------------------------------------------------------
 
 void BM_add_vs_stream(benchmark::State &state) {
+  count_lanes(state);
   set_threads(state);
   HostArray a(k16M), b(k16M), c(k16M);
   HostTensor ta(a.p, {int64_t(k16M)}, f32(), k16M * 4), tb(b.p, {int64_t(k16M)}, f32(), k16M * 4),
       tc(c.p, {int64_t(k16M)}, f32(), k16M * 4);
   paired(
-      state, 3.0 * k16M * 4, [&] { stream_add(a.p, b.p, c.p, k16M); },
+      state, 3.0 * k16M * 4, [&] { yard_add(a.p, b.p, c.p, k16M); },
       [&] {
         launch(PK_OP_ADD, {ta.t, tb.t}, {tc.t});
       });
 }
 
 void BM_mul_vs_stream(benchmark::State &state) {
+  count_lanes(state);
   set_threads(state);
   HostArray a(k16M), b(k16M), c(k16M);
   HostTensor ta(a.p, {int64_t(k16M)}, f32(), k16M * 4), tb(b.p, {int64_t(k16M)}, f32(), k16M * 4),
       tc(c.p, {int64_t(k16M)}, f32(), k16M * 4);
   paired(
-      state, 3.0 * k16M * 4, [&] { stream_add(a.p, b.p, c.p, k16M); },
+      state, 3.0 * k16M * 4, [&] { yard_add(a.p, b.p, c.p, k16M); },
       [&] {
         launch(PK_OP_MUL, {ta.t, tb.t}, {tc.t});
       });
 }
 
 void BM_exp_vs_libmvec(benchmark::State &state) {
+  count_lanes(state);
   set_threads(state);
   HostArray a(k16M, -3.0f), c(k16M);
   HostTensor ta(a.p, {int64_t(k16M)}, f32(), k16M * 4), tc(c.p, {int64_t(k16M)}, f32(), k16M * 4);
   paired(
-      state, 2.0 * k16M * 4, [&] { mvec_exp(a.p, c.p, k16M); }, [&] { launch(PK_OP_EXP, {ta.t}, {tc.t}); });
+      state, 2.0 * k16M * 4, [&] { yard_exp(a.p, c.p, k16M); }, [&] { launch(PK_OP_EXP, {ta.t}, {tc.t}); });
 }
 
 void BM_sum_vs_simd(benchmark::State &state) {
+  count_lanes(state);
   set_threads(state);
   HostArray a(k16M, 0.5f);
   float out = 0;
@@ -136,11 +213,12 @@ void BM_sum_vs_simd(benchmark::State &state) {
   attrs.dims[0] = 0;
   volatile float sink = 0;
   paired(
-      state, 1.0 * k16M * 4, [&] { sink = simd_sum(a.p, k16M); }, [&] { launch(PK_OP_SUM, {ta.t}, {to.t}, &attrs); });
+      state, 1.0 * k16M * 4, [&] { sink = yard_sum(a.p, k16M); }, [&] { launch(PK_OP_SUM, {ta.t}, {to.t}, &attrs); });
   (void)sink;
 }
 
 void BM_amax_vs_simd(benchmark::State &state) {
+  count_lanes(state);
   set_threads(state);
   HostArray a(k16M, 0.5f);
   float out = 0;
@@ -150,7 +228,7 @@ void BM_amax_vs_simd(benchmark::State &state) {
   attrs.dims[0] = 0;
   volatile float sink = 0;
   paired(
-      state, 1.0 * k16M * 4, [&] { sink = simd_amax(a.p, k16M); }, [&] { launch(PK_OP_AMAX, {ta.t}, {to.t}, &attrs); });
+      state, 1.0 * k16M * 4, [&] { sink = yard_amax(a.p, k16M); }, [&] { launch(PK_OP_AMAX, {ta.t}, {to.t}, &attrs); });
   (void)sink;
 }
 
@@ -159,6 +237,7 @@ void BM_amax_vs_simd(benchmark::State &state) {
 // ratio = copy time / op time; the goal is >= 0.5.
 
 void BM_softmax_vs_copy_bound(benchmark::State &state) {
+  count_lanes(state);
   set_threads(state);
   const int64_t n = 4096;
   HostArray x(n * n, -1.0f), y(n * n);
@@ -166,11 +245,12 @@ void BM_softmax_vs_copy_bound(benchmark::State &state) {
   pk_attrs_softmax attrs = PK_ATTRS_SOFTMAX_INIT;
   attrs.dim = 1;
   paired(
-      state, 2.0 * n * n * 4, [&] { stream_copy(x.p, y.p, n * n); },
+      state, 2.0 * n * n * 4, [&] { yard_copy(x.p, y.p, n * n); },
       [&] { launch(PK_OP_SOFTMAX, {tx.t}, {ty.t}, &attrs); });
 }
 
 void BM_layer_norm_vs_copy_bound(benchmark::State &state) {
+  count_lanes(state);
   set_threads(state);
   const int64_t n = 4096;
   HostArray x(n * n, -1.0f), y(n * n), w(n, 0.5f), b(n, 0.25f);
@@ -178,7 +258,7 @@ void BM_layer_norm_vs_copy_bound(benchmark::State &state) {
       tb(b.p, {n}, f32(), n * 4);
   pk_attrs_layer_norm attrs = PK_ATTRS_LAYER_NORM_INIT;
   paired(
-      state, 2.0 * n * n * 4, [&] { stream_copy(x.p, y.p, n * n); },
+      state, 2.0 * n * n * 4, [&] { yard_copy(x.p, y.p, n * n); },
       [&] {
         launch(PK_OP_LAYER_NORM, {tx.t, tw.t, tb.t}, {ty.t}, &attrs);
       });
@@ -366,17 +446,18 @@ void BM_add_2threads_vs_1thread(benchmark::State &state) {
 // 1-thread time / the 2-thread time). The subject's 16 M speedup cannot exceed what the memory system gives this
 // loop.
 void BM_stream_add_2threads_vs_1thread(benchmark::State &state) {
+  count_lanes(state);
   size_t n = static_cast<size_t>(state.range(0));
   HostArray a(n), b(n), c(n);
   paired(
       state, 0,
       [&] {
         use_threads(1);
-        stream_add(a.p, b.p, c.p, n);
+        yard_add(a.p, b.p, c.p, n);
       },
       [&] {
         use_threads(2);
-        stream_add(a.p, b.p, c.p, n);
+        yard_add(a.p, b.p, c.p, n);
       });
 }
 
