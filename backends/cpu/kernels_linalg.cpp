@@ -318,12 +318,21 @@ bool have_native_bf16() {
 }
 #endif
 
+// The grain of a range scan of n values that guards a contraction of `products` multiplies (0: none follows).
+// Where that is 64 or more multiplies per value the scan runs on the calling thread: it then costs a few percent
+// of the product at most, and waking the worker pool between oneDNN's OpenMP regions (whose idle threads spin on
+// the same cores) cost more than the scan saved (bf16 1024^3 on 2 threads: 0.95 of oneDNN alone with the pool,
+// 0.97 without). Thin products (matrix x vector) and plain scans use the pool.
+int64_t scan_grain(int64_t n, int64_t products) {
+  return products / 64 >= n ? std::max<int64_t>(n, 1) : 65536;
+}
+
 // Whether pred holds for every p[i], scanned over the worker pool (an and-reduction in int lanes, which the
 // vectorizer takes for float predicates).
 template <class A, class Pred>
-bool all_of_parallel(const A *p, int64_t n, Pred pred) {
+bool all_of_parallel(const A *p, int64_t n, Pred pred, int64_t grain = 65536) {
   std::atomic<bool> ok{true};
-  parallel_for(0, n, 65536, [&](int64_t lo, int64_t hi) {
+  parallel_for(0, n, grain, [&](int64_t lo, int64_t hi) {
     int chunk_ok = 1;
     for (int64_t i = lo; i < hi; ++i) chunk_ok &= pred(p[i]);
     if (!chunk_ok) ok.store(false, std::memory_order_relaxed);
@@ -355,8 +364,9 @@ bool all_moderate(const A *p, int64_t n) {
 // none of the cases above, and one that is not is recomputed in the wider type. Checking the result is the
 // cheaper scan when it is no larger than the operands (square and matrix-vector products).
 template <class A>
-bool all_finite(const A *p, int64_t n) {
-  return all_of_parallel(p, n, [](const A &v) { return finite_value(v); });
+bool all_finite(const A *p, int64_t n, int64_t products = 0) {
+  return all_of_parallel(
+      p, n, [](const A &v) { return finite_value(v); }, scan_grain(n, products));
 }
 
 template <class A>
@@ -414,7 +424,7 @@ void bmm(const A *a, const A *bm, A *c, int64_t B, int64_t M, int64_t K, int64_t
   if constexpr (!std::is_same_v<typename wide_acc<A>::type, A>) {
     if (guard_on_result<A>(B, M, K, N)) {
       bmm_fast(a, bm, c, B, M, K, N);
-      if (!all_finite(c, B * M * N)) bmm_wide(a, bm, c, B, M, K, N);
+      if (!all_finite(c, B * M * N, B * M * K * N)) bmm_wide(a, bm, c, B, M, K, N);
       return;
     }
     if (!all_moderate(a, B * M * K) || !all_moderate(bm, B * K * N)) {
@@ -447,14 +457,11 @@ __attribute__((target("avx2"))) Bf16Magnitudes bf16_magnitudes_avx2(const kit::b
   }
   return {lo, hi};
 }
-// `products` is the contraction's multiply count. Where that is 64 or more per scanned value the scan runs on the
-// calling thread: it then costs at most a few percent of the product, and waking the worker pool between oneDNN's
-// OpenMP regions (whose idle threads spin on the same cores) cost more than the scan saved (bf16 1024^3 on 2
-// threads: 0.95 of oneDNN alone with the pool, 0.96-0.97 without). Thin products (matrix x vector) scan in parallel.
+// `products` is the contraction's multiply count (see scan_grain).
 bool bf16_in_native_range(const kit::bfloat16 *a, int64_t na, const kit::bfloat16 *b, int64_t nb, int64_t products) {
   std::atomic<bool> ok{true};
-  const int64_t n = na + nb, grain = products / 64 >= n ? n : 65536;
-  parallel_for(0, n, grain, [&](int64_t lo, int64_t hi) {
+  const int64_t n = na + nb;
+  parallel_for(0, n, scan_grain(n, products), [&](int64_t lo, int64_t hi) {
     Bf16Magnitudes m[2];
     if (lo < na) m[0] = bf16_magnitudes_avx2(a + lo, std::min(hi, na) - lo);
     if (hi > na) m[1] = bf16_magnitudes_avx2(b + std::max(lo, na) - na, hi - std::max(lo, na));
