@@ -236,6 +236,23 @@ namespace {
 std::atomic<int> g_max_threads{0};
 }  // namespace
 
+Isa cpu_isa() {
+  // Asked on first use, not in a static initializer: the CPU model may not be set up yet while libraries load.
+  static const Isa isa = [] {
+    Isa have = Isa::generic;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+      have = __builtin_cpu_supports("avx512f") ? Isa::avx512 : Isa::avx2;
+    }
+    Isa cap = Isa::avx512;
+    if (const char *env = std::getenv("PRIMKIT_CPU_ISA")) {
+      const std::string v = env;
+      cap = v == "generic" ? Isa::generic : v == "avx2" ? Isa::avx2 : Isa::avx512;
+    }
+    return static_cast<int>(cap) < static_cast<int>(have) ? cap : have;
+  }();
+  return isa;
+}
+
 bool runs_serially(int64_t n, int64_t grain) {
   return n <= std::max<int64_t>(grain, 1) || Pool::in_worker || g_max_threads.load(std::memory_order_relaxed) == 1 ||
          pool().size() == 1;

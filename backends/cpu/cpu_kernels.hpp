@@ -70,6 +70,15 @@ class RangeFn {
   void (*call_)(const void *, int64_t, int64_t);
 };
 
+// The widest vector ISA the hand-vectorized kernels may use: the CPU's, capped by the environment variable
+// PRIMKIT_CPU_ISA (generic, avx2 or avx512; read once), so that one machine can test every path. avx2 means AVX2
+// and FMA, avx512 AVX-512F. Implemented in cpu_backend.cpp.
+enum class Isa : int { generic = 0, avx2 = 1, avx512 = 2 };
+Isa cpu_isa();
+inline bool have_isa(Isa isa) {
+  return static_cast<int>(cpu_isa()) >= static_cast<int>(isa);
+}
+
 // True when a range of n iterations with this grain runs on the calling thread alone.
 bool runs_serially(int64_t n, int64_t grain);
 // Splits [begin, end) into chunks of at least `grain` over the worker pool (the calling thread takes part).

@@ -259,7 +259,7 @@ void map_dense(Out *po, std::tuple<const In *...> pi, int64_t n, F &f, int64_t g
     });
     return;
   }
-  static const bool avx2 = __builtin_cpu_supports("avx2");
+  static const bool avx2 = have_isa(Isa::avx2);
   parallel_for(0, n, grain, [&](int64_t lo, int64_t hi) {
     std::apply(
         [&](const auto *...src) {
@@ -1865,8 +1865,7 @@ __attribute__((target("avx2,fma"))) void exp_f32_avx2(const float *a, float *o, 
 
 pk_status k_exp(const Launch &l) {
   using VecExp = void (*)(const float *, float *, int64_t, int64_t);
-  static const VecExp vec_exp =
-      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? exp_f32_avx2 : nullptr;
+  static const VecExp vec_exp = have_isa(Isa::avx2) ? exp_f32_avx2 : nullptr;
   const View in = kit::view_of(l.inputs[0]);
   const View out = kit::view_of(l.outputs[0]);
   if (vec_exp && l.inputs[0].dtype.code == PK_DTYPE_CODE_FLOAT && l.inputs[0].dtype.bits == 32 && in.contiguous &&

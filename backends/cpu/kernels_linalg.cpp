@@ -302,9 +302,11 @@ bool bmm_onednn(const In *a, const In *bm, Out *c, int64_t B, int64_t M, int64_t
 
 // Whether oneDNN has optimized bf16 kernels on this CPU (AVX-512 BF16 / AMX, or AVX-512 emulation), probed once
 // with a small matmul so that a CPU without them does not pay a failed primitive creation on every launch. Its
-// reference implementation ("ref") is declined: the f32 path is faster.
+// reference implementation ("ref") is declined: the f32 path is faster. PRIMKIT_CPU_ISA below avx512 turns it
+// off, so that the f32 path can be tested on such a CPU too.
 bool have_native_bf16() {
   static const bool have = [] {
+    if (!have_isa(Isa::avx512)) return false;
     try {
       using dnnl::memory;
       const memory::desc md({64, 64}, memory::data_type::bf16, memory::format_tag::ab);

@@ -268,7 +268,7 @@ double sum_f32_plain(const float *a, int64_t n) {
 
 bool sum_f32_dense(const View &in, const View &out) {
   if (out.numel != 1 || !in.contiguous || in.numel < (int64_t{1} << 12)) return false;
-  static const auto chunk_sum = __builtin_cpu_supports("avx2") ? sum_f32_avx2 : sum_f32_plain;
+  static const auto chunk_sum = have_isa(Isa::avx2) ? sum_f32_avx2 : sum_f32_plain;
   const float *a = in.at<float>(0);
   constexpr int64_t kChunk = int64_t{1} << 16;
   const int64_t chunks = (in.numel + kChunk - 1) / kChunk;
@@ -370,8 +370,7 @@ __attribute__((target("avx2"))) ExtremumChunk extremum_f32_avx2(const float *a, 
 
 template <bool Max>
 bool extremum_f32_dense(const View &in, const View &out) {
-  if (out.numel != 1 || !in.contiguous || in.numel < (int64_t{1} << 12) || !__builtin_cpu_supports("avx2"))
-    return false;
+  if (out.numel != 1 || !in.contiguous || in.numel < (int64_t{1} << 12) || !have_isa(Isa::avx2)) return false;
   const float *a = in.at<float>(0);
   constexpr int64_t kChunk = int64_t{1} << 16, kMaxChunks = 4096;
   const int64_t chunks = (in.numel + kChunk - 1) / kChunk;

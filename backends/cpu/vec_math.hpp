@@ -1,5 +1,5 @@
-// vec_math.hpp — AVX2 vector math shared by the CPU kernel files (compiled only into functions that carry
-// __attribute__((target("avx2,fma"))); callers check the CPU first).
+// vec_math.hpp — AVX2 and AVX-512 vector math shared by the CPU kernel files (compiled only into functions that
+// carry __attribute__((target("avx2,fma"))) or target("avx512f,avx2,fma"); callers check have_isa first).
 #pragma once
 
 #include <immintrin.h>
@@ -70,5 +70,51 @@ __attribute__((target("avx2,fma"))) inline void store8(float *p, __m256 v, bool 
     _mm256_storeu_ps(p, v);
   }
 }
+
+// --- AVX-512: the same arithmetic on 16 lanes ----------------------------------------------------------------
+
+// GCC 12 warns that the AVX-512 intrinsics' own placeholder operand (_mm512_undefined_*) is uninitialized.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+// exp_ps_reduced on 16 floats: the same split, polynomial and single rounding.
+__attribute__((target("avx512f,avx2,fma"))) inline __m512 exp16_reduced(__m512 x, __m512 &n) {
+  n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 r =
+      _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x));
+  __m512 p = _mm512_set1_ps(1.0f / 5040);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  return _mm512_add_ps(_mm512_set1_ps(1.0f), _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r));
+}
+
+// exp_ps_scaled on 16 floats (same contract: |x| <= 88, n - k within [-125, 126]).
+__attribute__((target("avx512f,avx2,fma"))) inline __m512 exp16_scaled(__m512 x, __m512i k_bits) {
+  __m512 n;
+  const __m512 y = exp16_reduced(x, n);
+  const __m512i scale = _mm512_sub_epi32(_mm512_slli_epi32(_mm512_cvtps_epi32(n), 23), k_bits);
+  return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(y), scale));
+}
+
+// Sixteen floats, streamed past the caches when asked and p is 32-byte aligned (as two halves where it is not
+// 64-byte aligned, so that a row that store8 would stream is streamed here too).
+__attribute__((target("avx512f,avx2,fma"))) inline void store16(float *p, __m512 v, bool stream) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  if (stream && (a & 63) == 0) {
+    _mm512_stream_ps(p, v);
+  } else if (stream && (a & 31) == 0) {
+    _mm256_stream_ps(p, _mm512_castps512_ps256(v));
+    _mm256_stream_ps(p + 8, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+  } else {
+    _mm512_storeu_ps(p, v);
+  }
+}
+
+#pragma GCC diagnostic pop
 
 }  // namespace pk::cpu

@@ -199,6 +199,28 @@ TEST_F(CpuNn, SoftmaxRowsAtTheLimitsOfTheScaledExpPath) {
   }
 }
 
+// Every row length from 1 to 100 and a few past it (the 8- and 16-lane bodies, their tails and the scalar tail of
+// both vector widths), three rows per launch so that each row's scale pass rides on the next one's. Within 2 ulps
+// of a long double reference.
+TEST_F(CpuNn, SoftmaxRowsOfEveryTailLength) {
+  pk_attrs_softmax sa = PK_ATTRS_SOFTMAX_INIT;
+  sa.dim = 1;
+  std::vector<int64_t> lengths;
+  for (int64_t n = 1; n <= 100; ++n) lengths.push_back(n);
+  for (int64_t n : {111, 127, 128, 129, 175, 179, 4099}) lengths.push_back(n);
+  for (int64_t n : lengths) {
+    std::vector<float> x = wavy(static_cast<size_t>(3 * n), 7.0f), out(x.size(), -1.0f);
+    ASSERT_EQ(launch(PK_OP_SOFTMAX, {tensor(x, kF32, {3, n})}, {tensor(out, kF32, {3, n})}, &sa), PK_OK)
+        << last_error().message;
+    for (int64_t r = 0; r < 3; ++r) {
+      const std::vector<ld> ref = softmax_ref(std::vector<ld>(x.begin() + r * n, x.begin() + (r + 1) * n), false);
+      for (int64_t i = 0; i < n; ++i)
+        expect_close(out[r * n + i], ref[i], 2, 0.0L,
+                     "length " + std::to_string(n) + " row " + std::to_string(r) + " element " + std::to_string(i));
+    }
+  }
+}
+
 // Rows with special values follow the decomposition: a -inf element gives 0 (log: -inf); a row of -inf only
 // (max - max = NaN), a NaN or a +inf makes the whole row NaN. f32 dense rows, and the same in f64.
 TEST_F(CpuNn, SoftmaxSpecialRows) {
@@ -348,6 +370,42 @@ TEST_F(CpuNn, LayerNormAndRmsNormMatchALongDoubleReference) {
 
 // x = [3, 4], eps = 0: mean square 12.5, so x / sqrt(12.5) = [0.8485281, 1.1313708]. An infinite element makes
 // the mean square inf and rsqrt 0: inf * 0 = NaN for itself, 0 for the others.
+// Every row length from 1 to 80 (the 4-, 8-, 16- and 32-wide loops of both vector widths, and their scalar
+// tails), two rows per launch with a mean far from 0. Within 4 ulps of a long double reference.
+TEST_F(CpuNn, NormRowsOfEveryTailLength) {
+  for (int64_t n = 1; n <= 80; ++n) {
+    std::vector<float> x = wavy(static_cast<size_t>(2 * n)), w = wavy(n, 1.5f), b = wavy(n, 0.5f), out(x.size());
+    for (float &v : x) v += 50.0f;
+    for (bool rms : {false, true}) {
+      pk_attrs_layer_norm la = PK_ATTRS_LAYER_NORM_INIT;
+      pk_attrs_rms_norm ra = PK_ATTRS_RMS_NORM_INIT;
+      const pk_status st =
+          rms ? launch(PK_OP_RMS_NORM, {tensor(x, kF32, {2, n}), tensor(w, kF32, {n})}, {tensor(out, kF32, {2, n})},
+                       &ra)
+              : launch(PK_OP_LAYER_NORM, {tensor(x, kF32, {2, n}), tensor(w, kF32, {n}), tensor(b, kF32, {n})},
+                       {tensor(out, kF32, {2, n})}, &la);
+      ASSERT_EQ(st, PK_OK) << last_error().message;
+      for (int64_t r = 0; r < 2; ++r) {
+        ld mean = 0, ss = 0;
+        for (int64_t i = 0; i < n; ++i) mean += x[r * n + i];
+        mean /= n;
+        for (int64_t i = 0; i < n; ++i) {
+          const ld d = rms ? static_cast<ld>(x[r * n + i]) : x[r * n + i] - mean;
+          ss += d * d;
+        }
+        const ld scale = 1 / sqrtl(ss / n + (rms ? ra.eps : la.eps));
+        for (int64_t i = 0; i < n; ++i) {
+          const ld d = rms ? static_cast<ld>(x[r * n + i]) : x[r * n + i] - mean;
+          const ld ref = rms ? d * scale * w[i] : d * scale * w[i] + b[i];
+          expect_close(out[r * n + i], ref, 4, 1,
+                       std::string(rms ? "rms_norm" : "layer_norm") + " length " + std::to_string(n) + " element " +
+                           std::to_string(r * n + i));
+        }
+      }
+    }
+  }
+}
+
 TEST_F(CpuNn, RmsNormHandChecked) {
   std::vector<float> x = {3, 4, kInf, -2}, w = {1, 1}, out(4, 1.0f);
   pk_attrs_rms_norm a = PK_ATTRS_RMS_NORM_INIT;
