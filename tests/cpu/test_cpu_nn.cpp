@@ -315,6 +315,25 @@ TEST_F(CpuNn, LayerNormHandChecked) {
 
 // Long rows (vector body and tail, several threads' worth) against a long double two-pass reference, then over
 // the last two axes of a transposed input (strided path).
+// One row of layer_norm (or rms_norm) against a long double reference, within 4 ulps: mean and variance
+// (or the mean square) exactly in long double, then (x - mean) * rstd * w + b.
+void expect_norm_row(const float *x, const float *out, int64_t n, const std::vector<float> &w,
+                     const std::vector<float> &b, bool rms, double eps, const std::string &what) {
+  ld mean = 0, ss = 0;
+  for (int64_t i = 0; i < n; ++i) mean += x[i];
+  mean /= n;
+  for (int64_t i = 0; i < n; ++i) {
+    const ld d = rms ? static_cast<ld>(x[i]) : x[i] - mean;
+    ss += d * d;
+  }
+  const ld scale = 1 / sqrtl(ss / n + eps);
+  for (int64_t i = 0; i < n; ++i) {
+    const ld d = rms ? static_cast<ld>(x[i]) : x[i] - mean;
+    const ld ref = rms ? d * scale * w[i] : d * scale * w[i] + b[i];
+    expect_close(out[i], ref, 4, 1, what + " element " + std::to_string(i));
+  }
+}
+
 TEST_F(CpuNn, LayerNormAndRmsNormMatchALongDoubleReference) {
   const int64_t rows = 6, n = 4099;
   std::vector<float> x = wavy(rows * n), w = wavy(n, 1.5f), b = wavy(n, 0.5f), out(x.size());
@@ -331,21 +350,9 @@ TEST_F(CpuNn, LayerNormAndRmsNormMatchALongDoubleReference) {
                        {tensor(out, kF32, {rows, n})}, &la),
                 PK_OK);
     }
-    for (int64_t r = 0; r < rows; ++r) {
-      ld mean = 0, ss = 0;
-      for (int64_t i = 0; i < n; ++i) mean += x[r * n + i];
-      mean /= n;
-      for (int64_t i = 0; i < n; ++i) {
-        const ld d = rms ? static_cast<ld>(x[r * n + i]) : x[r * n + i] - mean;
-        ss += d * d;
-      }
-      const ld scale = 1 / sqrtl(ss / n + (rms ? ra.eps : la.eps));
-      for (int64_t i = 0; i < n; ++i) {
-        const ld d = rms ? static_cast<ld>(x[r * n + i]) : x[r * n + i] - mean;
-        const ld ref = rms ? d * scale * w[i] : d * scale * w[i] + b[i];
-        expect_close(out[r * n + i], ref, 4, 1, rms ? "rms_norm" : "layer_norm");
-      }
-    }
+    for (int64_t r = 0; r < rows; ++r)
+      expect_norm_row(x.data() + r * n, out.data() + r * n, n, w, b, rms, rms ? ra.eps : la.eps,
+                      rms ? "rms_norm" : "layer_norm");
   }
   // normalized_ndim = 2 over x[2][3][2] given as a transposed view of a [2][2][3] buffer: x[a][i][j] = buf[a*6 +
   // j*3 + i].
@@ -385,23 +392,10 @@ TEST_F(CpuNn, NormRowsOfEveryTailLength) {
               : launch(PK_OP_LAYER_NORM, {tensor(x, kF32, {2, n}), tensor(w, kF32, {n}), tensor(b, kF32, {n})},
                        {tensor(out, kF32, {2, n})}, &la);
       ASSERT_EQ(st, PK_OK) << last_error().message;
-      for (int64_t r = 0; r < 2; ++r) {
-        ld mean = 0, ss = 0;
-        for (int64_t i = 0; i < n; ++i) mean += x[r * n + i];
-        mean /= n;
-        for (int64_t i = 0; i < n; ++i) {
-          const ld d = rms ? static_cast<ld>(x[r * n + i]) : x[r * n + i] - mean;
-          ss += d * d;
-        }
-        const ld scale = 1 / sqrtl(ss / n + (rms ? ra.eps : la.eps));
-        for (int64_t i = 0; i < n; ++i) {
-          const ld d = rms ? static_cast<ld>(x[r * n + i]) : x[r * n + i] - mean;
-          const ld ref = rms ? d * scale * w[i] : d * scale * w[i] + b[i];
-          expect_close(out[r * n + i], ref, 4, 1,
-                       std::string(rms ? "rms_norm" : "layer_norm") + " length " + std::to_string(n) + " element " +
-                           std::to_string(r * n + i));
-        }
-      }
+      for (int64_t r = 0; r < 2; ++r)
+        expect_norm_row(x.data() + r * n, out.data() + r * n, n, w, b, rms, rms ? ra.eps : la.eps,
+                        std::string(rms ? "rms_norm" : "layer_norm") + " length " + std::to_string(n) + " row " +
+                            std::to_string(r));
     }
   }
 }
