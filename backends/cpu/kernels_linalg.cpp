@@ -473,7 +473,11 @@ bool bf16_in_native_range(const kit::bfloat16 *a, int64_t na, const kit::bfloat1
   });
   return ok.load();
 }
-constexpr int64_t kNativeBf16MaxK = int64_t{1} << 26;
+// Whether a bf16 contraction with `terms` products per output element may run on the native kernels: the CPU
+// has them, and the sums are short enough for the range argument above (K < 2^26).
+bool native_bf16_applies(int64_t terms) {
+  return terms > 0 && terms < (int64_t{1} << 26) && have_native_bf16();
+}
 #endif
 
 // c = lhs x rhs (as in contract below) on oneDNN's native bf16 kernels, products exact and sums in f32, with the
@@ -484,7 +488,7 @@ bool bmm_native_bf16(const View &lhs, const int32_t *lperm, const View &rhs, con
                      int64_t M, int64_t K, int64_t N) {
 #ifdef PRIMKIT_CPU_HAVE_ONEDNN
   using T = kit::bfloat16;
-  if (K <= 0 || K >= kNativeBf16MaxK || !have_native_bf16()) return false;
+  if (!native_bf16_applies(K)) return false;
   const Packed<T, T> pa(lhs, lperm, kScratchA), pb(rhs, rperm, kScratchB);
   if (!bf16_in_native_range(pa.ptr, B * M * K, pb.ptr, B * K * N, B * M * K * N)) return false;
   return bmm_onednn(pa.ptr, pb.ptr, c, B, M, K, N);
@@ -799,7 +803,7 @@ pk_status convolution(const pk_attrs_convolution &a, const View &x, const View &
 #ifdef PRIMKIT_CPU_HAVE_ONEDNN
   if constexpr (std::is_same_v<T, kit::bfloat16>) {
     const int64_t terms = g.c / g.g * g.k[0] * g.k[1] * g.k[2];
-    if (x.numel > 0 && w.numel > 0 && terms < kNativeBf16MaxK && have_native_bf16()) {
+    if (x.numel > 0 && native_bf16_applies(terms)) {
       const Packed<T, T> px(x, id, kScratchA), pw(w, id, kScratchB);
       if (bf16_in_native_range(px.ptr, x.numel, pw.ptr, w.numel, y.numel * terms) &&
           conv_onednn(g, px.ptr, pw.ptr, out)) {

@@ -114,10 +114,6 @@ std::vector<C> dense_copy(const View &v) {
 
 // --- the vector exp ---------------------------------------------------------------------------------------------
 
-bool have_avx2() {
-  return have_isa(Isa::avx2);
-}
-
 // exp of 4 doubles in [-708, 708]: x = n ln2 + r with |r| <= ln2/2, a degree-7 Taylor polynomial (truncation
 // below 8e-9 relative: 0.13 f32 ulp) evaluated by Estrin's scheme (a short dependency chain: these loops are
 // latency-bound), 2^n added to the exponent bits. Callers clamp or route other lanes elsewhere; the range keeps
@@ -508,7 +504,7 @@ pk_status k_softmax(const Launch &l) {
       using C = wide_t<T>;
       if constexpr (std::is_same_v<T, float>) {
         // The float buffer stays in L2 up to 64 K elements; longer rows take the generic path.
-        if (have_avx2() && r.dense && r.count > 0 && r.len > 0 && (Log || r.len <= (int64_t{1} << 16))) {
+        if (have_isa(Isa::avx2) && r.dense && r.count > 0 && r.len > 0 && (Log || r.len <= (int64_t{1} << 16))) {
           const float *x = in.at<float>(0);
           float *y = out.at<float>(0);
           const bool stream = !Log && r.count * r.len * 4 >= kStreamingBytes;
@@ -744,7 +740,7 @@ pk_status k_norm(const Launch &l) {
       using C = wide_t<T>;
       if (r.count == 0 || r.len == 0) return PK_OK;
       if constexpr (std::is_same_v<T, float>) {
-        if (have_avx2() && r.dense) {
+        if (have_isa(Isa::avx2) && r.dense) {
           // Weight and bias in row order, as f32 (exact copies; usually already dense, and small).
           const std::vector<float> w = dense_copy<float, float>(wv);
           const std::vector<float> b = Rms ? std::vector<float>() : dense_copy<float, float>(kit::view_of(l.inputs[2]));
@@ -891,7 +887,7 @@ pk_status k_activation(const Launch &l) {
         const T *x = in.at<T>(0);
         T *y = out.at<T>(0);
         if constexpr (std::is_same_v<T, float> && (std::is_same_v<Op, GeluTanh> || std::is_same_v<Op, Silu>)) {
-          if (have_avx2()) {
+          if (have_isa(Isa::avx2)) {
             parallel_for(0, in.numel, kGrain, [&](int64_t lo, int64_t hi) { sigmoid_like_f32_avx2<Op>(x, y, lo, hi); });
             return PK_OK;
           }

@@ -299,20 +299,19 @@ OutputComparison compare_output(const oracle::OutputValue &expected, const std::
   };
 
   if (!is_float_dtype(dtype)) {
+    // Element i equals ref's: bit for bit, or for bool the same truth value with a byte of 0 or 1.
+    auto matches = [&](const std::vector<uint8_t> &ref, int64_t i) {
+      if (dtype == PK_DTYPE_BOOL) return (actual[i] != 0) == (ref[i] != 0) && actual[i] <= 1;
+      return std::memcmp(actual.data() + i * size, ref.data() + i * size, size) == 0;
+    };
     for (int64_t i = 0; i < n; ++i) {
-      bool same = std::memcmp(actual.data() + i * size, expected.rounded.data() + i * size, size) == 0;
-      if (dtype == PK_DTYPE_BOOL) same = (actual[i] != 0) == (expected.rounded[i] != 0) && actual[i] <= 1;
+      bool same = matches(expected.rounded, i);
       // A composite's integer or bool output may also equal its program with rounded intermediates (linspace: the
       // f64 value start + i * step lands on either side of an integer depending on that rounding, then truncates;
       // isclose: |a - b| and atol + rtol |b| rounded to bf16 can meet where the exact values do not).
       if (!same && alternative != nullptr &&
-          static_cast<int64_t>(alternative->rounded.size()) >= n * static_cast<int64_t>(size)) {
-        if (dtype == PK_DTYPE_BOOL) {
-          same = (actual[i] != 0) == (alternative->rounded[i] != 0) && actual[i] <= 1;
-        } else {
-          same = std::memcmp(actual.data() + i * size, alternative->rounded.data() + i * size, size) == 0;
-        }
-      }
+          static_cast<int64_t>(alternative->rounded.size()) >= n * static_cast<int64_t>(size))
+        same = matches(alternative->rounded, i);
       double d = same ? 0
                       : ulp_distance_bits(dtype, part_bits(dtype, actual.data(), i, 0),
                                           part_bits(dtype, expected.rounded.data(), i, 0));
