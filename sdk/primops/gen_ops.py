@@ -24,6 +24,8 @@ OUT_HEADER = os.path.join(ROOT, "sdk", "include", "primkit", "primkit_ops.h")
 OUT_TABLE = os.path.join(ROOT, "sdk", "primops", "generated", "op_table.inc")
 OUT_DOCS = os.path.join(ROOT, "docs", "ops.md")
 OUT_LAYOUT = os.path.join(ROOT, "sdk", "primops", "generated", "attrs_layout.inc")
+OUT_PY_DTYPES = os.path.join(ROOT, "python", "primkit", "_dtypes.py")
+OUT_PY_STUB = os.path.join(ROOT, "python", "primkit", "ops.pyi")
 
 MAX_RANK = 8
 CATEGORIES = {
@@ -163,6 +165,9 @@ def normalize_op(op, dnames, groups, enums):
                 fail(op, "attr %s: choices must name an enum" % a["name"])
             if "default" in a and a["default"] not in enums[a["choices"]]["values"]:
                 fail(op, "attr %s: default %r is not a choice" % (a["name"], a["default"]))
+        if a.get("required"):
+            if a["type"] != "f64" or "default" in a:
+                fail(op, "attr %s: required is for f64 attributes without a default (NaN marks them unset)" % a["name"])
         if "dim_of" in a:
             if a["dim_of"] not in [x["name"] for x in op["inputs"]]:
                 fail(op, "attr %s: dim_of names no input" % a["name"])
@@ -342,7 +347,7 @@ def attr_default_c(a, enums):
             return ["%d" % len(d), "{%s}" % ", ".join(str(int(x)) for x in d)]
         return ["0", "{0}"]
     if d is None:
-        return ["0"]
+        return ["NAN"] if a.get("required") else ["0"]
     if t == "enum":
         return ["PK_%s_%s" % (c_ident(a["choices"]), c_ident(d))]
     if t == "bool":
@@ -503,11 +508,11 @@ def emit_table(table):
             if t == "ints" and default:
                 w("static const int64_t k_default_%s_%s[] = {%s};" % (n, a["name"], ", ".join("%d" % v for v in default)))
                 dints = "k_default_%s_%s, %d" % (n, a["name"], len(default))
-            attrs.append(("{%s, AttrType::%s, %s, %s, %s, %r, %s, %r, %d, %d, %d, %s, %r, " + dints + "}") % (
+            attrs.append(("{%s, AttrType::%s, %s, %s, %s, %r, %s, %r, %d, %d, %d, %s, %r, " + dints + ", %s}") % (
                 cstr(a["name"]), "boolean" if t == "bool" else ("enumeration" if t == "enum" else t), off, cnt,
                 "true" if has_min else "false", float(a.get("min", 0)), "true" if has_max else "false",
                 float(a.get("max", 0)), dim_of, enum_id, enum_count,
-                "true" if default is not None else "false", dnum))
+                "true" if default is not None else "false", dnum, "true" if a.get("required") else "false"))
         if attrs:
             w("static const AttrInfo k_attrs_%s[] = {%s};" % (n, ", ".join(attrs)))
     w("")
@@ -609,7 +614,8 @@ def emit_docs(table):
                 types = "; ".join("%s ∈ %s" % (v, dtype_text(ds, groups)) for v, ds in tv.items())
                 attrs = ", ".join(
                     "%s: %s%s" % (a["name"], a["type"] if a["type"] != "enum" else a["choices"],
-                                  (" = %s" % a["default"]) if "default" in a else "") for a in o["attrs"]) or "—"
+                                  (" = %s" % a["default"]) if "default" in a else
+                                  (" (required)" if a.get("required") else "")) for a in o["attrs"]) or "—"
                 w("| %d | `%s` | %s%s | %s | %s | %s | %s | %s | %s | %s |" % (
                     o["id"], o["name"], ins or "—", (" (%s)" % types) if types else "", outs, attrs, o["shape"],
                     o["alias"], contract_text(o["contract"]), o["since"], o["doc"].replace("|", "\\|")))
@@ -643,9 +649,60 @@ def emit_layout(table):
     return stamp("\n".join(L) + "\n", "//")
 
 
+# numpy / torch names of each dtype (None where the library has no such dtype); ml_dtypes covers bf16 and fp8.
+PY_DTYPE_NAMES = {
+    "bool": ("bool_", "bool"), "u8": ("uint8", "uint8"), "i8": ("int8", "int8"), "i16": ("int16", "int16"),
+    "i32": ("int32", "int32"), "i64": ("int64", "int64"), "f16": ("float16", "float16"),
+    "bf16": ("bfloat16", "bfloat16"), "f32": ("float32", "float32"), "f64": ("float64", "float64"),
+    "c64": ("complex64", "complex64"), "c128": ("complex128", "complex128"),
+    "f8e4m3fn": ("float8_e4m3fn", "float8_e4m3fn"), "f8e5m2": ("float8_e5m2", "float8_e5m2"),
+}
+DLPACK_CODES = {"INT": 0, "UINT": 1, "FLOAT": 2, "BFLOAT": 4, "COMPLEX": 5, "BOOL": 6, "FLOAT8_E4M3FN": 10,
+                "FLOAT8_E5M2": 12}
+
+
+def emit_py_dtypes(table):
+    L = ['"""The dtypes of the op table: (name, id, DLPack code, bits, numpy name, torch name)."""', "", "DTYPES = ("]
+    for d in table["dtypes"]:
+        npn, tn = PY_DTYPE_NAMES.get(d["name"], (None, None))
+        L.append("    (%r, %d, %d, %d, %r, %r)," % (d["name"], d["id"], DLPACK_CODES[d["code"]], d["bits"], npn, tn))
+    L.append(")")
+    return stamp("\n".join(L) + "\n", "#")
+
+
+def emit_py_stub(table):
+    enums = table.get("enums", {})
+    pytype = {"i64": "int", "f64": "float", "bool": "bool", "dtype": "DTypeLike", "ints": "Sequence[int]"}
+    L = ['"""Type stub of primkit.ops: one function per op of the table (keyword attributes, table defaults)."""',
+         "from typing import Any, Literal, Sequence, Tuple, Union", "", "from . import Device, Tensor", "",
+         "TensorLike = Any  # primkit.Tensor or any DLPack producer (numpy, torch)",
+         "DTypeLike = Union[str, Any]  # 'f32', numpy or torch dtypes", ""]
+    for op in table["ops"]:
+        params = []
+        for x in op["inputs"]:
+            if x["variadic"]:
+                params.append("*%s: TensorLike" % x["name"])
+            else:
+                params.append("%s: TensorLike%s" % (x["name"], " = None" if x["optional"] else ""))
+        if not any(x["variadic"] for x in op["inputs"]):
+            params.append("*")
+        for a in op["attrs"]:
+            t = pytype.get(a["type"]) or "Literal[%s]" % ", ".join(repr(v) for v in enums[a["choices"]]["values"])
+            if "default" in a:
+                params.append("%s: %s = %r" % (a["name"], t, a["default"]))
+            else:
+                params.append("%s: %s" % (a["name"], t))
+        params.append("device: Union[Device, str, None] = None")
+        ret = "Tensor" if len(op["outputs"]) == 1 else "Tuple[%s]" % ", ".join(["Tensor"] * len(op["outputs"]))
+        L.append("def %s(%s) -> %s:" % (op["name"], ", ".join(params), ret))
+        L.append('    """%s"""' % op["doc"].replace("\\", "\\\\").replace('"""', "'''"))
+        L.append("")
+    return stamp("\n".join(L), "#")
+
+
 def outputs(table):
     return {OUT_HEADER: emit_header(table), OUT_TABLE: emit_table(table), OUT_DOCS: emit_docs(table),
-            OUT_LAYOUT: emit_layout(table)}
+            OUT_LAYOUT: emit_layout(table), OUT_PY_DTYPES: emit_py_dtypes(table), OUT_PY_STUB: emit_py_stub(table)}
 
 
 def verify_stamp(path, text):

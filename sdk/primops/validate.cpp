@@ -4,6 +4,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 
 #include "primkit/op_info.hpp"
 
@@ -306,7 +307,8 @@ void write_default(const AttrInfo &a, void *out) {
       store<int64_t>(out, a.offset, a.has_default ? static_cast<int64_t>(a.default_value) : 0);
       break;
     case AttrType::f64:
-      store<double>(out, a.offset, a.has_default ? a.default_value : 0.0);
+      store<double>(out, a.offset,
+                    a.has_default ? a.default_value : (a.required ? std::numeric_limits<double>::quiet_NaN() : 0.0));
       break;
     case AttrType::ints: {
       int32_t n = 0;
@@ -526,7 +528,13 @@ bool check_attrs(const OpInfo &op, const void *attrs, const TensorType *inputs, 
         break;
       }
       case AttrType::f64: {
-        if (!check_range(op, a, load<double>(attrs, a.offset), -1, diag)) return false;
+        double v = load<double>(attrs, a.offset);
+        if (a.required && std::isnan(v)) {
+          return diag.fail(PK_ERROR_INVALID_ARGUMENT, -1,
+                           "%s: attribute %s is required and was left unset (NaN); the op has no safe default for it",
+                           op.name, a.name);
+        }
+        if (!check_range(op, a, v, -1, diag)) return false;
         break;
       }
       case AttrType::boolean: {

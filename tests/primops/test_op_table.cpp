@@ -136,7 +136,7 @@ TEST(OpTable, EveryExampleInfersTheHandDerivedShape) {
       {"nansum", {{3}}}, {"var_mean", {{5}, {5}}}, {"flatten", {{2, 12, 5}}}, {"unsqueeze", {{2, 3, 1}}},
       {"movedim", {{3, 4, 2}}}, {"narrow", {{4, 3}}}, {"select", {{6}}}, {"roll", {{3, 5}}}, {"tril", {{2, 4, 5}}},
       {"triu", {{4, 3}}}, {"eye", {{3, 4}}}, {"linspace", {{7}}}, {"t", {{5, 3}}}, {"argsort", {{3, 5}}},
-      {"kthvalue", {{3}, {3}}}};
+      {"kthvalue", {{3}, {3}}}, {"clamp", {{2, 3}}}, {"clamp_min", {{2, 3}}}, {"clamp_max", {{2, 3}}}};
   std::set<std::string> seen;
   for (const OpInfo *op = ops_begin(); op != ops_end(); ++op) {
     if (op->example == nullptr) continue;

@@ -1,5 +1,5 @@
 /*
- * primkit.h — the PrimKit stable C ABI, version 1.0.
+ * primkit.h — the PrimKit stable C ABI, version 1.1.
  *
  * One header for both sides of the plugin boundary:
  *   - the BACKEND side: what a plugin (.so) exports — one entry symbol, `pk_backend_entry`, that negotiates
@@ -25,6 +25,7 @@
 #ifndef PRIMKIT_H
 #define PRIMKIT_H
 
+#include <math.h> /* NAN: the unset value of required f64 attributes in PK_ATTRS_*_INIT */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,7 +45,7 @@ extern "C" {
 #define PK_VERSION_MINOR(v) ((uint32_t)(v)&0xffffu)
 
 #define PK_ABI_VERSION_MAJOR 1
-#define PK_ABI_VERSION_MINOR 0
+#define PK_ABI_VERSION_MINOR 1
 #define PK_ABI_VERSION PK_MAKE_VERSION(PK_ABI_VERSION_MAJOR, PK_ABI_VERSION_MINOR)
 
 /* Sets struct_size of a struct variable before it is filled: `pk_tensor t; PK_STRUCT_INIT(t);` zeroes it. */
@@ -573,6 +574,112 @@ PK_API pk_status pk_executable_run(pk_executable_t exec, pk_stream_t stream, con
 /* Counts of what compilation produced: fused kernels, nodes they cover, and nodes run one by one. */
 PK_API pk_status pk_executable_stats(pk_executable_t exec, uint32_t *fused_kernels, uint32_t *fused_nodes,
                                      uint32_t *single_nodes);
+
+/* --- op metadata (ABI 1.1) ---
+ *
+ * The op table of this libprimkit as data, so that a framework or a binding never parses primkit_ops.h: ids,
+ * names, operands, attribute layouts with defaults and ranges, and the numeric contract. Every string is static
+ * (valid for the life of the process) and every function is thread-safe and allocation-free. */
+
+enum { PK_OP_TIER_PRIMITIVE = 0, PK_OP_TIER_COMPOSITE = 1 };
+/* How an op's outputs relate to its inputs' storage. */
+enum { PK_OP_ALIAS_NEW = 0, PK_OP_ALIAS_VIEW = 1, PK_OP_ALIAS_INPLACE = 2 };
+/* The numeric contract class of an op (docs/numerics.md gives the formulas). */
+enum {
+  PK_CONTRACT_EXACT = 0,             /* bit-exact */
+  PK_CONTRACT_CORRECTLY_ROUNDED = 1, /* the exact result, rounded once */
+  PK_CONTRACT_ULP = 2,               /* within `contract_ulp` units in the last place */
+  PK_CONTRACT_REDUCTION = 3,         /* a summation bound growing with the reduced length */
+  PK_CONTRACT_BOUND = 4              /* an absolute bound scaled by the op's conditioning */
+};
+
+typedef struct pk_op_desc {
+  uint32_t struct_size;
+  uint32_t op_id;        /* PK_OP_* */
+  const char *name;      /* e.g. "scaled_dot_product_attention" */
+  const char *category;  /* e.g. "unary", "reduction", "attention" */
+  int32_t tier;          /* PK_OP_TIER_* */
+  int32_t alias;         /* PK_OP_ALIAS_* */
+  uint32_t num_inputs;   /* declared inputs; a variadic last input stands for 1..n tensors */
+  int32_t variadic;      /* 1 if the last input repeats */
+  uint32_t num_outputs;
+  uint32_t num_attrs;
+  uint32_t attrs_size;   /* sizeof(pk_attrs_<name>) of this libprimkit; 0 if the op has no attributes */
+  int32_t contract;      /* PK_CONTRACT_* */
+  double contract_ulp;   /* the FAIL limit of the contract (ULP or bound factor) for 32/64-bit floats */
+  double contract_half;  /* the limit for 16- and 8-bit floats */
+  const char *since;     /* ABI version that added the op, e.g. "1.0" */
+  const char *doc;       /* one paragraph: what the op computes */
+  const char *decomposition; /* composite tier: the normative program in primitives; NULL for primitives */
+} pk_op_desc;
+
+/* How an output's dtype follows from the inputs and attributes. */
+enum {
+  PK_DTYPE_RULE_TYPE_VAR = 0,  /* the dtype bound to type variable `rule_arg` */
+  PK_DTYPE_RULE_FIXED = 1,     /* always the dtype id `rule_arg` */
+  PK_DTYPE_RULE_ATTR = 2,      /* the dtype attribute number `rule_arg` */
+  PK_DTYPE_RULE_REAL_OF = 3,   /* the real type of type variable `rule_arg` (c64 -> f32) */
+  PK_DTYPE_RULE_COMPLEX_OF = 4 /* the complex type of type variable `rule_arg` */
+};
+
+typedef struct pk_op_operand_desc {
+  uint32_t struct_size;
+  const char *name;     /* e.g. "q" */
+  int32_t is_output;    /* 0 for inputs, 1 for outputs */
+  int32_t type_var;     /* inputs: operands with the same type variable share one dtype; -1 if fixed */
+  uint32_t dtype_mask;  /* bit (1u << PK_DTYPE_*) per dtype this operand admits (outputs: may produce) */
+  int32_t optional;     /* an optional input may be omitted (trailing) */
+  int32_t variadic;     /* the last input may repeat */
+  int32_t dtype_rule;   /* outputs: PK_DTYPE_RULE_*; inputs: PK_DTYPE_RULE_TYPE_VAR or _FIXED */
+  int32_t rule_arg;
+} pk_op_operand_desc;
+
+enum { PK_ATTR_I64 = 0, PK_ATTR_F64 = 1, PK_ATTR_BOOL = 2, PK_ATTR_DTYPE = 3, PK_ATTR_INTS = 4, PK_ATTR_ENUM = 5 };
+enum {
+  PK_ATTR_FLAG_HAS_DEFAULT = 1u << 0, /* default_value / default_ints hold the table's default */
+  PK_ATTR_FLAG_REQUIRED = 1u << 1,    /* no default: the caller must choose the value */
+  PK_ATTR_FLAG_HAS_MIN = 1u << 2,     /* min_value is an inclusive lower bound (per element for ints) */
+  PK_ATTR_FLAG_HAS_MAX = 1u << 3,     /* max_value is an inclusive upper bound */
+  PK_ATTR_FLAG_NAN_UNSET = 1u << 4    /* f64 with no safe value to start from (e.g. the attention scale):
+                                         * PK_ATTRS_*_INIT and pk_op_init_attrs write NAN, and a launch that
+                                         * leaves it NaN is refused */
+};
+
+/* One field of an op's attribute struct. Layout: bool, dtype and enum are int32_t; i64 is int64_t; f64 is
+ * double; ints is `int32_t num_<name>` at count_offset plus `int64_t <name>[PK_MAX_RANK]` at offset. */
+typedef struct pk_op_attr_desc {
+  uint32_t struct_size;
+  const char *name;
+  int32_t type;          /* PK_ATTR_* */
+  uint32_t flags;        /* PK_ATTR_FLAG_* */
+  uint32_t offset;       /* of the value (or list) in the attribute struct */
+  uint32_t count_offset; /* ints: of num_<name>; otherwise 0 */
+  double default_value;  /* scalars with HAS_DEFAULT (bool 0/1, dtype id, enum index) */
+  const int64_t *default_ints; /* ints with HAS_DEFAULT: the list (NULL when empty) */
+  uint32_t num_default_ints;
+  double min_value;      /* with HAS_MIN */
+  double max_value;      /* with HAS_MAX */
+  int32_t dim_of;        /* i64/ints naming axes: the input whose axes the values name; -1 if none */
+  uint32_t enum_count;   /* enum: number of choices */
+  const char *choices;   /* enum: the choices in index order, separated by '|', e.g. "sum|prod|amax|amin|mean" */
+} pk_op_attr_desc;
+
+/* Number of ops in the table (PK_OP_COUNT of this libprimkit, which may exceed the caller's). */
+PK_API uint32_t pk_op_count(void);
+/* Describes the op at position `index` (0..pk_op_count()-1, ascending id) or, with pk_op_describe, the op of
+ * id `op_id`. PK_ERROR_INVALID_ARGUMENT for an index or id out of range or a NULL/short `out`. */
+PK_API pk_status pk_op_describe_at(uint32_t index, pk_op_desc *out);
+PK_API pk_status pk_op_describe(uint32_t op_id, pk_op_desc *out);
+/* The id of the op named `name` (exact match), PK_ERROR_NOT_FOUND if none. */
+PK_API pk_status pk_op_find(const char *name, uint32_t *op_id);
+/* Operand `index` of an op: inputs 0..num_inputs-1, then outputs num_inputs..num_inputs+num_outputs-1. */
+PK_API pk_status pk_op_operand(uint32_t op_id, uint32_t index, pk_op_operand_desc *out);
+/* Attribute `index` (0..num_attrs-1) of an op. */
+PK_API pk_status pk_op_attr(uint32_t op_id, uint32_t index, pk_op_attr_desc *out);
+/* Writes the op's attribute struct with the table's defaults (required f64 attributes: NAN, which a launch
+ * refuses until the caller sets them) into `attrs`, `size` bytes, and sets struct_size. `size` must be at
+ * least 4; fields past `size` are not written and struct_size is min(size, attrs_size). */
+PK_API pk_status pk_op_init_attrs(uint32_t op_id, void *attrs, uint32_t size);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -59,6 +59,8 @@ struct AttrInfo {
   // an empty default list).
   const int64_t *default_ints = nullptr;
   int32_t num_default_ints = 0;
+  // No safe default (f64 only): PK_ATTRS_*_INIT and pk_op_init_attrs write NaN, which validation refuses.
+  bool required = false;
 };
 
 struct ContractInfo {
