@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
-# The whole test suite: installs what is missing, builds, runs every test with CTest.
+# The whole test suite: installs what is missing, builds, runs every C/C++ test with CTest, then the Python
+# package's tests (pytest) against the build tree. Arguments go to CTest.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/tools/setup.sh"
 "$root/tools/build.sh"
 build=${PRIMKIT_BUILD_DIR:-$root/build}
-cd "$build"
-ctest --output-on-failure -j"${PRIMKIT_JOBS:-$(nproc)}" --timeout 900 "$@"
+status=0
+(cd "$build" && ctest --output-on-failure -j"${PRIMKIT_JOBS:-$(nproc)}" --timeout 900 "$@") || status=$?
+if [ -d "$build/python/primkit" ]; then
+  PYTHONPATH="$build/python${PYTHONPATH:+:$PYTHONPATH}" "${PRIMKIT_PYTHON:-python3}" -m pytest -q -p no:cacheprovider \
+    "$root/tests/python" || status=$?
+else
+  echo "run-tests: the Python package was not built (PRIMKIT_BUILD_PYTHON=OFF); pytest skipped" >&2
+fi
+exit $status

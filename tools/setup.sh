@@ -15,7 +15,11 @@ APT_PACKAGES=(
   libmpfr-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
 )
-PY_PACKAGES=(pyyaml numpy ml_dtypes mpmath)
+# The Python package (nanobind, scikit-build-core), its tests (pytest) and the PyTorch bridge's peers and models
+# (torch, torchvision, transformers from PyPI: the CUDA build of torch is what PyPI serves, about 3 GB with its
+# NVIDIA wheels; nothing else is reachable).
+PY_PACKAGES=(pyyaml numpy ml_dtypes mpmath nanobind scikit-build-core pytest "torch>=2.4" torchvision transformers
+             expecttest hypothesis)
 for arg in "$@"; do
   case "$arg" in
     --peers) APT_PACKAGES+=(libtorch-dev libopenblas0-openmp) ;;
@@ -36,7 +40,7 @@ fi
 
 # The python3 first on PATH is the one the build and tests use (tools/primkit-python picks the same).
 PY=${PRIMKIT_PYTHON:-python3}
-if ! "$PY" -c 'import yaml, numpy, ml_dtypes, mpmath' 2>/dev/null; then
+if ! "$PY" -c 'import yaml, numpy, ml_dtypes, mpmath, nanobind, scikit_build_core, pytest, torch, torchvision, transformers, expecttest, hypothesis' 2>/dev/null; then
   echo "setup: installing python packages into $("$PY" -c 'import sys; print(sys.executable)'): ${PY_PACKAGES[*]}"
   "$PY" -m pip install -q "${PY_PACKAGES[@]}" || "$PY" -m pip install -q --break-system-packages "${PY_PACKAGES[@]}"
 fi

@@ -9,6 +9,7 @@ function (primkit.ops), graphs, and a torch.compile backend (primkit.torch, back
 
 from __future__ import annotations
 
+import atexit
 import threading
 from typing import Dict, List, Optional, Sequence, Union
 
@@ -106,6 +107,16 @@ def fallback_report() -> str:
 
 def reset_fallback_counters() -> None:
     _primkit.runtime_reset_fallback_counters(_rt())
+
+
+@atexit.register
+def _shutdown() -> None:
+    # Release the default streams and the runtime before the interpreter tears the extension down.
+    global _runtime
+    _streams.clear()
+    _devices.clear()
+    _backends.clear()
+    _runtime = None
 
 
 from .tensor import Tensor, asarray, empty, from_dlpack  # noqa: E402

@@ -484,6 +484,9 @@ nb::object cstr(const char *s) {
 
 NB_MODULE(_primkit, m) {
   m.doc() = "Low-level binding of libprimkit's C ABI; use the `primkit` package instead.";
+  // Tensors a user keeps in module globals are still alive when the interpreter tears the module down; that is
+  // not a leak of ours, and the warning would only confuse.
+  nb::set_leak_warnings(false);
 
   nb::register_exception_translator([](const std::exception_ptr &p, void *) {
     try {

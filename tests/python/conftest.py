@@ -2,8 +2,11 @@
 set by tools/run-tests.sh) or an installed one."""
 
 import os
+import sys
 
 import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))  # opinfo_check.py beside the tests
 
 primkit = pytest.importorskip("primkit")
 

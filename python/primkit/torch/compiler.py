@@ -206,14 +206,17 @@ class PrimKitModule(torch.nn.Module):
                 g.output(v)
                 self.out_plan.append(("out", marked[int(v)]))
         self.out_specs = [(o.dtype.torch(), tuple(o.shape)) for o in g.outputs]
-        self.exe = g.compile(compiler.opts.device, fusion=compiler.opts.fusion)
+        # A partition whose outputs are all its own inputs (views PrimKit folded away) needs no executable.
+        self.exe = g.compile(compiler.opts.device, fusion=compiler.opts.fusion) if g.outputs else None
         self.stream = primkit.stream(compiler.opts.device)
-        self.stats = self.exe.stats()
+        self.stats = self.exe.stats() if self.exe else {}
 
     def forward(self, *args):
         ins = [args[k] for k in self.arg_index]
         outs = [torch.empty(shape, dtype=dt) for dt, shape in self.out_specs]
-        if self.c.opts.host_addressable:
+        if self.exe is None:
+            pass
+        elif self.c.opts.host_addressable:
             ptrs = [(t if t.is_contiguous() else t.contiguous()) for t in ins]
             self.exe._exe.run_ptrs(self.stream, [t.data_ptr() for t in ptrs], [t.data_ptr() for t in outs])
         else:

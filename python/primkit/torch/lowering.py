@@ -102,6 +102,8 @@ def norm_dim(d: int, rank: int) -> int:
 
 
 def norm_dims(dims, rank: int) -> List[int]:
+    if rank == 0:
+        return []  # PyTorch lets dim 0 / -1 name the only "axis" of a scalar
     if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
         return list(range(rank))
     if isinstance(dims, int):
@@ -148,6 +150,8 @@ def elementwise(pk_name: str, attr_names: Sequence[str]):
             ins_dt = odt
         ins = [b.tensor(a, ins_dt, shape) for a in args if not isinstance(a, (str,)) and a is not None]
         attrs = {k: v for k, v in kwargs.items() if k in attr_names}
+        if any(isinstance(v, Value) for v in attrs.values()):
+            raise Unsupported("a tensor where PrimKit's %s takes a scalar attribute" % pk_name)
         extra = set(kwargs) - set(attr_names) - {"alpha"}
         if extra:
             raise Unsupported("keyword arguments %s have no PrimKit counterpart" % sorted(extra))
@@ -373,21 +377,22 @@ def _masked_fill(b, node, x, mask, value):
     return b.op("where", b.tensor(mask, pk_dtype("bool"), shape), b.scalar(value, odt, shape), x)
 
 
-@lowering(aten.clamp.default, aten.clamp_min.default, aten.clamp_max.default, aten.hardtanh.default)
-def _clamp(b, node, x, lo=None, hi=None):
-    if node.target is aten.clamp_max.default:
+@lowering(aten.clamp.default, aten.clamp_min.default, aten.clamp_max.default, aten.hardtanh.default,
+          aten.clamp.Tensor, aten.clamp_min.Tensor, aten.clamp_max.Tensor)
+def _clamp(b, node, x, lo=None, hi=None, **kwargs):
+    lo, hi = kwargs.get("min", lo), kwargs.get("max", hi)
+    if node.target in (aten.clamp_max.default, aten.clamp_max.Tensor):
         lo, hi = None, lo
     if node.target is aten.hardtanh.default:
         lo = -1.0 if lo is None else lo
         hi = 1.0 if hi is None else hi
     shape, odt = out_shape(node), out_dtype(node)
-    v = b.cast(x, odt)
-    if isinstance(lo, Value) or isinstance(hi, Value):
-        raise Unsupported("tensor clamp bounds")
+    v = b.broadcast(b.cast(x, odt), shape)
+    # PyTorch: max(min(x, hi), lo) order matters only when lo > hi (then the result is hi)
     if lo is not None:
-        v = b.op("maximum", v, b.scalar(lo, odt, shape))
+        v = b.op("maximum", v, b.tensor(lo, odt, shape))
     if hi is not None:
-        v = b.op("minimum", v, b.scalar(hi, odt, shape))
+        v = b.op("minimum", v, b.tensor(hi, odt, shape))
     return v
 
 
@@ -441,6 +446,8 @@ LOWERINGS[aten.amin.default] = _reduce("amin")
 LOWERINGS[aten.prod.dim_int] = _reduce("prod")
 LOWERINGS[aten.any.dims] = _reduce("any")
 LOWERINGS[aten.any.dim] = _reduce("any")
+LOWERINGS[aten.any.default] = _reduce("any")
+LOWERINGS[aten.prod.default] = _reduce("prod")
 
 
 @lowering(aten.sum.default, aten.mean.default)
@@ -450,7 +457,12 @@ def _reduce_all(b, node, x, *args, **kwargs):
     return b.op(name, b.cast(x, odt), dims=list(range(len(x.shape)))) if x.shape else b.cast(x, odt)
 
 
-@lowering(aten.var.correction, aten.var_mean.correction, outputs=(0, 1))
+@lowering(aten.var.correction)
+def _var_only(b, node, x, dims=None, correction=None, keepdim=False, **kwargs):
+    return _var(b, node, x, dims, correction, keepdim)
+
+
+@lowering(aten.var_mean.correction, outputs=(0, 1))
 def _var(b, node, x, dims=None, correction=None, keepdim=False, **kwargs):
     d = norm_dims(dims, len(x.shape))
     corr = 1.0 if correction is None else float(correction)
