@@ -635,3 +635,43 @@ def _split(b, node, x, sizes, dim=0):
         outs.append(b.op("slice_in_dim", x, start=start, limit=start + int(s), stride=1, dim=d))
         start += int(s)
     return tuple(outs)
+
+
+@lowering(aten.native_dropout.default, outputs=(0, 1))
+def _dropout(b, node, x, p, train=True):
+    if train and p > 0:
+        # PrimKit's dropout draws from Philox with its own stream; results could not match PyTorch's RNG.
+        raise Unsupported("dropout with p > 0 in training: PyTorch's random stream cannot be reproduced")
+    return x, b.scalar(1.0, pk_dtype("bool"), x.shape)
+
+
+def _wrap_index(b, idx, extent):
+    """PyTorch counts negative indices from the end; PrimKit skips out-of-range ones."""
+    zero = b.scalar(0, idx.dtype, idx.shape)
+    return b.op("where", b.op("lt", idx, zero), b.op("add", idx, b.scalar(extent, idx.dtype, idx.shape)), idx)
+
+
+@lowering(aten.index_put.default)
+def _index_put(b, node, x, indices, values, accumulate=False):
+    if any(i is None for i in indices) or not indices:
+        raise Unsupported("index_put with None (slice) indices")
+    if any(i.shape != indices[0].shape for i in indices):
+        raise Unsupported("index_put with index tensors of different shapes (broadcast indices)")
+    if any(i.dtype.name not in ("i32", "i64") for i in indices):
+        raise Unsupported("index_put with boolean (mask) indices")
+    ishape = list(indices[0].shape)
+    n = math.prod(ishape)
+    rest = list(x.shape[len(indices):])
+    # index tensors of any one shape: flattened to PrimKit's 1-D form, values to [n] + the rest
+    idx = [_wrap_index(b, b.reshape(i, [n]), x.shape[k]) for k, i in enumerate(indices)]
+    vals = b.reshape(b.broadcast(b.cast(values, x.dtype), ishape + rest), [n] + rest)
+    return b.op("index_put", x, vals, *idx, accumulate=bool(accumulate))
+
+
+@lowering(aten.scatter.value, aten.scatter.src)
+def _scatter(b, node, x, dim, index, src):
+    d = norm_dim(dim, len(x.shape))
+    s = b.tensor(src, x.dtype, index.shape) if not isinstance(src, Value) else src
+    if isinstance(src, Value) and list(src.shape) != list(index.shape):
+        s = b.op("slice", src, start_indices=[0] * len(index.shape), limit_indices=list(index.shape))
+    return b.op("scatter", x, _wrap_index(b, index, x.shape[d]), s, dim=d)
