@@ -22,3 +22,6 @@ for name in cpu torch fusion opencl; do
   ran+=("$out/$name.json")
 done
 "${PRIMKIT_PYTHON:-python3}" "$root/tools/bench-summary.py" "${ran[@]}" | tee "$out/summary.md"
+# The PyTorch bridge against eager PyTorch and Inductor (PyPI torch, same process and threads).
+echo "== bench/torch_bridge.py"
+PYTHONPATH="$build/python" "${PRIMKIT_PYTHON:-python3}" "$root/bench/torch_bridge.py" | tee "$out/torch_bridge.txt"
