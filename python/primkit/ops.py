@@ -135,9 +135,37 @@ def call(name: str, *inputs: Any, device=None, **attrs: Any):
         outs.append(_primkit.empty(dev, code_bits, shape))
     s = stream(dev)
     _primkit.launch(s, op.id, handles, outs, packed)
-    s.synchronize()
-    res = tuple(Tensor(o) for o in outs)
+    ready = None
+    if _is_async(dev):
+        # enqueue only: the outputs carry an event that host hand-offs (DLPack, .numpy()) wait for, and keep the
+        # inputs alive until then
+        ready = _Pending(_primkit.event_create(dev), handles)
+        ready.event.record(s)
+    res = tuple(Tensor(o, ready) for o in outs)
     return res[0] if len(res) == 1 else res
+
+
+class _Pending:
+    """Work in flight on an asynchronous device: its completion event and the inputs it still reads."""
+
+    __slots__ = ("event", "keep")
+
+    def __init__(self, event, keep):
+        self.event, self.keep = event, keep
+
+    def synchronize(self):
+        self.event.synchronize()
+        self.keep = None
+
+
+_ASYNC: Dict[str, bool] = {}
+
+
+def _is_async(dev) -> bool:
+    v = _ASYNC.get(dev.label)
+    if v is None:
+        v = _ASYNC[dev.label] = bool(dev.props()["async"])
+    return v
 
 
 def _make(name: str):

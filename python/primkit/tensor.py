@@ -14,17 +14,29 @@ class Tensor:
     Host-addressable tensors (the CPU backend, unified memory, host memory imported from numpy/torch) export
     themselves zero-copy through ``__dlpack__``; ``np.from_dlpack(t)`` and ``torch.from_dlpack(t)`` share the
     bytes. Tensors in device memory the host cannot address (e.g. OpenCL buffers) are copied with ``.numpy()``.
-    Every primkit call completes its work on the device before returning, so no stream hand-off is needed on
-    export; imports read the producer's memory after the producer's own ``__dlpack__(stream=None)`` ordering."""
+    On asynchronous devices (OpenCL) ops return as soon as they are enqueued on the device's default stream; the
+    tensor carries a PrimKit event recorded after its producer, and every hand-off to the host (``__dlpack__``,
+    ``.numpy()``, ``.wait()``) synchronizes that event. Later ops on the same device are ordered by the stream.
+    Imports read the producer's memory after the producer's own ``__dlpack__(stream=None)`` ordering."""
 
-    __slots__ = ("_t", "__weakref__")
+    __slots__ = ("_t", "_ready", "__weakref__")
 
-    def __init__(self, handle: "_primkit.Tensor"):
+    def __init__(self, handle: "_primkit.Tensor", ready=None):
         self._t = handle
+        self._ready = ready  # a PrimKit event recorded after the work that produces this tensor (async devices)
+
+    def wait(self) -> "Tensor":
+        """Blocks until the work producing this tensor is complete (a no-op on synchronous devices)."""
+        if self._ready is not None:
+            self._ready.synchronize()
+            self._ready = None
+        return self
 
     # --- DLPack -----------------------------------------------------------------------------------------
     def __dlpack__(self, *, stream: Any = None, max_version: Optional[Tuple[int, int]] = None,
                    dl_device: Optional[Tuple[int, int]] = None, copy: Optional[bool] = None):
+        # The consumer reads host memory: the producing work must be complete (the PrimKit event hand-off).
+        self.wait()
         return self._t.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
 
     def __dlpack_device__(self) -> Tuple[int, int]:
@@ -69,6 +81,7 @@ class Tensor:
             raise ValueError("primkit: .numpy() of a strided %s tensor is not supported" % self.dtype.name)
         out = np.empty(self.shape, dtype=npdt)
         from . import stream
+        self.wait()
         _primkit.copy_to_host(self._t, stream(self.device), out.ctypes.data)
         return out
 
