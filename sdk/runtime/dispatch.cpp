@@ -48,6 +48,16 @@ pk_status check_devices(const Device &dev, const OpInfo &op, const pk_tensor *in
                        op.name, in ? "input" : "output", in ? i : i - num_inputs, arg_name(op, num_inputs, i),
                        t.device_type, t.device_id, dev.backend->info.name, dev.index, dev.props.device_type, dev.index);
     }
+    // A host pointer handed to a device that cannot address host memory would reach the driver as a device
+    // handle (PoCL aborts on it): refuse it here, where the caller can still copy it into a buffer.
+    if ((t.flags & PK_TENSOR_FLAG_HOST_VISIBLE) && !dev.host_visible()) {
+      bool in = i < num_inputs;
+      return set_error(PK_ERROR_INVALID_ARGUMENT, op.id, static_cast<int32_t>(i), 0,
+                       "%s: %s %u (%s): tensor is flagged HOST_VISIBLE (a host pointer) but '%s' device %u has no "
+                       "unified memory; copy it into a buffer (pk_buffer_create + pk_copy_host_to_buffer)",
+                       op.name, in ? "input" : "output", in ? i : i - num_inputs, arg_name(op, num_inputs, i),
+                       dev.backend->info.name, dev.index);
+    }
   }
   return PK_OK;
 }

@@ -331,3 +331,29 @@ TEST_F(LaunchTest, RepeatedLaunchesAreRevalidatedWhenAnyDescriptorByteChanges) {
 }
 
 }  // namespace
+
+namespace {
+
+// A host pointer flagged HOST_VISIBLE reaches only devices that address host memory: the simulated device
+// declares no unified memory, so the launch is refused before the backend sees the pointer (PoCL aborted on
+// one), naming the argument.
+TEST_F(LaunchTest, HostPointersAreRefusedOnDevicesWithoutUnifiedMemory) {
+  open_sim();
+  pk_device_props p;
+  PK_STRUCT_INIT(p);
+  ASSERT_EQ(pk_device_get_props(sim_dev, &p), PK_OK);
+  ASSERT_FALSE(p.features & PK_DEVICE_FEATURE_UNIFIED_MEMORY);
+  std::vector<int64_t> shape{4};
+  float a[4] = {1, 2, 3, 4}, o[4] = {9, 9, 9, 9};
+  pk_tensor in[2] = {host(a, 4, shape), host(a, 4, shape)};
+  pk_tensor out = host(o, 4, shape);
+  for (pk_tensor *t : {&in[0], &in[1], &out}) {
+    t->device_type = p.device_type;
+    t->device_id = 0;
+  }
+  expect_error(pk_launch(sim_stream, PK_OP_ADD, in, 2, &out, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 0,
+               {"add", "input 0 (a)", "HOST_VISIBLE", "unified memory"});
+  EXPECT_EQ(o[0], 9.0f);
+}
+
+}  // namespace
