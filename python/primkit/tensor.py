@@ -117,11 +117,26 @@ def _np_contig(a):
     return np.ascontiguousarray(a)
 
 
+_TORCH_DTYPES = None
+
+
+def _torch_dtypes():
+    global _TORCH_DTYPES
+    if _TORCH_DTYPES is None:
+        import torch
+        from .dtypes import all_dtypes
+        _TORCH_DTYPES = {getattr(torch, d.torch_name): d.code_bits for d in all_dtypes()
+                         if d.torch_name and hasattr(torch, d.torch_name)}
+    return _TORCH_DTYPES
+
+
 def from_dlpack(x: Any, device=None) -> Tensor:
     """Imports any DLPack producer (numpy, torch, ...). Host memory is shared without copying; with `device`
     naming a device that cannot address host memory, the data is copied there."""
     if isinstance(x, Tensor):
         t = x
+    elif type(x).__name__ == "Tensor" and type(x).__module__ == "torch":
+        t = Tensor(_primkit.from_torch(x, _torch_dtypes()))
     else:
         t = Tensor(_primkit.from_dlpack(x))
     if device is None:

@@ -99,6 +99,7 @@ struct Event {
 // deleter, which may need the GIL).
 struct Storage {
   RuntimeRef rt;
+  nb::object owner;  // a Python object whose memory this is (the torch fast path), released with the GIL held
   pk_buffer_t buffer = nullptr;
   pk::dl::ManagedTensor *legacy = nullptr;
   pk::dl::ManagedTensorVersioned *versioned = nullptr;
@@ -254,6 +255,46 @@ TensorRef from_capsule(nb::handle capsule) {
   // Rebase so that data is the lowest byte the view touches (negative strides reach below the first element).
   char *base = static_cast<char *>(dl->data) + dl->byte_offset + lo * isz;
   d.data = base;
+  d.byte_offset = static_cast<uint64_t>(-lo * isz);
+  d.storage_bytes = empty ? 0 : static_cast<uint64_t>((hi - lo + 1) * isz);
+  t->fix_pointers();
+  return t;
+}
+
+// torch.Tensor without a capsule: torch's own __dlpack__ costs about 2 us in Python-level checks, reading the
+// pointer, sizes and strides a fraction of that. `dtypes` maps torch dtypes to (code, bits); the tensor itself is
+// held as the owner of the memory.
+TensorRef import_torch(nb::handle obj, nb::dict dtypes) {
+  if (!nb::cast<bool>(obj.attr("is_cpu"))) {
+    throw nb::buffer_error("from_dlpack: a torch tensor on a non-CPU device is not host-addressable; .cpu() it");
+  }
+  nb::object dt = dtypes.get(obj.attr("dtype"), nb::none());
+  if (dt.is_none()) throw nb::type_error("from_dlpack: this torch dtype has no PrimKit equivalent");
+  auto t = std::make_shared<Tensor>();
+  t->storage = std::make_shared<Storage>();
+  t->storage->owner = nb::borrow(obj);
+  nb::tuple shape = nb::tuple(obj.attr("shape"));
+  nb::tuple strides = nb::tuple(obj.attr("stride")());
+  const size_t nd = nb::len(shape);
+  if (nd > PK_MAX_RANK) throw nb::value_error("from_dlpack: rank above 8");
+  pk_tensor &d = t->desc;
+  d.dtype = dtype_of(dt);
+  const int64_t isz = (d.dtype.bits + 7) / 8;
+  int64_t lo = 0, hi = 0;
+  bool empty = false;
+  for (size_t i = 0; i < nd; ++i) {
+    t->shape[i] = nb::cast<int64_t>(shape[i]);
+    t->strides[i] = nb::cast<int64_t>(strides[i]);
+    if (t->shape[i] == 0) empty = true;
+    const int64_t span = (t->shape[i] - 1) * t->strides[i];
+    if (span < 0) lo += span; else hi += span;
+  }
+  const uintptr_t ptr = nb::cast<uintptr_t>(obj.attr("data_ptr")());
+  d.flags = PK_TENSOR_FLAG_HOST_VISIBLE;
+  d.device_type = PK_DEVICE_CPU;
+  d.device_id = 0;
+  d.ndim = static_cast<int32_t>(nd);
+  d.data = reinterpret_cast<char *>(ptr) + lo * isz;
   d.byte_offset = static_cast<uint64_t>(-lo * isz);
   d.storage_bytes = empty ? 0 : static_cast<uint64_t>((hi - lo + 1) * isz);
   t->fix_pointers();
@@ -785,6 +826,7 @@ NB_MODULE(_primkit, m) {
       });
 
   m.def("from_dlpack", &import_object, "obj"_a, "Imports a DLPack producer's host memory without copying.");
+  m.def("from_torch", &import_torch, "tensor"_a, "dtypes"_a, "Imports a CPU torch.Tensor without a capsule.");
   m.def(
       "empty",
       [](const DeviceRef &dev, std::tuple<int, int> dtype, const std::vector<int64_t> &shape) {
