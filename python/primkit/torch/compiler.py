@@ -165,8 +165,8 @@ class PrimKitModule(torch.nn.Module):
         self.c = compiler
         self.index = index
         g = Graph()
-        b = Builder(g)
         env: Dict[Any, Any] = {}
+        b = Builder(g, env)
         placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
         self.n_args = len(placeholders)
         self.arg_index: List[int] = []  # graph input k <- call argument arg_index[k]
@@ -191,6 +191,10 @@ class PrimKitModule(torch.nn.Module):
         outs = out_node.args[0]
         self.single = not isinstance(outs, (tuple, list))
         outs = [outs] if self.single else list(outs)
+        g, remap = _live_subgraph(g, b.emitted, [env[o] for o in outs])
+        for k in list(env):
+            if isinstance(env[k], Value) and int(env[k]) in remap:
+                env[k] = remap[int(env[k])]
         # Outputs: PrimKit values, or graph inputs passed through (returned as the caller's tensor).
         self.out_plan: List[Tuple[str, int]] = []
         marked: Dict[int, int] = {}
@@ -229,6 +233,36 @@ class PrimKitModule(torch.nn.Module):
                 _primkit.copy_to_host(d, self.stream, t.data_ptr())
         res = [outs[i] if kind == "out" else args[i] for kind, i in self.out_plan]
         return res[0] if self.single else tuple(res)
+
+
+def _live_subgraph(g: Graph, emitted, outputs) -> Tuple[Graph, Dict[int, Value]]:
+    """A copy of g with only the nodes the outputs need (lowerings may leave values unused, e.g. a weight
+    transpose that linear absorbed). Returns the new graph and old value id -> new Value."""
+    producer = {}
+    for i, (_, _, outs, _) in enumerate(emitted):
+        for o in outs:
+            producer[int(o)] = i
+    live, stack = set(), [int(v) for v in outputs]
+    while stack:
+        v = stack.pop()
+        i = producer.get(v)
+        if i is None or i in live:
+            continue
+        live.add(i)
+        stack.extend(int(x) for x in emitted[i][1])
+    if len(live) == len(emitted):
+        return g, {int(v): v for v in g.inputs}
+    g2 = Graph()
+    remap: Dict[int, Value] = {}
+    for v in g.inputs:
+        remap[int(v)] = g2.input(v.dtype, v.shape)
+    for i, (name, ins, outs, attrs) in enumerate(emitted):
+        if i not in live:
+            continue
+        new = g2.op(name, *[remap[int(x)] for x in ins], **attrs)
+        for o, n in zip(outs, new if isinstance(new, tuple) else (new,)):
+            remap[int(o)] = n
+    return g2, remap
 
 
 # --- the compiler ------------------------------------------------------------------------------------------

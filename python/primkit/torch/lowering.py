@@ -27,8 +27,9 @@ class Unsupported(Exception):
 class Builder:
     """Adds PrimKit nodes to a Graph and records each (op, operand types) for the capability query."""
 
-    def __init__(self, graph: Graph):
+    def __init__(self, graph: Graph, env: Optional[dict] = None):
         self.g = graph
+        self.env = env if env is not None else {}  # fx node -> lowered value (lets lowerings look through views)
         self.emitted: List[Tuple[str, List[Value], Tuple[Value, ...], dict]] = []
 
     def op(self, name: str, *ins: Value, **attrs: Any):
@@ -532,9 +533,26 @@ def _bmm(b, node, x, y):
     return b.op("batch_matmul", x, y)
 
 
+def _transposed_weight(b, node):
+    """The [N, K] weight behind addmm/mm's second operand when it is permute(w, [1, 0]) or t(w) in the same
+    partition (nn.Linear's pattern): PrimKit's linear reads it as is, and the transpose is never materialized."""
+    src = node.args[2] if node.target is aten.addmm.default else node.args[1]
+    if not hasattr(src, "target"):
+        return None
+    if src.target is aten.t.default or (src.target is aten.permute.default and list(src.args[1]) == [1, 0]):
+        w = b.env.get(src.args[0])
+        if isinstance(w, Value) and len(w.shape) == 2:
+            return w
+    return None
+
+
 @lowering(aten.addmm.default)
 def _addmm(b, node, c, x, y, beta=1, alpha=1):
     shape = out_shape(node)
+    w = _transposed_weight(b, node)
+    if w is not None and beta == 1 and alpha == 1 and isinstance(c, Value) and list(c.shape) in ([shape[1]],
+                                                                                                  [1, shape[1]]):
+        return b.op("linear", x, w, b.reshape(c, [shape[1]]))
     mm = b.op("matmul", x, y)
     if alpha != 1:
         mm = b.op("mul", mm, b.scalar(alpha, mm.dtype, shape))
