@@ -494,20 +494,65 @@ pk_status pk_device_query_op(pk_device_t device, const pk_op_query *query, pk_op
                      query->op_id);
   }
   Backend &b = *device->backend;
-  pk_op_query q;
-  PK_STRUCT_INIT(q);
-  std::memcpy(&q, query, std::min<size_t>(query->struct_size, sizeof(q)));
-  q.struct_size = sizeof(q);
-  q.device_index = device->index;
   uint32_t size = out->struct_size;
   std::memset(out, 0, size);
   out->struct_size = size;
-  if (b.api.op_query == nullptr || !backend_knows_op(b, *op)) {
+  if (b.api.op_query == nullptr || !backend_knows_op(b, *op)) {  // answered without calling the backend
     out->supported = 0;
     std::snprintf(out->reason, sizeof(out->reason), "%s",
                   b.api.op_query ? "op is newer than the plugin's ABI" : "backend has no capability query");
     return PK_OK;
   }
+  // The query is validated as a launch is, as far as a query says anything (shapes may be NULL and outputs left
+  // out for a coverage query), so that no backend sees a NULL array, an impossible rank or a short attribute
+  // struct.
+  uint32_t required = op->num_inputs;
+  while (required > 0 && op->inputs[required - 1].optional) --required;  // trailing optional inputs may be left out
+  const bool arity_ok = query->num_inputs >= required && (op->variadic() || query->num_inputs <= op->num_inputs);
+  if (!arity_ok || (query->num_outputs != 0 && query->num_outputs != op->num_outputs)) {
+    return set_error(PK_ERROR_INVALID_ARGUMENT, op->id, -1, 0,
+                     "%s: pk_device_query_op: %u inputs and %u outputs given; the op takes %s%u inputs and %u outputs",
+                     op->name, query->num_inputs, query->num_outputs, op->variadic() ? "at least " : "", required,
+                     op->num_outputs);
+  }
+  if (query->num_inputs > pk::meta::kMaxLaunchInputs || (query->num_inputs && !query->inputs) ||
+      (query->num_outputs && !query->outputs)) {
+    return set_error(PK_ERROR_INVALID_ARGUMENT, op->id, -1, 0,
+                     "%s: pk_device_query_op: inputs/outputs is NULL or has more than %u tensors", op->name,
+                     pk::meta::kMaxLaunchInputs);
+  }
+  for (uint32_t i = 0; i < query->num_inputs + query->num_outputs; ++i) {
+    const bool in = i < query->num_inputs;
+    const pk_tensor &t = in ? query->inputs[i] : query->outputs[i - query->num_inputs];
+    const char *what = in ? "input" : "output";
+    const uint32_t k = in ? i : i - query->num_inputs;
+    if (t.struct_size < offsetof(pk_tensor, strides) || t.ndim < 0 || t.ndim > PK_MAX_RANK || t.dtype.lanes != 1 ||
+        pk::meta::dtype_id(t.dtype) < 0) {
+      return set_error(PK_ERROR_INVALID_ARGUMENT, op->id, static_cast<int32_t>(i), 0,
+                       "%s: pk_device_query_op: %s %u (%s): struct_size, rank (0..%d) or dtype is invalid", op->name,
+                       what, k, arg_name(*op, query->num_inputs, i), PK_MAX_RANK);
+    }
+    for (int32_t d = 0; t.shape && d < t.ndim; ++d) {
+      if (t.shape[d] < 0) {
+        return set_error(PK_ERROR_INVALID_ARGUMENT, op->id, static_cast<int32_t>(i), 0,
+                         "%s: pk_device_query_op: %s %u (%s): extent %d is negative", op->name, what, k,
+                         arg_name(*op, query->num_inputs, i), d);
+      }
+    }
+  }
+  alignas(16) unsigned char normalized[pk::meta::kMaxAttrsSize];
+  const void *attrs = nullptr;
+  if (op->num_attrs > 0 && query->struct_size > offsetof(pk_op_query, attrs) && query->attrs != nullptr) {
+    Diag diag;
+    if (!pk::meta::normalize_attrs(*op, query->attrs, normalized, diag)) return set_error_from_diag(diag, op->id);
+    attrs = normalized;  // an older caller's shorter struct reaches the backend at this build's size
+  }
+  pk_op_query q;
+  PK_STRUCT_INIT(q);
+  std::memcpy(&q, query, std::min<size_t>(query->struct_size, sizeof(q)));
+  q.struct_size = sizeof(q);
+  q.device_index = device->index;
+  q.attrs = attrs;
   pk_status st = b.api.op_query(b.context, &q, out);
   out->reason[sizeof(out->reason) - 1] = '\0';
   if (st != PK_OK) return forward_backend_error(b, st, op->id, "op_query failed");

@@ -357,3 +357,50 @@ TEST_F(LaunchTest, HostPointersAreRefusedOnDevicesWithoutUnifiedMemory) {
 }
 
 }  // namespace
+
+namespace {
+
+// The capability query is validated like a launch: no backend sees a NULL array, a bad rank or a short struct.
+TEST_F(LaunchTest, CapabilityQueriesAreValidatedBeforeTheBackendSeesThem) {
+  pk_op_query q;
+  PK_STRUCT_INIT(q);
+  q.op_id = PK_OP_ADD;
+  q.num_inputs = 2;
+  q.inputs = nullptr;
+  q.num_outputs = 1;
+  pk_op_support s;
+  PK_STRUCT_INIT(s);
+  expect_error(pk_device_query_op(cpu_dev, &q, &s), PK_ERROR_INVALID_ARGUMENT, -1, {"add", "NULL"});
+  std::vector<int64_t> shape{3};
+  float a[3] = {0};
+  pk_tensor t[3] = {host(a, 3, shape), host(a, 3, shape), host(a, 3, shape)};
+  q.inputs = t;
+  q.outputs = t + 2;
+  q.num_inputs = 1;
+  expect_error(pk_device_query_op(cpu_dev, &q, &s), PK_ERROR_INVALID_ARGUMENT, -1, {"add", "1 inputs"});
+  q.num_inputs = 2;
+  t[1].ndim = 9;
+  expect_error(pk_device_query_op(cpu_dev, &q, &s), PK_ERROR_INVALID_ARGUMENT, 1, {"add", "input 1 (b)", "rank"});
+  t[1].ndim = 1;
+  ASSERT_EQ(pk_device_query_op(cpu_dev, &q, &s), PK_OK) << last_error().message;
+  EXPECT_EQ(s.supported, 1);
+  // A coverage query (no shapes) and an older caller's shorter attribute struct are both legal.
+  pk_tensor c[2] = {t[0], t[0]};
+  c[0].shape = c[1].shape = nullptr;
+  c[0].ndim = c[1].ndim = 2;
+  pk_attrs_softmax sm = PK_ATTRS_SOFTMAX_INIT;
+  sm.struct_size = sizeof(uint32_t);  // knows no field: every attribute takes its default
+  q.op_id = PK_OP_SOFTMAX;
+  q.num_inputs = 1;
+  q.inputs = c;
+  q.outputs = c + 1;
+  q.attrs = &sm;
+  ASSERT_EQ(pk_device_query_op(cpu_dev, &q, &s), PK_OK) << last_error().message;  // normalized to full size
+  EXPECT_EQ(s.supported, 1);
+  sm.struct_size = sizeof sm;
+  sm.dim = 1;
+  ASSERT_EQ(pk_device_query_op(cpu_dev, &q, &s), PK_OK) << last_error().message;
+  EXPECT_EQ(s.supported, 1);
+}
+
+}  // namespace
