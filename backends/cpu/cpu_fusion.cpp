@@ -82,10 +82,9 @@ pk_status fusion_offer(pk_be_context *, uint32_t, const pk_subgraph *graph, pk_f
 
 pk_status kernel_launch_impl(pk_be_kernel *k, const pk_tensor *args, uint32_t num_args) {
   const pk::codegen::Region &r = k->spec.region;
-  if (num_args != r.num_args()) {
-    return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "cpu: fused kernel takes %zu arguments, got %u", r.num_args(),
-                num_args);
-  }
+  std::string mismatch;
+  if (!pk::codegen::fused_args_match(r, k->shape, k->red, args, num_args, mismatch))
+    return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "cpu: fused kernel launch: %s", mismatch.c_str());
   const int32_t rank = static_cast<int32_t>(k->shape.size());
   pk::codegen::PlannedLaunch l;  // the launch as the generator's layout check sees it
   l.region = r;

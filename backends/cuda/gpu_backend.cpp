@@ -394,15 +394,18 @@ pk_status g_fusion_offer(pk_be_context *ctx, uint32_t device, const pk_subgraph 
 
 pk_status g_kernel_launch(pk_be_stream *stream, pk_be_kernel *kernel, const pk_tensor *args, uint32_t num_args) {
   if (pk_status st = sticky_check(stream)) return st;
-  if (kernel == nullptr || num_args != kernel->spec.region.num_args()) {
-    return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "%s: kernel_launch: expected %zu arguments, got %u",
-                pk::gpu::backend_name(), kernel ? kernel->spec.region.num_args() : size_t{0}, num_args);
-  }
+  if (kernel == nullptr)
+    return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "%s: kernel_launch: NULL kernel", pk::gpu::backend_name());
   try {
     pk::codegen::PlannedLaunch l;
     l.region = kernel->spec.region;
     l.shape = kernel->shape;
     l.red = l.region.reduces() ? 1 : 0;
+    std::string mismatch;
+    if (!pk::codegen::fused_args_match(l.region, l.shape, l.red, args, num_args, mismatch)) {
+      return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "%s: kernel_launch: %s", pk::gpu::backend_name(),
+                  mismatch.c_str());
+    }
     const int32_t rank = static_cast<int32_t>(l.shape.size());
     for (uint32_t k = 0; k < num_args; ++k) l.args.push_back(pk::codegen::PlanArg{k, 0, strides_over(args[k], rank)});
     void *k = kernel->dense;

@@ -1591,6 +1591,54 @@ bool plan_is_dense(const PlannedLaunch &l) {
   return true;
 }
 
+bool fused_args_match(const Region &region, const std::vector<int64_t> &shape, int32_t red, const pk_tensor *args,
+                      uint32_t num_args, std::string &why) {
+  auto shape_text = [](const int64_t *dims, size_t n) {
+    std::string t = "[";
+    for (size_t d = 0; d < n; ++d) t += (d ? "," : "") + std::to_string(dims[d]);
+    return t + "]";
+  };
+  if (num_args != region.num_args() || (num_args > 0 && args == nullptr)) {
+    why = "the kernel takes " + std::to_string(region.num_args()) + " arguments, got " + std::to_string(num_args);
+    return false;
+  }
+  if (red < 0 || static_cast<size_t>(red) > shape.size()) {
+    why = "the kernel's element space has fewer axes than it reduces";
+    return false;
+  }
+  const size_t lead = shape.size() - static_cast<size_t>(red);
+  const size_t nin = region.inputs.size();
+  for (uint32_t i = 0; i < num_args; ++i) {
+    const uint32_t v = i < nin ? region.inputs[i] : region.outputs[i - nin];
+    const pk_tensor &t = args[i];
+    const std::string which = "argument " + std::to_string(i);
+    if (v >= region.dtypes.size()) {
+      why = which + ": the region has no such value";
+      return false;
+    }
+    if (pk::meta::dtype_id(t.dtype) != region.dtypes[v]) {
+      why = which + " is " + pk::meta::dtype_name(pk::meta::dtype_id(t.dtype)) + ", the kernel was planned for " +
+            pk::meta::dtype_name(region.dtypes[v]);
+      return false;
+    }
+    const Kind kind = region.kind(v);
+    const size_t first = kind == kCol ? lead : 0, last = kind == kRow ? lead : shape.size();
+    const bool readable = t.ndim >= 0 && t.ndim <= PK_MAX_RANK && (t.ndim == 0 || t.shape != nullptr);
+    if (!readable || static_cast<size_t>(t.ndim) != last - first ||
+        !std::equal(shape.begin() + static_cast<std::ptrdiff_t>(first),
+                    shape.begin() + static_cast<std::ptrdiff_t>(last), t.shape)) {
+      why = which + " has shape " + (readable ? shape_text(t.shape, static_cast<size_t>(t.ndim)) : "(invalid)") +
+            ", the kernel was planned for " + shape_text(shape.data() + first, last - first);
+      return false;
+    }
+    if (t.data == nullptr && numel(shape) != 0) {
+      why = which + " has no data";
+      return false;
+    }
+  }
+  return true;
+}
+
 bool region_for_op(uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs, const pk_tensor *outputs,
                    uint32_t num_outputs, const void *attrs, Region &out, std::string &why) {
   std::vector<PlannedLaunch> plan;
@@ -1639,6 +1687,10 @@ bool region_from_subgraph(const pk_subgraph &g, uint8_t *claimed, Region &out, i
   const uint32_t nn = g.num_nodes;
   std::vector<int32_t> dtypes(g.num_values);
   for (uint32_t v = 0; v < g.num_values; ++v) dtypes[v] = pk::meta::dtype_id(g.values[v].dtype);
+  auto same_shape = [&](uint32_t a, uint32_t b) {
+    const pk_graph_value &x = g.values[a], &y = g.values[b];
+    return x.ndim == y.ndim && std::equal(x.shape, x.shape + x.ndim, y.shape);
+  };
   // Which nodes compile on their own.
   std::vector<Node> nodes(nn);
   std::vector<bool> ok(nn, false);
@@ -1661,13 +1713,20 @@ bool region_from_subgraph(const pk_subgraph &g, uint8_t *claimed, Region &out, i
       std::string ignored;
       if (!last_axis_only(n.op_id, gn.attrs, g.values[n.inputs[0]].ndim, ignored)) continue;
     }
-    ok[i] = true;
+    // The kernel runs over one element space and indexes every argument with the element's linear index, so a
+    // node qualifies only when all it reads (and what it writes, unless it is a reduction) has one shape.
+    bool one_shape = true;
+    for (uint32_t v : n.inputs) one_shape = one_shape && same_shape(v, n.inputs[0]);
+    if (!is_reduction_op(n.op_id)) one_shape = one_shape && same_shape(n.output, n.inputs[0]);
+    ok[i] = one_shape;
   }
-  // The longest run of compilable nodes; a reduction closes its run.
+  // The longest run of compilable nodes over one element shape; a reduction closes its run. An offered window
+  // mixes shapes (batch_norm computes per-channel [C] values and broadcasts them over [N, C, H, W]): a run that
+  // spanned two shapes would read and write the smaller values far past their end.
   uint32_t best_begin = 0, best_len = 0;
   for (uint32_t b = 0; b < nn; ++b) {
     uint32_t e = b;
-    while (e < nn && ok[e]) {
+    while (e < nn && ok[e] && same_shape(nodes[e].inputs[0], nodes[b].inputs[0])) {
       ++e;
       if (is_reduction_op(nodes[e - 1].op_id)) break;
     }
@@ -1721,8 +1780,7 @@ bool region_from_subgraph(const pk_subgraph &g, uint8_t *claimed, Region &out, i
   for (uint32_t v : args_out) r.outputs.push_back(map(v));
   why = check(r);
   if (!why.empty()) return false;
-  const pk_graph_value &elem =
-      g.values[nodes[best_begin].inputs.empty() ? nodes[best_begin].output : nodes[best_begin].inputs[0]];
+  const pk_graph_value &elem = g.values[nodes[best_begin].inputs[0]];  // every run node reads this shape
   ndim = elem.ndim;
   std::copy(elem.shape, elem.shape + elem.ndim, shape);
   for (uint32_t i = best_begin; i < end; ++i) claimed[i] = 1;

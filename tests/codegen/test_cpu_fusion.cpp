@@ -507,4 +507,115 @@ TEST_F(CpuFusion, TwoReductionRowProgramThroughTheGraphApi) {
   expect_close(std::vector<float>(po, po + hx.size()), want, 4);
 }
 
+// --- windows of several shapes, and launches that do not match the plan ----------------------------------------
+
+// batch_norm's decomposition mixes per-channel [C] values with [N, C, H, W] ones (joined by broadcast_in_dim over
+// axis 1). The generator's elementwise region has one element space indexed linearly, so the run it claims must
+// read and write values of exactly the element shape it reports (a reduction's output excepted).
+TEST(CpuFusionRegions, ClaimedRunsNeverSpanTwoShapes) {
+  auto type = [](std::vector<int64_t> shape) {
+    pk::meta::TensorType t{};
+    t.dtype = PK_DTYPE_F32;
+    t.ndim = static_cast<int32_t>(shape.size());
+    std::copy(shape.begin(), shape.end(), t.shape);
+    return t;
+  };
+  for (const std::vector<int64_t> &x : {std::vector<int64_t>{2, 3, 4, 5}, std::vector<int64_t>{1, 8, 4, 4}}) {
+    const std::vector<int64_t> c = {x[1]};
+    pk::test::Offer offer;
+    std::string why;
+    pk_attrs_batch_norm a = PK_ATTRS_BATCH_NORM_INIT;
+    ASSERT_TRUE(offer.build("batch_norm", {type(x), type(c), type(c), type(c), type(c)}, &a, why)) << why;
+    pk::codegen::Region region;
+    int64_t shape[PK_MAX_RANK];
+    int32_t ndim = 0;
+    if (!pk::codegen::region_from_subgraph(offer.graph, offer.claimed.data(), region, shape, ndim, why)) continue;
+    auto has_element_shape = [&](uint32_t v) {
+      const pk_graph_value &gv = offer.graph.values[v];
+      return gv.ndim == ndim && std::equal(gv.shape, gv.shape + ndim, shape);
+    };
+    size_t claimed = 0;
+    for (uint32_t i = 0; i < offer.graph.num_nodes; ++i) {
+      if (!offer.claimed[i]) continue;
+      ++claimed;
+      const pk_graph_node &n = offer.graph.nodes[i];
+      for (uint32_t k = 0; k < n.num_inputs; ++k) EXPECT_TRUE(has_element_shape(n.inputs[k])) << "node " << i;
+      EXPECT_TRUE(has_element_shape(n.outputs[0])) << "node " << i;
+    }
+    EXPECT_GE(claimed, 2u);
+  }
+}
+
+// What the runtime passes a fused kernel is fixed by the claim; a backend must still refuse a launch whose
+// arguments differ from what it planned (count, dtype, or the shape of a per-element, per-row or per-column value)
+// with an error instead of indexing past the tensors. The real CPU plugin (it installs the same hooks as the shim)
+// so that its get_last_error sees the messages the hooks set.
+TEST(CpuFusionRegions, LaunchWithArgumentsOtherThanPlannedIsAnError) {
+  const int64_t rows = 3, cols = 16;
+  pk::test::DirectPlugin plugin((std::string(PK_PLUGIN_DIR) + "/libprimkit_backend_cpu.so").c_str());
+  ASSERT_NE(plugin.api, nullptr) << plugin.error;
+  pk::meta::TensorType tx{}, tc{};
+  tx.dtype = tc.dtype = PK_DTYPE_F32;
+  tx.ndim = 2;
+  tx.shape[0] = rows;
+  tx.shape[1] = cols;
+  tc.ndim = 1;
+  tc.shape[0] = cols;
+  pk::test::Offer offer;
+  std::string why;
+  pk_attrs_layer_norm attrs = PK_ATTRS_LAYER_NORM_INIT;
+  ASSERT_TRUE(offer.build("layer_norm", {tx, tc, tc}, &attrs, why)) << why;
+  pk_be_kernel *kernel = nullptr;
+  ASSERT_EQ(plugin.api->fusion_offer(plugin.ctx, 0, &offer.graph, &offer.claim, &kernel), PK_OK);
+  ASSERT_NE(kernel, nullptr) << "layer_norm's decomposition is one row program";
+  // Storage large enough for every wrong shape below: a refused launch must fail before touching any of it.
+  std::vector<float> x(4 * rows * cols, 0.5f), w(4 * cols, 1.0f), b(4 * cols, 0.0f), out(4 * rows * cols, -1.0f);
+  const int64_t s_x[2] = {rows, cols}, s_c[1] = {cols};
+  const pk_dtype f32 = PK_DTYPE_F32_DESC;
+  auto args = [&]() {
+    return std::vector<pk_tensor>{pk::test::host_tensor(x.data(), f32, 2, s_x),
+                                  pk::test::host_tensor(w.data(), f32, 1, s_c),
+                                  pk::test::host_tensor(b.data(), f32, 1, s_c),
+                                  pk::test::host_tensor(out.data(), f32, 2, s_x)};
+  };
+  auto launch = [&](const std::vector<pk_tensor> &a) {
+    return plugin.api->kernel_launch(plugin.stream, kernel, a.data(), static_cast<uint32_t>(a.size()));
+  };
+  auto message = [&]() {
+    pk_error_info e;
+    e.struct_size = sizeof e;
+    plugin.api->get_last_error(plugin.ctx, &e);
+    return std::string(e.message);
+  };
+  ASSERT_EQ(launch(args()), PK_OK) << message();
+  std::vector<pk_tensor> a = args();
+  a.pop_back();
+  EXPECT_EQ(launch(a), PK_ERROR_INVALID_ARGUMENT) << "an argument missing";
+  const int64_t more_rows[2] = {2 * rows, cols}, wider[2] = {rows, 2 * cols}, batched[3] = {1, rows, cols},
+                long_column[1] = {2 * cols}, column_as_rows[2] = {rows, cols};
+  a = args();
+  a[0].shape = more_rows;
+  EXPECT_EQ(launch(a), PK_ERROR_INVALID_ARGUMENT) << "x with more rows";
+  EXPECT_NE(message().find("argument 0"), std::string::npos) << message();
+  a = args();
+  a[3].shape = wider;
+  EXPECT_EQ(launch(a), PK_ERROR_INVALID_ARGUMENT) << "an output of other columns";
+  a = args();
+  a[0].ndim = 3;
+  a[0].shape = batched;
+  EXPECT_EQ(launch(a), PK_ERROR_INVALID_ARGUMENT) << "x of another rank";
+  a = args();
+  a[1].shape = long_column;
+  EXPECT_EQ(launch(a), PK_ERROR_INVALID_ARGUMENT) << "a per-column weight of other length";
+  a = args();
+  a[2].ndim = 2;
+  a[2].shape = column_as_rows;
+  EXPECT_EQ(launch(a), PK_ERROR_INVALID_ARGUMENT) << "a per-column bias with the element shape";
+  a = args();
+  a[3].dtype = pk_dtype PK_DTYPE_F64_DESC;
+  EXPECT_EQ(launch(a), PK_ERROR_INVALID_ARGUMENT) << "an output of another dtype";
+  EXPECT_NE(message().find("f64"), std::string::npos) << message();
+  plugin.api->kernel_destroy(plugin.ctx, kernel);
+}
+
 }  // namespace

@@ -1,5 +1,11 @@
 // Graphs: shape inference at construction, fusion offers (the sim backend claims add/mul chains), the rest
 // op by op with fallback, composites expanded when the backend lacks them.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "runtime_fixture.hpp"
 
 using namespace pk::test;
@@ -297,6 +303,149 @@ TEST_F(GraphTest, MalformedGraphsAreRefusedClearly) {
   EXPECT_EQ(pk_executable_run(exe, cpu_stream, run_in, 2, &tout.t, 1), PK_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(last_error().message).find("graph declares f32[2,3]"), std::string::npos)
       << last_error().message;
+}
+
+// --- values computed inside the graph and broadcast over a larger shape (CPU fusion) ------------------------
+
+// Runs `exe` on the CPU with host inputs (dense, of the given shapes) and returns its single f32 output of `out`
+// elements.
+std::vector<float> run_on_cpu(pk_executable_t exe, pk_device_t dev, pk_stream_t stream,
+                              const std::vector<std::vector<int64_t>> &shapes,
+                              const std::vector<std::vector<float>> &data, const std::vector<int64_t> &out_shape) {
+  std::vector<std::unique_ptr<DeviceTensor>> ins;
+  std::vector<pk_tensor> descs;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    ins.push_back(std::make_unique<DeviceTensor>(dev, f32(), shapes[i]));
+    ins.back()->upload(stream, data[i].data(), data[i].size() * 4);
+    descs.push_back(ins.back()->t);
+  }
+  DeviceTensor out(dev, f32(), out_shape);
+  size_t n = 1;
+  for (int64_t e : out_shape) n *= static_cast<size_t>(e);
+  EXPECT_EQ(pk_executable_run(exe, stream, descs.data(), static_cast<uint32_t>(descs.size()), &out.t, 1), PK_OK)
+      << last_error().message;
+  return out.download<float>(stream, n);
+}
+
+std::vector<float> test_values(size_t n, int salt) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = 0.37f * static_cast<float>(static_cast<int64_t>((i * 29 + salt * 13) % 23) - 11);
+  return v;
+}
+
+// Row-major coordinate `axis` of element `i` of `shape`.
+int64_t coordinate(int64_t i, const std::vector<int64_t> &shape, size_t axis) {
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+  return (i / inner) % shape[axis];
+}
+
+// out = neg(x) * broadcast_in_dim(exp(s)) with s a vector along one axis of x's shape: a window whose nodes
+// have two shapes. A fused kernel must not span both (it would index s and exp(s) with x's elements); the
+// results are checked against a double-precision loop, with and without fusion.
+TEST_F(GraphTest, BroadcastOfAComputedValueAlongAnyAxisFusesCorrectly) {
+  struct Case {
+    std::vector<int64_t> shape;
+    int64_t axis;
+  };
+  const Case cases[] = {
+      {{2, 8}, 1},       {{16, 8}, 1},      {{2, 8, 4}, 1},    {{8, 4, 2}, 0},    {{4, 2, 8}, 2},
+      {{1, 8, 4, 4}, 1}, {{3, 5, 7}, 1},    {{2, 3, 5, 7}, 1}, {{2, 3, 5, 7}, 2}, {{1, 1, 9}, 2},
+  };
+  for (const Case &c : cases) {
+    for (int32_t disable_fusion : {0, 1}) {
+      std::string name = "[";
+      for (int64_t e : c.shape) name += std::to_string(e) + ",";
+      name += "] along " + std::to_string(c.axis) + (disable_fusion ? ", unfused" : ", fused");
+      SCOPED_TRACE(name);
+      pk_graph_t graph = nullptr;
+      ASSERT_EQ(pk_graph_create(&graph), PK_OK);
+      const int64_t channels = c.shape[static_cast<size_t>(c.axis)];
+      const int32_t rank = static_cast<int32_t>(c.shape.size());
+      uint32_t x = 0, s = 0, nx = 0, es = 0, bs = 0, out = 0;
+      ASSERT_EQ(pk_graph_add_input(graph, f32(), rank, c.shape.data(), &x), PK_OK);
+      ASSERT_EQ(pk_graph_add_input(graph, f32(), 1, &channels, &s), PK_OK);
+      ASSERT_EQ(pk_graph_add_node(graph, PK_OP_NEG, &x, 1, nullptr, &nx, 1), PK_OK);
+      ASSERT_EQ(pk_graph_add_node(graph, PK_OP_EXP, &s, 1, nullptr, &es, 1), PK_OK);
+      pk_attrs_broadcast_in_dim bc = PK_ATTRS_BROADCAST_IN_DIM_INIT;
+      bc.num_shape = rank;
+      std::copy(c.shape.begin(), c.shape.end(), bc.shape);
+      bc.num_broadcast_dimensions = 1;
+      bc.broadcast_dimensions[0] = c.axis;
+      ASSERT_EQ(pk_graph_add_node(graph, PK_OP_BROADCAST_IN_DIM, &es, 1, &bc, &bs, 1), PK_OK) << last_error().message;
+      const uint32_t product[2] = {nx, bs};
+      ASSERT_EQ(pk_graph_add_node(graph, PK_OP_MUL, product, 2, nullptr, &out, 1), PK_OK);
+      ASSERT_EQ(pk_graph_mark_output(graph, out), PK_OK);
+      pk_compile_options o;
+      PK_STRUCT_INIT(o);
+      o.disable_fusion = disable_fusion;
+      pk_executable_t e = nullptr;
+      ASSERT_EQ(pk_graph_compile(graph, cpu_dev, &o, &e), PK_OK) << last_error().message;
+      pk_graph_destroy(graph);
+      uint32_t fk = 0, fn = 0, sn = 0;
+      ASSERT_EQ(pk_executable_stats(e, &fk, &fn, &sn), PK_OK);
+      EXPECT_EQ(fn + sn, 4u) << "every node runs, fused or alone";
+      int64_t n = 1;
+      for (int64_t d : c.shape) n *= d;
+      const std::vector<float> hx = test_values(static_cast<size_t>(n), 1);
+      const std::vector<float> hs = test_values(static_cast<size_t>(channels), 2);
+      const std::vector<float> got = run_on_cpu(e, cpu_dev, cpu_stream, {c.shape, {channels}}, {hx, hs}, c.shape);
+      pk_executable_destroy(e);
+      ASSERT_EQ(got.size(), static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) {
+        const size_t ch = static_cast<size_t>(coordinate(i, c.shape, static_cast<size_t>(c.axis)));
+        const double want = -static_cast<double>(hx[i]) * std::exp(static_cast<double>(hs[ch]));
+        // exp within a few ulp of f32, then one rounded product.
+        EXPECT_LE(std::fabs(got[i] - want), 4 * 0x1p-23 * std::fabs(want)) << "element " << i;
+      }
+    }
+  }
+}
+
+// The batch_norm composite decomposes into per-channel [C] arithmetic broadcast over [N, C, H, W] (axis 1): the
+// CPU compiles that window with fusion. Checked against a double-precision loop of the op's definition, fused and
+// unfused, at a small shape and at a ResNet-like one.
+TEST_F(GraphTest, BatchNormCompositeFusedOnTheCpuMatchesADoubleReference) {
+  for (const std::vector<int64_t> &shape : {std::vector<int64_t>{2, 3, 4, 5}, std::vector<int64_t>{2, 64, 14, 14}}) {
+    for (int32_t disable_fusion : {0, 1}) {
+      SCOPED_TRACE(std::to_string(shape[1]) + " channels" + (disable_fusion ? ", unfused" : ", fused"));
+      const int64_t channels = shape[1], n = shape[0] * shape[1] * shape[2] * shape[3];
+      pk_graph_t graph = nullptr;
+      ASSERT_EQ(pk_graph_create(&graph), PK_OK);
+      uint32_t in[5] = {0, 0, 0, 0, 0}, out = 0;
+      ASSERT_EQ(pk_graph_add_input(graph, f32(), 4, shape.data(), &in[0]), PK_OK);
+      for (int k = 1; k < 5; ++k) ASSERT_EQ(pk_graph_add_input(graph, f32(), 1, &channels, &in[k]), PK_OK);
+      pk_attrs_batch_norm a = PK_ATTRS_BATCH_NORM_INIT;
+      a.eps = 1e-3;
+      ASSERT_EQ(pk_graph_add_node(graph, PK_OP_BATCH_NORM, in, 5, &a, &out, 1), PK_OK) << last_error().message;
+      ASSERT_EQ(pk_graph_mark_output(graph, out), PK_OK);
+      pk_compile_options o;
+      PK_STRUCT_INIT(o);
+      o.disable_fusion = disable_fusion;
+      pk_executable_t e = nullptr;
+      ASSERT_EQ(pk_graph_compile(graph, cpu_dev, &o, &e), PK_OK) << last_error().message;
+      pk_graph_destroy(graph);
+      const size_t c = static_cast<size_t>(channels);
+      const std::vector<float> x = test_values(static_cast<size_t>(n), 3), mean = test_values(c, 4),
+                               weight = test_values(c, 6), bias = test_values(c, 7);
+      std::vector<float> var = test_values(c, 5);
+      for (float &v : var) v = std::fabs(v) + 0.25f;
+      const std::vector<float> got =
+          run_on_cpu(e, cpu_dev, cpu_stream, {shape, {channels}, {channels}, {channels}, {channels}},
+                     {x, mean, var, weight, bias}, shape);
+      pk_executable_destroy(e);
+      ASSERT_EQ(got.size(), static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) {
+        const size_t ch = static_cast<size_t>(coordinate(i, shape, 1));
+        const double scale = weight[ch] / std::sqrt(static_cast<double>(var[ch]) + a.eps);
+        const double want = (x[i] - static_cast<double>(mean[ch])) * scale + bias[ch];
+        // The decomposition rounds x * scale and bias - mean * scale separately: its error is relative to those
+        // terms, not to their (possibly cancelling) sum.
+        const double terms = std::fabs(x[i] * scale) + std::fabs(mean[ch] * scale) + std::fabs(bias[ch]);
+        EXPECT_LE(std::fabs(got[i] - want), 8 * 0x1p-23 * terms) << "element " << i;
+      }
+    }
+  }
 }
 
 }  // namespace

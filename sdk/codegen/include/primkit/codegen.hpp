@@ -82,9 +82,9 @@ bool region_for_op(uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
 // The same for a capability query (dtypes only).
 bool region_for_query(const pk_op_query &query, Region &out, std::string &why);
 
-// Fusion: chooses the longest run of consecutive offered nodes the generator compiles (a run of a topological
-// order is always convex), marks it in `claimed`, and builds its region with the arguments in the order
-// pk_fusion_claim defines. `shape`/`ndim` receive the element shape (the reduced node's input shape when the
+// Fusion: chooses the longest run of consecutive offered nodes the generator compiles that all read (and, but for
+// a closing reduction, write) values of one shape (a run of a topological order is always convex), marks it in
+// `claimed`, and builds its region with the arguments in the order pk_fusion_claim defines. `shape`/`ndim` receive the element shape (the reduced node's input shape when the
 // run ends in a reduction). Returns false (claiming nothing) when no node qualifies or the run is a lone node
 // not worth a kernel of its own.
 bool region_from_subgraph(const pk_subgraph &graph, uint8_t *claimed, Region &out, int64_t *shape, int32_t &ndim,
@@ -125,6 +125,13 @@ bool plan_op(uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs, const
 // Whether a planned launch may use the dense (rank 0) kernel: every argument row-major over the element space
 // (row values over the leading axes, column values over the reduced ones).
 bool plan_is_dense(const PlannedLaunch &l);
+// Whether `args` are the tensors a fused region was planned for: Region::num_args of them, each with its value's
+// dtype and its kind's shape over the element space `shape` (kElem: all of it, kRow: the leading
+// shape.size() - red axes, kCol: the trailing `red` axes). The kernel indexes every argument through that space
+// alone, so a launch whose arguments differ from the claim the region was built for must be refused, never run:
+// it would read and write past the tensors. Returns false with `why` naming the first argument that differs.
+bool fused_args_match(const Region &region, const std::vector<int64_t> &shape, int32_t red, const pk_tensor *args,
+                      uint32_t num_args, std::string &why);
 
 // --- targets ----------------------------------------------------------------------------------------------
 
