@@ -1,6 +1,7 @@
 // graph.cpp — graphs of ops: construction with shape inference, compilation for a device (composites the
 // backend lacks are decomposed, fusion windows are offered to the backend's fusion hook), and execution.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -64,6 +65,7 @@ struct pk_graph_s {
 struct pk_executable_s {
   struct Step {
     bool fused = false;
+    bool alias_view = false;         // a view op whose output aliases its input's storage (see view_of_input)
     GraphNode node;                  // single op (fused == false)
     pk_be_kernel *kernel = nullptr;  // fused kernel
     std::vector<uint32_t> args;      // fused kernel arguments, in pk_fusion_claim order
@@ -90,6 +92,106 @@ bool joins_window(const OpInfo &op) {
   return is_elementwise(op) || is_trailing_reduction(op) ||
          (op.tier == pk::meta::Tier::primitive && op.num_outputs == 1 &&
           (op.id == PK_OP_BROADCAST_IN_DIM || op.id == PK_OP_FULL));
+}
+
+// View ops the executor can express as a strided description of their input (reshape only when the input is
+// compact, which view_of_input checks at run time).
+bool aliasable_view(uint32_t op_id) {
+  switch (op_id) {
+    case PK_OP_TRANSPOSE:
+    case PK_OP_BROADCAST_IN_DIM:
+    case PK_OP_EXPAND_DIMS:
+    case PK_OP_SQUEEZE:
+    case PK_OP_SLICE_IN_DIM:
+    case PK_OP_VIEW_OF:
+    case PK_OP_RESHAPE:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Describes the output of view step `n` over the storage of its input `in`: same data pointer and storage,
+// new shape (the graph's), strides and byte offset. False when the view is not expressible as strides (a
+// reshape of a non-compact input); the caller then runs the op into a buffer of its own.
+bool view_of_input(const GraphNode &n, const pk_tensor &in, const TensorType &out_type, int64_t *strides,
+                   pk_tensor &out) {
+  int64_t ist[PK_MAX_RANK];
+  if (in.strides) {
+    std::copy(in.strides, in.strides + in.ndim, ist);
+  } else {
+    int64_t st = 1;
+    for (int32_t d = in.ndim - 1; d >= 0; --d) {
+      ist[d] = st;
+      st *= std::max<int64_t>(in.shape[d], 1);
+    }
+  }
+  const int32_t r = out_type.ndim;
+  const uint64_t isz = pk::meta::dtype_size(out_type.dtype);
+  uint64_t offset = in.byte_offset;
+  const void *a = n.attrs.empty() ? nullptr : n.attrs.data();
+  switch (n.op_id) {
+    case PK_OP_TRANSPOSE: {
+      const auto *t = static_cast<const pk_attrs_transpose *>(a);
+      for (int32_t d = 0; d < r; ++d) strides[d] = ist[t->permutation[d]];
+      break;
+    }
+    case PK_OP_BROADCAST_IN_DIM: {
+      const auto *t = static_cast<const pk_attrs_broadcast_in_dim *>(a);
+      std::fill(strides, strides + r, 0);
+      for (int32_t k = 0; k < t->num_broadcast_dimensions; ++k) {
+        const int64_t d = t->broadcast_dimensions[k];
+        strides[d] = (in.shape[k] == 1 && out_type.shape[d] != 1) ? 0 : ist[k];
+      }
+      break;
+    }
+    case PK_OP_EXPAND_DIMS: {
+      const auto *t = static_cast<const pk_attrs_expand_dims *>(a);
+      bool added[PK_MAX_RANK] = {false};
+      for (int32_t k = 0; k < t->num_dims; ++k) added[t->dims[k]] = true;
+      for (int32_t d = 0, k = 0; d < r; ++d) strides[d] = added[d] ? 0 : ist[k++];
+      break;
+    }
+    case PK_OP_SQUEEZE: {
+      const auto *t = static_cast<const pk_attrs_squeeze *>(a);
+      bool removed[PK_MAX_RANK] = {false};
+      for (int32_t k = 0; k < t->num_dims; ++k) removed[t->dims[k]] = true;
+      for (int32_t k = 0, d = 0; k < in.ndim; ++k)
+        if (!removed[k]) strides[d++] = ist[k];
+      break;
+    }
+    case PK_OP_SLICE_IN_DIM: {
+      const auto *t = static_cast<const pk_attrs_slice_in_dim *>(a);
+      std::copy(ist, ist + r, strides);
+      offset += static_cast<uint64_t>(t->start * ist[t->dim]) * isz;
+      strides[t->dim] = ist[t->dim] * t->stride;
+      break;
+    }
+    case PK_OP_VIEW_OF:
+      std::copy(ist, ist + r, strides);
+      break;
+    case PK_OP_RESHAPE: {
+      int64_t want = 1;  // compact row-major input: the output is compact row-major over the same bytes
+      for (int32_t d = in.ndim - 1; d >= 0; --d) {
+        if (in.shape[d] != 1 && ist[d] != want) return false;
+        want *= in.shape[d];
+      }
+      int64_t st = 1;
+      for (int32_t d = r - 1; d >= 0; --d) {
+        strides[d] = st;
+        st *= std::max<int64_t>(out_type.shape[d], 1);
+      }
+      break;
+    }
+    default:
+      return false;
+  }
+  out = in;
+  out.ndim = r;
+  out.shape = out_type.shape;
+  out.strides = strides;
+  out.byte_offset = offset;
+  return true;
 }
 
 const OpInfo &op_of(const GraphNode &n) {
@@ -121,6 +223,9 @@ class Planner {
   void single(size_t i) {
     pk_executable_s::Step s;
     s.node = nodes_[i];
+    // A view whose result stays inside the graph is described over its input's storage at run time instead of
+    // being copied; a graph output is still written into the caller's buffer.
+    s.alias_view = aliasable_view(s.node.op_id) && s.node.outputs.size() == 1 && !graph_output_[s.node.outputs[0]];
     exe_.steps.push_back(std::move(s));
     ++exe_.single_nodes;
   }
@@ -603,12 +708,15 @@ pk_status pk_executable_run(pk_executable_t exe, pk_stream_t stream, const pk_te
     uint64_t capacity = 0;
   };
   std::vector<Temp> temps(exe->values.size());
+  std::vector<bool> view_out(exe->values.size(), false);  // described over another value's storage, no buffer
+  for (const auto &step : exe->steps)
+    if (step.alias_view) view_out[step.node.outputs[0]] = true;
+  std::vector<std::array<int64_t, PK_MAX_RANK>> view_strides(exe->values.size());
   pk_status st = PK_OK;
-  for (size_t v = 0; v < exe->values.size() && st == PK_OK; ++v) {
-    if (bound[v]) continue;
+  auto allocate = [&](size_t v) {
     const TensorType &t = exe->values[v];
     uint64_t bytes = static_cast<uint64_t>(pk::meta::numel(t)) * pk::meta::dtype_size(t.dtype);
-    st = dev.allocator->allocate(bytes ? bytes : 1, &temps[v].data, &temps[v].capacity);
+    pk_status a = dev.allocator->allocate(bytes ? bytes : 1, &temps[v].data, &temps[v].capacity);
     pk_tensor &d = desc[v];
     PK_STRUCT_INIT(d);
     d.data = temps[v].data;
@@ -619,6 +727,11 @@ pk_status pk_executable_run(pk_executable_t exe, pk_stream_t stream, const pk_te
     d.ndim = t.ndim;
     d.shape = exe->values[v].shape;
     if (dev.host_visible()) d.flags |= PK_TENSOR_FLAG_HOST_VISIBLE;
+    return a;
+  };
+  for (size_t v = 0; v < exe->values.size() && st == PK_OK; ++v) {
+    if (bound[v] || view_out[v]) continue;
+    st = allocate(v);
   }
   std::vector<pk_tensor> ins, outs;
   Backend &b = *dev.backend;
@@ -630,6 +743,12 @@ pk_status pk_executable_run(pk_executable_t exe, pk_stream_t stream, const pk_te
       st = b.api.kernel_launch(stream->stream, step.kernel, ins.data(), static_cast<uint32_t>(ins.size()));
       if (st != PK_OK) st = forward_backend_error(b, st, PK_OP_NONE, "fused kernel launch failed");
       continue;
+    }
+    if (step.alias_view) {
+      const uint32_t in = step.node.inputs[0], out = step.node.outputs[0];
+      if (view_of_input(step.node, desc[in], exe->values[out], view_strides[out].data(), desc[out])) continue;
+      st = allocate(out);  // not expressible as strides: run the op into a buffer of its own
+      if (st != PK_OK) break;
     }
     ins.clear();
     outs.clear();

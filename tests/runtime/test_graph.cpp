@@ -329,7 +329,8 @@ std::vector<float> run_on_cpu(pk_executable_t exe, pk_device_t dev, pk_stream_t 
 
 std::vector<float> test_values(size_t n, int salt) {
   std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = 0.37f * static_cast<float>(static_cast<int64_t>((i * 29 + salt * 13) % 23) - 11);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = 0.37f * static_cast<float>(static_cast<int64_t>((i * 29 + salt * 13) % 23) - 11);
   return v;
 }
 
@@ -349,8 +350,8 @@ TEST_F(GraphTest, BroadcastOfAComputedValueAlongAnyAxisFusesCorrectly) {
     int64_t axis;
   };
   const Case cases[] = {
-      {{2, 8}, 1},       {{16, 8}, 1},      {{2, 8, 4}, 1},    {{8, 4, 2}, 0},    {{4, 2, 8}, 2},
-      {{1, 8, 4, 4}, 1}, {{3, 5, 7}, 1},    {{2, 3, 5, 7}, 1}, {{2, 3, 5, 7}, 2}, {{1, 1, 9}, 2},
+      {{2, 8}, 1},       {{16, 8}, 1},   {{2, 8, 4}, 1},    {{8, 4, 2}, 0},    {{4, 2, 8}, 2},
+      {{1, 8, 4, 4}, 1}, {{3, 5, 7}, 1}, {{2, 3, 5, 7}, 1}, {{2, 3, 5, 7}, 2}, {{1, 1, 9}, 2},
   };
   for (const Case &c : cases) {
     for (int32_t disable_fusion : {0, 1}) {
@@ -443,6 +444,70 @@ TEST_F(GraphTest, BatchNormCompositeFusedOnTheCpuMatchesADoubleReference) {
         // terms, not to their (possibly cancelling) sum.
         const double terms = std::fabs(x[i] * scale) + std::fabs(mean[ch] * scale) + std::fabs(bias[ch]);
         EXPECT_LE(std::fabs(got[i] - want), 8 * 0x1p-23 * terms) << "element " << i;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// Views inside a graph are described over their input's storage instead of copied (transpose, broadcast,
+// slice, reshape of a compact value); a reshape of a non-compact view still runs as a copy. Fused and
+// unfused, against a plain loop.
+TEST_F(GraphTest, ViewsInsideAGraphAliasTheirInputAndStayCorrect) {
+  for (int32_t disable_fusion : {0, 1}) {
+    SCOPED_TRACE(disable_fusion ? "unfused" : "fused");
+    pk_graph_t graph = nullptr;
+    ASSERT_EQ(pk_graph_create(&graph), PK_OK);
+    const std::vector<int64_t> xs{2, 3, 4}, ss{6}, ws{4, 12}, out_shape{4, 6};
+    uint32_t x = 0, s = 0, w = 0;
+    ASSERT_EQ(pk_graph_add_input(graph, f32(), 3, xs.data(), &x), PK_OK);
+    ASSERT_EQ(pk_graph_add_input(graph, f32(), 1, ss.data(), &s), PK_OK);
+    ASSERT_EQ(pk_graph_add_input(graph, f32(), 2, ws.data(), &w), PK_OK);
+    auto add = [&](uint32_t op, std::vector<uint32_t> ins, const void *attrs) {
+      uint32_t o = 0;
+      EXPECT_EQ(pk_graph_add_node(graph, op, ins.data(), static_cast<uint32_t>(ins.size()), attrs, &o, 1), PK_OK)
+          << last_error().message;
+      return o;
+    };
+    pk_attrs_transpose tr = PK_ATTRS_TRANSPOSE_INIT;  // [2,3,4] -> [4,2,3]
+    tr.num_permutation = 3;
+    tr.permutation[0] = 2, tr.permutation[1] = 0, tr.permutation[2] = 1;
+    pk_attrs_reshape rs = PK_ATTRS_RESHAPE_INIT;  // of a non-compact view: a copy
+    rs.num_shape = 2;
+    rs.shape[0] = 4, rs.shape[1] = 6;
+    pk_attrs_broadcast_in_dim bd = PK_ATTRS_BROADCAST_IN_DIM_INIT;
+    bd.num_shape = 2;
+    bd.shape[0] = 4, bd.shape[1] = 6;
+    bd.num_broadcast_dimensions = 1;
+    bd.broadcast_dimensions[0] = 1;
+    pk_attrs_slice_in_dim sl = PK_ATTRS_SLICE_IN_DIM_INIT;  // w[:, 3:9]
+    sl.start = 3, sl.limit = 9, sl.stride = 1, sl.dim = 1;
+    uint32_t y = add(PK_OP_ADD,
+                     {add(PK_OP_RESHAPE, {add(PK_OP_TRANSPOSE, {x}, &tr)}, &rs),
+                      add(PK_OP_BROADCAST_IN_DIM, {add(PK_OP_EXP, {s}, nullptr)}, &bd)},
+                     nullptr);
+    uint32_t out = add(PK_OP_MUL, {y, add(PK_OP_SLICE_IN_DIM, {w}, &sl)}, nullptr);
+    ASSERT_EQ(pk_graph_mark_output(graph, out), PK_OK);
+    pk_compile_options o;
+    PK_STRUCT_INIT(o);
+    o.disable_fusion = disable_fusion;
+    pk_executable_t e = nullptr;
+    ASSERT_EQ(pk_graph_compile(graph, cpu_dev, &o, &e), PK_OK) << last_error().message;
+    pk_graph_destroy(graph);
+    const std::vector<float> hx = test_values(24, 11), hs = test_values(6, 12), hw = test_values(48, 13);
+    const std::vector<float> got = run_on_cpu(e, cpu_dev, cpu_stream, {xs, ss, ws}, {hx, hs, hw}, out_shape);
+    pk_executable_destroy(e);
+    ASSERT_EQ(got.size(), 24u);
+    for (int64_t i = 0; i < 4; ++i) {
+      for (int64_t j = 0; j < 6; ++j) {
+        // reshape of transpose: element (i, j) of [4, 6] is t[i][j / 3][j % 3] = x[j / 3][j % 3][i]
+        const double t = hx[static_cast<size_t>((j / 3) * 12 + (j % 3) * 4 + i)];
+        const double want =
+            (t + std::exp(static_cast<double>(hs[static_cast<size_t>(j)]))) * hw[static_cast<size_t>(i * 12 + 3 + j)];
+        EXPECT_NEAR(got[static_cast<size_t>(i * 6 + j)], want, 4e-6 * (std::fabs(want) + 1)) << i << "," << j;
       }
     }
   }
