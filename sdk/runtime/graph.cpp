@@ -695,6 +695,29 @@ pk_status pk_executable_run(pk_executable_t exe, pk_stream_t stream, const pk_te
     TensorType tt;
     if (!pk::meta::tensor_type(t, tt, nullptr, static_cast<int32_t>(k), diag))
       return set_error_from_diag(diag, PK_OP_NONE);
+    // The caller's tensors are checked as pk_launch checks them: fused kernels read and write them directly.
+    uint64_t lo = 0, hi = 0;
+    pk::meta::byte_extent(t, lo, hi);
+    const char *what = in ? "input" : "output";
+    const uint32_t idx = in ? k : k - num_inputs;
+    if (lo != hi && (hi > t.storage_bytes || t.data == nullptr)) {
+      return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, static_cast<int32_t>(k), 0,
+                       "pk_executable_run: %s %u reaches bytes [%llu, %llu) of storage_bytes %llu%s", what, idx,
+                       static_cast<unsigned long long>(lo), static_cast<unsigned long long>(hi),
+                       static_cast<unsigned long long>(t.storage_bytes), t.data ? "" : " with a NULL data pointer");
+    }
+    if (!in && (t.flags & PK_TENSOR_FLAG_READ_ONLY)) {
+      return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, static_cast<int32_t>(k), 0,
+                       "pk_executable_run: output %u is read-only (PK_TENSOR_FLAG_READ_ONLY)", idx);
+    }
+    if (t.device_type != dev.props.device_type || t.device_id != static_cast<int32_t>(dev.index) ||
+        ((t.flags & PK_TENSOR_FLAG_HOST_VISIBLE) && !dev.host_visible())) {
+      return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, static_cast<int32_t>(k), 0,
+                       "pk_executable_run: %s %u is on device (%d, %d)%s but the executable runs on '%s' device %u",
+                       what, idx, t.device_type, t.device_id,
+                       (t.flags & PK_TENSOR_FLAG_HOST_VISIBLE) ? " as a host pointer" : "", dev.backend->info.name,
+                       dev.index);
+    }
     if (!same_type(tt, exe->values[v])) {
       return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, static_cast<int32_t>(k), 0,
                        "pk_executable_run: %s %u is %s but the graph declares %s", in ? "input" : "output",

@@ -86,7 +86,10 @@ TEST_F(CpuNn, CompositesHaveNativeKernels) {
       pk_op_query q;
       PK_STRUCT_INIT(q);
       q.op_id = op;
-      q.num_inputs = 1;
+      // the op's arity (queries are validated like launches)
+      q.num_inputs = op == PK_OP_LAYER_NORM || op == PK_OP_SCALED_DOT_PRODUCT_ATTENTION ? 3
+                     : op == PK_OP_RMS_NORM                                             ? 2
+                                                                                        : 1;
       q.inputs = in;
       pk_op_support s;
       PK_STRUCT_INIT(s);

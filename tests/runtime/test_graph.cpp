@@ -514,3 +514,45 @@ TEST_F(GraphTest, ViewsInsideAGraphAliasTheirInputAndStayCorrect) {
 }
 
 }  // namespace
+
+namespace {
+
+// A compiled graph checks the caller's tensors as a launch does, fused or not: views past their storage, NULL
+// data, read-only outputs and host pointers on the wrong device are refused, nothing runs.
+TEST_F(GraphTest, ExecutableRunChecksTheCallersTensors) {
+  const int64_t n = 4;
+  uint32_t x = input({n}), y = node(PK_OP_EXP, {node(PK_OP_ADD, {x, x})});
+  ASSERT_EQ(pk_graph_mark_output(g, y), PK_OK);
+  ASSERT_EQ(pk_graph_compile(g, cpu_dev, nullptr, &exe), PK_OK) << last_error().message;
+  float a[n] = {0, 1, 2, 3}, o[n] = {7, 7, 7, 7};
+  std::vector<int64_t> shape{n};
+  auto host = [&](float *p) {
+    pk_tensor t;
+    PK_STRUCT_INIT(t);
+    t.data = p;
+    t.storage_bytes = sizeof(float) * n;
+    t.device_type = PK_DEVICE_CPU;
+    t.dtype = f32();
+    t.ndim = 1;
+    t.shape = shape.data();
+    t.flags = PK_TENSOR_FLAG_HOST_VISIBLE;
+    return t;
+  };
+  pk_tensor in = host(a), out = host(o);
+  in.storage_bytes = 4;  // one element of storage for a four-element view
+  EXPECT_EQ(pk_executable_run(exe, cpu_stream, &in, 1, &out, 1), PK_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(last_error().message).find("storage_bytes"), std::string::npos) << last_error().message;
+  in = host(nullptr);
+  EXPECT_EQ(pk_executable_run(exe, cpu_stream, &in, 1, &out, 1), PK_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(last_error().message).find("NULL"), std::string::npos) << last_error().message;
+  in = host(a);
+  out.flags |= PK_TENSOR_FLAG_READ_ONLY;
+  EXPECT_EQ(pk_executable_run(exe, cpu_stream, &in, 1, &out, 1), PK_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(last_error().message).find("read-only"), std::string::npos) << last_error().message;
+  EXPECT_EQ(o[0], 7.0f) << "nothing ran";
+  out = host(o);
+  ASSERT_EQ(pk_executable_run(exe, cpu_stream, &in, 1, &out, 1), PK_OK) << last_error().message;
+  for (int i = 0; i < n; ++i) EXPECT_NEAR(o[i], std::exp(2.0 * a[i]), 1e-5 * std::exp(2.0 * a[i]));
+}
+
+}  // namespace
