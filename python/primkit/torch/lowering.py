@@ -158,6 +158,10 @@ def elementwise(pk_name: str, attr_names: Sequence[str]):
             raise Unsupported("keyword arguments %s have no PrimKit counterpart" % sorted(extra))
         if "alpha" in kwargs and kwargs["alpha"] not in (None, 1):
             ins[1] = b.op("mul", ins[1], b.scalar(kwargs["alpha"], ins_dt, shape))
+        if ins_dt.name in ("f16", "bf16") and pk_ops.info(pk_name).tier == "composite":
+            # PyTorch computes 16-bit composites in f32 ("opmath") and rounds once; so does the bridge
+            f32 = pk_dtype("f32")
+            return b.cast(b.op(pk_name, *[b.cast(v, f32) if v.dtype is ins_dt else v for v in ins], **attrs), odt)
         out = b.op(pk_name, *ins, **attrs)
         return b.cast(out, odt)
     lower.__name__ = "lower_" + pk_name
@@ -356,7 +360,16 @@ def _rsub(b, node, x, other, alpha=1):
 @lowering(aten.div.Tensor_mode, aten.div.Scalar_mode)
 def _div_mode(b, node, x, y, rounding_mode=None):
     shape, odt = out_shape(node), out_dtype(node)
-    a, c = b.tensor(x, odt, shape), b.tensor(y, odt, shape)
+    # floor division in f32 ("opmath") and rounded once, as PyTorch does; PyTorch's trunc and true division of
+    # 16-bit floats round the quotient first (measured against its OpInfo samples)
+    cdt = pk_dtype("f32") if odt.name in ("f16", "bf16") and rounding_mode == "floor" else odt
+    a, c = b.tensor(x, cdt, shape), b.tensor(y, cdt, shape)
+    if cdt is not odt:
+        return b.cast(_div_mode_in(b, a, c, rounding_mode, cdt), odt)
+    return _div_mode_in(b, a, c, rounding_mode, odt)
+
+
+def _div_mode_in(b, a, c, rounding_mode, odt):
     if rounding_mode is None:
         return b.op("div", a, c)
     if rounding_mode == "floor":
