@@ -8,7 +8,10 @@
 // double for f16/bf16/f32 and in long double for f64, and round once to the output dtype. Special values follow
 // what the decomposition's IEEE arithmetic gives (a row with a NaN, +inf or only -inf is NaN for softmax, x = -inf
 // gives NaN for silu, ...). The f32 rows of the row-wise ops, when dense, take an AVX2 path with the same
-// numerics: f32 lanes widened to double, sums in double, an exp accurate to 8e-9 relative.
+// numerics: f32 lanes widened to double, sums in double, an exp accurate to 8e-9 relative. Dense f32 gelu has a
+// vector path too (AVX-512: f32 lanes with an error-compensated erfc, within 1.8 ulp; AVX2: double lanes), and
+// scaled_dot_product_attention a fast path for f32, f16 and bf16 (AVX-512, double lanes with plain FMA sums, for
+// finite inputs of ordinary size; see attention_fast).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -874,6 +877,71 @@ __attribute__((target("avx2,fma"))) void sigmoid_like_f32_avx2(const float *a, f
   for (; i < hi; ++i) o[i] = static_cast<float>(Op::f(static_cast<double>(a[i])));
 }
 
+// GCC 12 warns that the AVX-512 intrinsics' own placeholder operand (_mm512_undefined_*) is uninitialized.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// The arithmetic of gelu16 for lanes with v = |x| <= 15.99 (others get garbage).
+__attribute__((target("avx512f,avx2,fma"))) inline __m512 gelu16_core(__m512 x, __m512 v) {
+  const Erfc16 e = half_erfc_sqrt2_16(v);
+  // x <= 0: x erfc(v/sqrt2) / 2; x > 0: x - that
+  const __m512 y = _mm512_scalef_ps(_mm512_fmadd_ps(x, e.hi, _mm512_mul_ps(x, e.lo)), e.n);
+  return _mm512_mask_sub_ps(y, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), x, y);
+}
+
+// gelu of 16 floats: x/2 erfc(-x/sqrt2) from half_erfc_sqrt2_16 (vec_math.hpp) at v = |x|, which gives
+// erfc(v/sqrt2) / 2 as (hi + lo) 2^n. For x <= 0, x hi + x lo rounded once (an FMA), then scaled by 2^n (rounding
+// again only into the subnormal range); for x > 0, x - that (it is x d, d = erfc(x/sqrt2) / 2 <= 1/2, so its
+// rounding costs at most 1/2 ulp of the result). |x| > 15.99 gives x (x > 0: d vanishes) or -0 (the exact value
+// is below 1e-55); x = -inf gives NaN (-inf * 0 in the decomposition), +inf gives inf and NaN stays NaN.
+__attribute__((target("avx512f,avx2,fma"))) inline __m512 gelu16(__m512 x) {
+  const __m512 big = _mm512_set1_ps(15.99f);
+  const __m512 ax = _mm512_abs_ps(x);
+  const __mmask16 special = _mm512_cmp_ps_mask(ax, big, _CMP_NLE_UQ);  // |x| > 15.99, inf, NaN
+  if (__builtin_expect(special == 0, 1)) return gelu16_core(x, ax);
+  __m512 y = gelu16_core(x, _mm512_min_ps(ax, big));
+  y = _mm512_mask_mov_ps(y, _mm512_mask_cmp_ps_mask(special, x, _mm512_setzero_ps(), _CMP_GT_OQ), x);
+  y = _mm512_mask_mov_ps(y, _mm512_mask_cmp_ps_mask(special, x, _mm512_setzero_ps(), _CMP_LT_OQ),
+                         _mm512_set1_ps(-0.0f));
+  y = _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(x, _mm512_set1_ps(-INFINITY), _CMP_EQ_OQ), _mm512_set1_ps(NAN));
+  return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
+}
+
+__attribute__((target("avx512f,avx2,fma"))) void gelu_f32_avx512(const float *a, float *o, int64_t lo, int64_t hi,
+                                                                 bool stream) {
+  int64_t i = lo;
+  for (; i + 32 <= hi; i += 32) {
+    const __m512 y0 = gelu16(_mm512_loadu_ps(a + i)), y1 = gelu16(_mm512_loadu_ps(a + i + 16));
+    store16(o + i, y0, stream);
+    store16(o + i + 16, y1, stream);
+  }
+  for (; i + 16 <= hi; i += 16) store16(o + i, gelu16(_mm512_loadu_ps(a + i)), stream);
+  if (i < hi) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (hi - i)) - 1);
+    _mm512_mask_storeu_ps(o + i, m, gelu16(_mm512_maskz_loadu_ps(m, a + i)));
+  }
+  if (stream) _mm_sfence();
+}
+
+#pragma GCC diagnostic pop
+
+// Without AVX-512: 4 double lanes, x/2 erfc(-x/sqrt2) with erfc4_pd (relative error < 1e-11 wherever the result is
+// not below f32's range), so the f32 result is the exact value rounded once. +-inf and NaN need no special lane:
+// inf * 2 = inf, -inf * 0 = NaN (the decomposition's -inf * (1 + erf(-inf))), NaN stays NaN.
+__attribute__((target("avx2,fma"))) void gelu_f32_avx2(const float *a, float *o, int64_t lo, int64_t hi, bool stream) {
+  const __m256d c = _mm256_set1_pd(-kInvSqrt2), half = _mm256_set1_pd(0.5);
+  int64_t i = lo;
+  for (; i + 8 <= hi; i += 8) {
+    const __m256d x0 = _mm256_cvtps_pd(_mm_loadu_ps(a + i)), x1 = _mm256_cvtps_pd(_mm_loadu_ps(a + i + 4));
+    const __m256d y0 = _mm256_mul_pd(_mm256_mul_pd(x0, half), erfc4_pd(_mm256_mul_pd(x0, c)));
+    const __m256d y1 = _mm256_mul_pd(_mm256_mul_pd(x1, half), erfc4_pd(_mm256_mul_pd(x1, c)));
+    store4(o + i, _mm256_cvtpd_ps(y0), stream);
+    store4(o + i + 4, _mm256_cvtpd_ps(y1), stream);
+  }
+  for (; i < hi; ++i) o[i] = static_cast<float>(Gelu::f(static_cast<double>(a[i])));
+  if (stream) _mm_sfence();
+}
+
 template <class Op>
 pk_status k_activation(const Launch &l) {
   return guarded(l, [&]() -> pk_status {
@@ -886,6 +954,17 @@ pk_status k_activation(const Launch &l) {
       if (in.contiguous && out.contiguous) {
         const T *x = in.at<T>(0);
         T *y = out.at<T>(0);
+        if constexpr (std::is_same_v<T, float> && std::is_same_v<Op, Gelu>) {
+          const bool stream = in.numel * 4 >= kStreamingBytes;
+          if (have_isa(Isa::avx512)) {
+            parallel_for(0, in.numel, kGrain, [&](int64_t lo, int64_t hi) { gelu_f32_avx512(x, y, lo, hi, stream); });
+            return PK_OK;
+          }
+          if (have_isa(Isa::avx2)) {
+            parallel_for(0, in.numel, kGrain, [&](int64_t lo, int64_t hi) { gelu_f32_avx2(x, y, lo, hi, stream); });
+            return PK_OK;
+          }
+        }
         if constexpr (std::is_same_v<T, float> && (std::is_same_v<Op, GeluTanh> || std::is_same_v<Op, Silu>)) {
           if (have_isa(Isa::avx2)) {
             parallel_for(0, in.numel, kGrain, [&](int64_t lo, int64_t hi) { sigmoid_like_f32_avx2<Op>(x, y, lo, hi); });
@@ -936,64 +1015,382 @@ struct Score {
 // For each query row: scores = (q . k_j) * scale (masked to -inf above the diagonal when causal), p = softmax of
 // the scores, out = sum_j p_j v_j, all in C. Every key is visited, masked ones too: p_j = 0 times an infinite v
 // is NaN in the decomposition, and so here. K and V of the current (batch, head) are copied to dense C buffers.
+// Rows [lo, hi) of the B * H * L query rows, on the calling thread.
+template <class T>
+void attention_rows(const View &q, const View &k, const View &v, const View &out, double scale, bool causal, int64_t lo,
+                    int64_t hi) {
+  using C = wide_t<T>;
+  const int64_t H = q.shape[1], L = q.shape[2], E = q.shape[3];
+  const int64_t S = k.shape[2], Ev = v.shape[3];
+  std::vector<C> kb(static_cast<size_t>(S * E)), vb(static_cast<size_t>(S * Ev)), qb(static_cast<size_t>(E)),
+      p(static_cast<size_t>(S)), o(static_cast<size_t>(Ev));
+  std::vector<Score<C>> sc(static_cast<size_t>(S));
+  int64_t cur = -1;
+  for (int64_t row = lo; row < hi; ++row) {
+    const int64_t bh = row / L, i = row % L, b = bh / H, h = bh % H;
+    if (bh != cur) {
+      cur = bh;
+      for (int64_t j = 0; j < S; ++j) {
+        const int64_t kr = b * k.strides[0] + h * k.strides[1] + j * k.strides[2];
+        for (int64_t e = 0; e < E; ++e) kb[j * E + e] = load_as<T, C>(k, kr + e * k.strides[3]);
+        const int64_t vr = b * v.strides[0] + h * v.strides[1] + j * v.strides[2];
+        for (int64_t e = 0; e < Ev; ++e) vb[j * Ev + e] = load_as<T, C>(v, vr + e * v.strides[3]);
+      }
+    }
+    const int64_t qr = b * q.strides[0] + h * q.strides[1] + i * q.strides[2];
+    for (int64_t e = 0; e < E; ++e) qb[e] = load_as<T, C>(q, qr + e * q.strides[3]);
+    std::fill(o.begin(), o.end(), C(0));
+    if (S > 0) {  // no keys: the empty sums give 0
+      Score<C> m{-kInf<C>, 0};
+      bool nan = false;
+      for (int64_t j = 0; j < S; ++j) {
+        Score<C> &x = sc[static_cast<size_t>(j)];
+        x = Score<C>{};
+        if (causal && j > i) {
+          x.hi = -kInf<C>;
+        } else {
+          for (int64_t e = 0; e < E; ++e) x.add_product(qb[e], kb[j * E + e]);
+          x.finish(static_cast<C>(scale));
+        }
+        nan |= std::isnan(x.hi);
+        if (x.hi > m.hi || (x.hi == m.hi && x.lo > m.lo)) m = x;
+      }
+      if (nan) m.hi = kNaN<C>;
+      C s = 0;
+      for (int64_t j = 0; j < S; ++j) {
+        // max = +inf or -inf: NaN, as in the decomposition; hi_j - hi_max is exact where it matters
+        const Score<C> &x = sc[static_cast<size_t>(j)];
+        p[j] = std::exp((x.hi - m.hi) + (x.lo - m.lo));
+        s += p[j];
+      }
+      for (int64_t j = 0; j < S; ++j) {
+        const C pj = p[j] / s;
+        for (int64_t e = 0; e < Ev; ++e) o[e] += pj * vb[j * Ev + e];
+      }
+    }
+    const int64_t orow = b * out.strides[0] + h * out.strides[1] + i * out.strides[2];
+    for (int64_t e = 0; e < Ev; ++e) *out.at<T>(orow + e * out.strides[3]) = kit::store_as<T>(o[e]);
+  }
+}
+
 template <class T>
 void attention(const View &q, const View &k, const View &v, const View &out, double scale, bool causal) {
-  using C = wide_t<T>;
-  const int64_t B = q.shape[0], H = q.shape[1], L = q.shape[2], E = q.shape[3];
-  const int64_t S = k.shape[2], Ev = v.shape[3];
-  const int64_t rows = B * H * L;
-  if (rows == 0 || Ev == 0) return;
-  parallel_for(0, rows, row_grain(S * (E + Ev) + 1), [&](int64_t lo, int64_t hi) {
-    std::vector<C> kb(static_cast<size_t>(S * E)), vb(static_cast<size_t>(S * Ev)), qb(static_cast<size_t>(E)),
-        p(static_cast<size_t>(S)), o(static_cast<size_t>(Ev));
-    std::vector<Score<C>> sc(static_cast<size_t>(S));
-    int64_t cur = -1;
-    for (int64_t row = lo; row < hi; ++row) {
-      const int64_t bh = row / L, i = row % L, b = bh / H, h = bh % H;
-      if (bh != cur) {
-        cur = bh;
-        for (int64_t j = 0; j < S; ++j) {
-          const int64_t kr = b * k.strides[0] + h * k.strides[1] + j * k.strides[2];
-          for (int64_t e = 0; e < E; ++e) kb[j * E + e] = load_as<T, C>(k, kr + e * k.strides[3]);
-          const int64_t vr = b * v.strides[0] + h * v.strides[1] + j * v.strides[2];
-          for (int64_t e = 0; e < Ev; ++e) vb[j * Ev + e] = load_as<T, C>(v, vr + e * v.strides[3]);
-        }
-      }
-      const int64_t qr = b * q.strides[0] + h * q.strides[1] + i * q.strides[2];
-      for (int64_t e = 0; e < E; ++e) qb[e] = load_as<T, C>(q, qr + e * q.strides[3]);
-      std::fill(o.begin(), o.end(), C(0));
-      if (S > 0) {  // no keys: the empty sums give 0
-        Score<C> m{-kInf<C>, 0};
-        bool nan = false;
-        for (int64_t j = 0; j < S; ++j) {
-          Score<C> &x = sc[static_cast<size_t>(j)];
-          x = Score<C>{};
-          if (causal && j > i) {
-            x.hi = -kInf<C>;
-          } else {
-            for (int64_t e = 0; e < E; ++e) x.add_product(qb[e], kb[j * E + e]);
-            x.finish(static_cast<C>(scale));
-          }
-          nan |= std::isnan(x.hi);
-          if (x.hi > m.hi || (x.hi == m.hi && x.lo > m.lo)) m = x;
-        }
-        if (nan) m.hi = kNaN<C>;
-        C s = 0;
-        for (int64_t j = 0; j < S; ++j) {
-          // max = +inf or -inf: NaN, as in the decomposition; hi_j - hi_max is exact where it matters
-          const Score<C> &x = sc[static_cast<size_t>(j)];
-          p[j] = std::exp((x.hi - m.hi) + (x.lo - m.lo));
-          s += p[j];
-        }
-        for (int64_t j = 0; j < S; ++j) {
-          const C pj = p[j] / s;
-          for (int64_t e = 0; e < Ev; ++e) o[e] += pj * vb[j * Ev + e];
-        }
-      }
-      const int64_t orow = b * out.strides[0] + h * out.strides[1] + i * out.strides[2];
-      for (int64_t e = 0; e < Ev; ++e) *out.at<T>(orow + e * out.strides[3]) = kit::store_as<T>(o[e]);
+  const int64_t rows = q.shape[0] * q.shape[1] * q.shape[2];
+  if (rows == 0 || v.shape[3] == 0) return;
+  parallel_for(0, rows, row_grain(k.shape[2] * (q.shape[3] + v.shape[3]) + 1),
+               [&](int64_t lo, int64_t hi) { attention_rows<T>(q, k, v, out, scale, causal, lo, hi); });
+}
+
+// --- the attention fast path (f32, f16, bf16 with AVX-512) ------------------------------------------------------
+//
+// The same softmax(scale q k^T) v, every operation in double with ordinary (FMA) accumulation: the inputs widen
+// exactly and q.k in double is off by at most E 2^-53 scale |q| |k|, so the scores keep about 30 bits more than
+// f32 would give them (in f32, rounding the scores alone costs about 50 output ulps at [8, 8, 256, 64]: a score's
+// absolute error is a relative error of its weight, and f32 sums of the p.v products cost about 20 more). exp
+// (exp8_nonpos_pd, 1e-11 relative) and the p.v sums are double too, and each row is scaled by 1 / its sum once at
+// the end: the result is the exact one rounded once to T, up to a slip of about 2^-28 sum_j p_j |v_j|. A (batch,
+// head, chunk of rows) takes it only when all of its q, all of the head's k and v are finite and
+// scale |q|max |k|max E <= 2^23 (|.|max: a bound on the largest row norm), so that every score is within 2^-30
+// of exact and every weight within 2^-29 relative; otherwise the chunk runs attention_rows (double-double scores:
+// non-finite values, overflowing or cancelling scores, f16/bf16 extremes).
+//
+// Layout: the head's keys as panels of 8 (kp[(j / 8) E 8 + e 8 + j % 8], zero-padded to whole panels), values as
+// rows of Evp = Ev rounded up to 8 (zero-padded). Query rows go in blocks of 32 and micro-blocks of 4: 4 x 32
+// scores per micro-kernel call (16 accumulators, q broadcast, k loaded), a group of 4 key panels (16 KB at E = 64)
+// serving the block's 8 micro-blocks from L1; softmax of each row in place; then p.v as 4 x 32 outputs, over tiles
+// of 64 keys that likewise serve the whole block. Causal micro-blocks stop at the last key any of their rows sees.
+// Heads are split into chunks of rows only when there are fewer than 16 of them.
+constexpr int64_t kAttnRows = 4, kAttnBlock = 32, kAttnKeyTile = 64;
+
+// GCC 12 warns that the AVX-512 intrinsics' own placeholder operand (_mm512_undefined_*) is uninitialized.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+template <int C>
+__attribute__((target("avx512f,avx2,fma"))) inline void attn_scores_kernel(const double *qs, int64_t E,
+                                                                           const double *kp, double *sc,
+                                                                           int64_t sc_stride) {
+  __m512d acc[kAttnRows][C];
+#pragma GCC unroll 4
+  for (int r = 0; r < kAttnRows; ++r)
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) acc[r][c] = _mm512_setzero_pd();
+  const int64_t panel = E * 8;
+  for (int64_t e = 0; e < E; ++e) {
+    __m512d b[C];
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) b[c] = _mm512_loadu_pd(kp + c * panel + e * 8);
+#pragma GCC unroll 4
+    for (int r = 0; r < kAttnRows; ++r) {
+      const __m512d a = _mm512_set1_pd(qs[r * E + e]);
+#pragma GCC unroll 4
+      for (int c = 0; c < C; ++c) acc[r][c] = _mm512_fmadd_pd(a, b[c], acc[r][c]);
     }
-  });
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < kAttnRows; ++r)
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) _mm512_storeu_pd(sc + r * sc_stride + c * 8, acc[r][c]);
+}
+
+template <int C>
+__attribute__((target("avx512f,avx2,fma"))) inline void attn_pv_kernel(const double *p, int64_t p_stride, int64_t j0,
+                                                                       int64_t j1, const double *vb, int64_t v_stride,
+                                                                       double *o, int64_t o_stride, bool accumulate) {
+  __m512d acc[kAttnRows][C];
+#pragma GCC unroll 4
+  for (int r = 0; r < kAttnRows; ++r)
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c)
+      acc[r][c] = accumulate ? _mm512_loadu_pd(o + r * o_stride + c * 8) : _mm512_setzero_pd();
+  for (int64_t j = j0; j < j1; ++j) {
+    __m512d b[C];
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) b[c] = _mm512_loadu_pd(vb + j * v_stride + c * 8);
+#pragma GCC unroll 4
+    for (int r = 0; r < kAttnRows; ++r) {
+      const __m512d a = _mm512_set1_pd(p[r * p_stride + j]);
+#pragma GCC unroll 4
+      for (int c = 0; c < C; ++c) acc[r][c] = _mm512_fmadd_pd(a, b[c], acc[r][c]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < kAttnRows; ++r)
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) _mm512_storeu_pd(o + r * o_stride + c * 8, acc[r][c]);
+}
+
+// s[0, lim) <- exp(s_j - max), s[lim, npad) <- 0 (npad a multiple of 8, lim >= 1); returns the sum.
+__attribute__((target("avx512f,avx2,fma"))) inline double attn_softmax_row(double *s, int64_t lim, int64_t npad) {
+  const __m512d ninf = _mm512_set1_pd(-kInf<double>);
+  __m512d mv = ninf;
+  int64_t j = 0;
+  for (; j + 8 <= lim; j += 8) mv = _mm512_max_pd(mv, _mm512_loadu_pd(s + j));
+  if (j < lim) mv = _mm512_max_pd(mv, _mm512_mask_loadu_pd(ninf, static_cast<__mmask8>((1u << (lim - j)) - 1), s + j));
+  const __m512d m = _mm512_set1_pd(_mm512_reduce_max_pd(mv));
+  __m512d z = _mm512_setzero_pd();
+  for (j = 0; j < npad; j += 8) {
+    const int64_t left = lim - j;
+    const __mmask8 keep = left >= 8 ? __mmask8(0xff) : left <= 0 ? __mmask8(0) : __mmask8((1u << left) - 1);
+    const __m512d e = _mm512_maskz_mov_pd(keep, exp8_nonpos_pd(_mm512_sub_pd(_mm512_loadu_pd(s + j), m)));
+    _mm512_storeu_pd(s + j, e);
+    z = _mm512_add_pd(z, e);
+  }
+  return _mm512_reduce_add_pd(z);
+}
+
+// Widens n elements of T (stride st) to dst, zero-padded to a multiple of 8 when `pad`; returns their squares
+// summed lane-wise (lane l: elements l, l + 8, ...), so that a max over rows taken lane by lane and then summed
+// bounds the largest squared row norm from above. Not finite iff some element is not.
+template <class T>
+__attribute__((target("avx512f,avx2,fma"))) inline __m512d attn_widen(const T *src, int64_t st, int64_t n, double *dst,
+                                                                      bool pad) {
+  int64_t e = 0;
+  if constexpr (std::is_same_v<T, float>) {
+    if (st == 1)
+      for (; e + 8 <= n; e += 8) _mm512_storeu_pd(dst + e, _mm512_cvtps_pd(_mm256_loadu_ps(src + e)));
+  }
+  for (; e < n; ++e) dst[e] = static_cast<double>(kit::load(src[e * st]));
+  if (pad)
+    for (; e % 8 != 0; ++e) dst[e] = 0;
+  __m512d a0 = _mm512_setzero_pd(), a1 = _mm512_setzero_pd();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512d x0 = _mm512_loadu_pd(dst + i), x1 = _mm512_loadu_pd(dst + i + 8);
+    a0 = _mm512_fmadd_pd(x0, x0, a0);
+    a1 = _mm512_fmadd_pd(x1, x1, a1);
+  }
+  for (; i < n; i += 8) {
+    const __m512d x = _mm512_maskz_loadu_pd(n - i >= 8 ? __mmask8(0xff) : __mmask8((1u << (n - i)) - 1), dst + i);
+    a0 = _mm512_fmadd_pd(x, x, a0);
+  }
+  return _mm512_add_pd(a0, a1);
+}
+
+// The 8 x 8 transpose of rows r[0..7], in place.
+__attribute__((target("avx512f,avx2,fma"))) inline void transpose8x8(__m512d r[8]) {
+  __m512d t[8], u[8];
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm512_unpacklo_pd(r[2 * i], r[2 * i + 1]);      // a0 b0 a2 b2 a4 b4 a6 b6
+    t[2 * i + 1] = _mm512_unpackhi_pd(r[2 * i], r[2 * i + 1]);  // a1 b1 a3 b3 a5 b5 a7 b7
+  }
+  for (int i = 0; i < 2; ++i) {
+    u[4 * i + 0] = _mm512_shuffle_f64x2(t[4 * i], t[4 * i + 2], 0x88);      // a0 b0 a4 b4 c0 d0 c4 d4
+    u[4 * i + 1] = _mm512_shuffle_f64x2(t[4 * i + 1], t[4 * i + 3], 0x88);  // a1 b1 a5 b5 c1 d1 c5 d5
+    u[4 * i + 2] = _mm512_shuffle_f64x2(t[4 * i], t[4 * i + 2], 0xdd);      // a2 b2 a6 b6 c2 d2 c6 d6
+    u[4 * i + 3] = _mm512_shuffle_f64x2(t[4 * i + 1], t[4 * i + 3], 0xdd);  // a3 b3 a7 b7 c3 d3 c7 d7
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[i] = _mm512_shuffle_f64x2(u[i], u[i + 4], 0x88);      // column i
+    r[i + 4] = _mm512_shuffle_f64x2(u[i], u[i + 4], 0xdd);  // column i + 4
+  }
+}
+
+// The plan of one launch: shapes, padding, and units of work (head, chunk of rows).
+struct AttnPlan {
+  int64_t H, L, E, S, Ev, Sp, Evp, per_head, chunk_rows;
+  double scale, limit;
+  bool causal;
+};
+
+template <class T>
+__attribute__((target("avx512f,avx2,fma"))) void attention_fast_units(const View &q, const View &k, const View &v,
+                                                                      const View &out, const AttnPlan &pl, int64_t lo,
+                                                                      int64_t hi) {
+  const int64_t H = pl.H, L = pl.L, E = pl.E, S = pl.S, Ev = pl.Ev, Sp = pl.Sp, Evp = pl.Evp;
+  const int64_t Ep = (E + 7) / 8 * 8;
+  const int64_t per_head = pl.per_head, chunk_rows = pl.chunk_rows;
+  const double scale = pl.scale, limit = pl.limit;
+  const bool causal = pl.causal;
+  std::vector<double> kp(static_cast<size_t>(Sp * E)), vb(static_cast<size_t>(S * Evp)),
+      qb(static_cast<size_t>((chunk_rows + kAttnRows) * E)), sc(static_cast<size_t>(kAttnBlock * Sp)),
+      ob(static_cast<size_t>(kAttnBlock * Evp)), rows(static_cast<size_t>(8 * Ep));
+  double z[kAttnBlock];
+  int64_t cur = -1;
+  bool head_finite = true;
+  double kmax2 = 0;
+  for (int64_t u = lo; u < hi; ++u) {
+    const int64_t bh = u / per_head, b = bh / H, h = bh % H;
+    const int64_t r_lo = (u % per_head) * chunk_rows, r_hi = std::min(L, r_lo + chunk_rows);
+    if (bh != cur) {  // widen the head's keys and values (all of them: a masked key's v still counts if not finite)
+      cur = bh;
+      __m512d kmax = _mm512_setzero_pd(), sum = _mm512_setzero_pd();
+      for (int64_t j0 = 0; j0 < S; j0 += 8) {  // a panel of 8 keys: 8 rows widened, then transposed 8 x 8
+        for (int64_t j = j0; j < j0 + 8; ++j) {
+          double *rj = rows.data() + (j - j0) * Ep;
+          if (j >= S) {
+            std::fill(rj, rj + Ep, 0.0);
+            continue;
+          }
+          const __m512d n2 =
+              attn_widen(k.at<T>(b * k.strides[0] + h * k.strides[1] + j * k.strides[2]), k.strides[3], E, rj, true);
+          kmax = _mm512_max_pd(kmax, n2);
+          sum = _mm512_add_pd(sum, n2);  // NaN or inf if any k is not finite (max could drop a NaN)
+          double *vd = vb.data() + j * Evp;
+          sum = _mm512_add_pd(sum, attn_widen(v.at<T>(b * v.strides[0] + h * v.strides[1] + j * v.strides[2]),
+                                              v.strides[3], Ev, vd, true));
+        }
+        double *panel = kp.data() + j0 * E;
+        for (int64_t e0 = 0; e0 < E; e0 += 8) {
+          __m512d r[8];
+          for (int i = 0; i < 8; ++i) r[i] = _mm512_loadu_pd(rows.data() + i * Ep + e0);
+          transpose8x8(r);
+          for (int64_t e = e0; e < std::min(E, e0 + 8); ++e) _mm512_storeu_pd(panel + e * 8, r[e - e0]);
+        }
+      }
+      kmax2 = _mm512_reduce_add_pd(kmax);
+      head_finite = std::isfinite(_mm512_reduce_add_pd(sum));
+    }
+    // The chunk's queries: finite, and small enough for the error bound above.
+    __m512d qmax = _mm512_setzero_pd(), qsumv = _mm512_setzero_pd();
+    for (int64_t i = r_lo; i < r_hi; ++i) {
+      const __m512d n2 = attn_widen(q.at<T>(b * q.strides[0] + h * q.strides[1] + i * q.strides[2]), q.strides[3], E,
+                                    qb.data() + (i - r_lo) * E, false);
+      qmax = _mm512_max_pd(qmax, n2);
+      qsumv = _mm512_add_pd(qsumv, n2);
+    }
+    const double qmax2 = _mm512_reduce_add_pd(qmax), qsum = _mm512_reduce_add_pd(qsumv);
+    const double qn = std::fabs(scale) * std::sqrt(qmax2);  // bounds |q scale|, which must not overflow
+    if (!head_finite || !std::isfinite(qsum) || !(qn <= 0x1p1000) || !(qn * std::sqrt(kmax2) <= limit)) {
+      attention_rows<T>(q, k, v, out, scale, causal, bh * L + r_lo, bh * L + r_hi);
+      continue;
+    }
+    {
+      const int64_t n = (r_hi - r_lo) * E;
+      const __m512d sv = _mm512_set1_pd(scale);
+      int64_t e = 0;
+      for (; e + 8 <= n; e += 8) _mm512_storeu_pd(qb.data() + e, _mm512_mul_pd(_mm512_loadu_pd(qb.data() + e), sv));
+      for (; e < n; ++e) qb[e] *= scale;
+      // rows past the chunk's end up to a whole block: zeros (computed, never stored)
+      std::fill(qb.begin() + n, qb.begin() + (r_hi - r_lo + kAttnRows - 1) / kAttnRows * kAttnRows * E, 0.0);
+    }
+    // Blocks of kAttnBlock rows, so that a group of key panels (or a tile of values) loaded into L1 serves all of
+    // the block's 4-row micro-blocks before the next is loaded.
+    for (int64_t i0 = r_lo; i0 < r_hi; i0 += kAttnBlock) {
+      const int64_t nb = std::min(kAttnBlock, r_hi - i0), nmb = (nb + kAttnRows - 1) / kAttnRows;
+      const double *qs = qb.data() + (i0 - r_lo) * E;
+      int64_t ncols[kAttnBlock / kAttnRows], npan[kAttnBlock / kAttnRows];
+      for (int64_t m = 0; m < nmb; ++m) {
+        ncols[m] = causal ? std::min(S, i0 + (m + 1) * kAttnRows) : S;  // the last key any row of m sees, + 1
+        npan[m] = (ncols[m] + 7) / 8;
+      }
+      for (int64_t pg = 0; pg < npan[nmb - 1]; pg += 4) {
+        for (int64_t m = 0; m < nmb; ++m) {
+          const double *qm = qs + m * kAttnRows * E;
+          double *sm = sc.data() + m * kAttnRows * Sp;
+          if (pg + 4 <= npan[m]) {
+            attn_scores_kernel<4>(qm, E, kp.data() + pg * E * 8, sm + pg * 8, Sp);
+          } else {
+            for (int64_t pn = pg; pn < npan[m]; ++pn)
+              attn_scores_kernel<1>(qm, E, kp.data() + pn * E * 8, sm + pn * 8, Sp);
+          }
+        }
+      }
+      for (int64_t r = 0; r < nmb * kAttnRows; ++r) {
+        const int64_t lim = causal ? std::min(S, i0 + r + 1) : S;
+        z[r] = attn_softmax_row(sc.data() + r * Sp, lim, npan[r / kAttnRows] * 8);
+      }
+      for (int64_t j0 = 0; j0 < ncols[nmb - 1]; j0 += kAttnKeyTile) {
+        for (int64_t c0 = 0; c0 < Evp; c0 += 32) {
+          for (int64_t m = 0; m < nmb; ++m) {
+            if (j0 >= ncols[m]) continue;
+            const int64_t j1 = std::min(j0 + kAttnKeyTile, ncols[m]);
+            const double *pm = sc.data() + m * kAttnRows * Sp;
+            double *om = ob.data() + m * kAttnRows * Evp;
+            if (c0 + 32 <= Evp) {
+              attn_pv_kernel<4>(pm, Sp, j0, j1, vb.data() + c0, Evp, om + c0, Evp, j0 > 0);
+            } else {
+              for (int64_t c = c0; c < Evp; c += 8)
+                attn_pv_kernel<1>(pm, Sp, j0, j1, vb.data() + c, Evp, om + c, Evp, j0 > 0);
+            }
+          }
+        }
+      }
+      for (int64_t r = 0; r < nb; ++r) {
+        T *orow = out.at<T>(b * out.strides[0] + h * out.strides[1] + (i0 + r) * out.strides[2]);
+        const double *o = ob.data() + r * Evp;
+        const double zr = 1 / z[r];  // 2^-53 relative: far below what the f32 (or narrower) result can show
+        if constexpr (std::is_same_v<T, float>) {
+          if (out.strides[3] == 1) {
+            const __m512d zv = _mm512_set1_pd(zr);
+            int64_t e = 0;
+            for (; e + 8 <= Ev; e += 8)
+              _mm256_storeu_ps(orow + e, _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_loadu_pd(o + e), zv)));
+            for (; e < Ev; ++e) orow[e] = static_cast<float>(o[e] * zr);
+            continue;
+          }
+        }
+        for (int64_t e = 0; e < Ev; ++e) orow[e * out.strides[3]] = kit::store_as<T>(o[e] * zr);
+      }
+    }
+  }
+}
+
+#pragma GCC diagnostic pop
+
+template <class T>
+void attention_fast(const View &q, const View &k, const View &v, const View &out, double scale, bool causal) {
+  AttnPlan pl;
+  pl.H = q.shape[1];
+  pl.L = q.shape[2];
+  pl.E = q.shape[3];
+  pl.S = k.shape[2];
+  pl.Ev = v.shape[3];
+  pl.Sp = (pl.S + 7) / 8 * 8;
+  pl.Evp = (pl.Ev + 7) / 8 * 8;
+  pl.scale = scale;
+  pl.causal = causal;
+  pl.limit = std::ldexp(1.0, 23) / static_cast<double>(std::max<int64_t>(pl.E, 1));
+  // Heads are split into chunks of rows until there are about 16 units (each of >= 32 rows).
+  const int64_t BH = q.shape[0] * pl.H;
+  int64_t per_head = 1;
+  if (BH < 16) per_head = std::max<int64_t>(1, std::min<int64_t>((16 + BH - 1) / BH, pl.L / 32));
+  pl.chunk_rows = ((pl.L + per_head - 1) / per_head + kAttnRows - 1) / kAttnRows * kAttnRows;
+  pl.per_head = (pl.L + pl.chunk_rows - 1) / pl.chunk_rows;
+  const int64_t work = std::max<int64_t>(1, pl.chunk_rows * pl.S * (pl.E + pl.Ev) / (causal ? 2 : 1));
+  parallel_for(0, BH * pl.per_head, std::max<int64_t>(1, (int64_t{1} << 16) / work),
+               [&](int64_t lo, int64_t hi) { attention_fast_units<T>(q, k, v, out, pl, lo, hi); });
 }
 
 pk_status k_attention(const Launch &l) {
@@ -1003,6 +1400,12 @@ pk_status k_attention(const Launch &l) {
     const View out = kit::view_of(l.outputs[0]);
     return dispatch_std_float(l.inputs[0], [&](auto tag) -> pk_status {
       using T = decltype(tag);
+      if constexpr (!std::is_same_v<T, double>) {
+        if (have_isa(Isa::avx512) && q.numel > 0 && k.shape[2] > 0 && v.shape[3] > 0) {
+          attention_fast<T>(q, k, v, out, a.scale, a.is_causal != 0);
+          return PK_OK;
+        }
+      }
       attention<T>(q, k, v, out, a.scale, a.is_causal != 0);
       return PK_OK;
     });

@@ -535,4 +535,270 @@ TEST_F(CpuNn, AttentionMatchesALongDoubleReference) {
   }
 }
 
+// --- the f32 fast paths (AVX-512: double-lane attention, f32-lane gelu) -------------------------------------
+// Checked against long double straight from the definitions, never against a kernel's own output. Under
+// PRIMKIT_CPU_ISA=avx2 / generic (the cpu.isa_* runs) the same cases check the other paths.
+
+// A seeded, deterministic normal-ish value (sum of uniforms), scaled.
+struct Lcg {
+  uint64_t s;
+  double next() {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>(s >> 11) * 0x1p-53;
+  }
+  float normal(double scale) {
+    double t = 0;
+    for (int i = 0; i < 4; ++i) t += next();
+    return static_cast<float>((t - 2.0) * std::sqrt(3.0) * scale);
+  }
+};
+
+// softmax(scale q k^T [causal]) v in long double for q [B, H, L, E], k [B, H, S, E] (dense), v given as
+// v(b, h, j, e); out [B, H, L, Ev] dense.
+template <class V>
+std::vector<ld> attention_ref(const std::vector<float> &q, const std::vector<float> &k, V v, int64_t B, int64_t H,
+                              int64_t L, int64_t S, int64_t E, int64_t Ev, ld scale, bool causal) {
+  std::vector<ld> out(static_cast<size_t>(B * H * L * Ev));
+  for (int64_t bh = 0; bh < B * H; ++bh) {
+    for (int64_t i = 0; i < L; ++i) {
+      std::vector<ld> sc;
+      for (int64_t j = 0; j < S; ++j) {
+        ld dot = 0;
+        for (int64_t e = 0; e < E; ++e) dot += static_cast<ld>(q[(bh * L + i) * E + e]) * k[(bh * S + j) * E + e];
+        sc.push_back(causal && j > i ? -HUGE_VALL : dot * scale);
+      }
+      const std::vector<ld> p = softmax_ref(sc, false);
+      for (int64_t e = 0; e < Ev; ++e) {
+        ld o = 0;
+        for (int64_t j = 0; j < S; ++j) o += p[j] * v(bh / H, bh % H, j, e);
+        out[(bh * L + i) * Ev + e] = o;
+      }
+    }
+  }
+  return out;
+}
+
+// The conformance-style check: |out - ref| within `ulps` f32 ulps of max(|ref|, rms of ref) (non-finite refs
+// must be matched). Returns the largest ratio seen, for the failure message.
+double check_attention(const std::vector<float> &out, const std::vector<ld> &ref, double ulps,
+                       const std::string &what) {
+  ld ss = 0;
+  size_t finite = 0;
+  for (ld r : ref) {
+    if (std::isfinite(r)) {
+      ss += r * r;
+      ++finite;
+    }
+  }
+  const ld rms = finite ? std::sqrt(ss / finite) : 0;
+  double worst = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    if (!std::isfinite(ref[i])) {
+      EXPECT_FALSE(std::isfinite(out[i])) << what << " [" << i << "]";
+      if (std::isnan(ref[i])) {
+        EXPECT_TRUE(std::isnan(out[i])) << what << " [" << i << "]";
+      }
+      continue;
+    }
+    int ex = 0;
+    std::frexp(static_cast<double>(std::max(std::fabs(ref[i]), rms)), &ex);
+    const ld ulp = std::ldexp(1.0L, std::max(ex - 24, -149));
+    const double ratio = static_cast<double>(std::fabs(static_cast<ld>(out[i]) - ref[i]) / ulp);
+    worst = std::max(worst, ratio);
+    EXPECT_LE(ratio, ulps) << what << " [" << i << "]: " << out[i] << " vs " << static_cast<double>(ref[i]);
+    if (ratio > ulps) break;  // one message is enough
+  }
+  return worst;
+}
+
+// Shapes that take the f32 fast path (finite inputs of ordinary size): [2, 3, 67, 40] with v given transposed
+// (strided) and Ev = 21 (not a multiple of 8), causal and not; keys fewer and more than queries; a long head
+// (several row blocks and chunks, a partial last block). Plain f32 accumulation of the scores would be off by
+// tens of ulps here (each score's absolute error is a relative error of its weight); the kernel computes in
+// double and is held to 2 ulps (the op's contract allows 16).
+TEST_F(CpuNn, AttentionFastPathMatchesALongDoubleReference) {
+  struct Shape {
+    int64_t B, H, L, S, E, Ev;
+    double scale, qk_scale;
+  };
+  const Shape shapes[] = {{2, 3, 67, 67, 40, 21, 0.125, 1.0},
+                          {2, 3, 67, 53, 40, 40, 0.3, 1.0},
+                          {1, 2, 45, 130, 24, 17, 0.2, 1.5},
+                          {1, 2, 300, 300, 64, 64, 0.125, 1.0},
+                          {1, 1, 70, 70, 8, 8, 0.5, 4.0}};
+  Lcg rng{12345};
+  for (const Shape &sh : shapes) {
+    const int64_t B = sh.B, H = sh.H, L = sh.L, S = sh.S, E = sh.E, Ev = sh.Ev;
+    std::vector<float> q(B * H * L * E), k(B * H * S * E), vt(B * H * Ev * S), out(B * H * L * Ev);
+    for (float &x : q) x = rng.normal(sh.qk_scale);
+    for (float &x : k) x = rng.normal(sh.qk_scale);
+    for (float &x : vt) x = rng.normal(1.0);
+    // v[b][h][j][e] = vt[((b * H + h) * Ev + e) * S + j]: the last two axes transposed
+    const auto v = [&](int64_t b, int64_t h, int64_t j, int64_t e) -> ld { return vt[((b * H + h) * Ev + e) * S + j]; };
+    for (int causal = 0; causal < 2; ++causal) {
+      pk_attrs_scaled_dot_product_attention a = PK_ATTRS_SCALED_DOT_PRODUCT_ATTENTION_INIT;
+      a.scale = sh.scale;
+      a.is_causal = causal;
+      ASSERT_EQ(launch(PK_OP_SCALED_DOT_PRODUCT_ATTENTION,
+                       {tensor(q, kF32, {B, H, L, E}), tensor(k, kF32, {B, H, S, E}),
+                        tensor(vt, kF32, {B, H, S, Ev}, {H * Ev * S, Ev * S, 1, S})},
+                       {tensor(out, kF32, {B, H, L, Ev})}, &a),
+                PK_OK)
+          << last_error().message;
+      const std::vector<ld> ref = attention_ref(q, k, v, B, H, L, S, E, Ev, static_cast<ld>(sh.scale), causal);
+      check_attention(out, ref, 2.0,
+                      "attention [" + std::to_string(B) + "," + std::to_string(H) + "," + std::to_string(L) + "," +
+                          std::to_string(S) + "," + std::to_string(E) + "," + std::to_string(Ev) +
+                          "] causal=" + std::to_string(causal));
+    }
+  }
+}
+
+// Heads the fast path must hand to the exact kernel: an infinite v at a key that causal masking hides from the
+// early rows (p = 0 times inf is NaN in the decomposition, so every row of that column is NaN or inf), a NaN in
+// q, and scores of 1e8 whose differences f32 (and plain double sums of the norm bound) could not keep. The other
+// heads of the same launch take the fast path; all are checked.
+TEST_F(CpuNn, AttentionHeadsOutsideTheFastPathStayExact) {
+  const int64_t B = 1, H = 4, L = 40, S = 40, E = 16, Ev = 12;
+  Lcg rng{777};
+  std::vector<float> q(B * H * L * E), k(B * H * S * E), v(B * H * S * Ev), out(B * H * L * Ev);
+  for (float &x : q) x = rng.normal(1.0);
+  for (float &x : k) x = rng.normal(1.0);
+  for (float &x : v) x = rng.normal(1.0);
+  v[(1 * S + 30) * Ev + 5] = kInf;                                  // head 1, key 30, column 5
+  q[(2 * L + 7) * E + 3] = kNaN;                                    // head 2, query 7
+  for (int64_t i = 0; i < L * E; ++i) q[3 * L * E + i] *= 3000.0f;  // head 3: scores around 1e7..1e8
+  for (int64_t i = 0; i < S * E; ++i) k[3 * S * E + i] *= 3000.0f;
+  const auto vf = [&](int64_t, int64_t h, int64_t j, int64_t e) -> ld { return v[(h * S + j) * Ev + e]; };
+  pk_attrs_scaled_dot_product_attention a = PK_ATTRS_SCALED_DOT_PRODUCT_ATTENTION_INIT;
+  a.scale = 0.25;
+  a.is_causal = 1;
+  ASSERT_EQ(launch(PK_OP_SCALED_DOT_PRODUCT_ATTENTION,
+                   {tensor(q, kF32, {B, H, L, E}), tensor(k, kF32, {B, H, S, E}), tensor(v, kF32, {B, H, S, Ev})},
+                   {tensor(out, kF32, {B, H, L, Ev})}, &a),
+            PK_OK)
+      << last_error().message;
+  const std::vector<ld> ref = attention_ref(q, k, vf, B, H, L, S, E, Ev, 0.25L, true);
+  for (int64_t h = 0; h < H; ++h) {
+    const size_t n = static_cast<size_t>(L * Ev);
+    const std::vector<float> oh(out.begin() + h * n, out.begin() + (h + 1) * n);
+    std::vector<ld> rh(ref.begin() + h * n, ref.begin() + (h + 1) * n);
+    if (h == 1) {
+      for (int64_t i = 0; i < L; ++i) {
+        EXPECT_TRUE(std::isnan(rh[i * Ev + 5]) || std::isinf(rh[i * Ev + 5])) << "the reference itself, row " << i;
+        if (i < 30) {
+          EXPECT_TRUE(std::isnan(oh[i * Ev + 5])) << "row " << i << " masks key 30: 0 * inf";
+        }
+      }
+    }
+    // Head 2: only row 7 is NaN (all of it). The check treats non-finite references as such.
+    check_attention(oh, rh, 2.0, "head " + std::to_string(h));
+  }
+}
+
+// The f16 and bf16 rows take the same double-lane path (widened exactly, rounded once to the format).
+TEST_F(CpuNn, AttentionFastPathOfF16AndBf16) {
+  const int64_t H = 2, L = 37, S = 37, E = 16, Ev = 9;
+  Lcg rng{99};
+  for (pk_dtype dt : {kF16, kBF16}) {
+    std::vector<uint16_t> q(H * L * E), k(H * S * E), v(H * S * Ev), out(H * L * Ev);
+    std::vector<float> qf(q.size()), kf(k.size()), vf(v.size());
+    // values exactly representable in both formats: multiples of 1/64 in [-2, 2]
+    const auto fill = [&](std::vector<uint16_t> &bits, std::vector<float> &vals) {
+      for (size_t i = 0; i < bits.size(); ++i) {
+        const float x = std::round(rng.normal(0.7) * 64.0f) / 64.0f;
+        vals[i] = std::max(-2.0f, std::min(2.0f, x));
+        uint32_t u;
+        std::memcpy(&u, &vals[i], 4);
+        if (dt.code == kBF16.code) {
+          bits[i] = static_cast<uint16_t>(u >> 16);  // exact: at most 8 significant bits
+        } else {
+          // binary16 of a value with at most 8 significant bits in [2^-6, 2]: sign, exponent - 112, top mantissa
+          const uint32_t sign = (u >> 16) & 0x8000, exp = (u >> 23) & 0xff, man = (u >> 13) & 0x3ff;
+          bits[i] =
+              vals[i] == 0 ? static_cast<uint16_t>(sign) : static_cast<uint16_t>(sign | ((exp - 112) << 10) | man);
+          EXPECT_EQ(half_value(bits[i]), vals[i]);
+        }
+      }
+    };
+    fill(q, qf);
+    fill(k, kf);
+    fill(v, vf);
+    pk_attrs_scaled_dot_product_attention a = PK_ATTRS_SCALED_DOT_PRODUCT_ATTENTION_INIT;
+    a.scale = 0.25;
+    a.is_causal = 1;
+    ASSERT_EQ(launch(PK_OP_SCALED_DOT_PRODUCT_ATTENTION,
+                     {tensor(q, dt, {1, H, L, E}), tensor(k, dt, {1, H, S, E}), tensor(v, dt, {1, H, S, Ev})},
+                     {tensor(out, dt, {1, H, L, Ev})}, &a),
+              PK_OK)
+        << last_error().message;
+    const auto vv = [&](int64_t, int64_t h, int64_t j, int64_t e) -> ld { return vf[(h * S + j) * Ev + e]; };
+    const std::vector<ld> ref = attention_ref(qf, kf, vv, 1, H, L, S, E, Ev, 0.25L, true);
+    for (size_t i = 0; i < ref.size(); ++i) {
+      double got;
+      if (dt.code == kBF16.code) {
+        const uint32_t u = static_cast<uint32_t>(out[i]) << 16;
+        float f;
+        std::memcpy(&f, &u, 4);
+        got = f;
+      } else {
+        got = half_value(out[i]);
+      }
+      // correctly rounded up to a hair: within one unit of the format's 8 or 11 bits
+      const ld unit = std::ldexp(std::fabs(ref[i]) + 1e-30L, dt.code == kBF16.code ? -7 : -10);
+      EXPECT_LE(std::fabs(static_cast<ld>(got) - ref[i]), unit) << (dt.code == kBF16.code ? "bf16 " : "f16 ") << i;
+    }
+  }
+}
+
+// gelu over f32 inputs from -16 to 16 (every 97th bit pattern, about 21 million values, plus the neighbourhood
+// of 0 and the subnormals), against x/2 erfc(-x c) in long double: within 2 ulps (the op's contract allows 4;
+// the AVX-512 path measures 1.77 at worst, the AVX2 and portable paths 0.5). Outputs below f32's normal range are
+// judged in units of the smallest subnormal.
+TEST_F(CpuNn, GeluF32IsAccurateEverywhere) {
+  std::vector<float> x;
+  for (uint32_t u = 0; u < 0x41800000u; u += 97) {  // |x| < 16
+    float f;
+    std::memcpy(&f, &u, 4);
+    x.push_back(f);
+    x.push_back(-f);
+  }
+  x.resize(x.size() - 5);  // an odd count: a partial last vector
+  const int64_t n = static_cast<int64_t>(x.size());
+  std::vector<float> out(x.size());
+  ASSERT_EQ(launch(PK_OP_GELU, {tensor(x, kF32, {n})}, {tensor(out, kF32, {n})}, nullptr), PK_OK);
+  double worst = 0;
+  float worst_x = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const ld v = x[i];
+    const ld ref = v / 2 * erfcl(-v * static_cast<ld>(0.7071067811865476));
+    int ex = 0;
+    std::frexp(static_cast<double>(std::fabs(ref)), &ex);
+    const ld ulp = std::ldexp(1.0L, std::max(ex - 24, -149));
+    const double err = static_cast<double>(std::fabs(static_cast<ld>(out[i]) - ref) / ulp);
+    if (err > worst) {
+      worst = err;
+      worst_x = x[i];
+    }
+    if (out[i] == 0 && ref != 0) {
+      EXPECT_EQ(std::signbit(out[i]), std::signbit(ref)) << "gelu(" << x[i] << ")";
+    }
+  }
+  EXPECT_LE(worst, 2.0) << "worst at x = " << worst_x << " (" << std::hexfloat << worst_x << ")";
+  // Beyond the sweep: x/2 for the zeros' signs, x itself, -0 below -15.99, and the specials.
+  std::vector<float> s = {0.0f, -0.0f, 16.0f, 1e30f, -16.0f, -1e30f, kInf, -kInf, kNaN};
+  std::vector<float> so(s.size());
+  const int64_t m = static_cast<int64_t>(s.size());
+  ASSERT_EQ(launch(PK_OP_GELU, {tensor(s, kF32, {m})}, {tensor(so, kF32, {m})}, nullptr), PK_OK);
+  EXPECT_TRUE(so[0] == 0 && !std::signbit(so[0]));
+  EXPECT_TRUE(so[1] == 0 && std::signbit(so[1]));
+  EXPECT_EQ(so[2], 16.0f);
+  EXPECT_EQ(so[3], 1e30f);
+  EXPECT_TRUE(so[4] == 0 && std::signbit(so[4])) << so[4];
+  EXPECT_TRUE(so[5] == 0 && std::signbit(so[5])) << so[5];
+  EXPECT_EQ(so[6], kInf);
+  EXPECT_TRUE(std::isnan(so[7])) << "-inf * 0 in the decomposition";
+  EXPECT_TRUE(std::isnan(so[8]));
+}
+
 }  // namespace
