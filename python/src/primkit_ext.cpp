@@ -287,7 +287,10 @@ TensorRef import_torch(nb::handle obj, nb::dict dtypes) {
     t->strides[i] = nb::cast<int64_t>(strides[i]);
     if (t->shape[i] == 0) empty = true;
     const int64_t span = (t->shape[i] - 1) * t->strides[i];
-    if (span < 0) lo += span; else hi += span;
+    if (span < 0)
+      lo += span;
+    else
+      hi += span;
   }
   const uintptr_t ptr = nb::cast<uintptr_t>(obj.attr("data_ptr")());
   d.flags = PK_TENSOR_FLAG_HOST_VISIBLE;
