@@ -78,9 +78,17 @@ def explain(model, *inputs, device: str = "cpu:0", strict: bool = False, print_r
 
 
 def _register() -> None:
+    """Registers backend="primkit" on import, unless PyTorch is loading it through the package's
+    torch_dynamo_backends entry point (it registers the loaded function itself and refuses a duplicate)."""
+    try:
+        from torch._dynamo.backends import registry
+        if "primkit" in registry._COMPILER_FNS or registry._BACKENDS.get("primkit") is not None:
+            return
+    except (ImportError, AttributeError):  # another torch version's layout: fall back to the public call
+        pass
     try:
         torch._dynamo.register_backend(name="primkit")(primkit_backend)
-    except Exception:  # already registered (e.g. through the entry point)
+    except AssertionError:  # already registered
         pass
 
 
