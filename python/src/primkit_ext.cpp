@@ -193,6 +193,32 @@ TensorRef alloc_tensor(const DeviceRef &dev, pk_dtype dtype, const std::vector<i
 
 // --- DLPack import ----------------------------------------------------------------------------------------------
 
+// Completes the descriptor of host memory lent by another library: t.shape, t.strides and t.desc.dtype are set,
+// `first` points at element (0, ..., 0). data is rebased to the lowest byte the view touches (negative strides
+// reach below the first element) and storage_bytes spans to one past the highest.
+void describe_host_view(Tensor &t, char *first, int32_t nd) {
+  const int64_t isz = (t.desc.dtype.bits + 7) / 8;
+  int64_t lo = 0, hi = 0;
+  bool empty = false;
+  for (int32_t i = 0; i < nd; ++i) {
+    if (t.shape[i] == 0) empty = true;
+    const int64_t span = (t.shape[i] - 1) * t.strides[i];
+    if (span < 0)
+      lo += span;
+    else
+      hi += span;
+  }
+  pk_tensor &d = t.desc;
+  d.flags = PK_TENSOR_FLAG_HOST_VISIBLE;
+  d.device_type = PK_DEVICE_CPU;
+  d.device_id = 0;
+  d.ndim = nd;
+  d.data = first + lo * isz;
+  d.byte_offset = static_cast<uint64_t>(-lo * isz);
+  d.storage_bytes = empty ? 0 : static_cast<uint64_t>((hi - lo + 1) * isz);
+  t.fix_pointers();
+}
+
 TensorRef from_capsule(nb::handle capsule) {
   PyObject *cap = capsule.ptr();
   auto t = std::make_shared<Tensor>();
@@ -232,32 +258,12 @@ TensorRef from_capsule(nb::handle capsule) {
   } else {
     row_major(t->shape, nd, t->strides);
   }
-  // storage_bytes: from the lowest to one past the highest byte the view reaches, relative to data+offset.
-  int64_t lo = 0, hi = 0, isz = (dl->dtype.bits + 7) / 8;
-  bool empty = false;
-  for (int32_t i = 0; i < nd; ++i) {
-    if (t->shape[i] == 0) empty = true;
-    int64_t span = (t->shape[i] - 1) * t->strides[i];
-    if (span < 0)
-      lo += span;
-    else
-      hi += span;
-  }
   pk_tensor &d = t->desc;
-  d.flags = PK_TENSOR_FLAG_HOST_VISIBLE;
-  if (read_only) d.flags |= PK_TENSOR_FLAG_READ_ONLY;
-  d.device_type = PK_DEVICE_CPU;
-  d.device_id = 0;
   d.dtype.code = dl->dtype.code;
   d.dtype.bits = dl->dtype.bits;
   d.dtype.lanes = 1;
-  d.ndim = nd;
-  // Rebase so that data is the lowest byte the view touches (negative strides reach below the first element).
-  char *base = static_cast<char *>(dl->data) + dl->byte_offset + lo * isz;
-  d.data = base;
-  d.byte_offset = static_cast<uint64_t>(-lo * isz);
-  d.storage_bytes = empty ? 0 : static_cast<uint64_t>((hi - lo + 1) * isz);
-  t->fix_pointers();
+  describe_host_view(*t, static_cast<char *>(dl->data) + dl->byte_offset, nd);
+  if (read_only) d.flags |= PK_TENSOR_FLAG_READ_ONLY;
   return t;
 }
 
@@ -277,30 +283,13 @@ TensorRef import_torch(nb::handle obj, nb::dict dtypes) {
   nb::tuple strides = nb::tuple(obj.attr("stride")());
   const size_t nd = nb::len(shape);
   if (nd > PK_MAX_RANK) throw nb::value_error("from_dlpack: rank above 8");
-  pk_tensor &d = t->desc;
-  d.dtype = dtype_of(dt);
-  const int64_t isz = (d.dtype.bits + 7) / 8;
-  int64_t lo = 0, hi = 0;
-  bool empty = false;
+  t->desc.dtype = dtype_of(dt);
   for (size_t i = 0; i < nd; ++i) {
     t->shape[i] = nb::cast<int64_t>(shape[i]);
     t->strides[i] = nb::cast<int64_t>(strides[i]);
-    if (t->shape[i] == 0) empty = true;
-    const int64_t span = (t->shape[i] - 1) * t->strides[i];
-    if (span < 0)
-      lo += span;
-    else
-      hi += span;
   }
   const uintptr_t ptr = nb::cast<uintptr_t>(obj.attr("data_ptr")());
-  d.flags = PK_TENSOR_FLAG_HOST_VISIBLE;
-  d.device_type = PK_DEVICE_CPU;
-  d.device_id = 0;
-  d.ndim = static_cast<int32_t>(nd);
-  d.data = reinterpret_cast<char *>(ptr) + lo * isz;
-  d.byte_offset = static_cast<uint64_t>(-lo * isz);
-  d.storage_bytes = empty ? 0 : static_cast<uint64_t>((hi - lo + 1) * isz);
-  t->fix_pointers();
+  describe_host_view(*t, reinterpret_cast<char *>(ptr), static_cast<int32_t>(nd));
   return t;
 }
 
