@@ -1107,58 +1107,35 @@ constexpr int64_t kAttnRows = 4, kAttnBlock = 32, kAttnKeyTile = 64;
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
+// The register-blocked product of both attention matmuls: out[r][c*8 + l] (+)= sum over k in [k0, k1) of
+// a[r * a_stride + k] * b[k * b_k + c * b_c + l] for kAttnRows rows and C panels of 8 doubles. Scores read k
+// packed in panels (b_k = 8, b_c = the panel size); p . v reads v rows (b_k = the row stride, b_c = 8).
 template <int C>
-__attribute__((target("avx512f,avx2,fma"))) inline void attn_scores_kernel(const double *qs, int64_t E,
-                                                                           const double *kp, double *sc,
-                                                                           int64_t sc_stride) {
-  __m512d acc[kAttnRows][C];
-#pragma GCC unroll 4
-  for (int r = 0; r < kAttnRows; ++r)
-#pragma GCC unroll 4
-    for (int c = 0; c < C; ++c) acc[r][c] = _mm512_setzero_pd();
-  const int64_t panel = E * 8;
-  for (int64_t e = 0; e < E; ++e) {
-    __m512d b[C];
-#pragma GCC unroll 4
-    for (int c = 0; c < C; ++c) b[c] = _mm512_loadu_pd(kp + c * panel + e * 8);
-#pragma GCC unroll 4
-    for (int r = 0; r < kAttnRows; ++r) {
-      const __m512d a = _mm512_set1_pd(qs[r * E + e]);
-#pragma GCC unroll 4
-      for (int c = 0; c < C; ++c) acc[r][c] = _mm512_fmadd_pd(a, b[c], acc[r][c]);
-    }
-  }
-#pragma GCC unroll 4
-  for (int r = 0; r < kAttnRows; ++r)
-#pragma GCC unroll 4
-    for (int c = 0; c < C; ++c) _mm512_storeu_pd(sc + r * sc_stride + c * 8, acc[r][c]);
-}
-
-template <int C>
-__attribute__((target("avx512f,avx2,fma"))) inline void attn_pv_kernel(const double *p, int64_t p_stride, int64_t j0,
-                                                                       int64_t j1, const double *vb, int64_t v_stride,
-                                                                       double *o, int64_t o_stride, bool accumulate) {
+__attribute__((target("avx512f,avx2,fma"))) inline void attn_block_kernel(const double *a, int64_t a_stride, int64_t k0,
+                                                                          int64_t k1, const double *b, int64_t b_k,
+                                                                          int64_t b_c, double *out, int64_t out_stride,
+                                                                          bool accumulate) {
   __m512d acc[kAttnRows][C];
 #pragma GCC unroll 4
   for (int r = 0; r < kAttnRows; ++r)
 #pragma GCC unroll 4
     for (int c = 0; c < C; ++c)
-      acc[r][c] = accumulate ? _mm512_loadu_pd(o + r * o_stride + c * 8) : _mm512_setzero_pd();
-  for (int64_t j = j0; j < j1; ++j) {
-    __m512d b[C];
+      acc[r][c] = accumulate ? _mm512_loadu_pd(out + r * out_stride + c * 8) : _mm512_setzero_pd();
+  for (int64_t k = k0; k < k1; ++k) {
+    __m512d bv[C];
 #pragma GCC unroll 4
-    for (int c = 0; c < C; ++c) b[c] = _mm512_loadu_pd(vb + j * v_stride + c * 8);
+    for (int c = 0; c < C; ++c) bv[c] = _mm512_loadu_pd(b + k * b_k + c * b_c);
 #pragma GCC unroll 4
     for (int r = 0; r < kAttnRows; ++r) {
-      const __m512d a = _mm512_set1_pd(p[r * p_stride + j]);
+      const __m512d av = _mm512_set1_pd(a[r * a_stride + k]);
 #pragma GCC unroll 4
-      for (int c = 0; c < C; ++c) acc[r][c] = _mm512_fmadd_pd(a, b[c], acc[r][c]);
+      for (int c = 0; c < C; ++c) acc[r][c] = _mm512_fmadd_pd(av, bv[c], acc[r][c]);
     }
   }
 #pragma GCC unroll 4
   for (int r = 0; r < kAttnRows; ++r)
 #pragma GCC unroll 4
-    for (int c = 0; c < C; ++c) _mm512_storeu_pd(o + r * o_stride + c * 8, acc[r][c]);
+    for (int c = 0; c < C; ++c) _mm512_storeu_pd(out + r * out_stride + c * 8, acc[r][c]);
 }
 
 // s[0, lim) <- exp(s_j - max), s[lim, npad) <- 0 (npad a multiple of 8, lim >= 1); returns the sum.
@@ -1320,10 +1297,10 @@ __attribute__((target("avx512f,avx2,fma"))) void attention_fast_units(const View
           const double *qm = qs + m * kAttnRows * E;
           double *sm = sc.data() + m * kAttnRows * Sp;
           if (pg + 4 <= npan[m]) {
-            attn_scores_kernel<4>(qm, E, kp.data() + pg * E * 8, sm + pg * 8, Sp);
+            attn_block_kernel<4>(qm, E, 0, E, kp.data() + pg * E * 8, 8, E * 8, sm + pg * 8, Sp, false);
           } else {
             for (int64_t pn = pg; pn < npan[m]; ++pn)
-              attn_scores_kernel<1>(qm, E, kp.data() + pn * E * 8, sm + pn * 8, Sp);
+              attn_block_kernel<1>(qm, E, 0, E, kp.data() + pn * E * 8, 8, E * 8, sm + pn * 8, Sp, false);
           }
         }
       }
@@ -1339,10 +1316,10 @@ __attribute__((target("avx512f,avx2,fma"))) void attention_fast_units(const View
             const double *pm = sc.data() + m * kAttnRows * Sp;
             double *om = ob.data() + m * kAttnRows * Evp;
             if (c0 + 32 <= Evp) {
-              attn_pv_kernel<4>(pm, Sp, j0, j1, vb.data() + c0, Evp, om + c0, Evp, j0 > 0);
+              attn_block_kernel<4>(pm, Sp, j0, j1, vb.data() + c0, Evp, 8, om + c0, Evp, j0 > 0);
             } else {
               for (int64_t c = c0; c < Evp; c += 8)
-                attn_pv_kernel<1>(pm, Sp, j0, j1, vb.data() + c, Evp, om + c, Evp, j0 > 0);
+                attn_block_kernel<1>(pm, Sp, j0, j1, vb.data() + c, Evp, 8, om + c, Evp, j0 > 0);
             }
           }
         }
