@@ -145,7 +145,8 @@ def from_dlpack(x: Any, device=None) -> Tensor:
     d = get_device(device)
     if t.device is not None and t.device.label == d.label:
         return t
-    if d.props()["device_type"] == 1 or d.props()["unified_memory"]:
+    props = d.props()
+    if props["device_type"] == 1 or props["unified_memory"]:
         return t  # host memory is directly usable there
     return t.to(d)
 
