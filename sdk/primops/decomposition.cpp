@@ -647,11 +647,13 @@ class Evaluator {
   Evaluator(const OpInfo &op, const Program &prog, const void *attrs, Decomposition &out, Diag &diag)
       : op_(op), prog_(prog), attrs_(attrs), out_(out), diag_(diag) {}
 
-  bool run(uint32_t num_inputs) {
+  // input_values[i] is the value the program reads as its input i (the input itself, or its f32 copy under
+  // opmath).
+  bool run(uint32_t num_inputs, const std::vector<int32_t> &input_values) {
     slots_.resize(static_cast<size_t>(prog_.num_slots));
     for (uint32_t i = 0; i < op_.num_inputs; ++i) {
       slots_[i].kind = i < num_inputs ? Value::Kind::tensor : Value::Kind::absent;
-      slots_[i].i = i;
+      slots_[i].i = i < num_inputs ? input_values[i] : static_cast<int32_t>(i);
     }
     for (const Stmt &st : prog_.stmts) {
       line_ = st.line;
@@ -1188,6 +1190,47 @@ bool untyped_shapes(const OpInfo &op, const TensorType *, uint32_t, const void *
   return true;
 }
 
+// --- opmath ---------------------------------------------------------------------------------------------------
+
+bool is_narrow_float(int32_t dtype) {
+  return dtype == PK_DTYPE_F16 || dtype == PK_DTYPE_BF16 || dtype == PK_DTYPE_F8E4M3FN || dtype == PK_DTYPE_F8E5M2;
+}
+
+// A node converting value `from` to dtype; returns the new value's index.
+int32_t append_convert(Decomposition &out, int32_t from, int32_t dtype) {
+  const OpInfo *cvt = find_op(static_cast<uint32_t>(PK_OP_CONVERT_ELEMENT_TYPE));
+  pk_attrs_convert_element_type a = PK_ATTRS_CONVERT_ELEMENT_TYPE_INIT;
+  a.dtype = dtype;
+  DecomposedNode node;
+  node.op_id = cvt->id;
+  const auto *bytes = reinterpret_cast<const uint8_t *>(&a);
+  node.attrs.assign(bytes, bytes + cvt->attrs_size);
+  node.inputs = {from};
+  TensorType t = out.values[static_cast<size_t>(from)];
+  t.dtype = dtype;
+  const auto index = static_cast<int32_t>(out.values.size());
+  node.outputs = {index};
+  out.values.push_back(t);
+  out.nodes.push_back(std::move(node));
+  return index;
+}
+
+// The row's `opmath: f32` rule: each input whose type variable is bound to a 16- or 8-bit float (and admits f32)
+// is read by the program as an f32 copy. Returns the value each program input reads; converts are appended to out.
+std::vector<int32_t> opmath_inputs(const OpInfo &op, const TensorType *inputs, uint32_t num_inputs,
+                                   Decomposition &out) {
+  std::vector<int32_t> reads(num_inputs);
+  for (uint32_t i = 0; i < num_inputs; ++i) {
+    reads[i] = static_cast<int32_t>(i);
+    if (!op.opmath_f32 || i >= op.num_inputs) continue;
+    const int32_t var = op.inputs[i].type_var;
+    if (var < 0 || !is_narrow_float(inputs[i].dtype)) continue;
+    if ((op.type_vars[var].dtype_mask & (1u << PK_DTYPE_F32)) == 0) continue;
+    reads[i] = append_convert(out, static_cast<int32_t>(i), PK_DTYPE_F32);
+  }
+  return reads;
+}
+
 bool decompose_impl(const OpInfo &op, const TensorType *inputs, uint32_t num_inputs, const void *attrs,
                     Decomposition &out, Diag &diag) {
   if (op.tier != Tier::composite || op.decomposition == nullptr) {
@@ -1223,10 +1266,16 @@ bool decompose_impl(const OpInfo &op, const TensorType *inputs, uint32_t num_inp
   std::shared_ptr<const Program> prog = program_of(op);
   if (!prog->error.empty()) return diag.fail(PK_ERROR_INTERNAL, -1, "%s", prog->error.c_str());
   out.values.assign(inputs, inputs + num_inputs);
-  if (!Evaluator(op, *prog, attrs, out, diag).run(num_inputs)) return false;
+  const std::vector<int32_t> reads = opmath_inputs(op, inputs, num_inputs, out);
+  const bool promoted = out.nodes.size() > 0;
+  if (!Evaluator(op, *prog, attrs, out, diag).run(num_inputs, reads)) return false;
 
   for (uint32_t k = 0; k < op.num_outputs; ++k) {
-    const TensorType &got = out.values[static_cast<size_t>(out.outputs[k])], &want = expected[k];
+    // Under opmath an output computed in f32 is rounded once to the dtype the op table gives it.
+    int32_t &o = out.outputs[k];
+    if (promoted && out.values[static_cast<size_t>(o)].dtype == PK_DTYPE_F32 && is_narrow_float(expected[k].dtype))
+      o = append_convert(out, o, expected[k].dtype);
+    const TensorType &got = out.values[static_cast<size_t>(o)], &want = expected[k];
     bool same = got.dtype == want.dtype;
     if (!derived) {
       same = same && got.ndim == want.ndim;

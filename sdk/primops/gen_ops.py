@@ -199,6 +199,17 @@ def normalize_op(op, dnames, groups, enums):
             fail(op, "attr %s: an ints default is a list" % a["name"])
     if op["tier"] == "composite" and not op.get("decomposition"):
         fail(op, "composite ops need a decomposition")
+    # opmath: the precision a composite's decomposition computes in for 16- and 8-bit float inputs. "f32" (the
+    # default for composites whose contract is a bound or a reduction: PyTorch's opmath) converts such inputs to
+    # f32, runs the program there and rounds each output once; "none" runs the program in the input dtype (exact
+    # rows: data movement and selections lose nothing; rows whose one arithmetic primitive already accumulates in
+    # f32 and rounds once).
+    default_opmath = "f32" if op["tier"] == "composite" and op["contract"]["kind"] in ("bound", "reduction") else "none"
+    op.setdefault("opmath", default_opmath)
+    if op["opmath"] not in ("f32", "none"):
+        fail(op, "opmath must be f32 or none")
+    if op["opmath"] == "f32" and op["tier"] != "composite":
+        fail(op, "opmath: f32 is for composite ops (primitives' kernels choose their own precision)")
     if op["tier"] == "primitive" and op.get("decomposition"):
         fail(op, "primitive ops have no decomposition")
 
@@ -210,7 +221,16 @@ def normalize_contract(op, c):
         ulp = float(c["ulp"])
         return {"kind": "ulp", "ulp": ulp, "quality": float(c.get("quality", ulp)), "half": float(c.get("half", 1.0))}
     if isinstance(c, dict) and "bound" in c:
-        return {"kind": "bound", "ulp": float(c["bound"]), "quality": float(c["bound"]), "half": float(c.get("half", c["bound"]))}
+        scale = c.get("scale")
+        if scale is None:
+            # Elementwise composites are conditioned on their inputs' magnitude at the element; the others (row
+            # ops) on the output's scale. See docs/numerics.md.
+            axis = any("dim_of" in a for a in op.get("attrs", []))
+            scale = "input" if op.get("shape") == "elementwise" or (op.get("shape") == "same_as_input" and not axis) else "output"
+        if scale not in ("none", "input", "output"):
+            fail(op, "contract scale must be none, input or output")
+        return {"kind": "bound", "ulp": float(c["bound"]), "quality": float(c["bound"]),
+                "half": float(c.get("half", c["bound"])), "scale": scale}
     fail(op, "bad contract %r" % (c,))
 
 
@@ -522,17 +542,18 @@ def emit_table(table):
         c = op["contract"]
         dims = ""
         w("  {%d, %s, Tier::%s, %s, %d, k_types_%s, %d, k_inputs_%s, %d, k_outputs_%s, %d, %s, %s, "
-          "ShapeRule::%s, Alias::%s, {Contract::%s, %r, %r, %r}, %s, %s, %s, %s, %s}," % (
+          "ShapeRule::%s, Alias::%s, {Contract::%s, %r, %r, %r, BoundScale::%s}, %s, %s, %s, %s, %s, %s}," % (
               op["id"], cstr(n), op["tier"], cstr(op["category"]), len(op["type_vars"]), n,
               len(op["inputs"]), n, len(op["outputs"]), n, len(op["attrs"]),
               ("k_attrs_%s" % n) if op["attrs"] else "nullptr",
               ("sizeof(pk_attrs_%s)" % n) if op["attrs"] else "0",
               op["shape"], op["alias"], "correctly_rounded" if c["kind"] == "correctly_rounded" else c["kind"],
-              c["ulp"], c["quality"], c["half"],
+              c["ulp"], c["quality"], c["half"], c.get("scale", "none"),
               cstr(op["decomposition"].strip()) if op["tier"] == "composite" else "nullptr",
               cstr(op["since"]), cstr(op["doc"]),
               ("&shape_%s" % n) if op["shape"] == "custom" else "nullptr",
-              cstr(op["example"]) if "example" in op else "nullptr"))
+              cstr(op["example"]) if "example" in op else "nullptr",
+              "true" if op["opmath"] == "f32" else "false"))
         del dims
     w("};")
     w("")
@@ -560,7 +581,8 @@ def contract_text(c):
     if c["kind"] == "reduction":
         return "reduction bound"
     if c["kind"] == "bound":
-        return "≤ %g ULP (bound)" % c["ulp"]
+        scale = {"none": "", "input": " + %g u·\\|x\\|" % c["ulp"], "output": " + %g u·max\\|out\\|" % c["ulp"]}[c["scale"]]
+        return "≤ %g ULP%s (bound)" % (c["ulp"], scale)
     return "≤ %g ULP (quality %g, half %g)" % (c["ulp"], c["quality"], c["half"])
 
 
@@ -618,7 +640,7 @@ def emit_docs(table):
                                   (" (required)" if a.get("required") else "")) for a in o["attrs"]) or "—"
                 w("| %d | `%s` | %s%s | %s | %s | %s | %s | %s | %s | %s |" % (
                     o["id"], o["name"], ins or "—", (" (%s)" % types) if types else "", outs, attrs, o["shape"],
-                    o["alias"], contract_text(o["contract"]), o["since"], o["doc"].replace("|", "\\|")))
+                    o["alias"], contract_text(o["contract"]) + ("; f32 opmath" if o["opmath"] == "f32" else ""), o["since"], o["doc"].replace("|", "\\|")))
             w("")
     w("## Decompositions of the composite tier")
     w("")

@@ -20,21 +20,25 @@ ShapeText text_of(const int64_t *shape, int32_t ndim) {
   size_t pos = 0;
   pos += static_cast<size_t>(std::snprintf(s.text + pos, sizeof s.text - pos, "["));
   for (int32_t d = 0; d < ndim && pos < sizeof s.text; ++d) {
-    pos += static_cast<size_t>(
-        std::snprintf(s.text + pos, sizeof s.text - pos, d ? ", %" PRId64 : "%" PRId64, shape[d]));
+    pos +=
+        static_cast<size_t>(std::snprintf(s.text + pos, sizeof s.text - pos, d ? ", %" PRId64 : "%" PRId64, shape[d]));
   }
   if (pos < sizeof s.text) std::snprintf(s.text + pos, sizeof s.text - pos, "]");
   return s;
 }
 
-ShapeText text_of(const TensorType &t) { return text_of(t.shape, t.ndim); }
+ShapeText text_of(const TensorType &t) {
+  return text_of(t.shape, t.ndim);
+}
 
 void set_shape(TensorType &out, const int64_t *shape, int32_t ndim) {
   out.ndim = ndim;
   for (int32_t d = 0; d < ndim; ++d) out.shape[d] = shape[d];
 }
 
-void copy_shape(TensorType &out, const TensorType &in) { set_shape(out, in.shape, in.ndim); }
+void copy_shape(TensorType &out, const TensorType &in) {
+  set_shape(out, in.shape, in.ndim);
+}
 
 bool same_shape(const TensorType &a, const TensorType &b) {
   if (a.ndim != b.ndim) return false;
@@ -240,8 +244,7 @@ bool shape_collapse(const OpInfo &op, const TensorType *in, uint32_t, const void
   return collapse_shape(op, in[0], a.start, a.end, out[0], d);
 }
 
-bool shape_expand_dims(const OpInfo &op, const TensorType *in, uint32_t, const void *attrs, TensorType *out,
-                       Diag &d) {
+bool shape_expand_dims(const OpInfo &op, const TensorType *in, uint32_t, const void *attrs, TensorType *out, Diag &d) {
   const auto &a = *static_cast<const pk_attrs_expand_dims *>(attrs);
   const int32_t rank = in[0].ndim + a.num_dims;
   if (rank > PK_MAX_RANK) {
@@ -251,8 +254,9 @@ bool shape_expand_dims(const OpInfo &op, const TensorType *in, uint32_t, const v
   uint32_t inserted = 0;
   for (int32_t k = 0; k < a.num_dims; ++k) {
     if (a.dims[k] >= rank) {
-      return d.fail(PK_ERROR_INVALID_ARGUMENT, -1, "%s: attribute dims[%d] = %" PRId64 " is not an axis of the result (rank %d)",
-                    op.name, k, a.dims[k], rank);
+      return d.fail(PK_ERROR_INVALID_ARGUMENT, -1,
+                    "%s: attribute dims[%d] = %" PRId64 " is not an axis of the result (rank %d)", op.name, k,
+                    a.dims[k], rank);
     }
     if (inserted & (1u << a.dims[k])) {
       return d.fail(PK_ERROR_INVALID_ARGUMENT, -1, "%s: attribute dims repeats %" PRId64, op.name, a.dims[k]);
@@ -288,8 +292,7 @@ bool shape_slice(const OpInfo &op, const TensorType *in, uint32_t, const void *a
   return true;
 }
 
-bool shape_slice_in_dim(const OpInfo &op, const TensorType *in, uint32_t, const void *attrs, TensorType *out,
-                        Diag &d) {
+bool shape_slice_in_dim(const OpInfo &op, const TensorType *in, uint32_t, const void *attrs, TensorType *out, Diag &d) {
   const auto &a = *static_cast<const pk_attrs_slice_in_dim *>(attrs);
   const TensorType &x = in[0];
   if (!(a.start <= a.limit && a.limit <= x.shape[a.dim])) {
@@ -418,8 +421,9 @@ bool shape_slice_scatter(const OpInfo &op, const TensorType *in, uint32_t, const
   }
   for (int32_t k = 0; k < x.ndim; ++k) {
     if (k != a.dim && src.shape[k] != x.shape[k]) {
-      return d.fail(PK_ERROR_INVALID_ARGUMENT, 1, "%s: input 1 (src): shape %s differs from input 0 (a) %s off axis %" PRId64,
-                    op.name, text_of(src).text, text_of(x).text, a.dim);
+      return d.fail(PK_ERROR_INVALID_ARGUMENT, 1,
+                    "%s: input 1 (src): shape %s differs from input 0 (a) %s off axis %" PRId64, op.name,
+                    text_of(src).text, text_of(x).text, a.dim);
     }
   }
   int64_t n = src.shape[a.dim];
@@ -462,8 +466,7 @@ bool shape_minimum_value(const OpInfo &, const TensorType *, uint32_t, const voi
   return true;
 }
 
-bool shape_philox_uniform(const OpInfo &op, const TensorType *, uint32_t, const void *attrs, TensorType *out,
-                          Diag &d) {
+bool shape_philox_uniform(const OpInfo &op, const TensorType *, uint32_t, const void *attrs, TensorType *out, Diag &d) {
   const auto &a = *static_cast<const pk_attrs_philox_uniform *>(attrs);
   if (!(a.low < a.high)) {
     return d.fail(PK_ERROR_INVALID_ARGUMENT, -1, "%s: attributes low = %g and high = %g need low < high", op.name,
@@ -472,14 +475,12 @@ bool shape_philox_uniform(const OpInfo &op, const TensorType *, uint32_t, const 
   return rng_shape(op, a.shape, a.num_shape, a.dtype, true, out[0], d);
 }
 
-bool shape_philox_normal(const OpInfo &op, const TensorType *, uint32_t, const void *attrs, TensorType *out,
-                         Diag &d) {
+bool shape_philox_normal(const OpInfo &op, const TensorType *, uint32_t, const void *attrs, TensorType *out, Diag &d) {
   const auto &a = *static_cast<const pk_attrs_philox_normal *>(attrs);
   return rng_shape(op, a.shape, a.num_shape, a.dtype, true, out[0], d);
 }
 
-bool shape_philox_randint(const OpInfo &op, const TensorType *, uint32_t, const void *attrs, TensorType *out,
-                          Diag &d) {
+bool shape_philox_randint(const OpInfo &op, const TensorType *, uint32_t, const void *attrs, TensorType *out, Diag &d) {
   const auto &a = *static_cast<const pk_attrs_philox_randint *>(attrs);
   // high - low in [1, 2^32], computed without overflow.
   if (!(a.low < a.high) || (a.low < 0 && a.high > INT64_MAX + a.low) || a.high - a.low > (int64_t{1} << 32)) {
@@ -495,8 +496,9 @@ bool shape_philox_randint(const OpInfo &op, const TensorType *, uint32_t, const 
 bool shape_matmul(const OpInfo &op, const TensorType *in, uint32_t, const void *, TensorType *out, Diag &d) {
   if (!need_rank(op, in[0], 0, 2, 2, d) || !need_rank(op, in[1], 1, 2, 2, d)) return false;
   if (in[0].shape[1] != in[1].shape[0]) {
-    return d.fail(PK_ERROR_INVALID_ARGUMENT, 1, "%s: input 1 (b): shape %s does not continue input 0 (a) %s (K differs)",
-                  op.name, text_of(in[1]).text, text_of(in[0]).text);
+    return d.fail(PK_ERROR_INVALID_ARGUMENT, 1,
+                  "%s: input 1 (b): shape %s does not continue input 0 (a) %s (K differs)", op.name,
+                  text_of(in[1]).text, text_of(in[0]).text);
   }
   out[0].ndim = 2;
   out[0].shape[0] = in[0].shape[0];
@@ -518,8 +520,7 @@ bool shape_batch_matmul(const OpInfo &op, const TensorType *in, uint32_t, const 
   return true;
 }
 
-bool shape_dot_general(const OpInfo &op, const TensorType *in, uint32_t, const void *attrs, TensorType *out,
-                       Diag &d) {
+bool shape_dot_general(const OpInfo &op, const TensorType *in, uint32_t, const void *attrs, TensorType *out, Diag &d) {
   const auto &a = *static_cast<const pk_attrs_dot_general *>(attrs);
   const TensorType &l = in[0], &r = in[1];
   if (a.num_lhs_batch != a.num_rhs_batch || a.num_lhs_contract != a.num_rhs_contract) {
@@ -531,7 +532,8 @@ bool shape_dot_general(const OpInfo &op, const TensorType *in, uint32_t, const v
   for (int32_t k = 0; k < a.num_lhs_batch; ++k) {
     if (l.shape[a.lhs_batch[k]] != r.shape[a.rhs_batch[k]]) {
       return d.fail(PK_ERROR_INVALID_ARGUMENT, 1,
-                    "%s: batch pair %d: extent %" PRId64 " of a axis %" PRId64 " != extent %" PRId64 " of b axis %" PRId64,
+                    "%s: batch pair %d: extent %" PRId64 " of a axis %" PRId64 " != extent %" PRId64
+                    " of b axis %" PRId64,
                     op.name, k, l.shape[a.lhs_batch[k]], a.lhs_batch[k], r.shape[a.rhs_batch[k]], a.rhs_batch[k]);
     }
     lused |= 1u << a.lhs_batch[k];
@@ -539,11 +541,10 @@ bool shape_dot_general(const OpInfo &op, const TensorType *in, uint32_t, const v
   }
   for (int32_t k = 0; k < a.num_lhs_contract; ++k) {
     if (l.shape[a.lhs_contract[k]] != r.shape[a.rhs_contract[k]]) {
-      return d.fail(PK_ERROR_INVALID_ARGUMENT, 1,
-                    "%s: contracting pair %d: extent %" PRId64 " of a axis %" PRId64 " != extent %" PRId64
-                    " of b axis %" PRId64,
-                    op.name, k, l.shape[a.lhs_contract[k]], a.lhs_contract[k], r.shape[a.rhs_contract[k]],
-                    a.rhs_contract[k]);
+      return d.fail(
+          PK_ERROR_INVALID_ARGUMENT, 1,
+          "%s: contracting pair %d: extent %" PRId64 " of a axis %" PRId64 " != extent %" PRId64 " of b axis %" PRId64,
+          op.name, k, l.shape[a.lhs_contract[k]], a.lhs_contract[k], r.shape[a.rhs_contract[k]], a.rhs_contract[k]);
     }
     if ((lused & (1u << a.lhs_contract[k])) || (rused & (1u << a.rhs_contract[k]))) {
       return d.fail(PK_ERROR_INVALID_ARGUMENT, -1, "%s: an axis is both a batch and a contracting axis", op.name);
@@ -566,8 +567,7 @@ bool shape_dot_general(const OpInfo &op, const TensorType *in, uint32_t, const v
   return true;
 }
 
-bool shape_convolution(const OpInfo &op, const TensorType *in, uint32_t, const void *attrs, TensorType *out,
-                       Diag &d) {
+bool shape_convolution(const OpInfo &op, const TensorType *in, uint32_t, const void *attrs, TensorType *out, Diag &d) {
   const auto &a = *static_cast<const pk_attrs_convolution *>(attrs);
   const TensorType &x = in[0], &w = in[1];
   if (!need_rank(op, x, 0, 3, 5, d)) return false;
@@ -579,12 +579,15 @@ bool shape_convolution(const OpInfo &op, const TensorType *in, uint32_t, const v
   const struct {
     const char *name;
     int32_t n;
-  } lists[] = {{"stride", a.num_stride}, {"padding_low", a.num_padding_low}, {"padding_high", a.num_padding_high},
+  } lists[] = {{"stride", a.num_stride},
+               {"padding_low", a.num_padding_low},
+               {"padding_high", a.num_padding_high},
                {"dilation", a.num_dilation}};
   for (const auto &li : lists) {
     if (li.n != 0 && li.n != ns) {
-      return d.fail(PK_ERROR_INVALID_ARGUMENT, -1, "%s: attribute %s has %d entries; give %d (one per spatial axis) or none",
-                    op.name, li.name, li.n, ns);
+      return d.fail(PK_ERROR_INVALID_ARGUMENT, -1,
+                    "%s: attribute %s has %d entries; give %d (one per spatial axis) or none", op.name, li.name, li.n,
+                    ns);
     }
   }
   const int64_t c = x.shape[1], o = w.shape[0], g = a.groups;
@@ -595,8 +598,8 @@ bool shape_convolution(const OpInfo &op, const TensorType *in, uint32_t, const v
   }
   if (w.shape[1] != c / g) {
     return d.fail(PK_ERROR_INVALID_ARGUMENT, 1,
-                  "%s: input 1 (weight): shape %s needs %" PRId64 " input channels per group (axis 1), input has %" PRId64
-                  " channels in %" PRId64 " groups",
+                  "%s: input 1 (weight): shape %s needs %" PRId64
+                  " input channels per group (axis 1), input has %" PRId64 " channels in %" PRId64 " groups",
                   op.name, text_of(w).text, c / g, c, g);
   }
   out[0].ndim = x.ndim;
@@ -609,7 +612,8 @@ bool shape_convolution(const OpInfo &op, const TensorType *in, uint32_t, const v
     int64_t padded = x.shape[2 + s] + lo + hi;
     if (padded < span) {
       return d.fail(PK_ERROR_INVALID_ARGUMENT, 1,
-                    "%s: spatial axis %d: the dilated kernel (%" PRId64 ") is larger than the padded input (%" PRId64 ")",
+                    "%s: spatial axis %d: the dilated kernel (%" PRId64 ") is larger than the padded input (%" PRId64
+                    ")",
                     op.name, s, span, padded);
     }
     out[0].shape[2 + s] = (padded - span) / stride + 1;
@@ -647,8 +651,7 @@ bool shape_scatter_reduce(const OpInfo &op, const TensorType *in, uint32_t, cons
   return scatter_like(op, in, static_cast<const pk_attrs_scatter_reduce *>(attrs)->dim, out, d);
 }
 
-bool shape_index_select(const OpInfo &op, const TensorType *in, uint32_t, const void *attrs, TensorType *out,
-                        Diag &d) {
+bool shape_index_select(const OpInfo &op, const TensorType *in, uint32_t, const void *attrs, TensorType *out, Diag &d) {
   const auto &a = *static_cast<const pk_attrs_index_select *>(attrs);
   if (!need_rank(op, in[1], 1, 1, 1, d)) return false;
   copy_shape(out[0], in[0]);
@@ -715,6 +718,12 @@ bool shape_fft_r2c(const OpInfo &op, const TensorType *in, uint32_t, const void 
   copy_shape(out[0], in[0]);
   if (a.onesided) {
     int64_t last = a.dims[a.num_dims - 1];
+    // n / 2 + 1 entries would make one output entry out of no input (PyTorch refuses 0 points as well).
+    if (in[0].shape[last] == 0) {
+      return d.fail(PK_ERROR_INVALID_ARGUMENT, 0,
+                    "%s: input 0 (a): axis %" PRId64 " has 0 entries; a onesided transform needs at least one", op.name,
+                    last);
+    }
     out[0].shape[last] = in[0].shape[last] / 2 + 1;
   }
   return true;

@@ -265,6 +265,24 @@ TEST_F(CpuNn, SoftmaxOfF16) {
   for (int i = 0; i < 4; ++i) EXPECT_NEAR(half_value(out[i]), expect[i], expect[i] * std::ldexp(1.0, -11) + 1e-7);
 }
 
+// Composites the CPU backend has no kernel for run as their decomposition, which for f16 computes in f32 and
+// rounds once (the rows' opmath). Computed literally in f16, exp(x) overflows above x = 11.09 (softplus gave +inf up
+// to the threshold 20) and 1 + exp(-x) overflows below x = -11.09 (sigmoid gave 0 where the result is an f16
+// subnormal). Expected bits: log1p(exp(x)) and 1 / (1 + exp(-x)) in double, rounded to f16 (hand table).
+TEST_F(CpuNn, NarrowFloatCompositesWithoutAKernelComputeInF32) {
+  // 11.5, 12, 15, 19.5, -14, -12, -11.1015625
+  std::vector<uint16_t> x = {0x49c0, 0x4a00, 0x4b80, 0x4ce0, 0xcb00, 0xca00, 0xc98d}, out(7, 0xffff);
+  const std::vector<uint16_t> softplus = {0x49c0, 0x4a00, 0x4b80, 0x4ce0, 0x000e, 0x0067, 0x00fd};
+  const std::vector<uint16_t> sigmoid = {0x3c00, 0x3c00, 0x3c00, 0x3c00, 0x000e, 0x0067, 0x00fd};
+  pk_attrs_softplus sp = PK_ATTRS_SOFTPLUS_INIT;
+  ASSERT_EQ(launch(PK_OP_SOFTPLUS, {tensor(x, kF16, {7})}, {tensor(out, kF16, {7})}, &sp), PK_OK)
+      << last_error().message;
+  EXPECT_EQ(out, softplus);
+  ASSERT_EQ(launch(PK_OP_SIGMOID, {tensor(x, kF16, {7})}, {tensor(out, kF16, {7})}, nullptr), PK_OK)
+      << last_error().message;
+  EXPECT_EQ(out, sigmoid);
+}
+
 // Softmax over a transposed (strided) input, written to a strided output with gaps.
 TEST_F(CpuNn, SoftmaxOfStridedInputAndOutput) {
   // Logical x[i][j] = base[j * 4 + i] for a [4, 3] view of a [3, 4] buffer; output rows 8 apart.

@@ -135,6 +135,51 @@ TEST(Decomposition, ReluIsFillZeroThenMaximum) {
   EXPECT_EQ(d.outputs, std::vector<int32_t>{2});
 }
 
+// softplus's row: bx = mul(x, fill(beta)); soft = div(log1p(exp(bx)), fill(beta)); out = where(gt(bx, fill(threshold)),
+// x, soft). In f16, exp(bx) overflows for x > 11.09 and the program alone would give +inf up to the threshold; the
+// row's opmath (f32, the default of a bound contract) makes the program run on an f32 copy of x and round once.
+TEST(Decomposition, NarrowFloatCompositesComputeInF32AndRoundOnce) {
+  for (int32_t dt : {PK_DTYPE_F16, PK_DTYPE_BF16}) {
+    Decomposition d;
+    Diag diag;
+    ASSERT_TRUE(run(op_named("softplus"), {type(dt, {7})}, nullptr, d, diag)) << diag.message;
+    const std::vector<std::string> names = node_names(d);
+    ASSERT_GE(names.size(), 3u);
+    EXPECT_EQ(names.front(), "convert_element_type");
+    EXPECT_EQ(names.back(), "convert_element_type");
+    EXPECT_EQ(d.nodes.front().inputs, std::vector<int32_t>{0});
+    EXPECT_EQ(attrs_of<pk_attrs_convert_element_type>(d.nodes.front()).dtype, PK_DTYPE_F32);
+    EXPECT_EQ(attrs_of<pk_attrs_convert_element_type>(d.nodes.back()).dtype, dt);
+    EXPECT_EQ(d.outputs, d.nodes.back().outputs);
+    EXPECT_EQ(d.values[static_cast<size_t>(d.outputs[0])].dtype, dt);
+    // Between the two converts nothing reads the narrow input or computes in a narrow type (comparisons give
+    // bool masks).
+    for (size_t k = 1; k + 1 < d.nodes.size(); ++k) {
+      for (int32_t v : d.nodes[k].inputs) EXPECT_NE(v, 0) << names[k] << " reads the f16/bf16 input";
+      for (int32_t v : d.nodes[k].outputs) {
+        const int32_t got = d.values[static_cast<size_t>(v)].dtype;
+        EXPECT_TRUE(got == PK_DTYPE_F32 || got == PK_DTYPE_BOOL) << names[k] << " computes in dtype " << got;
+      }
+    }
+  }
+  // f32 and f64 launches are unchanged: no converts.
+  Decomposition d;
+  Diag diag;
+  ASSERT_TRUE(run(op_named("softplus"), {type(PK_DTYPE_F32, {7})}, nullptr, d, diag)) << diag.message;
+  for (const std::string &n : node_names(d)) EXPECT_NE(n, "convert_element_type");
+  // opmath: none rows (linear: one dot_general accumulating in f32 by contract) keep the input dtype.
+  Decomposition l;
+  ASSERT_TRUE(run(op_named("linear"),
+                  {type(PK_DTYPE_BF16, {2, 3}), type(PK_DTYPE_BF16, {4, 3}), type(PK_DTYPE_BF16, {4})}, nullptr, l,
+                  diag))
+      << diag.message;
+  for (const std::string &n : node_names(l)) EXPECT_NE(n, "convert_element_type");
+  // Exact rows (relu) never convert.
+  Decomposition r;
+  ASSERT_TRUE(run(op_named("relu"), {type(PK_DTYPE_F16, {3})}, nullptr, r, diag)) << diag.message;
+  EXPECT_EQ(node_names(r), (std::vector<std::string>{"fill", "maximum"}));
+}
+
 TEST(Decomposition, BadLaunchesFailAsInvalidArgumentsNamingTheOp) {
   const OpInfo &softmax = op_named("softmax");
   pk_attrs_softmax a = PK_ATTRS_SOFTMAX_INIT;

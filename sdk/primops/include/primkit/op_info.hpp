@@ -63,11 +63,17 @@ struct AttrInfo {
   bool required = false;
 };
 
+// What the absolute term of a `{bound: N}` contract scales with (docs/numerics.md): nothing (relative only),
+// the magnitude of the inputs at the element (elementwise composites), or the largest magnitude of the output
+// (row ops: softmax, normalizations, losses).
+enum class BoundScale : uint8_t { none, input, output };
+
 struct ContractInfo {
   Contract kind;
-  double ulp;      // FAIL limit (ulp) or bound factor
-  double quality;  // QUALITY_WARNING limit
-  double half;     // limit for 16- and 8-bit floats
+  double ulp;        // FAIL limit (ulp) or bound factor
+  double quality;    // QUALITY_WARNING limit
+  double half;       // limit for 16- and 8-bit floats
+  BoundScale scale;  // bound contracts only
 };
 
 // A tensor's type as shape inference sees it.
@@ -123,6 +129,9 @@ struct OpInfo {
   // Sample inputs and attributes, e.g. "x: f32[2,3]; dim=1" (see parse_example); nullptr if the row has none.
   // Every custom- or derived-shape op with inputs has one, so tests and case generators can start from it.
   const char *example;
+  // Composite tier: the decomposition computes in f32 when an input of a float type variable is f16, bf16 or
+  // fp8 (inputs converted up, each output rounded once at the end), as the row's `opmath: f32` says.
+  bool opmath_f32;
 
   bool variadic() const { return num_inputs > 0 && inputs[num_inputs - 1].variadic; }
 };
@@ -136,7 +145,7 @@ struct DtypeInfo {
 
 // --- lookup -------------------------------------------------------------------------------------------------
 // All lookups are O(1) or O(log n), allocation-free and thread-safe (the tables are immutable).
-const OpInfo *find_op(uint32_t id);           // nullptr if unknown
+const OpInfo *find_op(uint32_t id);            // nullptr if unknown
 const OpInfo *find_op(std::string_view name);  // nullptr if unknown
 const OpInfo *ops_begin();
 const OpInfo *ops_end();
@@ -144,8 +153,8 @@ uint32_t op_count();
 const char *op_name(uint32_t id);  // "op#<id>" style fallback is not provided: returns "unknown" if unknown
 
 const DtypeInfo &dtype_info(int32_t id);  // id in [0, PK_DTYPE_COUNT)
-int32_t dtype_id(pk_dtype d);              // -1 if the descriptor is no PrimKit dtype
-int32_t dtype_id(std::string_view name);   // -1 if unknown
+int32_t dtype_id(pk_dtype d);             // -1 if the descriptor is no PrimKit dtype
+int32_t dtype_id(std::string_view name);  // -1 if unknown
 pk_dtype dtype_desc(int32_t id);
 const char *dtype_name(int32_t id);  // "?" if out of range
 size_t dtype_size(int32_t id);       // bytes per element
@@ -213,14 +222,14 @@ struct DecomposedNode {
 };
 
 struct Decomposition {
-  std::vector<TensorType> values;  // values[0..num_inputs) are the composite's inputs
+  std::vector<TensorType> values;     // values[0..num_inputs) are the composite's inputs
   std::vector<DecomposedNode> nodes;  // topological order, primitives only
   std::vector<int32_t> outputs;       // one value index per composite output
 };
 
 // Expands a composite op for concrete input types into primitive nodes (the row's decomposition program),
 // validating every node as a launch would. The parsed program is cached per op; thread-safe.
-bool decompose(const OpInfo &op, const TensorType *inputs, uint32_t num_inputs, const void *attrs,
-               Decomposition &out, Diag &diag);
+bool decompose(const OpInfo &op, const TensorType *inputs, uint32_t num_inputs, const void *attrs, Decomposition &out,
+               Diag &diag);
 
 }  // namespace pk::meta
