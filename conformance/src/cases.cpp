@@ -55,7 +55,14 @@ const char *layout_name(Layout l) {
   return "?";
 }
 
-enum class Values { mixed, positive, exhaustive };
+// mixed: seeded random values with edge values mixed in; positive: the same, > 0; exhaustive: element i holds
+// bit pattern i; sweep: every 7th bit pattern (a quick-profile subset that still reaches every binade of a 16-bit
+// format); binades: for a 32/64-bit float, a few mantissas in every binade of both signs, subnormals, ±inf, NaN;
+// edges: every edge value of the dtype, and for k inputs their k-fold cross product (every ±0 pair, NaN against
+// every number, integers at the rounding edges of every float format); long_row: finite, positive values in
+// [0.25, 0.75) with no edge values, for long reductions (a too-narrow accumulator stagnates and fails the bound);
+// ties: values from a handful of small numbers, -0 and +0 among them, so that equal keys and ±0 pairs abound.
+enum class Values { mixed, positive, exhaustive, sweep, binades, edges, long_row, ties };
 
 uint64_t mix(uint64_t h, uint64_t v) {
   // splitmix64 step: a cheap, well-spread hash for seeding.
@@ -99,7 +106,9 @@ struct Spec {
 
 // --- values ---------------------------------------------------------------------------------------------------
 
-long double float_edge(int32_t dtype, std::mt19937_64 &rng) {
+// Every edge value of a float format: NaN, ±inf, ±0, the smallest subnormal, the largest subnormal, the smallest
+// normal, the largest finite value, and ±1, 1/2.
+std::vector<long double> float_edges(int32_t dtype) {
   oracle::BinaryFormat f = oracle::format_of(meta::real_of(dtype));
   const int bias = (1 << (f.exp_bits - 1)) - 1;
   const long double min_normal = std::ldexp(1.0L, 1 - bias);
@@ -122,15 +131,43 @@ long double float_edge(int32_t dtype, std::mt19937_64 &rng) {
                                1.0L,
                                -1.0L,
                                0.5L};
-  return edges[rng() % (sizeof edges / sizeof edges[0])];
+  return {std::begin(edges), std::end(edges)};
+}
+
+long double float_edge(int32_t dtype, std::mt19937_64 &rng) {
+  const std::vector<long double> edges = float_edges(dtype);
+  return edges[rng() % edges.size()];
+}
+
+// Integer edges: the extremes and their neighbours, 0, ±1, and for every float format with m explicit mantissa
+// bits (bf16 7, f16 10, f32 23, f64 52) the value 2^k + 2^(k-m-1) + 1 (and its negative) at the largest k the
+// integer holds: exactly above a rounding tie of that format, so a conversion that rounds twice (through a wider
+// float first, which drops the + 1 and lands on the tie) rounds the wrong way.
+std::vector<long double> int_edges(int32_t dtype) {
+  const int bits = static_cast<int>(meta::dtype_size(dtype) * 8);
+  const bool sign = meta::is_signed(dtype);
+  long double lo = sign ? -std::ldexp(1.0L, bits - 1) : 0;
+  long double hi = sign ? std::ldexp(1.0L, bits - 1) - 1 : std::ldexp(1.0L, bits) - 1;
+  std::vector<long double> edges = {lo, hi, 0, 1, sign ? -1.0L : 2.0L, lo + 1, hi - 1};
+  const int k = bits - (sign ? 2 : 1);
+  for (int m : {7, 10, 23, 52}) {
+    if (k - m - 1 < 1) continue;
+    const long double v = std::ldexp(1.0L, k) + std::ldexp(1.0L, k - m - 1) + 1;
+    edges.push_back(v);
+    if (sign) edges.push_back(-v);
+  }
+  return edges;
 }
 
 long double int_edge(int32_t dtype, std::mt19937_64 &rng) {
-  const int bits = static_cast<int>(meta::dtype_size(dtype) * 8);
-  long double lo = meta::is_signed(dtype) ? -std::ldexp(1.0L, bits - 1) : 0;
-  long double hi = meta::is_signed(dtype) ? std::ldexp(1.0L, bits - 1) - 1 : std::ldexp(1.0L, bits) - 1;
-  const long double edges[] = {lo, hi, 0, 1, meta::is_signed(dtype) ? -1.0L : 2.0L, lo + 1, hi - 1};
-  return edges[rng() % (sizeof edges / sizeof edges[0])];
+  const std::vector<long double> edges = int_edges(dtype);
+  return edges[rng() % edges.size()];
+}
+
+std::vector<long double> edges_of(int32_t dtype) {
+  const int32_t real = meta::real_of(dtype);
+  if (real == PK_DTYPE_BOOL) return {0, 1};
+  return meta::is_integer(real) ? int_edges(real) : float_edges(real);
 }
 
 long double random_real(int32_t dtype, Values kind, bool edges_allowed, std::mt19937_64 &rng) {
@@ -158,14 +195,76 @@ long double random_real(int32_t dtype, Values kind, bool edges_allowed, std::mt1
   return v;
 }
 
-// `count` logical values of dtype as bytes (row-major).
-std::vector<uint8_t> draw_values(int32_t dtype, int64_t count, Values kind, std::mt19937_64 &rng) {
+// Bit patterns of a 32- or 64-bit float: per binade (biased exponent 0 .. max, both signs) the mantissas 0, 1,
+// the largest, and `per_binade` random ones; then ±inf and NaN. Sorted, so a case's elements run through the
+// formats's range in order.
+std::vector<uint64_t> binade_patterns(int32_t dtype, int per_binade, std::mt19937_64 &rng) {
+  const oracle::BinaryFormat f = oracle::format_of(dtype);
+  const uint64_t man_mask = (uint64_t{1} << f.man_bits) - 1;
+  const uint64_t max_exp = (uint64_t{1} << f.exp_bits) - 1;
+  std::vector<uint64_t> out;
+  for (uint64_t sign = 0; sign < 2; ++sign)
+    for (uint64_t e = 0; e < max_exp; ++e) {
+      const uint64_t head = (sign << (f.exp_bits + f.man_bits)) | (e << f.man_bits);
+      out.push_back(head);
+      out.push_back(head | 1);
+      out.push_back(head | man_mask);
+      for (int k = 0; k < per_binade; ++k) out.push_back(head | (rng() & man_mask));
+    }
+  for (uint64_t sign = 0; sign < 2; ++sign) {
+    const uint64_t inf = (sign << (f.exp_bits + f.man_bits)) | (max_exp << f.man_bits);
+    out.push_back(inf);
+    out.push_back(inf | (uint64_t{1} << (f.man_bits - 1)));
+  }
+  return out;
+}
+
+int64_t binade_count(int32_t dtype, int per_binade) {
+  const oracle::BinaryFormat f = oracle::format_of(dtype);
+  return 2 * ((int64_t{1} << f.exp_bits) - 1) * (3 + per_binade) + 4;
+}
+
+// `count` logical values of dtype as bytes (row-major). Edges: element i holds edge (i / period) mod E, so inputs
+// given periods 1, E0, E0*E1, ... hold the cross product of their edges.
+std::vector<uint8_t> draw_values(int32_t dtype, int64_t count, Values kind, std::mt19937_64 &rng, int64_t period = 1) {
   const size_t size = meta::dtype_size(dtype);
   std::vector<uint8_t> bytes(static_cast<size_t>(count) * size);
-  if (kind == Values::exhaustive) {
+  if (kind == Values::exhaustive || kind == Values::sweep || kind == Values::binades) {
+    std::vector<uint64_t> patterns;
+    if (kind == Values::binades) {
+      const int64_t per_sign = 2 * ((int64_t{1} << oracle::format_of(dtype).exp_bits) - 1);
+      patterns = binade_patterns(dtype, static_cast<int>(std::max<int64_t>((count - 4) / per_sign - 3, 0)), rng);
+    }
     for (int64_t i = 0; i < count; ++i) {
-      uint64_t bits = static_cast<uint64_t>(i);
+      uint64_t bits = static_cast<uint64_t>(i) * (kind == Values::sweep ? 7 : 1);
+      if (kind == Values::binades) bits = patterns[static_cast<size_t>(i) % patterns.size()];
       std::memcpy(bytes.data() + static_cast<size_t>(i) * size, &bits, size);
+    }
+    return bytes;
+  }
+  if (kind == Values::edges) {
+    const std::vector<long double> e = edges_of(dtype);
+    for (int64_t i = 0; i < count; ++i) {
+      Wide w;
+      w.re = e[static_cast<size_t>((i / period) % static_cast<int64_t>(e.size()))];
+      oracle::store_rounded(w, dtype, bytes.data() + static_cast<size_t>(i) * size, oracle::Overflow::standard);
+    }
+    return bytes;
+  }
+  if (kind == Values::long_row || kind == Values::ties) {
+    std::uniform_real_distribution<double> unit(0.25, 0.75);
+    const bool is_int = !meta::is_float(meta::real_of(dtype)) && !meta::is_complex(dtype);
+    for (int64_t i = 0; i < count; ++i) {
+      Wide w;
+      if (kind == Values::long_row) {
+        w.re = is_int ? static_cast<long double>(rng() % 4) : static_cast<long double>(unit(rng));
+      } else {
+        static const long double ties[] = {-1.0L, -0.0L, 0.0L, 1.0L, 2.0L};
+        w.re = ties[rng() % 5];
+        if (is_int && !(w.re >= 0)) w.re = meta::is_signed(meta::real_of(dtype)) ? -1.0L : 0.0L;
+      }
+      if (meta::is_complex(dtype)) w.im = kind == Values::long_row ? static_cast<long double>(unit(rng)) : 0.0L;
+      oracle::store_rounded(w, dtype, bytes.data() + static_cast<size_t>(i) * size, oracle::Overflow::standard);
     }
     return bytes;
   }
@@ -327,6 +426,7 @@ class Generator {
   void creation_family();
   void exhaustive_family();
   Spec uniform_spec(const std::vector<int64_t> &shape) const;
+  int64_t output_elements(const Spec &spec) const;  // -1 if the spec is invalid
 };
 
 std::vector<uint8_t> Generator::base_attrs() const {
@@ -376,6 +476,26 @@ Spec Generator::uniform_spec(const std::vector<int64_t> &shape) const {
   return s;
 }
 
+int64_t Generator::output_elements(const Spec &spec) const {
+  std::vector<TensorType> types(spec.shapes.size());
+  for (size_t i = 0; i < spec.shapes.size(); ++i) {
+    types[i].dtype = spec.dtypes[i];
+    types[i].ndim = static_cast<int32_t>(spec.shapes[i].size());
+    if (types[i].ndim > PK_MAX_RANK) return -1;
+    for (int32_t k = 0; k < types[i].ndim; ++k) types[i].shape[k] = spec.shapes[i][static_cast<size_t>(k)];
+  }
+  alignas(16) unsigned char normalized[meta::kMaxAttrsSize] = {0};
+  if (!spec.attrs.empty()) std::memcpy(normalized, spec.attrs.data(), spec.attrs.size());
+  meta::TensorType outs[meta::kMaxLaunchOutputs];
+  meta::Diag diag;
+  if (!meta::infer_outputs(op_, types.data(), static_cast<uint32_t>(types.size()),
+                           op_.attrs_size ? normalized : nullptr, outs, diag))
+    return -1;
+  int64_t n = 0;
+  for (uint32_t o = 0; o < op_.num_outputs; ++o) n += meta::numel(outs[o]);
+  return n;
+}
+
 bool Generator::add(const std::string &variant, Spec spec, const std::string &note) {
   // Validate with the op table's rules before drawing values.
   std::vector<TensorType> types(spec.shapes.size());
@@ -405,13 +525,21 @@ bool Generator::add(const std::string &variant, Spec spec, const std::string &no
   c.dtype = dtype_;
   c.attrs = spec.attrs;
   c.note = note;
+  // The layout variants that apply to every input write their outputs through the same kind of layout (not the
+  // reversed one: output strides must be positive).
+  if (spec.layout_input < 0) {
+    if (spec.layout == Layout::strided) c.output_layout = OutputLayout::strided;
+    if (spec.layout == Layout::transposed) c.output_layout = OutputLayout::transposed;
+  }
   std::mt19937_64 rng(mix(mix(seed_, c.id), 0x5eed));
   const AttrInfo *dim_attr = find_attr(op_, "dim");
+  int64_t period = 1;  // edges: the cross product of every input's edge values
   for (size_t i = 0; i < spec.shapes.size(); ++i) {
     const uint32_t declared = std::min<uint32_t>(static_cast<uint32_t>(i), op_.num_inputs - 1);
     const int32_t dt = spec.dtypes[i];
     const int64_t count = numel_of(spec.shapes[i]);
-    std::vector<uint8_t> logical = draw_values(dt, count, spec.values, rng);
+    std::vector<uint8_t> logical = draw_values(dt, count, spec.values, rng, period);
+    period *= static_cast<int64_t>(edges_of(dt).size());
     const std::string name = op_.inputs[declared].name;
     if (is_index_input(op_, declared) && !spec.shapes.empty() && meta::is_integer(dt)) {
       // Indices mostly in range of the axis they index, sometimes just outside (defined: skipped or 0).
@@ -514,6 +642,12 @@ void Generator::attr_variants(const Spec &base) {
           Spec s = base;
           put<int32_t>(s.attrs, at.offset, d);
           add("attr", s, std::string(at.name) + "=" + meta::dtype_name(d));
+          // The edge values into every dtype: conversions at the extremes and just above rounding ties.
+          if (base.shapes.size() == 1) {
+            s.shapes[0] = {static_cast<int64_t>(edges_of(base.dtypes[0]).size())};
+            s.values = Values::edges;
+            add("edges", s, std::string(at.name) + "=" + meta::dtype_name(d) + ", every edge value");
+          }
         }
         break;
       default:
@@ -537,6 +671,18 @@ void Generator::elementwise_family() {
     s.values = Values::positive;
     add("positive", s, "positive inputs");
   }
+  // Every edge value against every other (one input: the list; two: all pairs, so every ±0 pair of a min/max-like
+  // op and NaN against every number).
+  int64_t pairs = 1;
+  for (uint32_t i = 0; i < op_.num_inputs; ++i) pairs *= static_cast<int64_t>(edges_of(input_dtype(i, -1)).size());
+  if (pairs <= (int64_t{1} << 16)) {
+    Spec s = uniform_spec({pairs});
+    s.values = Values::edges;
+    add("edges", s, "every combination of edge values");
+  }
+  Spec t = uniform_spec({257});
+  t.values = Values::ties;
+  add("ties", t, "few distinct values, -0 and +0 among them");
   layout_variants(uniform_spec({5, 6}), "[5,6]");
   if (full()) layout_variants(uniform_spec({33, 65}), "[33,65]");
   attr_variants(uniform_spec({64}));
@@ -576,6 +722,21 @@ void Generator::reduce_family(bool scan) {
     add(sd.variant, spec(sd.shape, sd.dims), "axes [" + text + "]");
   }
   for (int k = 0; k < (full() ? 4 : 1); ++k) add("random", spec({9, 33}, {1}), "random values with edges");
+  // Long rows of finite values, apart from the short rows that carry NaN/±inf: accuracy over 4,096 and 65,537
+  // terms, where an accumulator narrower than the contract's drifts past the reduction bound. (Scans evaluate
+  // every prefix in the oracle: the 4,096 row only.)
+  const std::vector<ShapeDims> long_rows = {{"long", {4096}, {0}}, {"long", {3, 4099}, {1}}, {"long", {65537}, {0}}};
+  for (const auto &sd : long_rows) {
+    if (scan && numel_of(sd.shape) > 4096) continue;
+    Spec s = spec(sd.shape, sd.dims);
+    s.values = Values::long_row;
+    add(sd.variant, s, "long row of " + std::to_string(sd.shape.back()) + " finite values");
+  }
+  for (const auto &sd : std::vector<ShapeDims>{{"ties", {9, 33}, {1}}, {"ties", {33, 9}, {0}}}) {
+    Spec s = spec(sd.shape, sd.dims);
+    s.values = Values::ties;
+    add(sd.variant, s, "equal values along the axis, -0 and +0 among them");
+  }
   layout_variants(spec({5, 6}, {1}), "[5,6] over axis 1");
   layout_variants(spec({5, 6}, {0}), "[5,6] over axis 0");
   // Other attributes (correction, ...): one at a time.
@@ -620,6 +781,35 @@ void Generator::example_family() {
       if (!shape.empty()) shape[0] *= factor;
     add(factor == 0 ? "empty" : "grown", s, factor == 0 ? "first axes emptied" : "first axes tripled");
   }
+  // Per extent: every axis of the example with one extent (e.g. matmul's K, M or N, which the example gives
+  // distinct sizes) set to 0, so that each empty axis is tried alone (K = 0 must give zeros); and for ops whose
+  // contract is a reduction bound, set to 4,096 with long-row values (a long contraction).
+  std::vector<int64_t> extents;
+  for (const auto &shape : base.shapes)
+    for (int64_t e : shape)
+      if (e > 1 && std::find(extents.begin(), extents.end(), e) == extents.end()) extents.push_back(e);
+  for (int64_t e : extents) {
+    for (int64_t to : {int64_t{0}, int64_t{4096}}) {
+      if (to > 0 && op_.contract.kind != meta::Contract::reduction) continue;
+      Spec s = base;
+      int64_t elements = 0;
+      for (auto &shape : s.shapes) {
+        for (int64_t &x : shape)
+          if (x == e) x = to;
+        elements += numel_of(shape);
+      }
+      if (elements > (int64_t{1} << 20)) continue;
+      // Long contractions only where the output stays small: the oracle's exact sums (and its O(n^2) DFT) cost
+      // about outputs x 4096 terms.
+      if (to > 0 && output_elements(s) > 4096) continue;
+      if (to > 0) s.values = Values::long_row;
+      add(to == 0 ? "empty" : "long", s,
+          "axes of extent " + std::to_string(e) + (to == 0 ? " emptied" : " grown to 4096, finite values"));
+    }
+  }
+  Spec ties = base;
+  ties.values = Values::ties;
+  add("ties", ties, "example shapes, few distinct values (-0 and +0 among them)");
   layout_variants(base, "example shapes");
   attr_variants(base);
 }
@@ -662,15 +852,32 @@ void Generator::creation_family() {
   attr_variants(base);
 }
 
+// One-input float ops: every bit pattern of an 8-bit float; every one of a 16-bit float in the full profile and
+// every 7th in the quick one (each binade, with the thresholds where results turn subnormal or overflow, lies
+// within a few steps); for f32 and f64 a sample of every binade of both signs, subnormals included.
 void Generator::exhaustive_family() {
-  if (op_.num_inputs != 1 || op_.variadic()) return;
-  if (!(dtype_ == PK_DTYPE_F16 || dtype_ == PK_DTYPE_BF16 || dtype_ == PK_DTYPE_F8E4M3FN || dtype_ == PK_DTYPE_F8E5M2))
-    return;
-  const bool narrow8 = meta::dtype_size(dtype_) == 1;
-  if (!narrow8 && !full()) return;
-  Spec s = uniform_spec({narrow8 ? 256 : 65536});
-  s.values = Values::exhaustive;
-  add("exhaustive", s, "every bit pattern");
+  if (op_.num_inputs != 1 || op_.variadic() || !meta::is_float(dtype_)) return;
+  if (input_dtype(0, -1) != dtype_) return;
+  Spec s;
+  switch (meta::dtype_size(dtype_)) {
+    case 1:
+      s = uniform_spec({256});
+      s.values = Values::exhaustive;
+      add("exhaustive", s, "every bit pattern");
+      return;
+    case 2:
+      s = uniform_spec({full() ? 65536 : 65536 / 7});
+      s.values = full() ? Values::exhaustive : Values::sweep;
+      add(full() ? "exhaustive" : "sweep", s, full() ? "every bit pattern" : "every 7th bit pattern");
+      return;
+    default: {
+      const bool f64 = dtype_ == PK_DTYPE_F64;
+      s = uniform_spec({binade_count(dtype_, full() ? (f64 ? 12 : 60) : (f64 ? 2 : 6))});
+      s.values = Values::binades;
+      add("binades", s, "mantissas from every binade, subnormals included");
+      return;
+    }
+  }
 }
 
 std::vector<Case> Generator::run() {

@@ -22,10 +22,11 @@
 //                      plus one ULP for rounding to the output dtype; every summation order (pairwise, blocked,
 //                      tree, FMA) meets it. Where |inputs| do not give the terms (var, FFT, logcumsumexp), M is a
 //                      coarser but still sound scale: see runner.cpp.
-//   composite_bound N  composite ops: |actual - wide| <= N ulps of max(|wide|, rms of the output), where wide is
-//                      the oracle's value of the decomposition evaluated without intermediate rounding. Taking
-//                      the ULP at the output's rms for elements that cancel towards zero keeps the bound relative
-//                      to the tensor's scale (layer_norm outputs near 0 are judged like the others).
+//   composite_bound N  composite ops: |actual - wide| <= N ulp(wide) + P + N u S (docs/numerics.md): wide is the
+//                      oracle's value of the decomposition without intermediate rounding, P the change of it under
+//                      a backward error of N u on every input (composite_sensitivity), S the magnitude the row's
+//                      `scale` names (composite_absolute). Where P cannot be evaluated: N ulps of max(|wide|, rms
+//                      of the output).
 // Complex outputs: a complex infinity (a value with an infinite part, whatever the other part: C11 Annex G.3)
 // matches any complex infinity; ulp checks measure each part in ulps of the larger part's magnitude (norm-wise);
 // complex products and FFTs with non-finite terms accept any non-finite result where the reference is
@@ -460,6 +461,9 @@ OutputComparison compare_output(const oracle::OutputValue &expected, const std::
               // Plus n times the smallest normal: below it rounding errors are absolute (gradual underflow).
               const long double n_terms = static_cast<long double>(std::max<int64_t>(tol.reduction_length, 1));
               allowed = ulp_of(dtype, w) + 2.0L * n_terms * eps_acc * mag + n_terms * min_normal;
+            } else if (static_cast<size_t>(i) < tol.sensitivity.size()) {
+              allowed = tol.check.fail_limit * ulp_of(dtype, w) + tol.sensitivity[static_cast<size_t>(i)];
+              if (static_cast<size_t>(i) < tol.absolute.size()) allowed += tol.absolute[static_cast<size_t>(i)];
             } else {
               allowed = tol.check.fail_limit * std::max(ulp_of(dtype, w), ulp_of(dtype, rms));
             }
@@ -486,6 +490,70 @@ OutputComparison compare_output(const oracle::OutputValue &expected, const std::
     out.histogram.add(hist_ulps);
     out.quality_warning = out.quality_warning || quality;
     note(i, worst_ulps, worst_ratio, failed);
+  }
+  return out;
+}
+
+std::vector<long double> composite_sensitivity(const meta::OpInfo &op, const std::vector<oracle::HostTensor> &inputs,
+                                               const void *attrs, size_t output, const oracle::OutputValue &expected) {
+  bool wide64 = false;
+  for (const oracle::HostTensor &t : inputs) {
+    if (meta::is_complex(t.dtype)) return {};
+    wide64 = wide64 || t.dtype == PK_DTYPE_F64;
+  }
+  const long double e = (op.contract.ulp > 0 ? op.contract.ulp : 1) * std::ldexp(1.0L, wide64 ? -53 : -24);
+  std::vector<long double> worst(expected.wide.size(), 0);
+  for (int sign : {1, -1}) {
+    std::vector<oracle::HostTensor> moved = inputs;
+    for (size_t k = 0; k < moved.size(); ++k) {
+      oracle::HostTensor &t = moved[k];
+      if (!meta::is_float(t.dtype)) continue;
+      const size_t size = meta::dtype_size(t.dtype);
+      const size_t count = t.storage.size() / size;
+      std::vector<uint8_t> storage(count * 8);
+      for (size_t j = 0; j < count; ++j) {
+        oracle::Wide w = oracle::load_element(t.storage.data() + j * size, t.dtype);
+        const int s = ((j * 0x9e3779b97f4a7c15ull + k * 0xbf58476d1ce4e5b9ull) >> 61) & 1 ? sign : -sign;
+        if (std::isfinite(w.re)) w.re *= 1 + s * e;
+        oracle::store_rounded(w, PK_DTYPE_F64, storage.data() + j * 8);
+      }
+      t.byte_offset = t.byte_offset / size * 8;
+      t.storage = std::move(storage);
+      t.dtype = PK_DTYPE_F64;
+    }
+    std::vector<oracle::OutputValue> outs;
+    if (!oracle::evaluate(op.id, moved, attrs, outs).ok() || output >= outs.size() ||
+        outs[output].wide.size() != worst.size())
+      return {};
+    for (size_t i = 0; i < worst.size(); ++i) {
+      const long double d = std::fabs(outs[output].wide[i].re - expected.wide[i].re);
+      if (std::isnan(d)) continue;  // non-finite references are judged by their own rules
+      worst[i] = std::max(worst[i], d);
+    }
+  }
+  return worst;
+}
+
+std::vector<long double> composite_absolute(const meta::OpInfo &op, const std::vector<oracle::HostTensor> &inputs,
+                                            const oracle::OutputValue &expected) {
+  if (op.contract.kind != meta::Contract::bound || op.contract.scale == meta::BoundScale::none) return {};
+  const size_t n = expected.wide.size();
+  const long double u = std::ldexp(1.0L, expected.dtype == PK_DTYPE_F64 ? -53 : -24);
+  const long double factor = (op.contract.ulp > 0 ? op.contract.ulp : 1) * u;
+  std::vector<long double> out(n, 0);
+  if (op.contract.scale == meta::BoundScale::output) {
+    long double m = 0;
+    for (const oracle::Wide &w : expected.wide)
+      if (std::isfinite(w.re)) m = std::max(m, std::fabs(w.re));
+    std::fill(out.begin(), out.end(), factor * m);
+    return out;
+  }
+  for (const oracle::HostTensor &t : inputs) {
+    if (!meta::is_float(t.dtype) || static_cast<size_t>(t.numel()) != n) continue;
+    for (size_t i = 0; i < n; ++i) {
+      const long double x = std::fabs(t.at(static_cast<int64_t>(i)).re);
+      if (std::isfinite(x)) out[i] = std::max(out[i], factor * x);
+    }
   }
   return out;
 }

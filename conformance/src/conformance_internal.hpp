@@ -27,6 +27,13 @@ struct Tolerance {
   // A zero part of a complex quotient matches a zero of either sign: C11 Annex G leaves the sign to the
   // algorithm (the textbook (ac + bd) / (c^2 + d^2) and Smith's method, which numpy and libgcc use, differ).
   bool complex_zero_sign_free = false;
+  // Composite bound checks: per output element, how far the exact result moves under a backward error of N unit
+  // roundoffs of the computation on every float input (see composite_sensitivity); empty = not available, and
+  // the bound's absolute term is then N ulps of the output's rms.
+  std::vector<long double> sensitivity;
+  // Composite bound checks: per output element, the absolute term N u S of the row's `scale` (see
+  // composite_absolute); empty = none.
+  std::vector<long double> absolute;
 };
 
 // Outcome of comparing one output of one case.
@@ -57,7 +64,43 @@ std::string wide_text(const oracle::Wide &w, int32_t dtype);
 std::vector<oracle::HostTensor> magnitude_inputs(const std::vector<oracle::HostTensor> &inputs,
                                                  bool at_least_one = false);
 
+// The absolute term of a composite's bound, per element of output `output`: the largest change of the exact
+// result when every float input element x is replaced by x (1 + s e) and by x (1 - s e), with s = ±1 a fixed
+// pseudo-random sign per element and e = N u (N the row's bound, u the unit roundoff the composite computes with:
+// 2^-24 for f32 and narrower, which compute in f32, 2^-53 for f64). A backward-stable implementation in that
+// precision — the standard a careful library meets — has exactly this kind of error: where the op is badly
+// conditioned (layer_norm outputs near 0, softmax entries of rows with large logits, gelu/silu tails) it is
+// large, and where it is well conditioned (sigmoid and softplus tails, whose results stay relatively accurate)
+// it is far below one ulp, so a flushed or overflowed tail fails. Inputs are evaluated in f64 so that the
+// perturbation is representable; empty when the op cannot be evaluated that way.
+std::vector<long double> composite_sensitivity(const meta::OpInfo &op, const std::vector<oracle::HostTensor> &inputs,
+                                               const void *attrs, size_t output, const oracle::OutputValue &expected);
+
+// The absolute term of a `{bound: N}` contract per output element: N u S, u the unit roundoff of the computation
+// (2^-24 for f32 and narrower, 2^-53 for f64) and S what the row's `scale` names: the largest |input| at the
+// element (elementwise composites, whose float inputs have the output's shape), or the largest |output| of the
+// tensor (row ops). Empty for `scale: none`.
+std::vector<long double> composite_absolute(const meta::OpInfo &op, const std::vector<oracle::HostTensor> &inputs,
+                                            const oracle::OutputValue &expected);
+
 // Row-major index -> byte offset of that element in a host tensor view.
 int64_t element_byte_offset(const oracle::HostTensor &t, int64_t index);
+
+// --- output layouts (output_layout.cpp) -------------------------------------------------------------------------
+
+// One output's device storage: guard regions of poison bytes around the view, the view in the case's layout.
+struct OutputView {
+  int32_t dtype = 0;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;  // elements; empty: row-major
+  uint64_t byte_offset = 0;
+  std::vector<uint8_t> storage;          // the initial contents: all poison
+  std::vector<int64_t> element_offsets;  // byte offset of each logical (row-major) element
+};
+OutputView plan_output(OutputLayout layout, int32_t dtype, const std::vector<int64_t> &shape);
+// Gathers the view's elements (row-major) from the storage read back; returns "" when every byte outside the view
+// is unchanged, else what changed and where.
+std::string gather_output(const OutputView &v, const std::vector<uint8_t> &storage, std::vector<uint8_t> &logical);
+const char *output_layout_name(OutputLayout l);
 
 }  // namespace pk::conformance::detail

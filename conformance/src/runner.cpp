@@ -480,16 +480,19 @@ PairResult check_pair(pk_device_t device, const OpInfo &op, int32_t dtype, Profi
                               t.shape.data(), t.strides.empty() ? nullptr : t.strides.data(), t.byte_offset, &ins[i]);
       if (st == PK_OK) ins[i].storage_bytes = t.storage.size();
     }
-    std::vector<std::vector<uint8_t>> poison(expected.size());
+    // Outputs: poisoned storage with guard regions around the view (an output left unwritten shows up as
+    // garbage, a write outside the view as a changed guard byte), in the case's output layout.
+    std::vector<detail::OutputView> views(expected.size());
     for (size_t o = 0; o < expected.size() && st == PK_OK; ++o) {
-      const uint64_t bytes = static_cast<uint64_t>(expected[o].numel()) * meta::dtype_size(expected[o].dtype);
-      poison[o].assign(bytes, 0xa5);  // an output left unwritten shows up as garbage
-      st = pk_buffer_create(device, std::max<uint64_t>(bytes, 1), &out_bufs[o].handle);
-      if (st == PK_OK && bytes)
-        st = pk_copy_host_to_buffer(stream->handle, out_bufs[o].handle, 0, poison[o].data(), bytes);
+      views[o] = detail::plan_output(c.output_layout, expected[o].dtype, expected[o].shape);
+      const uint64_t bytes = views[o].storage.size();
+      st = pk_buffer_create(device, bytes, &out_bufs[o].handle);
+      if (st == PK_OK)
+        st = pk_copy_host_to_buffer(stream->handle, out_bufs[o].handle, 0, views[o].storage.data(), bytes);
       if (st == PK_OK)
         st = pk_buffer_tensor(out_bufs[o].handle, meta::dtype_desc(expected[o].dtype),
-                              static_cast<int32_t>(expected[o].shape.size()), expected[o].shape.data(), nullptr, 0,
+                              static_cast<int32_t>(expected[o].shape.size()), expected[o].shape.data(),
+                              views[o].strides.empty() ? nullptr : views[o].strides.data(), views[o].byte_offset,
                               &outs[o]);
       if (st == PK_OK) outs[o].storage_bytes = bytes;
     }
@@ -553,11 +556,10 @@ PairResult check_pair(pk_device_t device, const OpInfo &op, int32_t dtype, Profi
       stream = std::make_unique<Stream>(device);
       continue;
     }
-    std::vector<std::vector<uint8_t>> actual(expected.size());
+    std::vector<std::vector<uint8_t>> actual(expected.size()), raw(expected.size());
     for (size_t o = 0; o < expected.size() && st == PK_OK; ++o) {
-      actual[o].resize(poison[o].size());
-      if (!actual[o].empty())
-        st = pk_copy_buffer_to_host(stream->handle, actual[o].data(), out_bufs[o].handle, 0, actual[o].size());
+      raw[o].resize(views[o].storage.size());
+      st = pk_copy_buffer_to_host(stream->handle, raw[o].data(), out_bufs[o].handle, 0, raw[o].size());
     }
     // Inputs must come back unchanged (a kernel writing into an input is a bug the outputs may not show).
     bool input_modified = false;
@@ -580,6 +582,16 @@ PairResult check_pair(pk_device_t device, const OpInfo &op, int32_t dtype, Profi
     if (input_modified) {
       ++r.cases_failed;
       if (r.message.empty()) r.message = cid + ": the backend wrote into an input tensor";
+      if (r.worst_case.empty()) r.worst_case = cid;
+    }
+    bool wrote_outside = false;
+    for (size_t o = 0; o < expected.size(); ++o) {
+      const std::string outside = detail::gather_output(views[o], raw[o], actual[o]);
+      if (outside.empty()) continue;
+      wrote_outside = true;
+      if (r.message.empty() || r.message.find("elements differ") != std::string::npos)
+        r.message = cid + ": output " + std::to_string(o) + " (" + detail::output_layout_name(c.output_layout) +
+                    "): " + outside;
       if (r.worst_case.empty()) r.worst_case = cid;
     }
     // Devices that read subnormal inputs as zero get a second reference computed on flushed inputs; composites
@@ -605,6 +617,10 @@ PairResult check_pair(pk_device_t device, const OpInfo &op, int32_t dtype, Profi
           std::snprintf(buf, sizeof buf, " %g", tol.check.fail_limit);
           r.check += buf;
         }
+      }
+      if (tol.check.check == Check::composite_bound) {
+        tol.sensitivity = detail::composite_sensitivity(op, c.inputs, attrs, o, expected[o]);
+        tol.absolute = detail::composite_absolute(op, c.inputs, expected[o]);
       }
       if (tol.check.check == Check::reduction) {
         tol.reduction_length = reduction_length(op, c, expected[0]);
@@ -639,7 +655,7 @@ PairResult check_pair(pk_device_t device, const OpInfo &op, int32_t dtype, Profi
         }
       }
     }
-    if (case_failed) ++r.cases_failed;
+    if (case_failed || wrote_outside) ++r.cases_failed;
   }
 
   if (r.cases_failed > 0) {

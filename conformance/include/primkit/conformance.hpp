@@ -52,6 +52,10 @@ const char *status_name(Status s);  // "PASS", "FAIL", ...
 
 // --- cases ---------------------------------------------------------------------------------------------------
 
+// How a case's outputs are laid out in their buffers (the strided and transposed layout variants write through
+// the same layout they read). Every output also has guard regions before and after it.
+enum class OutputLayout { contiguous, strided, transposed };
+
 struct Case {
   std::string id;  // stable: "<op>.<dtype>.<variant>.<k>", e.g. "exp.f32.strided.3"
   uint32_t op_id = 0;
@@ -59,6 +63,7 @@ struct Case {
   std::vector<oracle::HostTensor> inputs;  // any strides, byte offsets, zero strides
   std::vector<uint8_t> attrs;              // normalized attribute struct, empty if the op has none
   std::string note;                        // what the case exercises, for reports
+  OutputLayout output_layout = OutputLayout::contiguous;
 };
 
 // The dtypes a pair may take for this op: the op's first type variable, or for ops without inputs (creation,
