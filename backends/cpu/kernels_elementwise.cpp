@@ -705,8 +705,20 @@ double erf_inv_value(double y) {
       p = c + p * w;
     x = p * ay;
   }
+  if (ay > 0.5) {
+    // Newton on log erfc(x) = log(1 - |y|) (1 - |y| is exact here): erfc falls by orders of magnitude per unit of x
+    // in the tail, where Newton on erfc itself converges slowly and stopped ~0.03 short for y = 1 - 2^-53.
+    const double target = std::log1p(-ay);
+    for (int it = 0; it < 60; ++it) {
+      const double c = std::erfc(x);
+      const double step = (std::log(c) - target) / (-2 / kSqrtPi * std::exp(-x * x) / c);
+      x -= step;
+      if (std::fabs(step) <= std::fabs(x) * 1e-17) break;
+    }
+    return std::copysign(x, y);
+  }
   for (int it = 0; it < 8; ++it) {
-    const double f = ay > 0.5 ? -(std::erfc(x) - (1 - ay)) : std::erf(x) - ay;
+    const double f = std::erf(x) - ay;
     const double step = f / (2 / kSqrtPi * std::exp(-x * x));
     x -= step;
     if (std::fabs(step) <= std::fabs(x) * 1e-17) break;
@@ -742,7 +754,19 @@ double ndtri_value(double p) {
   }
   double x = -kSqrt2 * erf_inv_value(1 - 2 * p);  // a start; 1 - 2p loses bits for tiny p, Halley restores them
   if (!std::isfinite(x)) x = -std::sqrt(-2 * std::log(p));
-  for (int it = 0; it < 4; ++it) {
+  if (p < 1e-10) {
+    // The tail: Newton on log Phi(x) = log p, d/dx log Phi = phi / Phi. Halley on Phi itself from the crude start
+    // -sqrt(-2 log p) needed more than its 4 steps (p = 1.09e-200 was left 2e7 ulps off).
+    const double target = std::log(p);
+    for (int it = 0; it < 60; ++it) {
+      const double phi_big = 0.5 * std::erfc(-x / kSqrt2);
+      const double step = (std::log(phi_big) - target) / (std::exp(-x * x / 2) / std::sqrt(2 * kPi) / phi_big);
+      x -= step;
+      if (std::fabs(step) <= std::fabs(x) * 1e-17) break;
+    }
+    return x;
+  }
+  for (int it = 0; it < 8; ++it) {
     const double e = 0.5 * std::erfc(-x / kSqrt2) - p;
     const double u = e * std::sqrt(2 * kPi) * std::exp(x * x / 2);
     const double step = u / (1 + x * u / 2);
@@ -758,7 +782,9 @@ double erfcx_value(double x) {
   if (std::isinf(x)) return x > 0 ? 0.0 : HUGE_VAL;
   if (x < 10) {
     const double hi = x * x, lo = std::fma(x, x, -hi);
-    if (!std::isfinite(hi)) return HUGE_VAL;  // x^2 overflows: x < 0 here, erfc(x) ~ 2
+    // x^2 beyond exp's range: x < 0 here, erfc(x) ~ 2, so the result overflows. (exp(hi) (1 + lo) with hi = inf,
+    // or with lo, the rounding error of a huge x^2, below -1, gave -inf.)
+    if (!(hi < 710)) return HUGE_VAL;
     return std::exp(hi) * (1 + lo) * std::erfc(x);
   }
   if (std::isinf(x)) return 0;

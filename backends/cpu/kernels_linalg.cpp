@@ -1112,8 +1112,9 @@ void adaptive_avg_plane(const View &x, const View &y, int64_t plane, int64_t oh_
         bin(oh, h_n, oh_n, w.h0, w.h1);
         bin(ow, w_n, ow_n, w.w0, w.w1);
         w.count = (w.h1 - w.h0) * (w.w1 - w.w0);
+        // An empty input plane (H or W = 0) has empty bins: the row's program contracts over nothing, giving 0.
         *y.at<T>(ybase + oh * y.strides[2] + ow * y.strides[3]) =
-            kit::store_as<T>(window_sum<T>(x, xbase, w) / static_cast<W>(w.count));
+            kit::store_as<T>(w.count == 0 ? W(0) : window_sum<T>(x, xbase, w) / static_cast<W>(w.count));
       }
     return;
   }

@@ -201,6 +201,13 @@ PK_ENC_SMALL(pk_enc_small_d, double, 1.0)
 inline ushort pk_f64_to_bf16(double v) { return (ushort)pk_enc_small_d(v, 8, 7, 1, 0x7fc0u); }
 inline uchar pk_f64_to_e4m3(double v) { return (uchar)pk_enc_small_d(v, 4, 3, 0, 0x7fu); }
 inline uchar pk_f64_to_e5m2(double v) { return (uchar)pk_enc_small_d(v, 5, 2, 1, 0x7eu); }
+// An i64 as a double rounded to odd: toward zero, with the last bit set when that dropped anything. A later
+// rounding to any format of at most 51 significand bits is then the correct rounding of the integer (a plain
+// convert_double rounds to nearest first: 2^62 + 2^54 + 1 became the bf16 tie 2^62 + 2^54, then rounded to even).
+inline double pk_i64_to_f64_odd(long x) {
+  const double d = convert_double_rtz(x);
+  return convert_long(d) == x ? d : as_double(as_long(d) | 1L);
+}
 PK_REM_FLT(double)
 // a b + c of 8/16-bit format values (held in float) rounded to odd at float precision, so that the store's one
 // rounding to the format is the correctly rounded result: a b is exact in double, p + c exact as a two-sum.
@@ -249,7 +256,9 @@ std::string convert_expr(int32_t src, int32_t dst, const std::string &x, const D
   // round first), then decode into the compute type, which holds it exactly.
   const char *fmt = dst == PK_DTYPE_BF16 ? "bf16" : dst == PK_DTYPE_F8E4M3FN ? "e4m3" : "e5m2";
   const bool via_double = caps.fp64 && (src == PK_DTYPE_F64 || is_int(src));
-  std::string enc = via_double ? std::string("pk_f64_to_") + fmt + "(convert_double(" + x + "))"
+  const std::string wide =
+      src == PK_DTYPE_I64 ? "pk_i64_to_f64_odd(" + x + ")" : std::string("convert_double(") + x + ")";
+  std::string enc = via_double ? std::string("pk_f64_to_") + fmt + "(" + wide + ")"
                                : std::string("pk_f32_to_") + fmt + "(convert_float(" + x + "))";
   return load_expr(dst, enc);
 }

@@ -1112,6 +1112,12 @@ bool plan_conv(const pk_tensor *in, const pk_tensor &o, const void *attrs, std::
     why = "convolution: channels do not match groups";
     return false;
   }
+  // An empty window (no input channels per group, or a kernel axis of extent 0) sums no terms: every output is 0.
+  // The convolution kernel decodes its element-space coordinates over the window axes, which an extent of 0
+  // breaks (cuda-emu left half of a grouped output unwritten), so it is a fill.
+  int64_t window = Cg;
+  for (int32_t i = 0; i < nsp; ++i) window *= in[1].shape[i + 2];
+  if (window == 0) return fill_launch(dt[2], 0.0, shape_of(o), 2, 0, strides_of(o), out, why);
   l.region.nodes[0].round_mode = nsp;
   l.region.num_extra = 4 * static_cast<uint32_t>(nsp);
   const Strides xs = strides_of(in[0]), ws = strides_of(in[1]), os = strides_of(o);
