@@ -24,6 +24,18 @@
 //   event_race       asynchronous streams whose events, synchronize and copies complete before the op's write lands
 //   crash_empty      any launch with an empty tensor raises SIGSEGV
 //   hang_shape       any launch whose input 0 has one specific shape (4x7) never returns
+//   write_past_end   neg writes one element past the highest element of its output view (inside the storage)
+//   write_before_start neg writes one element before the lowest element of its output view (inside the storage)
+//   strided_output   every op writes a non-row-major output as if it were row-major (inside the storage)
+//   k0_garbage       matmul with K = 0 returns without writing its (M x N, all-zero) output
+//   empty_sum_garbage sum over an empty axis returns without writing its (all-zero) output
+//   ftz_results      every f32 result that is subnormal is flushed to zero (the device declares no FTZ)
+//   daz_f16_inputs   f16 neg, abs and exp read subnormal inputs as zero (the device declares no DAZ)
+//   argmax_last_tie  argmax of floats returns the last of equal maxima instead of the first
+//   minimum_zero_sign minimum(-0, +0) returns +0
+//   convert_double_round integer -> f16/bf16 conversion rounds through f32 first (twice)
+//   sigmoid_f16      sigmoid of f16 computed literally in f16 (exp, 1 + e and the reciprocal each rounded to f16)
+//   sum_long_bf16    bf16 sums over rows of 2048 or more elements accumulate in bf16 (short rows are right)
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -72,10 +84,12 @@ constexpr bool is_bug(std::string_view name) {
 }
 
 constexpr bool known_bug() {
-  constexpr std::string_view names[] = {"exp_2ulp",       "exp_4ulp",         "bf16_truncate",  "maximum_nan",
-                                        "ignore_strides", "ignore_offset",    "broadcast_axis", "add_saturate",
-                                        "sum_f16_acc",    "slice_off_by_one", "event_race",     "crash_empty",
-                                        "hang_shape"};
+  constexpr std::string_view names[] = {
+      "exp_2ulp",        "exp_4ulp",          "bf16_truncate",        "maximum_nan",    "ignore_strides",
+      "ignore_offset",   "broadcast_axis",    "add_saturate",         "sum_f16_acc",    "slice_off_by_one",
+      "event_race",      "crash_empty",       "hang_shape",           "write_past_end", "write_before_start",
+      "strided_output",  "k0_garbage",        "empty_sum_garbage",    "ftz_results",    "daz_f16_inputs",
+      "argmax_last_tie", "minimum_zero_sign", "convert_double_round", "sigmoid_f16",    "sum_long_bf16"};
   for (std::string_view n : names)
     if (n == kBug) return true;
   return false;
@@ -301,6 +315,163 @@ pk_attrs_slice slice_shifted(const pk_tensor &in, const pk_tensor &out, const pk
   return a;
 }
 
+// --- defects added with the suite's guard regions, long rows, ties and edge values ----------------------------
+
+// Byte range [lo, hi) the view's elements cover inside its storage (relative to data).
+void view_span(const pk_tensor &t, int64_t &lo, int64_t &hi) {
+  const int64_t es = static_cast<int64_t>(esize_of(t));
+  lo = static_cast<int64_t>(t.byte_offset);
+  hi = lo + es;
+  int64_t expect = 1;
+  for (int32_t d = t.ndim - 1; d >= 0; --d) {
+    const int64_t stride = t.strides ? t.strides[d] : expect;
+    const int64_t span = stride * (t.shape[d] - 1) * es;
+    (span < 0 ? lo : hi) += span;
+    expect *= t.shape[d];
+  }
+}
+
+// write_past_end / write_before_start: one element's bytes (a copy of the view's first element) just outside the
+// view, where the storage the runtime validated still has room for it.
+void write_outside(const pk_tensor &out, bool past_end) {
+  if (numel_of(out) == 0) return;
+  int64_t lo = 0, hi = 0;
+  view_span(out, lo, hi);
+  const auto es = static_cast<int64_t>(esize_of(out));
+  char *base = static_cast<char *>(out.data);
+  const int64_t at = past_end ? hi : lo - es;
+  if (at < 0 || at + es > static_cast<int64_t>(out.storage_bytes)) return;
+  std::memcpy(base + at, base + out.byte_offset, static_cast<size_t>(es));
+}
+
+// ftz_results: subnormal f32 results become zeros of their sign.
+void flush_subnormal_f32(const pk_tensor &out) {
+  const kit::View o = kit::view_of(out);
+  const kit::View *views[1] = {&o};
+  kit::for_each_offsets(views, o.shape, o.ndim, [&](const int64_t *off) {
+    float *v = o.at<float>(off[0]);
+    if (std::fpclassify(*v) == FP_SUBNORMAL) *v = std::copysign(0.0f, *v);
+  });
+}
+
+// daz_f16_inputs: the op recomputed where an input is an f16 subnormal, as if it were a zero of its sign.
+void daz_f16(uint32_t op_id, const pk_tensor &in, const pk_tensor &out) {
+  const kit::View a = kit::view_of(in), o = kit::view_of(out);
+  const kit::View *views[2] = {&a, &o};
+  kit::for_each_offsets(views, o.shape, o.ndim, [&](const int64_t *off) {
+    const kit::half x = *a.at<kit::half>(off[0]);
+    if ((x.bits & 0x7c00u) != 0 || (x.bits & 0x03ffu) == 0) return;  // not a subnormal
+    const double zero = (x.bits & 0x8000u) ? -0.0 : 0.0;
+    const double r = op_id == PK_OP_NEG ? -zero : op_id == PK_OP_ABS ? 0.0 : 1.0;  // exp(±0) = 1
+    *o.at<kit::half>(off[1]) = kit::half(r);
+  });
+}
+
+// argmax_last_tie: along `dim`, the index of the last maximum (NaN still wins, first NaN), instead of the first.
+void argmax_last(const pk_tensor &in, const pk_tensor &out, const pk_attrs_argmax &attrs) {
+  const kit::View a = kit::view_of(in), o = kit::view_of(out);
+  const int32_t dim = static_cast<int32_t>(attrs.dim);
+  const int64_t n = a.shape[dim];
+  kit::dispatch_dtype(kit::dtype_id(in.dtype), [&](auto tag) -> pk_status {
+    using T = decltype(tag);
+    if constexpr (is_real_float<T>) {
+      int64_t idx[PK_MAX_RANK] = {0};
+      for (int64_t j = 0; j < o.numel; ++j) {
+        unravel(j, o.shape, o.ndim, idx);
+        int64_t base = 0;
+        for (int32_t d = 0, k = 0; d < a.ndim; ++d) {
+          if (d == dim) continue;
+          base += idx[k++] * a.strides[d];
+        }
+        int64_t best = 0;
+        double best_v = -INFINITY;
+        bool nan = false;
+        for (int64_t i = 0; i < n && !nan; ++i) {
+          const double v = static_cast<double>(kit::load(*a.at<T>(base + i * a.strides[dim])));
+          if (std::isnan(v)) {
+            best = i;
+            nan = true;
+          } else if (v >= best_v) {
+            best = i;
+            best_v = v;
+          }
+        }
+        *o.at<int64_t>(kit::offset_of(o, j)) = best;
+      }
+    }
+    return PK_OK;
+  });
+}
+
+// minimum_zero_sign: where both operands are zeros of different signs, +0.
+void minimum_positive_zero(const pk_tensor *inputs, const pk_tensor &out) {
+  if (kit::dtype_id(out.dtype) != PK_DTYPE_F32) return;
+  const kit::View a = kit::view_of(inputs[0]), b = kit::view_of(inputs[1]), o = kit::view_of(out);
+  const kit::View *views[3] = {&a, &b, &o};
+  kit::for_each_offsets(views, o.shape, o.ndim, [&](const int64_t *off) {
+    const float x = *a.at<float>(off[0]), y = *b.at<float>(off[1]);
+    if (x == 0.0f && y == 0.0f && std::signbit(x) != std::signbit(y)) *o.at<float>(off[2]) = 0.0f;
+  });
+}
+
+// convert_double_round: integer -> f16/bf16 as (T)(float)x: two roundings.
+void convert_through_f32(const pk_tensor &in, const pk_tensor &out) {
+  const int32_t od = kit::dtype_id(out.dtype);
+  if (od != PK_DTYPE_F16 && od != PK_DTYPE_BF16) return;
+  const kit::View a = kit::view_of(in), o = kit::view_of(out);
+  kit::dispatch_dtype(kit::dtype_id(in.dtype), [&](auto tag) -> pk_status {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T>) {
+      const kit::View *views[2] = {&a, &o};
+      kit::for_each_offsets(views, o.shape, o.ndim, [&](const int64_t *off) {
+        const double twice = static_cast<double>(static_cast<float>(*a.at<T>(off[0])));
+        if (od == PK_DTYPE_F16)
+          *o.at<kit::half>(off[1]) = kit::half(twice);
+        else
+          *o.at<kit::bfloat16>(off[1]) = kit::bfloat16(twice);
+      });
+    }
+    return PK_OK;
+  });
+}
+
+// sigmoid_f16: 1 / (1 + exp(-x)) with every step rounded to f16 (the composite "decomposed in f16").
+void sigmoid_in_f16(const pk_tensor &in, const pk_tensor &out) {
+  const kit::View a = kit::view_of(in), o = kit::view_of(out);
+  const kit::View *views[2] = {&a, &o};
+  kit::for_each_offsets(views, o.shape, o.ndim, [&](const int64_t *off) {
+    const double x = a.at<kit::half>(off[0])->to_double();
+    const kit::half e(std::exp(-x));
+    const kit::half d(1.0 + e.to_double());
+    *o.at<kit::half>(off[1]) = kit::half(1.0 / d.to_double());
+  });
+}
+
+// sum_long_bf16: bf16 sums whose reduced extent is 2048 or more, recomputed with a bf16 accumulator.
+void sum_long_in_bf16(const pk_tensor &in, const pk_tensor &out, const pk_attrs_sum &attrs) {
+  int64_t length = 1;
+  uint32_t reduced = 0;
+  for (int32_t k = 0; k < attrs.num_dims; ++k) {
+    reduced |= 1u << attrs.dims[k];
+    length *= in.shape[attrs.dims[k]];
+  }
+  if (length < 2048) return;
+  const kit::View a = kit::view_of(in), o = kit::view_of(out);
+  std::vector<kit::bfloat16> acc(static_cast<size_t>(o.numel), kit::bfloat16(0.0));
+  int64_t idx[PK_MAX_RANK] = {0};
+  for (int64_t i = 0; i < a.numel; ++i) {
+    unravel(i, a.shape, a.ndim, idx);
+    int64_t in_off = 0, out_linear = 0;
+    for (int32_t d = 0; d < a.ndim; ++d) {
+      in_off += idx[d] * a.strides[d];
+      if (!(reduced & (1u << d))) out_linear = out_linear * a.shape[d] + idx[d];
+    }
+    kit::bfloat16 &s = acc[static_cast<size_t>(out_linear)];
+    s = kit::bfloat16(s.to_double() + a.at<kit::bfloat16>(in_off)->to_double());
+  }
+  for (int64_t j = 0; j < o.numel; ++j) *o.at<kit::bfloat16>(kit::offset_of(o, j)) = acc[static_cast<size_t>(j)];
+}
+
 // --- hang_shape ----------------------------------------------------------------------------------------------
 
 // The shape that hangs: $PRIMKIT_BUG_HANG_SHAPE ("3x5"; "" for a scalar) or 4x7, a shape the conformance
@@ -384,6 +555,58 @@ pk_status planted_launch(pk_be_stream *stream, uint32_t op_id, const pk_tensor *
       if (reach_inside(wrong)) t = wrong;
     }
     return forward(ins.data(), attrs);
+  } else if constexpr (is_bug("write_past_end") || is_bug("write_before_start")) {
+    const pk_status st = forward(inputs, attrs);
+    if (st == PK_OK && op_id == PK_OP_NEG) write_outside(outputs[0], is_bug("write_past_end"));
+    return st;
+  } else if constexpr (is_bug("strided_output")) {
+    std::vector<pk_tensor> outs(outputs, outputs + num_outputs);
+    for (pk_tensor &t : outs) {
+      pk_tensor wrong = t;
+      wrong.strides = nullptr;
+      if (!row_major(t) && reach_inside(wrong)) t = wrong;
+    }
+    return inner().op_launch(stream, op_id, inputs, num_inputs, outs.data(), num_outputs, attrs);
+  } else if constexpr (is_bug("k0_garbage")) {
+    if (op_id == PK_OP_MATMUL && inputs[0].ndim == 2 && inputs[0].shape[1] == 0) return PK_OK;
+    return forward(inputs, attrs);
+  } else if constexpr (is_bug("empty_sum_garbage")) {
+    if (op_id == PK_OP_SUM && numel_of(inputs[0]) == 0) return PK_OK;
+    return forward(inputs, attrs);
+  } else if constexpr (is_bug("ftz_results")) {
+    const pk_status st = forward(inputs, attrs);
+    if (st == PK_OK)
+      for (uint32_t k = 0; k < num_outputs; ++k)
+        if (kit::dtype_id(outputs[k].dtype) == PK_DTYPE_F32) flush_subnormal_f32(outputs[k]);
+    return st;
+  } else if constexpr (is_bug("daz_f16_inputs")) {
+    const pk_status st = forward(inputs, attrs);
+    if (st == PK_OK && in_dtype == PK_DTYPE_F16 && out_dtype == PK_DTYPE_F16 &&
+        (op_id == PK_OP_NEG || op_id == PK_OP_ABS || op_id == PK_OP_EXP))
+      daz_f16(op_id, inputs[0], outputs[0]);
+    return st;
+  } else if constexpr (is_bug("argmax_last_tie")) {
+    const pk_status st = forward(inputs, attrs);
+    if (st == PK_OK && op_id == PK_OP_ARGMAX)
+      argmax_last(inputs[0], outputs[0], *static_cast<const pk_attrs_argmax *>(attrs));
+    return st;
+  } else if constexpr (is_bug("minimum_zero_sign")) {
+    const pk_status st = forward(inputs, attrs);
+    if (st == PK_OK && op_id == PK_OP_MINIMUM) minimum_positive_zero(inputs, outputs[0]);
+    return st;
+  } else if constexpr (is_bug("convert_double_round")) {
+    const pk_status st = forward(inputs, attrs);
+    if (st == PK_OK && op_id == PK_OP_CONVERT_ELEMENT_TYPE) convert_through_f32(inputs[0], outputs[0]);
+    return st;
+  } else if constexpr (is_bug("sigmoid_f16")) {
+    if (op_id != PK_OP_SIGMOID || in_dtype != PK_DTYPE_F16) return forward(inputs, attrs);
+    sigmoid_in_f16(inputs[0], outputs[0]);
+    return PK_OK;
+  } else if constexpr (is_bug("sum_long_bf16")) {
+    const pk_status st = forward(inputs, attrs);
+    if (st == PK_OK && op_id == PK_OP_SUM && out_dtype == PK_DTYPE_BF16)
+      sum_long_in_bf16(inputs[0], outputs[0], *static_cast<const pk_attrs_sum *>(attrs));
+    return st;
   } else if constexpr (is_bug("crash_empty")) {
     for (uint32_t i = 0; i < num_inputs; ++i)
       if (numel_of(inputs[i]) == 0) std::raise(SIGSEGV);

@@ -186,7 +186,7 @@ std::vector<std::string> planted_bugs() {
 
 TEST(PlantedBugs, EachLoadsAsItsOwnBackend) {
   const std::vector<std::string> bugs = planted_bugs();
-  EXPECT_GE(bugs.size(), 12u);
+  EXPECT_GE(bugs.size(), 25u);
   for (const std::string &bug : bugs) {
     Session s(bug_plugin(bug));
     ASSERT_TRUE(s.ok()) << s.error();
@@ -462,6 +462,160 @@ TEST(PlantedBugs, HangsOnOneShape) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(sum_of_4x7(kCpuPlugin), ::testing::ExitedWithCode(0), "");
   EXPECT_EXIT(sum_of_4x7(bug_plugin("hang_shape")), ::testing::KilledBySignal(SIGALRM), "");
+}
+
+// --- defects the guard regions, empty axes, edge values, ties and long rows find ------------------------------
+
+// One input per (dtype, shape, bytes); the output is written into `storage` (initial contents given) through
+// `out_strides` / `out_offset` (bytes); returns the whole storage after the launch.
+struct In {
+  pk_dtype dtype;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;
+};
+template <class T>
+In in(pk_dtype dtype, std::vector<int64_t> shape, const std::vector<T> &values) {
+  In r{dtype, std::move(shape), std::vector<uint8_t>(values.size() * sizeof(T))};
+  if (!values.empty()) std::memcpy(r.bytes.data(), values.data(), r.bytes.size());
+  return r;
+}
+template <class TOut>
+std::vector<TOut> launch_into(const std::string &plugin, uint32_t op_id, const std::vector<In> &inputs,
+                              pk_dtype out_dtype, std::vector<int64_t> out_shape, std::vector<TOut> storage,
+                              std::vector<int64_t> out_strides = {}, uint64_t out_offset = 0,
+                              const void *attrs = nullptr) {
+  Session s(plugin);
+  EXPECT_TRUE(s.ok()) << s.error();
+  if (!s.ok()) return {};
+  std::vector<std::unique_ptr<DeviceTensor>> ins;
+  std::vector<pk_tensor> descs;
+  for (const In &x : inputs) {
+    ins.push_back(s.upload(x.dtype, x.shape, x.bytes.data(), x.bytes.size()));
+    descs.push_back(ins.back()->tensor());
+  }
+  auto out = s.upload(out_dtype, std::move(out_shape), storage.data(), storage.size() * sizeof(TOut),
+                      std::move(out_strides), out_offset);
+  const pk_status st =
+      pk_launch(s.stream(), op_id, descs.data(), static_cast<uint32_t>(descs.size()), &out->tensor(), 1, attrs);
+  EXPECT_EQ(st, PK_OK) << last_message();
+  if (st != PK_OK) return {};
+  return s.download<TOut>(*out, storage.size());
+}
+
+TEST(PlantedBugs, WritesOutsideTheOutputView) {
+  // neg of [1, 2, 3, 4] into elements 2..5 of an 8-element storage filled with 7.
+  const auto x = in(kF32, {4}, std::vector<float>{1, 2, 3, 4});
+  const std::vector<float> init(8, 7.0f);
+  const auto run = [&](const std::string &plugin) {
+    return launch_into<float>(plugin, PK_OP_NEG, {x}, kF32, {4}, init, {}, 2 * sizeof(float));
+  };
+  EXPECT_EQ(run(kCpuPlugin), (std::vector<float>{7, 7, -1, -2, -3, -4, 7, 7}));
+  EXPECT_EQ(run(bug_plugin("write_past_end")), (std::vector<float>{7, 7, -1, -2, -3, -4, -1, 7}));
+  EXPECT_EQ(run(bug_plugin("write_before_start")), (std::vector<float>{7, -1, -1, -2, -3, -4, 7, 7}));
+}
+
+TEST(PlantedBugs, WritesAStridedOutputAsIfRowMajor) {
+  const auto x = in(kF32, {3}, std::vector<float>{1, 2, 3});
+  const std::vector<float> init(6, 7.0f);
+  const auto run = [&](const std::string &plugin) {
+    return launch_into<float>(plugin, PK_OP_NEG, {x}, kF32, {3}, init, {2});
+  };
+  EXPECT_EQ(run(kCpuPlugin), (std::vector<float>{-1, 7, -2, 7, -3, 7}));
+  EXPECT_EQ(run(bug_plugin("strided_output")), (std::vector<float>{-1, -2, -3, 7, 7, 7}));
+}
+
+TEST(PlantedBugs, LeavesEmptyReductionsUnwritten) {
+  // [2, 0] x [0, 3]: K = 0, the product is all zeros. A sum over an empty axis is 0.
+  const auto a = in(kF32, {2, 0}, std::vector<float>{}), b = in(kF32, {0, 3}, std::vector<float>{});
+  const std::vector<float> init(6, 7.0f);
+  EXPECT_EQ(launch_into<float>(kCpuPlugin, PK_OP_MATMUL, {a, b}, kF32, {2, 3}, init), std::vector<float>(6, 0.0f));
+  EXPECT_EQ(launch_into<float>(bug_plugin("k0_garbage"), PK_OP_MATMUL, {a, b}, kF32, {2, 3}, init), init);
+  pk_attrs_sum attrs = PK_ATTRS_SUM_INIT;
+  attrs.num_dims = 1;
+  attrs.dims[0] = 0;
+  const auto e = in(kF32, {0, 3}, std::vector<float>{});
+  const std::vector<float> init3(3, 7.0f);
+  EXPECT_EQ(launch_into<float>(kCpuPlugin, PK_OP_SUM, {e}, kF32, {3}, init3, {}, 0, &attrs),
+            std::vector<float>(3, 0.0f));
+  EXPECT_EQ(launch_into<float>(bug_plugin("empty_sum_garbage"), PK_OP_SUM, {e}, kF32, {3}, init3, {}, 0, &attrs),
+            init3);
+}
+
+TEST(PlantedBugs, FlushesSubnormals) {
+  // 2^-126 * 0.5 = 2^-127 and 1 * 2^-140: subnormal f32 results; the device declares no FTZ.
+  const auto a = in(kF32, {2}, std::vector<float>{std::ldexp(1.0f, -126), 1.0f});
+  const auto b = in(kF32, {2}, std::vector<float>{0.5f, std::ldexp(1.0f, -140)});
+  const std::vector<float> init(2, 7.0f);
+  EXPECT_EQ(launch_into<float>(kCpuPlugin, PK_OP_MUL, {a, b}, kF32, {2}, init),
+            (std::vector<float>{std::ldexp(1.0f, -127), std::ldexp(1.0f, -140)}));
+  EXPECT_EQ(launch_into<float>(bug_plugin("ftz_results"), PK_OP_MUL, {a, b}, kF32, {2}, init),
+            (std::vector<float>{0.0f, 0.0f}));
+  // neg of the f16 subnormals 0x0001 and 0x8200 (and of 1.0): a DAZ device reads the subnormals as zeros.
+  const auto h = in(kF16, {3}, std::vector<uint16_t>{0x0001, 0x8200, 0x3c00});
+  const std::vector<uint16_t> hinit(3, 0x7777);
+  EXPECT_EQ(launch_into<uint16_t>(kCpuPlugin, PK_OP_NEG, {h}, kF16, {3}, hinit),
+            (std::vector<uint16_t>{0x8001, 0x0200, 0xbc00}));
+  EXPECT_EQ(launch_into<uint16_t>(bug_plugin("daz_f16_inputs"), PK_OP_NEG, {h}, kF16, {3}, hinit),
+            (std::vector<uint16_t>{0x8000, 0x0000, 0xbc00}));
+}
+
+TEST(PlantedBugs, TiesAndSignedZeros) {
+  // argmax of [1, 3, 2, 3, 0]: the first maximum is at 1, the last at 3.
+  const auto x = in(kF32, {5}, std::vector<float>{1, 3, 2, 3, 0});
+  pk_attrs_argmax attrs = PK_ATTRS_ARGMAX_INIT;
+  const std::vector<int64_t> init = {-7};
+  constexpr pk_dtype kI64 = PK_DTYPE_I64_DESC;
+  EXPECT_EQ(launch_into<int64_t>(kCpuPlugin, PK_OP_ARGMAX, {x}, kI64, {}, init, {}, 0, &attrs),
+            std::vector<int64_t>{1});
+  EXPECT_EQ(launch_into<int64_t>(bug_plugin("argmax_last_tie"), PK_OP_ARGMAX, {x}, kI64, {}, init, {}, 0, &attrs),
+            std::vector<int64_t>{3});
+  // minimum(-0, +0) and minimum(+0, -0) are -0.
+  const auto a = in(kF32, {2}, std::vector<float>{-0.0f, 0.0f}), b = in(kF32, {2}, std::vector<float>{0.0f, -0.0f});
+  const std::vector<uint32_t> zinit(2, 7);
+  EXPECT_EQ(launch_into<uint32_t>(kCpuPlugin, PK_OP_MINIMUM, {a, b}, kF32, {2}, zinit),
+            (std::vector<uint32_t>{0x80000000u, 0x80000000u}));
+  EXPECT_EQ(launch_into<uint32_t>(bug_plugin("minimum_zero_sign"), PK_OP_MINIMUM, {a, b}, kF32, {2}, zinit),
+            (std::vector<uint32_t>{0u, 0u}));
+}
+
+TEST(PlantedBugs, ConvertsIntegersThroughF32) {
+  // 2^30 + 2^22 + 1 lies just above the bf16 tie between 2^30 (0x4E80) and 2^30 + 2^23 (0x4E81): one rounding
+  // gives 0x4E81. Through f32 the + 1 is lost (2^30 + 2^22 exactly), a tie, which rounds to even: 0x4E80.
+  const auto x = in(PK_DTYPE_I32_DESC, {1}, std::vector<int32_t>{(1 << 30) + (1 << 22) + 1});
+  pk_attrs_convert_element_type attrs = PK_ATTRS_CONVERT_ELEMENT_TYPE_INIT;
+  attrs.dtype = PK_DTYPE_BF16;
+  const std::vector<uint16_t> init = {0x7777};
+  EXPECT_EQ(launch_into<uint16_t>(kCpuPlugin, PK_OP_CONVERT_ELEMENT_TYPE, {x}, kBF16, {1}, init, {}, 0, &attrs),
+            std::vector<uint16_t>{0x4E81});
+  EXPECT_EQ(launch_into<uint16_t>(bug_plugin("convert_double_round"), PK_OP_CONVERT_ELEMENT_TYPE, {x}, kBF16, {1}, init,
+                                  {}, 0, &attrs),
+            std::vector<uint16_t>{0x4E80});
+}
+
+TEST(PlantedBugs, SigmoidComputedInF16) {
+  // sigmoid(-14) = 8.3153e-7, the f16 subnormal 14 * 2^-24 (0x000e); in f16 exp(14) overflows and 1 / inf = 0.
+  const auto x = in(kF16, {2}, std::vector<uint16_t>{0xcb00, 0x0000});
+  const std::vector<uint16_t> init(2, 0x7777);
+  EXPECT_EQ(launch_into<uint16_t>(kCpuPlugin, PK_OP_SIGMOID, {x}, kF16, {2}, init),
+            (std::vector<uint16_t>{0x000e, 0x3800}));
+  EXPECT_EQ(launch_into<uint16_t>(bug_plugin("sigmoid_f16"), PK_OP_SIGMOID, {x}, kF16, {2}, init),
+            (std::vector<uint16_t>{0x0000, 0x3800}));
+}
+
+TEST(PlantedBugs, LongBf16SumsAccumulateInBf16) {
+  // 4096 halves: the exact sum 2048 is a bf16 (0x4500). A bf16 accumulator stalls at 128, where 128 + 0.5 is a
+  // tie between 128 and 129 that rounds to even (0x4300). Rows under 2048 elements stay right.
+  pk_attrs_sum attrs = PK_ATTRS_SUM_INIT;
+  attrs.num_dims = 1;
+  attrs.dims[0] = 0;
+  const std::vector<uint16_t> init = {0x7777};
+  for (const auto &[n, exact] : std::vector<std::pair<int64_t, uint16_t>>{{4096, 0x4500}, {1024, 0x4400}}) {
+    const auto x = in(kBF16, {n}, std::vector<uint16_t>(static_cast<size_t>(n), 0x3f00));
+    EXPECT_EQ(launch_into<uint16_t>(kCpuPlugin, PK_OP_SUM, {x}, kBF16, {}, init, {}, 0, &attrs),
+              std::vector<uint16_t>{exact});
+    EXPECT_EQ(launch_into<uint16_t>(bug_plugin("sum_long_bf16"), PK_OP_SUM, {x}, kBF16, {}, init, {}, 0, &attrs),
+              std::vector<uint16_t>{n >= 2048 ? uint16_t{0x4300} : exact});
+  }
 }
 
 }  // namespace
