@@ -295,7 +295,8 @@ pk_status launch_validated(pk_stream_s *stream, const OpInfo &op, const pk_tenso
   return launch_fallback(stream, op, inputs, num_inputs, outputs, num_outputs, attrs);
 }
 
-// The last launch this thread validated, as the bytes validation depends on: op, device, every descriptor field
+// The last launch this thread validated, as the bytes validation depends on: op, device (pk_device_s::
+// validation_key), every descriptor field
 // with its shape and strides, and the caller's attribute bytes. Validation is a pure function of these, so a
 // launch with the same bytes (a training or inference loop re-running one op on the same buffers) reuses the
 // verdict and the normalized attributes instead of validating again. Fixed-size, thread-local: no allocation.
@@ -303,19 +304,18 @@ class LaunchMemo {
  public:
   // True if this launch's bytes equal the remembered launch's: compared in place, field by field, so the hot path
   // (a loop re-running one op) copies nothing.
-  bool matches_last(const void *device, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
+  bool matches_last(uint64_t key, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
                     const pk_tensor *outputs, uint32_t num_outputs, const void *attrs) const {
     if (!valid_) return false;
     Compare c{last_, last_len_};
-    return walk(c, device, op_id, inputs, num_inputs, outputs, num_outputs, attrs) && c.pos == last_len_;
+    return walk(c, key, op_id, inputs, num_inputs, outputs, num_outputs, attrs) && c.pos == last_len_;
   }
   // Serializes the launch as the remembered one, with the attributes validation normalized; a launch that does
   // not fit is simply not memoized.
-  void remember(const void *device, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
-                const pk_tensor *outputs, uint32_t num_outputs, const void *attrs, const unsigned char *normalized,
-                size_t attrs_size) {
+  void remember(uint64_t key, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs, const pk_tensor *outputs,
+                uint32_t num_outputs, const void *attrs, const unsigned char *normalized, size_t attrs_size) {
     Store st{last_};
-    valid_ = walk(st, device, op_id, inputs, num_inputs, outputs, num_outputs, attrs);
+    valid_ = walk(st, key, op_id, inputs, num_inputs, outputs, num_outputs, attrs);
     last_len_ = st.pos;
     if (valid_) std::memcpy(normalized_, normalized, attrs_size);
   }
@@ -370,13 +370,14 @@ class LaunchMemo {
       return w;
     }
   };
-  // The launch as bytes: device, op, counts, every descriptor (its shape/strides pointers replaced by their
-  // contents), the caller's attribute bytes. Feeds each piece to the sink; false as soon as the sink refuses.
+  // The launch as bytes: the device's validation key (never reused, unlike its address), op, counts, every descriptor
+  // (its shape/strides pointers replaced by their contents), the caller's attribute bytes. Feeds each piece to the
+  // sink; false as soon as the sink refuses.
   template <class Sink>
-  static bool walk(Sink &sink, const void *device, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
+  static bool walk(Sink &sink, uint64_t key, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
                    const pk_tensor *outputs, uint32_t num_outputs, const void *attrs) {
     // Whole words (built in registers: 4-byte stores read back as 8-byte loads stall store forwarding).
-    const uint64_t head[3] = {reinterpret_cast<uintptr_t>(device), op_id | (uint64_t{num_inputs} << 32), num_outputs};
+    const uint64_t head[3] = {key, op_id | (uint64_t{num_inputs} << 32), num_outputs};
     if (!sink.template put<sizeof head>(head)) return false;
     for (uint32_t i = 0; i < num_inputs + num_outputs; ++i) {
       const pk_tensor &t = i < num_inputs ? inputs[i] : outputs[i - num_inputs];
@@ -421,7 +422,8 @@ pk_status validate_and_launch(pk_stream_s *stream, uint32_t op_id, const pk_tens
   thread_local LaunchMemo memo;
   const bool keyed = (inputs != nullptr || num_inputs == 0) && (outputs != nullptr || num_outputs == 0) &&
                      num_inputs <= pk::meta::kMaxLaunchInputs && num_outputs <= pk::meta::kMaxLaunchOutputs;
-  if (keyed && memo.matches_last(stream->device, op_id, inputs, num_inputs, outputs, num_outputs, attrs)) {
+  const uint64_t key = stream->device->validation_key.load(std::memory_order_acquire);
+  if (keyed && memo.matches_last(key, op_id, inputs, num_inputs, outputs, num_outputs, attrs)) {
     return launch_validated(stream, *op, inputs, num_inputs, outputs, num_outputs,
                             op->num_attrs ? memo.normalized() : nullptr);
   }
@@ -432,7 +434,7 @@ pk_status validate_and_launch(pk_stream_s *stream, uint32_t op_id, const pk_tens
   }
   if (pk_status st = check_devices(*stream->device, *op, inputs, num_inputs, outputs, num_outputs)) return st;
   if (keyed) {
-    memo.remember(stream->device, op_id, inputs, num_inputs, outputs, num_outputs, attrs, normalized, op->attrs_size);
+    memo.remember(key, op_id, inputs, num_inputs, outputs, num_outputs, attrs, normalized, op->attrs_size);
   }
   return launch_validated(stream, *op, inputs, num_inputs, outputs, num_outputs, op->num_attrs ? normalized : nullptr);
 }

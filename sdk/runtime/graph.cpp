@@ -651,12 +651,19 @@ pk_status pk_graph_compile(pk_graph_t g, pk_device_t device, const pk_compile_op
   // 2. Fusion offers (see Planner), everything else one op at a time.
   bool can_fuse = fusion && b.api.fusion_offer && b.api.kernel_launch;
   Planner(*exe, nodes).plan(can_fuse);
+  {
+    std::unique_lock<std::shared_mutex> lock(device->objects_mu);  // freed by pk_runtime_destroy if not before
+    device->executables.insert(exe.get());
+  }
   *out = exe.release();
   return PK_OK;
 }
 
 void pk_executable_destroy(pk_executable_t exe) {
+  if (exe == nullptr) return;
   std::unique_ptr<pk_executable_s> owned(exe);
+  std::unique_lock<std::shared_mutex> lock(exe->device->objects_mu);
+  exe->device->executables.erase(exe);
 }
 
 pk_status pk_executable_stats(pk_executable_t exe, uint32_t *fused_kernels, uint32_t *fused_nodes,
