@@ -109,6 +109,43 @@ long long sat_ll(i128 v) {
 
 // --- descriptors ----------------------------------------------------------------------------------------------
 
+// The bound on every extent. Far above any real tensor, and low enough that an extent plus a padding or times a
+// small factor (what shape rules and kernels compute) cannot overflow int64.
+constexpr int64_t kMaxExtent = int64_t{1} << 62;
+
+// Bounds a shape whose extents are >= 0 (see check_shape_size in op_info.hpp). The product skips the zeros: an
+// empty tensor has no element, but its row-major strides and a backend's loop bounds are still products of its
+// other extents ([0, 2, 2^62] would give axis 0 a stride of 2^63).
+// `name()` gives the text naming the tensor ("add: input 0 (a)"), built only when a check fails.
+struct Prefix {
+  char text[192];
+};
+
+template <class Name>
+bool check_size(const int64_t *shape, int32_t ndim, size_t esize, const Name &name, int32_t arg, Diag &diag) {
+  uint64_t count = 1;
+  for (int32_t i = 0; i < ndim; ++i) {
+    const int64_t n = shape[i];
+    if (n >= kMaxExtent) {
+      return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg, "%s: extent %lld of axis %d is 2^62 or more", name().text,
+                       static_cast<long long>(n), i);
+    }
+    if (n > 0 &&
+        (__builtin_mul_overflow(count, static_cast<uint64_t>(n), &count) || count > static_cast<uint64_t>(INT64_MAX))) {
+      return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg,
+                       "%s: shape %s: its non-empty extents make more than 2^63-1 elements", name().text,
+                       shape_text(shape, ndim).text);
+    }
+  }
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(count, static_cast<uint64_t>(esize), &bytes) || bytes > static_cast<uint64_t>(INT64_MAX)) {
+    return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg,
+                     "%s: shape %s: its non-empty extents make %llu elements of %zu bytes, more than 2^63-1 bytes",
+                     name().text, shape_text(shape, ndim).text, static_cast<unsigned long long>(count), esize);
+  }
+  return true;
+}
+
 bool check_descriptor(const pk_tensor &t, TensorType &out, const Who &who, int32_t arg, Diag &diag) {
   const OpInfo *op = who.op;
   const char *on = op_label(op);
@@ -131,23 +168,21 @@ bool check_descriptor(const pk_tensor &t, TensorType &out, const Who &who, int32
   }
   out.dtype = dt;
   out.ndim = t.ndim;
-  uint64_t count = 1;
   for (int32_t i = 0; i < t.ndim; ++i) {
     int64_t n = t.shape[i];
     if (n < 0) {
       return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg, "%s: %s: extent %lld of axis %d is negative", on, who.text().text,
                        static_cast<long long>(n), i);
     }
-    if (count != 0 && n != 0 && (__builtin_mul_overflow(count, static_cast<uint64_t>(n), &count) ||
-                                 count > static_cast<uint64_t>(INT64_MAX))) {
-      return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg, "%s: %s: shape %s has more than 2^63 elements", on, who.text().text,
-                       shape_text(t.shape, t.ndim).text);
-    }
-    if (n == 0) count = 0;
     out.shape[i] = n;
   }
   for (int32_t i = t.ndim; i < PK_MAX_RANK; ++i) out.shape[i] = 0;
-  return true;
+  auto name = [&] {
+    Prefix p;
+    std::snprintf(p.text, sizeof p.text, "%s: %s", on, who.text().text);
+    return p;
+  };
+  return check_size(t.shape, t.ndim, dtype_size(dt), name, arg, diag);
 }
 
 // Element strides of a view: the given ones, or row-major contiguous for NULL.
@@ -426,6 +461,15 @@ bool tensor_type(const pk_tensor &t, TensorType &out, const OpInfo *op, int32_t 
     idx -= op->num_inputs;
   }
   return check_descriptor(t, out, Who{op, output, idx}, arg_index, diag);
+}
+
+bool check_shape_size(const int64_t *shape, int32_t ndim, int32_t dtype, const char *what, int32_t arg, Diag &diag) {
+  auto name = [&] {
+    Prefix p;
+    std::snprintf(p.text, sizeof p.text, "%s", what);
+    return p;
+  };
+  return check_size(shape, ndim, dtype_size(dtype), name, arg, diag);
 }
 
 void byte_extent(const pk_tensor &t, uint64_t &lo, uint64_t &hi) {
@@ -763,6 +807,18 @@ bool infer_outputs(const OpInfo &op, const TensorType *inputs, uint32_t num_inpu
       }
     }
     outputs[k].dtype = dt;
+  }
+  // A shape rule may give outputs far larger than its inputs (huge padding, many windows): bound them as input
+  // descriptors are bounded, here, so that every consumer of inference (launches, pk_infer_outputs, graph nodes)
+  // gets only sizes it can compute with.
+  for (uint32_t k = 0; k < op.num_outputs; ++k) {
+    const int32_t arg = static_cast<int32_t>(num_inputs + k);
+    auto name = [&] {
+      Prefix p;
+      std::snprintf(p.text, sizeof p.text, "%s: %s", op.name, label(&op, true, k).text);
+      return p;
+    };
+    if (!check_size(outputs[k].shape, outputs[k].ndim, dtype_size(outputs[k].dtype), name, arg, diag)) return false;
   }
   return true;
 }

@@ -139,9 +139,21 @@ pk_status launch_decomposed(pk_stream_s *stream, const OpInfo &op, const pk_tens
     desc[v] = outputs[k];
     bound[v] = true;
   }
+  // Only the nodes a non-empty result depends on run: the others write nothing anyone reads, and their
+  // temporaries may be huge (eye(n = 2^31-1, m = 0) has no element, yet its iota over n would take 16 GiB).
+  std::vector<bool> needed(dec.values.size(), false), used(dec.values.size(), false);
+  std::vector<bool> live(dec.nodes.size(), false);
+  for (uint32_t k = 0; k < num_outputs && k < dec.outputs.size(); ++k) needed[dec.outputs[k]] = true;
+  for (size_t n = dec.nodes.size(); n-- > 0;) {
+    for (int32_t v : dec.nodes[n].outputs) live[n] = live[n] || (needed[v] && pk::meta::numel(dec.values[v]) > 0);
+    if (!live[n]) continue;
+    for (int32_t v : dec.nodes[n].inputs) needed[v] = used[v] = true;
+    for (int32_t v : dec.nodes[n].outputs) used[v] = true;
+  }
+  for (const auto &c : copies) used[c.first] = true;
   pk_status st = PK_OK;
   for (size_t v = 0; v < dec.values.size() && st == PK_OK; ++v) {
-    if (bound[v]) continue;
+    if (bound[v] || !used[v]) continue;
     const TensorType &t = dec.values[v];
     shapes[v].assign(t.shape, t.shape + t.ndim);
     uint64_t bytes = static_cast<uint64_t>(pk::meta::numel(t)) * pk::meta::dtype_size(t.dtype);
@@ -158,8 +170,10 @@ pk_status launch_decomposed(pk_stream_s *stream, const OpInfo &op, const pk_tens
     if (dev.host_visible()) d.flags |= PK_TENSOR_FLAG_HOST_VISIBLE;
   }
   std::vector<pk_tensor> ins, outs;
-  for (const auto &node : dec.nodes) {
+  for (size_t n = 0; n < dec.nodes.size(); ++n) {
     if (st != PK_OK) break;
+    if (!live[n]) continue;
+    const auto &node = dec.nodes[n];
     const OpInfo *callee = pk::meta::find_op(node.op_id);
     ins.clear();
     outs.clear();

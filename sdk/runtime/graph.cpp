@@ -488,6 +488,11 @@ pk_status pk_graph_add_input(pk_graph_t g, pk_dtype dtype, int32_t ndim, const i
     }
     t.shape[i] = shape[i];
   }
+  // Bounded as a launch bounds its tensors: every later node infers and allocates from these extents.
+  Diag diag;
+  if (!pk::meta::check_shape_size(t.shape, t.ndim, t.dtype, "pk_graph_add_input", -1, diag)) {
+    return set_error_from_diag(diag, PK_OP_NONE);
+  }
   *out_value = static_cast<uint32_t>(g->values.size());
   g->values.push_back(t);
   g->inputs.push_back(*out_value);

@@ -138,6 +138,8 @@ enum {
   PK_TENSOR_FLAG_HOST_VISIBLE = 1u << 1 /* `data` is a host pointer the CPU may dereference */
 };
 
+/* Sizes: every extent is below 2^62, and the product of the non-zero extents, and that times the element size,
+ * are below 2^63, even when another extent is 0 (an empty tensor's strides are still products of the others). */
 typedef struct pk_tensor {
   uint32_t struct_size;
   uint32_t flags;         /* PK_TENSOR_FLAG_* */

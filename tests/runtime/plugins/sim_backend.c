@@ -103,6 +103,9 @@ static pk_status sim_device_get_props(pk_be_context *ctx, uint32_t index, pk_dev
 static pk_status sim_mem_alloc(pk_be_context *ctx, uint32_t device, uint64_t bytes, void **out) {
   (void)ctx;
   (void)device;
+  *out = NULL;
+  /* A device has its limits: refuse what exceeds max_allocation_bytes, as a driver would. */
+  if (bytes > (1u << 30)) return fail(PK_ERROR_OUT_OF_MEMORY, PK_OP_NONE, 0, "sim: allocation larger than 1 GiB");
   *out = malloc((size_t)bytes);
   if (*out == NULL) return fail(PK_ERROR_OUT_OF_MEMORY, PK_OP_NONE, 0, "sim: out of memory");
   count(SIM_LIVE_MEMORY, 1);

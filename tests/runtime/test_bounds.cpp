@@ -1,0 +1,139 @@
+// Sizes the runtime must bound before any backend computes with them: extents and element counts (also of
+// empty tensors and of inferred outputs), and empty results that must not allocate.
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime_fixture.hpp"
+
+using namespace pk::test;
+
+namespace {
+
+constexpr int64_t k2_62 = int64_t{1} << 62;
+
+class BoundsTest : public RuntimeTest {
+ protected:
+  pk_tensor host(void *data, uint64_t bytes, const std::vector<int64_t> &shape, pk_dtype dt = f32()) {
+    pk_tensor t;
+    PK_STRUCT_INIT(t);
+    t.data = data;
+    t.storage_bytes = bytes;
+    t.device_type = PK_DEVICE_CPU;
+    t.device_id = 0;
+    t.dtype = dt;
+    t.ndim = static_cast<int32_t>(shape.size());
+    t.shape = shape.data();
+    t.flags = PK_TENSOR_FLAG_HOST_VISIBLE;
+    return t;
+  }
+  void expect_error(pk_status got, pk_status want, int32_t arg, std::vector<std::string> parts) {
+    EXPECT_EQ(got, want);
+    pk_error_info e = last_error();
+    EXPECT_EQ(e.status, want) << e.message;
+    EXPECT_EQ(e.arg_index, arg) << e.message;
+    for (const auto &p : parts)
+      EXPECT_NE(std::string(e.message).find(p), std::string::npos) << "'" << p << "' in: " << e.message;
+  }
+};
+
+// Finding 4a: a zero extent made the element count 0, and nothing bounded the others, although an empty
+// tensor's row-major strides and a backend's loop bounds are still products of them ([0, 2, 2^62] gives axis 0
+// a stride of 2^63). Every extent stays below 2^62, and the count and bytes of the non-empty extents fit int64.
+TEST_F(BoundsTest, EmptyTensorsWithHugeExtentsAreRefused) {
+  struct Case {
+    std::vector<int64_t> shape;
+    pk_dtype dtype;
+    const char *reason;
+  };
+  const Case cases[] = {
+      {{0, 2, k2_62}, f32(), "2^62 or more"},
+      {{0, int64_t{1} << 61, 4}, f32(), "more than 2^63-1 elements"},
+      {{int64_t{1} << 61, 0}, pk_dtype PK_DTYPE_F64_DESC, "more than 2^63-1 bytes"},
+  };
+  for (const Case &c : cases) {
+    pk_tensor x = host(nullptr, 0, c.shape, c.dtype), y = host(nullptr, 0, c.shape, c.dtype);
+    expect_error(pk_launch(cpu_stream, PK_OP_EXP, &x, 1, &y, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 0,
+                 {"exp", "input 0", c.reason});
+    pk_dtype dt;
+    int32_t ndim = 0;
+    int64_t shape[PK_MAX_RANK];
+    expect_error(pk_infer_outputs(PK_OP_EXP, &x, 1, nullptr, 1, &dt, &ndim, shape), PK_ERROR_INVALID_ARGUMENT, 0,
+                 {"exp", "input 0", c.reason});
+  }
+  // Large extents whose non-empty product fits stay legal: nothing to compute, nothing written.
+  std::vector<int64_t> fine{0, int64_t{1} << 40, 3};
+  pk_tensor x = host(nullptr, 0, fine), y = host(nullptr, 0, fine);
+  EXPECT_EQ(pk_launch(cpu_stream, PK_OP_EXP, &x, 1, &y, 1, nullptr), PK_OK) << last_error().message;
+}
+
+// Finding 4b: an output the shape rule computes can be far larger than any input: avg_pool2d with a padding of
+// 2^40 gives [1, 1, ~2^41, ~2^41] per channel window, ~2^82 elements, and pk_infer_outputs returned PK_OK.
+TEST_F(BoundsTest, InferredOutputsAreBoundedLikeInputs) {
+  std::vector<int64_t> shape{1, 1, 4, 4};
+  pk_tensor x = host(nullptr, 0, shape);
+  pk_attrs_avg_pool2d attrs = PK_ATTRS_AVG_POOL2D_INIT;
+  attrs.num_kernel_size = 2;
+  attrs.kernel_size[0] = attrs.kernel_size[1] = 1;
+  attrs.num_stride = 2;
+  attrs.stride[0] = attrs.stride[1] = 1;
+  attrs.num_padding = 2;
+  attrs.padding[0] = attrs.padding[1] = int64_t{1} << 40;
+  pk_dtype dt;
+  int32_t ndim = 0;
+  int64_t out[PK_MAX_RANK];
+  pk_status st = pk_infer_outputs(PK_OP_AVG_POOL2D, &x, 1, &attrs, 1, &dt, &ndim, out);
+  EXPECT_EQ(st, PK_ERROR_INVALID_ARGUMENT)
+      << "inferred shape [" << out[0] << ", " << out[1] << ", " << out[2] << ", " << out[3] << "]";
+  std::string msg = last_error().message;
+  EXPECT_NE(msg.find("more than 2^63-1"), std::string::npos) << msg;
+  // The same op with a sane padding still infers.
+  attrs.padding[0] = attrs.padding[1] = 1;
+  ASSERT_EQ(pk_infer_outputs(PK_OP_AVG_POOL2D, &x, 1, &attrs, 1, &dt, &ndim, out), PK_OK) << last_error().message;
+  EXPECT_EQ(ndim, 4);
+  EXPECT_EQ(out[2], 6);
+  EXPECT_EQ(out[3], 6);
+}
+
+// Finding 4c: graph inputs had no bound at all on their extents.
+TEST_F(BoundsTest, GraphInputsAreBoundedLikeLaunchTensors) {
+  pk_graph_t g = nullptr;
+  ASSERT_EQ(pk_graph_create(&g), PK_OK);
+  uint32_t v = 0;
+  const int64_t empty_huge[3] = {0, 2, k2_62};
+  expect_error(pk_graph_add_input(g, f32(), 3, empty_huge, &v), PK_ERROR_INVALID_ARGUMENT, -1,
+               {"pk_graph_add_input", "2^62 or more"});
+  const int64_t too_many_bytes[2] = {int64_t{1} << 31, int64_t{1} << 31};  // 2^62 elements, 2^64 bytes of f32
+  expect_error(pk_graph_add_input(g, f32(), 2, too_many_bytes, &v), PK_ERROR_INVALID_ARGUMENT, -1,
+               {"pk_graph_add_input", "more than 2^63-1 bytes"});
+  const int64_t fine[2] = {0, int64_t{1} << 40};
+  EXPECT_EQ(pk_graph_add_input(g, f32(), 2, fine, &v), PK_OK) << last_error().message;
+  EXPECT_EQ(v, 0u) << "refused inputs add no value";
+  pk_graph_destroy(g);
+}
+
+// Finding 4d: eye(n = 2^31-1, m = 0) has no element, but its decomposition allocated a temporary for an iota
+// over n (16 GiB of i64) before anything else. The simulated device refuses allocations over 1 GiB, as a device
+// would, and counts the bytes it hands out: an empty result must take none.
+TEST_F(BoundsTest, AnEmptyResultOfACompositeAllocatesNothing) {
+  open_sim();
+  void *lib = dlopen(plugin("primkit_backend_sim").c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  ASSERT_NE(lib, nullptr) << dlerror();
+  auto read = reinterpret_cast<void (*)(long long *)>(dlsym(lib, "sim_live_objects"));
+  ASSERT_NE(read, nullptr);
+  DeviceTensor out(sim_dev, f32(), {(int64_t{1} << 31) - 1, 0});
+  long long before[5], after[5];
+  read(before);
+  pk_attrs_eye attrs = PK_ATTRS_EYE_INIT;
+  attrs.n = (int64_t{1} << 31) - 1;
+  attrs.m = 0;
+  attrs.dtype = PK_DTYPE_F32;
+  EXPECT_EQ(pk_launch(sim_stream, PK_OP_EYE, nullptr, 0, &out.t, 1, &attrs), PK_OK) << last_error().message;
+  read(after);
+  EXPECT_EQ(after[4] - before[4], 0) << "bytes allocated on the device for an empty eye";
+  dlclose(lib);
+}
+
+}  // namespace
