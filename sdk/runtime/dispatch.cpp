@@ -62,6 +62,30 @@ pk_status check_devices(const Device &dev, const OpInfo &op, const pk_tensor *in
   return PK_OK;
 }
 
+// storage_bytes is the caller's word, and the only bound on memory the runtime did not allocate. On a buffer of
+// pk_buffer_create the runtime knows the real size: a view must stay inside it whatever storage_bytes claims (a
+// 64-byte buffer described as 4 MiB would have every backend read and write past it).
+pk_status check_buffers(const Device &dev, const OpInfo &op, const pk_tensor *inputs, uint32_t num_inputs,
+                        const pk_tensor *outputs, uint32_t num_outputs) {
+  for (uint32_t i = 0; i < num_inputs + num_outputs; ++i) {
+    const pk_tensor &t = i < num_inputs ? inputs[i] : outputs[i - num_inputs];
+    uint64_t lo = 0, hi = 0, start = 0, bytes = 0;
+    pk::meta::byte_extent(t, lo, hi);
+    if (lo == hi || !dev.find_buffer(t.data, &start, &bytes)) continue;
+    if (hi > bytes || start > bytes - hi) {
+      bool in = i < num_inputs;
+      return set_error(PK_ERROR_INVALID_ARGUMENT, op.id, static_cast<int32_t>(i), 0,
+                       "%s: %s %u (%s): the view reaches bytes [%llu, %llu) past its data pointer, which lies %llu "
+                       "bytes into a buffer of %llu bytes (storage_bytes claims %llu)",
+                       op.name, in ? "input" : "output", in ? i : i - num_inputs, arg_name(op, num_inputs, i),
+                       static_cast<unsigned long long>(lo), static_cast<unsigned long long>(hi),
+                       static_cast<unsigned long long>(start), static_cast<unsigned long long>(bytes),
+                       static_cast<unsigned long long>(t.storage_bytes));
+    }
+  }
+  return PK_OK;
+}
+
 std::string signature(const OpInfo &op, const pk_tensor *inputs, uint32_t num_inputs) {
   std::string s = op.name;
   s += '(';
@@ -309,8 +333,8 @@ pk_status launch_validated(pk_stream_s *stream, const OpInfo &op, const pk_tenso
   return launch_fallback(stream, op, inputs, num_inputs, outputs, num_outputs, attrs);
 }
 
-// The last launch this thread validated, as the bytes validation depends on: op, device (pk_device_s::
-// validation_key), every descriptor field
+// The last launch this thread validated, as the bytes validation depends on: op, device (and its live buffers, see
+// pk_device_s::validation_key), every descriptor field
 // with its shape and strides, and the caller's attribute bytes. Validation is a pure function of these, so a
 // launch with the same bytes (a training or inference loop re-running one op on the same buffers) reuses the
 // verdict and the normalized attributes instead of validating again. Fixed-size, thread-local: no allocation.
@@ -384,9 +408,9 @@ class LaunchMemo {
       return w;
     }
   };
-  // The launch as bytes: the device's validation key (never reused, unlike its address), op, counts, every descriptor
-  // (its shape/strides pointers replaced by their contents), the caller's attribute bytes. Feeds each piece to the
-  // sink; false as soon as the sink refuses.
+  // The launch as bytes: the device's validation key (never reused, unlike its address, and changed whenever
+  // its set of live buffers changes), op, counts, every descriptor (its shape/strides pointers replaced by their
+  // contents), the caller's attribute bytes. Feeds each piece to the sink; false as soon as the sink refuses.
   template <class Sink>
   static bool walk(Sink &sink, uint64_t key, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
                    const pk_tensor *outputs, uint32_t num_outputs, const void *attrs) {
@@ -436,6 +460,8 @@ pk_status validate_and_launch(pk_stream_s *stream, uint32_t op_id, const pk_tens
   thread_local LaunchMemo memo;
   const bool keyed = (inputs != nullptr || num_inputs == 0) && (outputs != nullptr || num_outputs == 0) &&
                      num_inputs <= pk::meta::kMaxLaunchInputs && num_outputs <= pk::meta::kMaxLaunchOutputs;
+  // Read before validating: a buffer created or destroyed meanwhile changes the key, so a verdict is never
+  // remembered under a key newer than the buffers it was checked against.
   const uint64_t key = stream->device->validation_key.load(std::memory_order_acquire);
   if (keyed && memo.matches_last(key, op_id, inputs, num_inputs, outputs, num_outputs, attrs)) {
     return launch_validated(stream, *op, inputs, num_inputs, outputs, num_outputs,
@@ -447,6 +473,7 @@ pk_status validate_and_launch(pk_stream_s *stream, uint32_t op_id, const pk_tens
     return set_error_from_diag(diag, op_id);
   }
   if (pk_status st = check_devices(*stream->device, *op, inputs, num_inputs, outputs, num_outputs)) return st;
+  if (pk_status st = check_buffers(*stream->device, *op, inputs, num_inputs, outputs, num_outputs)) return st;
   if (keyed) {
     memo.remember(key, op_id, inputs, num_inputs, outputs, num_outputs, attrs, normalized, op->attrs_size);
   }

@@ -718,6 +718,16 @@ pk_status pk_executable_run(pk_executable_t exe, pk_stream_t stream, const pk_te
                        static_cast<unsigned long long>(lo), static_cast<unsigned long long>(hi),
                        static_cast<unsigned long long>(t.storage_bytes), t.data ? "" : " with a NULL data pointer");
     }
+    // On a buffer of pk_buffer_create the view must also fit the buffer's real size (see dispatch.cpp).
+    uint64_t start = 0, size = 0;
+    if (lo != hi && dev.find_buffer(t.data, &start, &size) && (hi > size || start > size - hi)) {
+      return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, static_cast<int32_t>(k), 0,
+                       "pk_executable_run: %s %u reaches bytes [%llu, %llu) past its data pointer, which lies %llu "
+                       "bytes into a buffer of %llu bytes (storage_bytes claims %llu)",
+                       what, idx, static_cast<unsigned long long>(lo), static_cast<unsigned long long>(hi),
+                       static_cast<unsigned long long>(start), static_cast<unsigned long long>(size),
+                       static_cast<unsigned long long>(t.storage_bytes));
+    }
     if (!in && (t.flags & PK_TENSOR_FLAG_READ_ONLY)) {
       return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, static_cast<int32_t>(k), 0,
                        "pk_executable_run: output %u is read-only (PK_TENSOR_FLAG_READ_ONLY)", idx);

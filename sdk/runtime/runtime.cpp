@@ -146,14 +146,34 @@ uint64_t next_generation() {
 
 }  // namespace pk::rt
 
+bool pk_device_s::find_buffer(const void *data, uint64_t *offset, uint64_t *bytes) const {
+  const auto p = reinterpret_cast<uintptr_t>(data);
+  std::shared_lock<std::shared_mutex> lock(objects_mu);
+  auto it = buffers.upper_bound(p);  // the first buffer starting after p
+  if (it == buffers.begin()) return false;
+  --it;
+  const pk_buffer_s &b = *it->second;
+  // On a device without unified memory `data` may be an opaque handle (a cl_mem): only the exact value names
+  // a buffer there, as arithmetic on a handle means nothing.
+  const uint64_t start = p - it->first;
+  if (start != 0 && (!host_visible() || start >= b.capacity)) return false;
+  *offset = start;
+  *bytes = b.bytes;
+  return true;
+}
+
 void pk_device_s::track_buffer(pk_buffer_s *b) {
   std::unique_lock<std::shared_mutex> lock(objects_mu);
   buffers[reinterpret_cast<uintptr_t>(b->data)] = b;
+  // After the change, under the lock: a launch that read the previous key validated before this buffer existed
+  // (see validation_key).
+  validation_key.store(next_generation(), std::memory_order_release);
 }
 
 void pk_device_s::untrack_buffer(pk_buffer_s *b) {
   std::unique_lock<std::shared_mutex> lock(objects_mu);
   buffers.erase(reinterpret_cast<uintptr_t>(b->data));
+  validation_key.store(next_generation(), std::memory_order_release);
 }
 
 pk_backend_s *pk_runtime_s::fallback_backend() {

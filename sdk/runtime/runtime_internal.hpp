@@ -82,16 +82,22 @@ struct pk_device_s {
   std::mutex streams_mu;
   std::vector<pk_stream_s *> streams;  // live streams, synchronized before memory is reused across streams
 
-  // What the caller still holds on this device, so that pk_runtime_destroy can free it as primkit.h promises.
+  // What the caller still holds on this device, so that pk_runtime_destroy can free it as primkit.h promises,
+  // and so that a view on a buffer is checked against the buffer's real size (see find_buffer).
   mutable std::shared_mutex objects_mu;
-  std::map<uintptr_t, pk_buffer_s *> buffers;  // by data pointer
+  std::map<uintptr_t, pk_buffer_s *> buffers;  // by data pointer (ordered: interior pointers on host memory)
   std::unordered_set<pk_event_s *> events;
   std::unordered_set<pk_executable_s *> executables;
-  // Names this device for the life of the process (a generation taken at load). A verdict remembered under
-  // it (dispatch.cpp's LaunchMemo) is about this device, which the device's address cannot promise once a
-  // runtime is destroyed and a new device lands at the same address.
+  // Names this device together with the set of its live buffers: a new generation at load and after every
+  // buffer create or destroy. A verdict remembered under one key (dispatch.cpp's LaunchMemo) depended on
+  // nothing that has changed since, which the device's address cannot promise once a runtime is destroyed
+  // and a new device lands at the same address.
   std::atomic<uint64_t> validation_key{0};
 
+  // If `data` lies in a live buffer of this device (the exact pointer; on a host-visible device also a
+  // pointer inside one), sets *offset to data's distance from the buffer's start and *bytes to the buffer's
+  // size, and returns true. Memory the runtime did not allocate returns false.
+  bool find_buffer(const void *data, uint64_t *offset, uint64_t *bytes) const;
   void track_buffer(pk_buffer_s *b);
   void untrack_buffer(pk_buffer_s *b);
 

@@ -1,5 +1,6 @@
 // Sizes the runtime must bound before any backend computes with them: extents and element counts (also of
-// empty tensors and of inferred outputs), and empty results that must not allocate.
+// empty tensors and of inferred outputs), views on the runtime's own buffers, and empty results that must not
+// allocate.
 #include <dlfcn.h>
 
 #include <cstdint>
@@ -134,6 +135,107 @@ TEST_F(BoundsTest, AnEmptyResultOfACompositeAllocatesNothing) {
   read(after);
   EXPECT_EQ(after[4] - before[4], 0) << "bytes allocated on the device for an empty eye";
   dlclose(lib);
+}
+
+// Finding 4e: storage_bytes is the caller's word, but on a buffer of pk_buffer_create the runtime knows the
+// real size. A 64-byte buffer described as 4 MiB reached every backend (which then read and wrote past it).
+TEST_F(BoundsTest, ViewsOnRuntimeBuffersStayInsideTheBuffer) {
+  const int64_t n = int64_t{1} << 20;
+  pk_buffer_t small = nullptr;
+  ASSERT_EQ(pk_buffer_create(cpu_dev, 64, &small), PK_OK);
+  std::vector<int64_t> shape{n};
+  pk_tensor lie;
+  ASSERT_EQ(pk_buffer_tensor(small, f32(), 1, shape.data(), nullptr, 0, &lie), PK_OK);
+  lie.storage_bytes = 4u << 20;
+  // The other tensors are on the stack, or absent, so that no overlap with the 4 MiB the view claims is
+  // reported first.
+  float sum = 0.0f;
+  const std::vector<int64_t> rank0;
+  pk_tensor scalar = host(&sum, sizeof sum, rank0);
+  pk_attrs_sum all = PK_ATTRS_SUM_INIT;
+  all.num_dims = 1;
+  all.dims[0] = 0;
+  expect_error(pk_launch(cpu_stream, PK_OP_SUM, &lie, 1, &scalar, 1, &all), PK_ERROR_INVALID_ARGUMENT, 0,
+               {"sum", "input 0", "buffer of 64 bytes", "4194304"});
+  pk_attrs_iota iota = PK_ATTRS_IOTA_INIT;
+  iota.length = n;
+  iota.dtype = PK_DTYPE_F32;
+  expect_error(pk_launch(cpu_stream, PK_OP_IOTA, nullptr, 0, &lie, 1, &iota), PK_ERROR_INVALID_ARGUMENT, 0,
+               {"iota", "output 0", "buffer of 64 bytes"});
+  // A pointer inside the buffer (host memory) is bounded by what is left of it: 32 bytes from the start, 16
+  // floats reach 32 bytes past the end.
+  std::vector<int64_t> s16{16}, s8{8};
+  pk_tensor inner = host(static_cast<char *>(pk_buffer_data(small)) + 32, 64, s16);
+  float o[16];
+  pk_tensor to = host(o, sizeof o, s16);
+  expect_error(pk_launch(cpu_stream, PK_OP_EXP, &inner, 1, &to, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 0,
+               {"exp", "input 0", "32 bytes into a buffer of 64 bytes"});
+  inner.shape = s8.data();  // 8 floats fit exactly
+  to.shape = s8.data();
+  EXPECT_EQ(pk_launch(cpu_stream, PK_OP_EXP, &inner, 1, &to, 1, nullptr), PK_OK) << last_error().message;
+  // On a device without unified memory the exact pointer is checked too.
+  open_sim();
+  pk_buffer_t sim_small = nullptr;
+  ASSERT_EQ(pk_buffer_create(sim_dev, 64, &sim_small), PK_OK);
+  DeviceTensor sim_out(sim_dev, f32(), {n});
+  pk_tensor sim_lie;
+  ASSERT_EQ(pk_buffer_tensor(sim_small, f32(), 1, shape.data(), nullptr, 0, &sim_lie), PK_OK);
+  sim_lie.storage_bytes = 4u << 20;
+  pk_tensor ins[2] = {sim_lie, sim_lie};
+  expect_error(pk_launch(sim_stream, PK_OP_ADD, ins, 2, &sim_out.t, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 0,
+               {"add", "input 0", "buffer of 64 bytes"});
+  pk_buffer_destroy(sim_small);
+  pk_buffer_destroy(small);
+}
+
+// An executable's fused kernels read the caller's tensors directly: pk_executable_run bounds them the same way.
+TEST_F(BoundsTest, ExecutablesCheckTheirTensorsAgainstTheirBuffers) {
+  const int64_t n = 1024;
+  pk_graph_t g = nullptr;
+  ASSERT_EQ(pk_graph_create(&g), PK_OK);
+  uint32_t x = 0, y = 0;
+  ASSERT_EQ(pk_graph_add_input(g, f32(), 1, &n, &x), PK_OK);
+  ASSERT_EQ(pk_graph_add_node(g, PK_OP_EXP, &x, 1, nullptr, &y, 1), PK_OK) << last_error().message;
+  ASSERT_EQ(pk_graph_mark_output(g, y), PK_OK);
+  pk_executable_t exe = nullptr;
+  ASSERT_EQ(pk_graph_compile(g, cpu_dev, nullptr, &exe), PK_OK) << last_error().message;
+  pk_graph_destroy(g);
+  pk_buffer_t small = nullptr;
+  ASSERT_EQ(pk_buffer_create(cpu_dev, 64, &small), PK_OK);
+  DeviceTensor out(cpu_dev, f32(), {n});
+  std::vector<int64_t> shape{n};
+  pk_tensor lie;
+  ASSERT_EQ(pk_buffer_tensor(small, f32(), 1, shape.data(), nullptr, 0, &lie), PK_OK);
+  lie.storage_bytes = n * 4;
+  expect_error(pk_executable_run(exe, cpu_stream, &lie, 1, &out.t, 1), PK_ERROR_INVALID_ARGUMENT, 0,
+               {"pk_executable_run", "input 0", "buffer of 64 bytes"});
+  std::vector<float> host_in(n, 0.0f);
+  pk_tensor fine = host(host_in.data(), n * 4, shape);
+  EXPECT_EQ(pk_executable_run(exe, cpu_stream, &fine, 1, &out.t, 1), PK_OK) << last_error().message;
+  pk_buffer_destroy(small);
+  pk_executable_destroy(exe);
+}
+
+// The same check must not be skipped by the memo of repeated launches: a buffer freed and a smaller one created
+// at the same address (the caching allocator hands the block back) make the same bytes invalid.
+TEST_F(BoundsTest, ARememberedLaunchIsCheckedAgainWhenItsBufferIsReplaced) {
+  pk_buffer_t a = nullptr, out = nullptr;
+  ASSERT_EQ(pk_buffer_create(cpu_dev, 64, &a), PK_OK);
+  ASSERT_EQ(pk_buffer_create(cpu_dev, 64, &out), PK_OK);
+  std::vector<int64_t> shape{16};
+  pk_tensor ta, tout;
+  ASSERT_EQ(pk_buffer_tensor(a, f32(), 1, shape.data(), nullptr, 0, &ta), PK_OK);
+  ASSERT_EQ(pk_buffer_tensor(out, f32(), 1, shape.data(), nullptr, 0, &tout), PK_OK);
+  ASSERT_EQ(pk_launch(cpu_stream, PK_OP_EXP, &ta, 1, &tout, 1, nullptr), PK_OK) << last_error().message;
+  void *old = pk_buffer_data(a);
+  pk_buffer_destroy(a);
+  pk_buffer_t b = nullptr;
+  ASSERT_EQ(pk_buffer_create(cpu_dev, 16, &b), PK_OK);
+  ASSERT_EQ(pk_buffer_data(b), old) << "the allocator hands the cached block back";
+  expect_error(pk_launch(cpu_stream, PK_OP_EXP, &ta, 1, &tout, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 0,
+               {"exp", "input 0", "buffer of 16 bytes"});
+  pk_buffer_destroy(b);
+  pk_buffer_destroy(out);
 }
 
 }  // namespace

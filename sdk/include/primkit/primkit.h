@@ -139,7 +139,8 @@ enum {
 };
 
 /* Sizes: every extent is below 2^62, and the product of the non-zero extents, and that times the element size,
- * are below 2^63, even when another extent is 0 (an empty tensor's strides are still products of the others). */
+ * are below 2^63, even when another extent is 0 (an empty tensor's strides are still products of the others).
+ * Bounds: a view on memory from pk_buffer_create stays inside that buffer, whatever storage_bytes says. */
 typedef struct pk_tensor {
   uint32_t struct_size;
   uint32_t flags;         /* PK_TENSOR_FLAG_* */
