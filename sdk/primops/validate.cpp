@@ -278,6 +278,38 @@ bool host_addressable(const pk_tensor &t) {
          t.device_type == PK_DEVICE_CUDA_HOST;
 }
 
+// The ABI's placement rule (primkit.h, pk_tensor): a NULL data pointer only for an empty view at offset 0, and a
+// non-empty view's first element aligned to the element size, as kernels load whole elements (a misaligned f64
+// load faults on some devices and is slow on others). Where `data` is a host address the sum data + byte_offset
+// is checked; elsewhere it may be an opaque handle whose storage starts aligned, so byte_offset is.
+template <class Name>
+bool check_placement(const pk_tensor &t, size_t esize, bool empty, const Name &name, int32_t arg, Diag &diag) {
+  if (t.data == nullptr) {
+    if (!empty)
+      return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg, "%s: data is NULL but the tensor has elements", name().text);
+    if (t.byte_offset != 0) {
+      return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg,
+                       "%s: data is NULL with byte_offset %llu; a NULL data pointer is only legal with offset 0",
+                       name().text, static_cast<unsigned long long>(t.byte_offset));
+    }
+    return true;
+  }
+  if (empty || esize <= 1) return true;
+  if (host_addressable(t)) {
+    const uintptr_t first = reinterpret_cast<uintptr_t>(t.data) + static_cast<uintptr_t>(t.byte_offset);
+    if (first % esize != 0) {
+      return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg,
+                       "%s: data + byte_offset (%p + %llu) is not aligned to the element size of %zu bytes",
+                       name().text, t.data, static_cast<unsigned long long>(t.byte_offset), esize);
+    }
+  } else if (t.byte_offset % esize != 0) {
+    return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg,
+                     "%s: byte_offset %llu is not a multiple of the element size of %zu bytes", name().text,
+                     static_cast<unsigned long long>(t.byte_offset), esize);
+  }
+  return true;
+}
+
 // Conservative: true when the byte ranges of two non-empty views may share a byte.
 bool may_overlap(const pk_tensor &a, i128 alo, i128 ahi, const pk_tensor &b, i128 blo, i128 bhi) {
   if (alo == ahi || blo == bhi) return false;
@@ -470,6 +502,17 @@ bool check_shape_size(const int64_t *shape, int32_t ndim, int32_t dtype, const c
     return p;
   };
   return check_size(shape, ndim, dtype_size(dtype), name, arg, diag);
+}
+
+bool check_tensor_placement(const pk_tensor &t, const char *what, int32_t arg, Diag &diag) {
+  auto name = [&] {
+    Prefix p;
+    std::snprintf(p.text, sizeof p.text, "%s", what);
+    return p;
+  };
+  uint64_t lo = 0, hi = 0;
+  byte_extent(t, lo, hi);
+  return check_placement(t, dtype_size(dtype_id(t.dtype)), lo == hi, name, arg, diag);
 }
 
 void byte_extent(const pk_tensor &t, uint64_t &lo, uint64_t &hi) {
@@ -859,11 +902,14 @@ bool validate_launch(const OpInfo &op, const pk_tensor *inputs, uint32_t num_inp
                        op.name, label(&op, output, idx).text, t.strides ? "strides" : "elements", sat_ll(lo),
                        sat_ll(hi), static_cast<unsigned long long>(t.storage_bytes));
     }
-    // A launch reaches the elements: a non-empty view needs storage (NULL is legal only in capability queries).
-    if (lo != hi && t.data == nullptr) {
-      return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg, "%s: %s: data is NULL but the tensor has elements", op.name,
-                       label(&op, output, idx).text);
-    }
+    // A launch reaches the elements: a non-empty view needs storage (NULL is legal only in capability queries),
+    // aligned to its elements.
+    auto name = [&] {
+      Prefix p;
+      std::snprintf(p.text, sizeof p.text, "%s: %s", op.name, label(&op, output, idx).text);
+      return p;
+    };
+    if (!check_placement(t, dtype_size(tt.dtype), lo == hi, name, arg, diag)) return false;
     if (output) {
       if (t.flags & PK_TENSOR_FLAG_READ_ONLY) {
         return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg, "%s: %s: the tensor is read-only (PK_TENSOR_FLAG_READ_ONLY)",

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -717,6 +718,11 @@ pk_status pk_executable_run(pk_executable_t exe, pk_stream_t stream, const pk_te
                        "pk_executable_run: %s %u reaches bytes [%llu, %llu) of storage_bytes %llu%s", what, idx,
                        static_cast<unsigned long long>(lo), static_cast<unsigned long long>(hi),
                        static_cast<unsigned long long>(t.storage_bytes), t.data ? "" : " with a NULL data pointer");
+    }
+    char name[64];
+    std::snprintf(name, sizeof name, "pk_executable_run: %s %u", what, idx);
+    if (!pk::meta::check_tensor_placement(t, name, static_cast<int32_t>(k), diag)) {
+      return set_error_from_diag(diag, PK_OP_NONE);
     }
     // On a buffer of pk_buffer_create the view must also fit the buffer's real size (see dispatch.cpp).
     uint64_t start = 0, size = 0;

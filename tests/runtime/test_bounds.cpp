@@ -1,6 +1,6 @@
-// Sizes the runtime must bound before any backend computes with them: extents and element counts (also of
-// empty tensors and of inferred outputs), views on the runtime's own buffers, and empty results that must not
-// allocate.
+// Sizes and placement the runtime must bound before any backend computes with them: extents and element
+// counts (also of empty tensors and of inferred outputs), views on the runtime's own buffers, the alignment
+// and NULL rules of pk_tensor, and empty results that must not allocate.
 #include <dlfcn.h>
 
 #include <cstdint>
@@ -209,7 +209,10 @@ TEST_F(BoundsTest, ExecutablesCheckTheirTensorsAgainstTheirBuffers) {
   lie.storage_bytes = n * 4;
   expect_error(pk_executable_run(exe, cpu_stream, &lie, 1, &out.t, 1), PK_ERROR_INVALID_ARGUMENT, 0,
                {"pk_executable_run", "input 0", "buffer of 64 bytes"});
-  std::vector<float> host_in(n, 0.0f);
+  std::vector<float> host_in(n + 1, 0.0f);
+  pk_tensor misaligned = host(reinterpret_cast<char *>(host_in.data()) + 1, n * 4, shape);
+  expect_error(pk_executable_run(exe, cpu_stream, &misaligned, 1, &out.t, 1), PK_ERROR_INVALID_ARGUMENT, 0,
+               {"pk_executable_run", "input 0", "not aligned"});
   pk_tensor fine = host(host_in.data(), n * 4, shape);
   EXPECT_EQ(pk_executable_run(exe, cpu_stream, &fine, 1, &out.t, 1), PK_OK) << last_error().message;
   pk_buffer_destroy(small);
@@ -236,6 +239,55 @@ TEST_F(BoundsTest, ARememberedLaunchIsCheckedAgainWhenItsBufferIsReplaced) {
                {"exp", "input 0", "buffer of 16 bytes"});
   pk_buffer_destroy(b);
   pk_buffer_destroy(out);
+}
+
+// Finding 5: the ABI's placement rule (primkit.h, pk_tensor): a non-empty view's first element is aligned to
+// its element size, and a NULL data pointer describes only an empty view at offset 0.
+TEST_F(BoundsTest, TensorDataIsAlignedToItsElementsAndNullOnlyWhenEmpty) {
+  alignas(16) float a[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  float o[4];
+  std::vector<int64_t> s4{4};
+  char *base = reinterpret_cast<char *>(a);
+  pk_tensor to = host(o, sizeof o, s4);
+  {  // a misaligned pointer
+    pk_tensor x = host(base + 2, sizeof a - 2, s4);
+    expect_error(pk_launch(cpu_stream, PK_OP_EXP, &x, 1, &to, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 0,
+                 {"exp", "input 0", "not aligned to the element size of 4 bytes"});
+  }
+  {  // a misaligned offset
+    pk_tensor x = host(a, sizeof a, s4);
+    x.byte_offset = 6;
+    expect_error(pk_launch(cpu_stream, PK_OP_EXP, &x, 1, &to, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 0,
+                 {"exp", "input 0", "not aligned"});
+  }
+  {  // pointer and offset misaligned by halves that add up to an aligned first element: legal
+    pk_tensor x = host(base + 2, sizeof a - 2, s4);
+    x.byte_offset = 2;
+    EXPECT_EQ(pk_launch(cpu_stream, PK_OP_EXP, &x, 1, &to, 1, nullptr), PK_OK) << last_error().message;
+    EXPECT_LE(ulp_distance(o[0], 2.718281828f), 3) << o[0];  // exp(a[1]): the first element is 4 bytes in
+  }
+  {  // an output too
+    float o5[5];
+    pk_tensor x = host(a, sizeof a, s4), y = host(reinterpret_cast<char *>(o5) + 1, 4 * sizeof(float), s4);
+    expect_error(pk_launch(cpu_stream, PK_OP_EXP, &x, 1, &y, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 1,
+                 {"exp", "output 0", "not aligned"});
+  }
+  {  // NULL data: only empty, at offset 0
+    std::vector<int64_t> empty{0, 4};
+    pk_tensor x = host(nullptr, 0, empty), y = host(nullptr, 0, empty);
+    EXPECT_EQ(pk_launch(cpu_stream, PK_OP_EXP, &x, 1, &y, 1, nullptr), PK_OK) << last_error().message;
+    x.byte_offset = 8;
+    expect_error(pk_launch(cpu_stream, PK_OP_EXP, &x, 1, &y, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 0,
+                 {"exp", "input 0", "NULL", "byte_offset 8"});
+  }
+  {  // where data may be a handle (no unified memory), the offset alone is checked
+    open_sim();
+    DeviceTensor x(sim_dev, f32(), {4}, 32), y(sim_dev, f32(), {4}), z(sim_dev, f32(), {4});
+    x.t.byte_offset = 2;
+    pk_tensor in[2] = {x.t, y.t};
+    expect_error(pk_launch(sim_stream, PK_OP_ADD, in, 2, &z.t, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 0,
+                 {"add", "input 0", "byte_offset 2 is not a multiple of the element size of 4 bytes"});
+  }
 }
 
 }  // namespace
