@@ -109,6 +109,43 @@ long long sat_ll(i128 v) {
 
 // --- descriptors ----------------------------------------------------------------------------------------------
 
+// The bound on every extent. Far above any real tensor, and low enough that an extent plus a padding or times a
+// small factor (what shape rules and kernels compute) cannot overflow int64.
+constexpr int64_t kMaxExtent = int64_t{1} << 62;
+
+// Bounds a shape whose extents are >= 0 (see check_shape_size in op_info.hpp). The product skips the zeros: an
+// empty tensor has no element, but its row-major strides and a backend's loop bounds are still products of its
+// other extents ([0, 2, 2^62] would give axis 0 a stride of 2^63).
+// `name()` gives the text naming the tensor ("add: input 0 (a)"), built only when a check fails.
+struct Prefix {
+  char text[192];
+};
+
+template <class Name>
+bool check_size(const int64_t *shape, int32_t ndim, size_t esize, const Name &name, int32_t arg, Diag &diag) {
+  uint64_t count = 1;
+  for (int32_t i = 0; i < ndim; ++i) {
+    const int64_t n = shape[i];
+    if (n >= kMaxExtent) {
+      return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg, "%s: extent %lld of axis %d is 2^62 or more", name().text,
+                       static_cast<long long>(n), i);
+    }
+    if (n > 0 &&
+        (__builtin_mul_overflow(count, static_cast<uint64_t>(n), &count) || count > static_cast<uint64_t>(INT64_MAX))) {
+      return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg,
+                       "%s: shape %s: its non-empty extents make more than 2^63-1 elements", name().text,
+                       shape_text(shape, ndim).text);
+    }
+  }
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(count, static_cast<uint64_t>(esize), &bytes) || bytes > static_cast<uint64_t>(INT64_MAX)) {
+    return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg,
+                     "%s: shape %s: its non-empty extents make %llu elements of %zu bytes, more than 2^63-1 bytes",
+                     name().text, shape_text(shape, ndim).text, static_cast<unsigned long long>(count), esize);
+  }
+  return true;
+}
+
 bool check_descriptor(const pk_tensor &t, TensorType &out, const Who &who, int32_t arg, Diag &diag) {
   const OpInfo *op = who.op;
   const char *on = op_label(op);
@@ -131,23 +168,21 @@ bool check_descriptor(const pk_tensor &t, TensorType &out, const Who &who, int32
   }
   out.dtype = dt;
   out.ndim = t.ndim;
-  uint64_t count = 1;
   for (int32_t i = 0; i < t.ndim; ++i) {
     int64_t n = t.shape[i];
     if (n < 0) {
       return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg, "%s: %s: extent %lld of axis %d is negative", on, who.text().text,
                        static_cast<long long>(n), i);
     }
-    if (count != 0 && n != 0 && (__builtin_mul_overflow(count, static_cast<uint64_t>(n), &count) ||
-                                 count > static_cast<uint64_t>(INT64_MAX))) {
-      return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg, "%s: %s: shape %s has more than 2^63 elements", on, who.text().text,
-                       shape_text(t.shape, t.ndim).text);
-    }
-    if (n == 0) count = 0;
     out.shape[i] = n;
   }
   for (int32_t i = t.ndim; i < PK_MAX_RANK; ++i) out.shape[i] = 0;
-  return true;
+  auto name = [&] {
+    Prefix p;
+    std::snprintf(p.text, sizeof p.text, "%s: %s", on, who.text().text);
+    return p;
+  };
+  return check_size(t.shape, t.ndim, dtype_size(dt), name, arg, diag);
 }
 
 // Element strides of a view: the given ones, or row-major contiguous for NULL.
@@ -241,6 +276,38 @@ bool check_output_layout(const pk_tensor &t, const OpInfo &op, const Who &who, i
 bool host_addressable(const pk_tensor &t) {
   return (t.flags & PK_TENSOR_FLAG_HOST_VISIBLE) || t.device_type == PK_DEVICE_CPU ||
          t.device_type == PK_DEVICE_CUDA_HOST;
+}
+
+// The ABI's placement rule (primkit.h, pk_tensor): a NULL data pointer only for an empty view at offset 0, and a
+// non-empty view's first element aligned to the element size, as kernels load whole elements (a misaligned f64
+// load faults on some devices and is slow on others). Where `data` is a host address the sum data + byte_offset
+// is checked; elsewhere it may be an opaque handle whose storage starts aligned, so byte_offset is.
+template <class Name>
+bool check_placement(const pk_tensor &t, size_t esize, bool empty, const Name &name, int32_t arg, Diag &diag) {
+  if (t.data == nullptr) {
+    if (!empty)
+      return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg, "%s: data is NULL but the tensor has elements", name().text);
+    if (t.byte_offset != 0) {
+      return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg,
+                       "%s: data is NULL with byte_offset %llu; a NULL data pointer is only legal with offset 0",
+                       name().text, static_cast<unsigned long long>(t.byte_offset));
+    }
+    return true;
+  }
+  if (empty || esize <= 1) return true;
+  if (host_addressable(t)) {
+    const uintptr_t first = reinterpret_cast<uintptr_t>(t.data) + static_cast<uintptr_t>(t.byte_offset);
+    if (first % esize != 0) {
+      return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg,
+                       "%s: data + byte_offset (%p + %llu) is not aligned to the element size of %zu bytes",
+                       name().text, t.data, static_cast<unsigned long long>(t.byte_offset), esize);
+    }
+  } else if (t.byte_offset % esize != 0) {
+    return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg,
+                     "%s: byte_offset %llu is not a multiple of the element size of %zu bytes", name().text,
+                     static_cast<unsigned long long>(t.byte_offset), esize);
+  }
+  return true;
 }
 
 // Conservative: true when the byte ranges of two non-empty views may share a byte.
@@ -426,6 +493,26 @@ bool tensor_type(const pk_tensor &t, TensorType &out, const OpInfo *op, int32_t 
     idx -= op->num_inputs;
   }
   return check_descriptor(t, out, Who{op, output, idx}, arg_index, diag);
+}
+
+bool check_shape_size(const int64_t *shape, int32_t ndim, int32_t dtype, const char *what, int32_t arg, Diag &diag) {
+  auto name = [&] {
+    Prefix p;
+    std::snprintf(p.text, sizeof p.text, "%s", what);
+    return p;
+  };
+  return check_size(shape, ndim, dtype_size(dtype), name, arg, diag);
+}
+
+bool check_tensor_placement(const pk_tensor &t, const char *what, int32_t arg, Diag &diag) {
+  auto name = [&] {
+    Prefix p;
+    std::snprintf(p.text, sizeof p.text, "%s", what);
+    return p;
+  };
+  uint64_t lo = 0, hi = 0;
+  byte_extent(t, lo, hi);
+  return check_placement(t, dtype_size(dtype_id(t.dtype)), lo == hi, name, arg, diag);
 }
 
 void byte_extent(const pk_tensor &t, uint64_t &lo, uint64_t &hi) {
@@ -764,6 +851,18 @@ bool infer_outputs(const OpInfo &op, const TensorType *inputs, uint32_t num_inpu
     }
     outputs[k].dtype = dt;
   }
+  // A shape rule may give outputs far larger than its inputs (huge padding, many windows): bound them as input
+  // descriptors are bounded, here, so that every consumer of inference (launches, pk_infer_outputs, graph nodes)
+  // gets only sizes it can compute with.
+  for (uint32_t k = 0; k < op.num_outputs; ++k) {
+    const int32_t arg = static_cast<int32_t>(num_inputs + k);
+    auto name = [&] {
+      Prefix p;
+      std::snprintf(p.text, sizeof p.text, "%s: %s", op.name, label(&op, true, k).text);
+      return p;
+    };
+    if (!check_size(outputs[k].shape, outputs[k].ndim, dtype_size(outputs[k].dtype), name, arg, diag)) return false;
+  }
   return true;
 }
 
@@ -803,11 +902,14 @@ bool validate_launch(const OpInfo &op, const pk_tensor *inputs, uint32_t num_inp
                        op.name, label(&op, output, idx).text, t.strides ? "strides" : "elements", sat_ll(lo),
                        sat_ll(hi), static_cast<unsigned long long>(t.storage_bytes));
     }
-    // A launch reaches the elements: a non-empty view needs storage (NULL is legal only in capability queries).
-    if (lo != hi && t.data == nullptr) {
-      return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg, "%s: %s: data is NULL but the tensor has elements", op.name,
-                       label(&op, output, idx).text);
-    }
+    // A launch reaches the elements: a non-empty view needs storage (NULL is legal only in capability queries),
+    // aligned to its elements.
+    auto name = [&] {
+      Prefix p;
+      std::snprintf(p.text, sizeof p.text, "%s: %s", op.name, label(&op, output, idx).text);
+      return p;
+    };
+    if (!check_placement(t, dtype_size(tt.dtype), lo == hi, name, arg, diag)) return false;
     if (output) {
       if (t.flags & PK_TENSOR_FLAG_READ_ONLY) {
         return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg, "%s: %s: the tensor is read-only (PK_TENSOR_FLAG_READ_ONLY)",

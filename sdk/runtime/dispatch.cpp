@@ -62,6 +62,30 @@ pk_status check_devices(const Device &dev, const OpInfo &op, const pk_tensor *in
   return PK_OK;
 }
 
+// storage_bytes is the caller's word, and the only bound on memory the runtime did not allocate. On a buffer of
+// pk_buffer_create the runtime knows the real size: a view must stay inside it whatever storage_bytes claims (a
+// 64-byte buffer described as 4 MiB would have every backend read and write past it).
+pk_status check_buffers(const Device &dev, const OpInfo &op, const pk_tensor *inputs, uint32_t num_inputs,
+                        const pk_tensor *outputs, uint32_t num_outputs) {
+  for (uint32_t i = 0; i < num_inputs + num_outputs; ++i) {
+    const pk_tensor &t = i < num_inputs ? inputs[i] : outputs[i - num_inputs];
+    uint64_t lo = 0, hi = 0, start = 0, bytes = 0;
+    pk::meta::byte_extent(t, lo, hi);
+    if (lo == hi || !dev.find_buffer(t.data, &start, &bytes)) continue;
+    if (hi > bytes || start > bytes - hi) {
+      bool in = i < num_inputs;
+      return set_error(PK_ERROR_INVALID_ARGUMENT, op.id, static_cast<int32_t>(i), 0,
+                       "%s: %s %u (%s): the view reaches bytes [%llu, %llu) past its data pointer, which lies %llu "
+                       "bytes into a buffer of %llu bytes (storage_bytes claims %llu)",
+                       op.name, in ? "input" : "output", in ? i : i - num_inputs, arg_name(op, num_inputs, i),
+                       static_cast<unsigned long long>(lo), static_cast<unsigned long long>(hi),
+                       static_cast<unsigned long long>(start), static_cast<unsigned long long>(bytes),
+                       static_cast<unsigned long long>(t.storage_bytes));
+    }
+  }
+  return PK_OK;
+}
+
 std::string signature(const OpInfo &op, const pk_tensor *inputs, uint32_t num_inputs) {
   std::string s = op.name;
   s += '(';
@@ -139,9 +163,21 @@ pk_status launch_decomposed(pk_stream_s *stream, const OpInfo &op, const pk_tens
     desc[v] = outputs[k];
     bound[v] = true;
   }
+  // Only the nodes a non-empty result depends on run: the others write nothing anyone reads, and their
+  // temporaries may be huge (eye(n = 2^31-1, m = 0) has no element, yet its iota over n would take 16 GiB).
+  std::vector<bool> needed(dec.values.size(), false), used(dec.values.size(), false);
+  std::vector<bool> live(dec.nodes.size(), false);
+  for (uint32_t k = 0; k < num_outputs && k < dec.outputs.size(); ++k) needed[dec.outputs[k]] = true;
+  for (size_t n = dec.nodes.size(); n-- > 0;) {
+    for (int32_t v : dec.nodes[n].outputs) live[n] = live[n] || (needed[v] && pk::meta::numel(dec.values[v]) > 0);
+    if (!live[n]) continue;
+    for (int32_t v : dec.nodes[n].inputs) needed[v] = used[v] = true;
+    for (int32_t v : dec.nodes[n].outputs) used[v] = true;
+  }
+  for (const auto &c : copies) used[c.first] = true;
   pk_status st = PK_OK;
   for (size_t v = 0; v < dec.values.size() && st == PK_OK; ++v) {
-    if (bound[v]) continue;
+    if (bound[v] || !used[v]) continue;
     const TensorType &t = dec.values[v];
     shapes[v].assign(t.shape, t.shape + t.ndim);
     uint64_t bytes = static_cast<uint64_t>(pk::meta::numel(t)) * pk::meta::dtype_size(t.dtype);
@@ -158,8 +194,10 @@ pk_status launch_decomposed(pk_stream_s *stream, const OpInfo &op, const pk_tens
     if (dev.host_visible()) d.flags |= PK_TENSOR_FLAG_HOST_VISIBLE;
   }
   std::vector<pk_tensor> ins, outs;
-  for (const auto &node : dec.nodes) {
+  for (size_t n = 0; n < dec.nodes.size(); ++n) {
     if (st != PK_OK) break;
+    if (!live[n]) continue;
+    const auto &node = dec.nodes[n];
     const OpInfo *callee = pk::meta::find_op(node.op_id);
     ins.clear();
     outs.clear();
@@ -295,7 +333,8 @@ pk_status launch_validated(pk_stream_s *stream, const OpInfo &op, const pk_tenso
   return launch_fallback(stream, op, inputs, num_inputs, outputs, num_outputs, attrs);
 }
 
-// The last launch this thread validated, as the bytes validation depends on: op, device, every descriptor field
+// The last launch this thread validated, as the bytes validation depends on: op, device (and its live buffers, see
+// pk_device_s::validation_key), every descriptor field
 // with its shape and strides, and the caller's attribute bytes. Validation is a pure function of these, so a
 // launch with the same bytes (a training or inference loop re-running one op on the same buffers) reuses the
 // verdict and the normalized attributes instead of validating again. Fixed-size, thread-local: no allocation.
@@ -303,19 +342,18 @@ class LaunchMemo {
  public:
   // True if this launch's bytes equal the remembered launch's: compared in place, field by field, so the hot path
   // (a loop re-running one op) copies nothing.
-  bool matches_last(const void *device, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
+  bool matches_last(uint64_t key, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
                     const pk_tensor *outputs, uint32_t num_outputs, const void *attrs) const {
     if (!valid_) return false;
     Compare c{last_, last_len_};
-    return walk(c, device, op_id, inputs, num_inputs, outputs, num_outputs, attrs) && c.pos == last_len_;
+    return walk(c, key, op_id, inputs, num_inputs, outputs, num_outputs, attrs) && c.pos == last_len_;
   }
   // Serializes the launch as the remembered one, with the attributes validation normalized; a launch that does
   // not fit is simply not memoized.
-  void remember(const void *device, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
-                const pk_tensor *outputs, uint32_t num_outputs, const void *attrs, const unsigned char *normalized,
-                size_t attrs_size) {
+  void remember(uint64_t key, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs, const pk_tensor *outputs,
+                uint32_t num_outputs, const void *attrs, const unsigned char *normalized, size_t attrs_size) {
     Store st{last_};
-    valid_ = walk(st, device, op_id, inputs, num_inputs, outputs, num_outputs, attrs);
+    valid_ = walk(st, key, op_id, inputs, num_inputs, outputs, num_outputs, attrs);
     last_len_ = st.pos;
     if (valid_) std::memcpy(normalized_, normalized, attrs_size);
   }
@@ -370,13 +408,14 @@ class LaunchMemo {
       return w;
     }
   };
-  // The launch as bytes: device, op, counts, every descriptor (its shape/strides pointers replaced by their
+  // The launch as bytes: the device's validation key (never reused, unlike its address, and changed whenever
+  // its set of live buffers changes), op, counts, every descriptor (its shape/strides pointers replaced by their
   // contents), the caller's attribute bytes. Feeds each piece to the sink; false as soon as the sink refuses.
   template <class Sink>
-  static bool walk(Sink &sink, const void *device, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
+  static bool walk(Sink &sink, uint64_t key, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
                    const pk_tensor *outputs, uint32_t num_outputs, const void *attrs) {
     // Whole words (built in registers: 4-byte stores read back as 8-byte loads stall store forwarding).
-    const uint64_t head[3] = {reinterpret_cast<uintptr_t>(device), op_id | (uint64_t{num_inputs} << 32), num_outputs};
+    const uint64_t head[3] = {key, op_id | (uint64_t{num_inputs} << 32), num_outputs};
     if (!sink.template put<sizeof head>(head)) return false;
     for (uint32_t i = 0; i < num_inputs + num_outputs; ++i) {
       const pk_tensor &t = i < num_inputs ? inputs[i] : outputs[i - num_inputs];
@@ -421,7 +460,10 @@ pk_status validate_and_launch(pk_stream_s *stream, uint32_t op_id, const pk_tens
   thread_local LaunchMemo memo;
   const bool keyed = (inputs != nullptr || num_inputs == 0) && (outputs != nullptr || num_outputs == 0) &&
                      num_inputs <= pk::meta::kMaxLaunchInputs && num_outputs <= pk::meta::kMaxLaunchOutputs;
-  if (keyed && memo.matches_last(stream->device, op_id, inputs, num_inputs, outputs, num_outputs, attrs)) {
+  // Read before validating: a buffer created or destroyed meanwhile changes the key, so a verdict is never
+  // remembered under a key newer than the buffers it was checked against.
+  const uint64_t key = stream->device->validation_key.load(std::memory_order_acquire);
+  if (keyed && memo.matches_last(key, op_id, inputs, num_inputs, outputs, num_outputs, attrs)) {
     return launch_validated(stream, *op, inputs, num_inputs, outputs, num_outputs,
                             op->num_attrs ? memo.normalized() : nullptr);
   }
@@ -431,8 +473,9 @@ pk_status validate_and_launch(pk_stream_s *stream, uint32_t op_id, const pk_tens
     return set_error_from_diag(diag, op_id);
   }
   if (pk_status st = check_devices(*stream->device, *op, inputs, num_inputs, outputs, num_outputs)) return st;
+  if (pk_status st = check_buffers(*stream->device, *op, inputs, num_inputs, outputs, num_outputs)) return st;
   if (keyed) {
-    memo.remember(stream->device, op_id, inputs, num_inputs, outputs, num_outputs, attrs, normalized, op->attrs_size);
+    memo.remember(key, op_id, inputs, num_inputs, outputs, num_outputs, attrs, normalized, op->attrs_size);
   }
   return launch_validated(stream, *op, inputs, num_inputs, outputs, num_outputs, op->num_attrs ? normalized : nullptr);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -488,6 +489,11 @@ pk_status pk_graph_add_input(pk_graph_t g, pk_dtype dtype, int32_t ndim, const i
     }
     t.shape[i] = shape[i];
   }
+  // Bounded as a launch bounds its tensors: every later node infers and allocates from these extents.
+  Diag diag;
+  if (!pk::meta::check_shape_size(t.shape, t.ndim, t.dtype, "pk_graph_add_input", -1, diag)) {
+    return set_error_from_diag(diag, PK_OP_NONE);
+  }
   *out_value = static_cast<uint32_t>(g->values.size());
   g->values.push_back(t);
   g->inputs.push_back(*out_value);
@@ -651,12 +657,19 @@ pk_status pk_graph_compile(pk_graph_t g, pk_device_t device, const pk_compile_op
   // 2. Fusion offers (see Planner), everything else one op at a time.
   bool can_fuse = fusion && b.api.fusion_offer && b.api.kernel_launch;
   Planner(*exe, nodes).plan(can_fuse);
+  {
+    std::unique_lock<std::shared_mutex> lock(device->objects_mu);  // freed by pk_runtime_destroy if not before
+    device->executables.insert(exe.get());
+  }
   *out = exe.release();
   return PK_OK;
 }
 
 void pk_executable_destroy(pk_executable_t exe) {
+  if (exe == nullptr) return;
   std::unique_ptr<pk_executable_s> owned(exe);
+  std::unique_lock<std::shared_mutex> lock(exe->device->objects_mu);
+  exe->device->executables.erase(exe);
 }
 
 pk_status pk_executable_stats(pk_executable_t exe, uint32_t *fused_kernels, uint32_t *fused_nodes,
@@ -705,6 +718,21 @@ pk_status pk_executable_run(pk_executable_t exe, pk_stream_t stream, const pk_te
                        "pk_executable_run: %s %u reaches bytes [%llu, %llu) of storage_bytes %llu%s", what, idx,
                        static_cast<unsigned long long>(lo), static_cast<unsigned long long>(hi),
                        static_cast<unsigned long long>(t.storage_bytes), t.data ? "" : " with a NULL data pointer");
+    }
+    char name[64];
+    std::snprintf(name, sizeof name, "pk_executable_run: %s %u", what, idx);
+    if (!pk::meta::check_tensor_placement(t, name, static_cast<int32_t>(k), diag)) {
+      return set_error_from_diag(diag, PK_OP_NONE);
+    }
+    // On a buffer of pk_buffer_create the view must also fit the buffer's real size (see dispatch.cpp).
+    uint64_t start = 0, size = 0;
+    if (lo != hi && dev.find_buffer(t.data, &start, &size) && (hi > size || start > size - hi)) {
+      return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, static_cast<int32_t>(k), 0,
+                       "pk_executable_run: %s %u reaches bytes [%llu, %llu) past its data pointer, which lies %llu "
+                       "bytes into a buffer of %llu bytes (storage_bytes claims %llu)",
+                       what, idx, static_cast<unsigned long long>(lo), static_cast<unsigned long long>(hi),
+                       static_cast<unsigned long long>(start), static_cast<unsigned long long>(size),
+                       static_cast<unsigned long long>(t.storage_bytes));
     }
     if (!in && (t.flags & PK_TENSOR_FLAG_READ_ONLY)) {
       return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, static_cast<int32_t>(k), 0,

@@ -146,6 +146,7 @@ pk_status load_plugin(Runtime &rt, const std::string &path, Backend **out) {
     auto dev = std::make_unique<pk_device_s>();
     dev->backend = backend.get();
     dev->index = i;
+    dev->validation_key = next_generation();
     dev->props.struct_size = sizeof(dev->props);
     if (api.device_get_props == nullptr) {
       return set_error(PK_ERROR_PLUGIN, PK_OP_NONE, -1, 0,

@@ -139,9 +139,46 @@ void destroy_stream(pk_stream_s *stream) {
   if (b.api.stream_destroy) b.api.stream_destroy(stream->stream);
 }
 
+uint64_t next_generation() {
+  static std::atomic<uint64_t> counter{0};
+  return counter.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 }  // namespace pk::rt
 
+bool pk_device_s::find_buffer(const void *data, uint64_t *offset, uint64_t *bytes) const {
+  const auto p = reinterpret_cast<uintptr_t>(data);
+  std::shared_lock<std::shared_mutex> lock(objects_mu);
+  auto it = buffers.upper_bound(p);  // the first buffer starting after p
+  if (it == buffers.begin()) return false;
+  --it;
+  const pk_buffer_s &b = *it->second;
+  // On a device without unified memory `data` may be an opaque handle (a cl_mem): only the exact value names
+  // a buffer there, as arithmetic on a handle means nothing.
+  const uint64_t start = p - it->first;
+  if (start != 0 && (!host_visible() || start >= b.capacity)) return false;
+  *offset = start;
+  *bytes = b.bytes;
+  return true;
+}
+
+void pk_device_s::track_buffer(pk_buffer_s *b) {
+  std::unique_lock<std::shared_mutex> lock(objects_mu);
+  buffers[reinterpret_cast<uintptr_t>(b->data)] = b;
+  // After the change, under the lock: a launch that read the previous key validated before this buffer existed
+  // (see validation_key).
+  validation_key.store(next_generation(), std::memory_order_release);
+}
+
+void pk_device_s::untrack_buffer(pk_buffer_s *b) {
+  std::unique_lock<std::shared_mutex> lock(objects_mu);
+  buffers.erase(reinterpret_cast<uintptr_t>(b->data));
+  validation_key.store(next_generation(), std::memory_order_release);
+}
+
 pk_backend_s *pk_runtime_s::fallback_backend() {
+  // pk_runtime_load_plugin may append to the list on another thread (reallocating it): read it under the lock.
+  std::lock_guard<std::mutex> lock(mu);
   for (auto &b : backends) {
     if (fallback_name == b->info.name && !b->devices.empty()) return b.get();
   }
@@ -166,7 +203,10 @@ pk_status pk_runtime_create(const pk_runtime_options *options, pk_runtime_t *out
   rt->flags = opts.flags;
   if (opts.fallback_backend) rt->fallback_name = opts.fallback_backend;
   rt->fallback = std::make_unique<FallbackCounter[]>(PK_OP_ID_LIMIT);
-  if (!(opts.flags & PK_RUNTIME_NO_DISCOVERY)) discover_plugins(*rt, opts.plugin_path);
+  if (!(opts.flags & PK_RUNTIME_NO_DISCOVERY)) {
+    std::lock_guard<std::mutex> lock(rt->mu);  // no other thread has the runtime yet; taken for uniformity
+    discover_plugins(*rt, opts.plugin_path);
+  }
   *out = rt.release();
   clear_error();
   return PK_OK;
@@ -175,11 +215,33 @@ pk_status pk_runtime_create(const pk_runtime_options *options, pk_runtime_t *out
 void pk_runtime_destroy(pk_runtime_t rt) {
   if (rt == nullptr) return;
   std::unique_ptr<pk_runtime_s> owned(rt);
+  // Everything the caller still holds goes, in an order where nothing is freed while something else may use
+  // it: executables (their fused kernels), events, streams (destroying one waits for its work), and last the
+  // buffers that work read and wrote. Each destroy function untracks its object, so iterate over copies.
+  for (auto &b : rt->backends) {
+    for (auto &d : b->devices) {
+      std::vector<pk_executable_s *> exes(d->executables.begin(), d->executables.end());
+      for (pk_executable_s *e : exes) pk_executable_destroy(e);
+    }
+  }
+  for (auto &b : rt->backends) {
+    for (auto &d : b->devices) {
+      std::vector<pk_event_s *> events(d->events.begin(), d->events.end());
+      for (pk_event_s *e : events) pk_event_destroy(e);
+    }
+  }
   destroy_stream(rt->fallback_stream);
   rt->fallback_stream = nullptr;
   for (auto &b : rt->backends) {
     for (auto &d : b->devices) {
       for (pk_stream_s *s : std::vector<pk_stream_s *>(d->streams)) destroy_stream(s);
+    }
+  }
+  for (auto &b : rt->backends) {
+    for (auto &d : b->devices) {
+      std::vector<pk_buffer_s *> buffers;
+      for (const auto &kv : d->buffers) buffers.push_back(kv.second);
+      for (pk_buffer_s *buf : buffers) pk_buffer_destroy(buf);
       d->allocator.reset();
     }
   }
@@ -302,6 +364,7 @@ pk_status pk_buffer_create(pk_device_t d, uint64_t bytes, pk_buffer_t *out) {
   b->bytes = bytes;
   pk_status st = d->allocator->allocate(bytes, &b->data, &b->capacity);
   if (st != PK_OK) return st;
+  d->track_buffer(b.get());
   *out = b.release();
   return PK_OK;
 }
@@ -310,6 +373,7 @@ void pk_buffer_destroy(pk_buffer_t b) {
   if (b == nullptr) return;
   std::unique_ptr<pk_buffer_s> owned(b);
   Device &d = *b->device;
+  d.untrack_buffer(b);
   // Memory returns to the cache and may be reused on another stream: on an asynchronous device wait for the
   // work already queued (the CPU and other synchronous devices have none left).
   if (d.async()) {
@@ -443,6 +507,10 @@ pk_status pk_event_create(pk_device_t d, pk_event_t *out) {
   e->device = d;
   pk_status st = b.api.event_create(b.context, d->index, &e->event);
   if (st != PK_OK) return forward_backend_error(b, st, PK_OP_NONE, "event_create failed");
+  {
+    std::unique_lock<std::shared_mutex> lock(d->objects_mu);
+    d->events.insert(e.get());
+  }
   *out = e.release();
   return PK_OK;
 }
@@ -450,6 +518,10 @@ pk_status pk_event_create(pk_device_t d, pk_event_t *out) {
 void pk_event_destroy(pk_event_t e) {
   if (e == nullptr) return;
   std::unique_ptr<pk_event_s> owned(e);
+  {
+    std::unique_lock<std::shared_mutex> lock(e->device->objects_mu);
+    e->device->events.erase(e);
+  }
   Backend &b = *e->device->backend;
   if (b.api.event_destroy) b.api.event_destroy(e->event);
 }

@@ -7,7 +7,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "primkit/op_info.hpp"
@@ -17,6 +19,9 @@ struct pk_runtime_s;
 struct pk_backend_s;
 struct pk_device_s;
 struct pk_stream_s;
+struct pk_event_s;
+struct pk_buffer_s;
+struct pk_executable_s;
 
 namespace pk::rt {
 using Runtime = pk_runtime_s;
@@ -63,6 +68,10 @@ class CachingAllocator {
 };
 
 // --- plugin objects --------------------------------------------------------------------------------------------
+
+// A process-wide counter: every value it returns is new for the life of the process (64 bits never wrap), so
+// it can name a device, or a state of a device, where an address could be reused after a free.
+uint64_t next_generation();
 }  // namespace pk::rt
 
 struct pk_device_s {
@@ -72,6 +81,26 @@ struct pk_device_s {
   std::unique_ptr<pk::rt::CachingAllocator> allocator;
   std::mutex streams_mu;
   std::vector<pk_stream_s *> streams;  // live streams, synchronized before memory is reused across streams
+
+  // What the caller still holds on this device, so that pk_runtime_destroy can free it as primkit.h promises,
+  // and so that a view on a buffer is checked against the buffer's real size (see find_buffer).
+  mutable std::shared_mutex objects_mu;
+  std::map<uintptr_t, pk_buffer_s *> buffers;  // by data pointer (ordered: interior pointers on host memory)
+  std::unordered_set<pk_event_s *> events;
+  std::unordered_set<pk_executable_s *> executables;
+  // Names this device together with the set of its live buffers: a new generation at load and after every
+  // buffer create or destroy. A verdict remembered under one key (dispatch.cpp's LaunchMemo) depended on
+  // nothing that has changed since, which the device's address cannot promise once a runtime is destroyed
+  // and a new device lands at the same address.
+  std::atomic<uint64_t> validation_key{0};
+
+  // If `data` lies in a live buffer of this device (the exact pointer; on a host-visible device also a
+  // pointer inside one), sets *offset to data's distance from the buffer's start and *bytes to the buffer's
+  // size, and returns true. Memory the runtime did not allocate returns false.
+  bool find_buffer(const void *data, uint64_t *offset, uint64_t *bytes) const;
+  void track_buffer(pk_buffer_s *b);
+  void untrack_buffer(pk_buffer_s *b);
+
   bool host_visible() const { return (props.features & PK_DEVICE_FEATURE_UNIFIED_MEMORY) != 0; }
   bool async() const { return (props.features & PK_DEVICE_FEATURE_ASYNC) != 0; }
 };
@@ -100,7 +129,7 @@ struct FallbackCounter {
 struct pk_runtime_s {
   uint32_t flags = 0;
   std::string fallback_name = "cpu";
-  std::mutex mu;  // guards backends, load_errors, report
+  std::mutex mu;  // guards backends, load_errors, report: every reader of the list takes it (loads append)
   std::vector<std::unique_ptr<pk_backend_s>> backends;
   std::string load_errors;
   std::string report;

@@ -138,6 +138,14 @@ enum {
   PK_TENSOR_FLAG_HOST_VISIBLE = 1u << 1 /* `data` is a host pointer the CPU may dereference */
 };
 
+/* Sizes: every extent is below 2^62, and the product of the non-zero extents, and that times the element size,
+ * are below 2^63, even when another extent is 0 (an empty tensor's strides are still products of the others).
+ * Bounds: a view on memory from pk_buffer_create stays inside that buffer, whatever storage_bytes says.
+ * Placement: a non-empty tensor's first element, data + byte_offset, is aligned to the element size (bits / 8),
+ * as kernels load whole elements. Where `data` is an opaque handle (a cl_mem) the storage it names starts
+ * aligned and byte_offset must be a multiple of the element size; the runtime checks data + byte_offset where
+ * `data` is a host address (HOST_VISIBLE, CPU and CUDA_HOST tensors) and byte_offset alone elsewhere. `data`
+ * may be NULL only for a tensor with zero elements, and then byte_offset is 0. */
 typedef struct pk_tensor {
   uint32_t struct_size;
   uint32_t flags;         /* PK_TENSOR_FLAG_* */

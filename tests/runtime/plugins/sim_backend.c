@@ -30,6 +30,21 @@ struct pk_be_kernel {
 static struct pk_be_context g_context;
 static pk_error_info g_error; /* single-threaded tests; a real backend keeps this per thread */
 
+/* What the host holds right now (allocations, streams, events, fused kernels) and the bytes of every allocation
+ * so far, so that the tests can see what the runtime frees and allocates (sim_live_objects below). Atomic: a
+ * test may use the simulated device from several threads. */
+enum { SIM_LIVE_MEMORY, SIM_LIVE_STREAMS, SIM_LIVE_EVENTS, SIM_LIVE_KERNELS, SIM_ALLOCATED_BYTES, SIM_COUNTERS };
+static long long g_counters[SIM_COUNTERS];
+static void count(int which, long long delta) {
+  __atomic_fetch_add(&g_counters[which], delta, __ATOMIC_RELAXED);
+}
+
+/* Not part of the ABI: tests find it with dlsym on the loaded plugin. */
+PK_EXPORT void sim_live_objects(long long out[SIM_COUNTERS]);
+PK_EXPORT void sim_live_objects(long long out[SIM_COUNTERS]) {
+  int i;
+  for (i = 0; i < SIM_COUNTERS; ++i) out[i] = __atomic_load_n(&g_counters[i], __ATOMIC_RELAXED);
+}
 
 static pk_status fail(pk_status st, uint32_t op, int32_t vendor, const char *msg) {
   g_error.struct_size = sizeof(g_error);
@@ -88,13 +103,20 @@ static pk_status sim_device_get_props(pk_be_context *ctx, uint32_t index, pk_dev
 static pk_status sim_mem_alloc(pk_be_context *ctx, uint32_t device, uint64_t bytes, void **out) {
   (void)ctx;
   (void)device;
+  *out = NULL;
+  /* A device has its limits: refuse what exceeds max_allocation_bytes, as a driver would. */
+  if (bytes > (1u << 30)) return fail(PK_ERROR_OUT_OF_MEMORY, PK_OP_NONE, 0, "sim: allocation larger than 1 GiB");
   *out = malloc((size_t)bytes);
-  return *out ? PK_OK : fail(PK_ERROR_OUT_OF_MEMORY, PK_OP_NONE, 0, "sim: out of memory");
+  if (*out == NULL) return fail(PK_ERROR_OUT_OF_MEMORY, PK_OP_NONE, 0, "sim: out of memory");
+  count(SIM_LIVE_MEMORY, 1);
+  count(SIM_ALLOCATED_BYTES, (long long)bytes);
+  return PK_OK;
 }
 static pk_status sim_mem_free(pk_be_context *ctx, uint32_t device, void *ptr) {
   (void)ctx;
   (void)device;
   free(ptr);
+  count(SIM_LIVE_MEMORY, -1);
   return PK_OK;
 }
 static pk_status sim_h2d(pk_be_stream *s, void *dst, uint64_t off, const void *src, uint64_t bytes) {
@@ -116,10 +138,13 @@ static pk_status sim_stream_create(pk_be_context *ctx, uint32_t device, pk_be_st
   (void)ctx;
   (void)device;
   *out = (pk_be_stream *)calloc(1, sizeof(pk_be_stream));
-  return *out ? PK_OK : fail(PK_ERROR_OUT_OF_MEMORY, PK_OP_NONE, 0, "sim: out of memory");
+  if (*out == NULL) return fail(PK_ERROR_OUT_OF_MEMORY, PK_OP_NONE, 0, "sim: out of memory");
+  count(SIM_LIVE_STREAMS, 1);
+  return PK_OK;
 }
 static pk_status sim_stream_destroy(pk_be_stream *s) {
   free(s);
+  count(SIM_LIVE_STREAMS, -1);
   return PK_OK;
 }
 static pk_status sim_stream_sync(pk_be_stream *s) {
@@ -129,10 +154,13 @@ static pk_status sim_event_create(pk_be_context *ctx, uint32_t device, pk_be_eve
   (void)ctx;
   (void)device;
   *out = (pk_be_event *)calloc(1, sizeof(pk_be_event));
-  return *out ? PK_OK : fail(PK_ERROR_OUT_OF_MEMORY, PK_OP_NONE, 0, "sim: out of memory");
+  if (*out == NULL) return fail(PK_ERROR_OUT_OF_MEMORY, PK_OP_NONE, 0, "sim: out of memory");
+  count(SIM_LIVE_EVENTS, 1);
+  return PK_OK;
 }
 static pk_status sim_event_destroy(pk_be_event *e) {
   free(e);
+  count(SIM_LIVE_EVENTS, -1);
   return PK_OK;
 }
 static pk_status sim_event_record(pk_be_event *e, pk_be_stream *s) {
@@ -223,6 +251,7 @@ static pk_status sim_fusion_offer(pk_be_context *ctx, uint32_t device, const pk_
   if (n < 2) return PK_OK;
   kern = (pk_be_kernel *)calloc(1, sizeof(pk_be_kernel));
   if (!kern) return fail(PK_ERROR_OUT_OF_MEMORY, PK_OP_NONE, 0, "sim: out of memory");
+  count(SIM_LIVE_KERNELS, 1);
   for (k = 0; k < n; ++k) {
     claim->claimed[k] = 1;
     produced[g->nodes[k].outputs[0]] = 1;
@@ -285,6 +314,7 @@ static pk_status sim_kernel_launch(pk_be_stream *s, pk_be_kernel *kern, const pk
 static pk_status sim_kernel_destroy(pk_be_context *ctx, pk_be_kernel *kern) {
   (void)ctx;
   free(kern);
+  count(SIM_LIVE_KERNELS, -1);
   return PK_OK;
 }
 

@@ -181,6 +181,12 @@ constexpr uint32_t kMaxLaunchOutputs = 8;
 int64_t numel(const TensorType &t);
 // Converts a descriptor to a TensorType, checking struct_size, ndim, extents >= 0 and a known dtype with one lane.
 bool tensor_type(const pk_tensor &t, TensorType &out, const OpInfo *op, int32_t arg_index, Diag &diag);
+// Bounds a shape of extents >= 0 and its dtype's size: every extent < 2^62, and the element count and byte
+// size of its non-empty extents within int64 (zeros do not exempt the others). `what` starts the message.
+bool check_shape_size(const int64_t *shape, int32_t ndim, int32_t dtype, const char *what, int32_t arg, Diag &diag);
+// The placement rule of pk_tensor (primkit.h): NULL data only for an empty view at offset 0, and a non-empty
+// view's first element aligned to the element size. For a descriptor tensor_type accepted.
+bool check_tensor_placement(const pk_tensor &t, const char *what, int32_t arg, Diag &diag);
 // The bytes [lo, hi) relative to `data` that the view touches (lo == hi for empty tensors).
 void byte_extent(const pk_tensor &t, uint64_t &lo, uint64_t &hi);
 // Copies the caller's attribute struct into `out` (kMaxAttrsSize bytes) at this build's size, filling fields
