@@ -50,6 +50,25 @@ size_t count_results(const std::string &json) {
   return n;
 }
 
+// The per-op lines of `primkit info BACKEND --ops`: op -> (dtype -> mark '+', '~' or '-').
+std::map<std::string, std::map<std::string, char>> info_marks(const std::string &output) {
+  std::map<std::string, std::map<std::string, char>> out;
+  std::istringstream in(output);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("  ", 0) != 0) continue;
+    std::istringstream ls(line);
+    std::string op, word;
+    ls >> op;
+    while (ls >> word) {
+      const char m = word.back();
+      if (m != '+' && m != '-' && m != '~') break;
+      out[op][word.substr(0, word.size() - 1)] = m;
+    }
+  }
+  return out;
+}
+
 pc::PairResult result(const std::string &op, pc::Status st) {
   pc::PairResult p;
   p.op = op;
@@ -141,6 +160,48 @@ TEST(ConformanceCliTruth, NarrowedRunsAreNeverFullyConformant) {
   r.narrowed_by.clear();
   r.results.push_back(result("abs", pc::Status::not_supported));
   EXPECT_FALSE(pc::fully_conformant(r));
+}
+
+// Point 4: `primkit info` lists the pairs the suite runs (creation ops per dtype of their attribute), marks
+// composites the runtime decomposes apart from native ones, and its total is the suite's number of pairs.
+TEST(ConformanceCliTruth, InfoCountsPairsLikeTheSuite) {
+  const std::string dir = temp_dir();
+  Command c = run_command(kPrimkit + " conformance --backend " + kFaulty +
+                          " --ops iota,neg,abs,softmax --no-fusion --timeout 5 --report " + dir);
+  const std::string json = read_file(dir + "/conformance.json");
+  ASSERT_FALSE(json.empty()) << c.output;
+  Command info = run_command(kPrimkit + " info " + kFaulty + " --ops");
+  ASSERT_EQ(info.exit_code, 0) << info.output;
+  const auto marks = info_marks(info.output);
+  for (const char *op : {"iota", "neg", "abs", "softmax"}) {
+    ASSERT_TRUE(marks.count(op)) << op << "\n" << info.output;
+    std::set<std::string> suite_dtypes;
+    for (int32_t d : pc::op_dtypes(*pk::meta::find_op(op))) suite_dtypes.insert(pk::meta::dtype_name(d));
+    std::set<std::string> info_dtypes;
+    for (const auto &[dtype, mark] : marks.at(op)) {
+      info_dtypes.insert(dtype);
+      const std::string line = result_line(json, op, dtype);
+      ASSERT_FALSE(line.empty()) << op << " " << dtype << " is in info, not in the suite's run";
+      // Same answer: '+' ran natively, '~' by decomposition, '-' was NOT_SUPPORTED without running.
+      if (mark == '+') {
+        EXPECT_EQ(field(line, "implementation"), "native") << line;
+      } else if (mark == '~') {
+        EXPECT_EQ(field(line, "implementation"), "decomposition") << line;
+      } else {
+        EXPECT_EQ(field(line, "status"), "NOT_SUPPORTED") << line;
+      }
+    }
+    EXPECT_EQ(info_dtypes, suite_dtypes) << op;
+  }
+  // The faulty backend has no softmax kernel: every softmax pair is shown as decomposed, none as native.
+  for (const auto &[dtype, mark] : marks.at("softmax")) EXPECT_EQ(mark, '~') << dtype;
+  EXPECT_EQ(marks.at("neg").at("f32"), '+');
+  EXPECT_EQ(marks.at("iota").size(), pc::op_dtypes(*pk::meta::find_op("iota")).size());
+  // The total is the number of pairs a whole run of the suite checks.
+  const size_t all = pc::detail::select_pairs(pc::Options{}).pairs.size();
+  EXPECT_NE(info.output.find("conformance checks " + std::to_string(all) + " (op, dtype) pairs"), std::string::npos)
+      << info.output;
+  EXPECT_NE(info.output.find("by decomposition"), std::string::npos) << info.output;
 }
 
 // Point 5: NO_REFERENCE is a problem (exit 1, listed) unless --expected-failures lists the pair.
