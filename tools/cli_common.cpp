@@ -59,41 +59,4 @@ pk_backend_t resolve_backend(pk_runtime_t rt, const std::string &name_or_path) {
   return nullptr;
 }
 
-std::vector<int32_t> op_primary_dtypes(const pk::meta::OpInfo &op) {
-  std::vector<int32_t> out;
-  uint32_t mask = op.num_type_vars ? op.type_vars[0].dtype_mask : 0;
-  for (int32_t d = 0; d < PK_DTYPE_COUNT; ++d)
-    if (mask & (1u << d)) out.push_back(d);
-  return out;
-}
-
-bool query_coverage(pk_device_t dev, const pk::meta::OpInfo &op, int32_t dtype, std::string *reason) {
-  // Operands of the first type variable take `dtype`; other variables take i64 if admitted, else their first.
-  std::vector<int32_t> var_dtype(op.num_type_vars, -1);
-  for (uint32_t v = 0; v < op.num_type_vars; ++v) {
-    uint32_t m = op.type_vars[v].dtype_mask;
-    var_dtype[v] = v == 0 ? dtype : ((m & (1u << PK_DTYPE_I64)) ? PK_DTYPE_I64 : __builtin_ctz(m));
-  }
-  std::vector<pk_tensor> ins(op.num_inputs);
-  for (uint32_t i = 0; i < op.num_inputs; ++i) {
-    PK_STRUCT_INIT(ins[i]);
-    int32_t d = op.inputs[i].type_var >= 0 ? var_dtype[op.inputs[i].type_var] : op.inputs[i].fixed_dtype;
-    ins[i].dtype = pk::meta::dtype_desc(d);
-    ins[i].ndim = 2;
-  }
-  pk_op_query q;
-  PK_STRUCT_INIT(q);
-  q.op_id = op.id;
-  q.num_inputs = op.num_inputs;
-  q.inputs = ins.data();
-  pk_op_support s;
-  PK_STRUCT_INIT(s);
-  if (pk_device_query_op(dev, &q, &s) != PK_OK) {
-    if (reason) *reason = last_error_message();
-    return false;
-  }
-  if (reason) *reason = s.reason;
-  return s.supported != 0;
-}
-
 }  // namespace pk::cli

@@ -17,10 +17,6 @@ bool looks_like_path(const std::string &name_or_path);
 pk_runtime_t open_runtime_for(const std::string &name_or_path);
 // A backend by name (discovered) or by plugin path (loaded); nullptr after printing why.
 pk_backend_t resolve_backend(pk_runtime_t rt, const std::string &name_or_path);
-// The dtypes of an op's first type variable.
-std::vector<int32_t> op_primary_dtypes(const pk::meta::OpInfo &op);
-// Coverage query for (op, dtype) on a device; reason receives the backend's words.
-bool query_coverage(pk_device_t dev, const pk::meta::OpInfo &op, int32_t dtype, std::string *reason);
 // Subcommands in their own files; argv starts after the subcommand's name.
 int cmd_new_backend(int argc, char **argv);  // cmd_new_backend.cpp
 int cmd_run_model(int argc, char **argv);    // cmd_run_model.cpp

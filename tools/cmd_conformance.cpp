@@ -1,5 +1,5 @@
 // primkit conformance — runs the conformance suite (PrimKit::conformance) against one backend and reports
-// PASS / FAIL / NOT_SUPPORTED / CRASH / TIMEOUT per (op, dtype).
+// PASS / FAIL / NOT_SUPPORTED / CRASH / TIMEOUT / NO_REFERENCE per (op, dtype).
 #include <unistd.h>
 
 #include <cstdio>
@@ -19,25 +19,33 @@ void conformance_usage(FILE *to) {
   std::fprintf(to,
                "usage: primkit conformance --backend NAME|PATH [options]\n\n"
                "  --backend NAME|PATH        a discovered backend's name or a plugin file\n"
-               "  --ops GLOB[,GLOB...]       ops to check (shell globs on op names; default: all)\n"
+               "  --ops GLOB[,GLOB...]       ops to check (shell globs on op names; default: all); a glob that\n"
+               "                             matches no op is an error\n"
                "  --dtypes LIST              dtypes to check, ','-separated (default: every dtype an op admits)\n"
                "  --profile quick|full       quick (CI) or full (larger shapes, exhaustive f16/bf16 sweeps)\n"
                "  --report DIR               write conformance.json, conformance.md, junit.xml, conformance.html\n"
+               "                             into DIR and DIR/<backend>/, and DIR/index.html listing every backend\n"
+               "                             reported into DIR\n"
                "  --expected-failures FILE   lines 'op dtype reason' (dtype may be '*'): failures there are\n"
                "                             EXPECTED_FAIL; a listed pair that passes is an error\n"
                "  --seed N                   seed of the random inputs (default 1)\n"
-               "  --case ID                  run one case, e.g. exp.f32.strided.0 (printed by every failure)\n"
+               "  --case ID                  run one case, e.g. exp.f32.strided.0 (every failure prints the whole\n"
+               "                             command, with its --profile and --seed); an unknown id is an error\n"
                "  --jobs N                   child processes at once (default: the number of CPUs)\n"
                "  --timeout SECONDS          one case running longer is killed: TIMEOUT (default 20)\n"
                "  --no-fusion                skip the fused runs: by default the decompositions of softmax,\n"
                "                             log_softmax, layer_norm, rms_norm, gelu and silu are also compiled\n"
                "                             as graphs with fusion on and checked like the op (fused:<op> rows)\n"
                "  --no-fork                  run in this process (debugging; a crash ends the run)\n"
-               "  --require-full             also exit 3 when primitive-tier pairs are NOT_SUPPORTED (not fully\n"
-               "                             conformant), e.g. for a release gate\n\n"
-               "Exit status: 0 if nothing FAILed, CRASHed, TIMED OUT or passed unexpectedly; 1 otherwise; 2 when\n"
-               "the run could not start (bad arguments, backend not found, no devices); 3 with --require-full when\n"
-               "the run is clean but primitive-tier pairs are NOT_SUPPORTED.\n");
+               "  --require-full             also exit 3 when the run is clean but not fully conformant:\n"
+               "                             primitive-tier pairs are NOT_SUPPORTED, or --ops, --dtypes, --case or\n"
+               "                             --no-fusion narrowed the run (e.g. for a release gate)\n\n"
+               "A narrowed run (--ops, --dtypes, --case, --no-fusion) never reports the backend fully conformant:\n"
+               "its reports say what narrowed it.\n\n"
+               "Exit status: 0 if nothing FAILed, CRASHed, TIMED OUT, had NO_REFERENCE (the oracle could not\n"
+               "evaluate it) or passed unexpectedly, except pairs listed in --expected-failures; 1 otherwise; 2 when\n"
+               "the run could not start (bad arguments, an --ops glob or --case id that names nothing, backend not\n"
+               "found, no devices); 3 with --require-full when the run is clean but not fully conformant.\n");
 }
 
 }  // namespace
@@ -147,10 +155,13 @@ int cmd_conformance(int argc, char **argv) {
     std::printf("%s", summary_text(report).c_str());
     if (!report_dir.empty()) {
       write_reports(report, report_dir);
-      std::printf("reports: %s/conformance.{json,md,html}, %s/junit.xml\n", report_dir.c_str(), report_dir.c_str());
+      std::printf(
+          "reports: %s/conformance.{json,md,html}, %s/junit.xml (also in %s/%s/), index of backends: "
+          "%s/index.html\n",
+          report_dir.c_str(), report_dir.c_str(), report_dir.c_str(), report.backend.c_str(), report_dir.c_str());
     }
     const int code = exit_code(report);
-    if (code == 0 && require_full && report.summary().primitive_not_supported > 0) return 3;
+    if (code == 0 && require_full && !fully_conformant(report)) return 3;
     return code;
   } catch (const SetupError &e) {
     std::fprintf(stderr, "primkit conformance: %s\n", e.what());

@@ -3,10 +3,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include "cli_common.hpp"
+#include "primkit/conformance.hpp"
 #include "primkit/op_info.hpp"
 #include "primkit/primkit.h"
 
@@ -101,43 +103,68 @@ int cmd_info(int argc, char **argv) {
   }
   pk_device_t dev;
   pk_backend_device(b, 0, &dev);
-  std::printf("%s (%s %u.%u.%u), device 0 — op coverage from the capability query\n\n", info.name, info.vendor,
-              info.version_major, info.version_minor, info.version_patch);
-  // Per tier: ops fully / partly / not covered, then per dtype.
+  std::printf(
+      "%s (%s %u.%u.%u), device 0 — op coverage from the capability query, per (op, dtype) pair as\n"
+      "`primkit conformance` counts them\n\n",
+      info.name, info.vendor, info.version_major, info.version_minor, info.version_patch);
+  if (per_op)
+    std::printf(
+        "  dtype+ native kernel, dtype~ composite the backend has no kernel for: the runtime runs its\n"
+        "  decomposition into the backend's primitives, dtype- not supported\n\n");
+  // The pairs and the question are the conformance suite's own (pk::conformance::op_dtypes, query_support): a
+  // creation op counts once per dtype its `dtype` attribute admits, and is asked with that attribute set.
+  uint32_t all_pairs = 0;
   for (int tier = 0; tier < 2; ++tier) {
-    uint32_t ops = 0, full = 0, part = 0, pairs = 0, pairs_ok = 0;
-    uint32_t dt_total[PK_DTYPE_COUNT] = {0}, dt_ok[PK_DTYPE_COUNT] = {0};
+    const bool composite = tier == 1;
+    uint32_t ops = 0, full = 0, part = 0, pairs = 0, native = 0, decomposed = 0;
+    uint32_t dt_total[PK_DTYPE_COUNT] = {0}, dt_native[PK_DTYPE_COUNT] = {0};
     for (const auto *op = pk::meta::ops_begin(); op != pk::meta::ops_end(); ++op) {
       if (static_cast<int>(op->tier) != tier) continue;
       ++ops;
-      auto dts = op_primary_dtypes(*op);
-      if (dts.empty()) dts.push_back(-1);
+      const std::vector<int32_t> dts = pk::conformance::op_dtypes(*op);
       uint32_t ok = 0;
       std::string line;
       for (int32_t d : dts) {
-        std::string reason;
-        bool s = d < 0 ? query_coverage(dev, *op, PK_DTYPE_F32, &reason) : query_coverage(dev, *op, d, &reason);
+        const bool s = pk::conformance::query_support(dev, *op, d, nullptr);
         ok += s;
         ++pairs;
-        pairs_ok += s;
-        if (d >= 0) {
-          ++dt_total[d];
-          dt_ok[d] += s;
-        }
-        if (per_op) line += std::string(" ") + (d < 0 ? "-" : pk::meta::dtype_name(d)) + (s ? "+" : "-");
+        native += s;
+        decomposed += composite && !s;
+        ++dt_total[d];
+        dt_native[d] += s;
+        if (per_op) line += std::string(" ") + pk::meta::dtype_name(d) + (s ? "+" : composite ? "~" : "-");
       }
       full += ok == dts.size();
       part += ok > 0 && ok < dts.size();
       if (per_op) std::printf("  %-32s%s\n", op->name, line.c_str());
     }
-    std::printf("%s tier: %u ops — %u fully supported, %u partly, %u not at all; %u/%u (op, dtype) pairs (%.1f %%)\n",
-                tier == 0 ? "primitive" : "composite", ops, full, part, ops - full - part, pairs_ok, pairs,
-                pairs ? 100.0 * pairs_ok / pairs : 0.0);
-    std::printf("  by dtype:");
+    all_pairs += pairs;
+    if (!composite) {
+      std::printf(
+          "primitive tier: %u ops — %u fully supported, %u partly, %u not at all; %u/%u (op, dtype) pairs "
+          "(%.1f %%)\n",
+          ops, full, part, ops - full - part, native, pairs, pairs ? 100.0 * native / pairs : 0.0);
+    } else {
+      std::printf(
+          "composite tier: %u ops, %u (op, dtype) pairs — %u native (%.1f %%), %u by decomposition\n"
+          "  (by decomposition: the backend has no kernel, so the runtime runs the op's decomposition into the\n"
+          "  backend's primitives; it works where the backend supports those)\n",
+          ops, pairs, native, pairs ? 100.0 * native / pairs : 0.0, decomposed);
+    }
+    std::printf("  by dtype (native/pairs):");
     for (int32_t d = 0; d < PK_DTYPE_COUNT; ++d)
-      if (dt_total[d]) std::printf(" %s %u/%u", pk::meta::dtype_name(d), dt_ok[d], dt_total[d]);
+      if (dt_total[d]) std::printf(" %s %u/%u", pk::meta::dtype_name(d), dt_native[d], dt_total[d]);
     std::printf("\n\n");
   }
+  uint32_t fused_pairs = 0;
+  for (const char *name : pk::conformance::kFusedComposites)
+    if (const auto *op = pk::meta::find_op(name)) fused_pairs += pk::conformance::op_dtypes(*op).size();
+  std::printf(
+      "fused decompositions: %zu composites, %u (op, dtype) pairs (conformance's fused:<op> rows: checked by "
+      "running the fusion hook, which no capability query answers)\n",
+      std::size(pk::conformance::kFusedComposites), fused_pairs);
+  std::printf("conformance checks %u (op, dtype) pairs on this backend: %u op pairs and %u fused\n",
+              all_pairs + fused_pairs, all_pairs, fused_pairs);
   if (info.name[0] && std::strcmp(argv[0], info.name) == 0) {
     // nothing else
   }
@@ -149,7 +176,8 @@ void usage() {
   std::printf(
       "primkit — PrimKit SDK command line (ABI %u.%u)\n\n"
       "  primkit list [-v]               backends found, their ABI version and devices\n"
-      "  primkit info BACKEND [--ops]    op coverage per tier and dtype (BACKEND: name or plugin path)\n"
+      "  primkit info BACKEND [--ops]    op coverage per tier and dtype, composites native or by decomposition\n"
+      "                                  (BACKEND: name or plugin path)\n"
       "  primkit conformance --backend BACKEND [--ops GLOB] [--profile quick|full] [--report DIR] ...\n"
       "                                  check a backend against the oracle, per op and dtype (--help)\n"
       "  primkit new-backend NAME [--dir DIR]\n"

@@ -103,4 +103,66 @@ OutputView plan_output(OutputLayout layout, int32_t dtype, const std::vector<int
 std::string gather_output(const OutputView &v, const std::vector<uint8_t> &storage, std::vector<uint8_t> &logical);
 const char *output_layout_name(OutputLayout l);
 
+// --- selection (selection.cpp) -------------------------------------------------------------------------------
+
+// One (op, dtype) pair of a run.
+struct Pair {
+  const meta::OpInfo *op;
+  int32_t dtype;
+  bool fused = false;  // the op's decomposition through the fusion hook (kFusedComposites)
+  std::string name() const { return fused ? std::string("fused:") + op->name : std::string(op->name); }
+};
+
+// What a run covers, decided before any backend is loaded.
+struct Selection {
+  std::vector<Pair> pairs;
+  // The case a --case run keeps, without its "fused:" prefix (the cases are the op's); empty: every case.
+  std::string case_id;
+  // The options that left pairs of the backend unchecked ("--ops exp", "--dtypes f32", "--case ...",
+  // "--no-fusion"): such a run cannot call the backend fully conformant.
+  std::vector<std::string> narrowed_by;
+};
+// Throws SetupError for a selection that names nothing: an --ops glob that matches no op, a --case id whose
+// op, dtype or case does not exist in this profile, or no pair at all. Every message names what was not found.
+Selection select_pairs(const Options &options);
+// Whether name matches one of the ','-separated shell globs.
+bool glob_match(const std::string &globs, const char *name);
+// The case's inputs (dtype, shape, strides, byte offset of each) and note, for reports.
+std::string describe_inputs(const Case &c);
+
+// --- report text (report.cpp), shared with the HTML pages (report_html.cpp) -----------------------------------
+
+std::string json_string(const std::string &s);
+std::string xml_escape(const std::string &s);
+std::string number(double v);  // %.6g; 1e300 for non-finite and kMaxUlp
+std::string percent(uint32_t n, uint32_t m);
+std::string abi_text(uint32_t version);
+std::string policy_text(uint32_t float_policy);
+std::string narrowed_text(const Report &r);  // the narrowing options, space-separated
+// FAIL, CRASH, TIMEOUT, NO_REFERENCE and UNEXPECTED_PASS: the statuses that make the run exit 1.
+bool is_problem(Status s);
+// "yes", or "no: ..." / "not established: ..." with the reason, for every report format alike.
+std::string conformance_verdict(const Report &r);
+
+// --- lines between a child and its parent (wire.cpp) ---------------------------------------------------------
+
+// What the probe child learns of the backend before any case runs.
+struct ProbeInfo {
+  std::string name, vendor, version, path, device, no_devices, error;
+  uint32_t abi = 0, float_policy = 0;
+  // Per pair: whether the capability query accepts it, and its reason. Composites it declines still run (the
+  // runtime decomposes them).
+  std::vector<std::pair<bool, std::string>> coverage;
+};
+std::string escape(const std::string &s);
+std::string unescape(const std::string &s);
+std::string encode(const PairResult &r);
+// False for a malformed line; never throws.
+bool decode(const std::string &line, PairResult &r);
+std::string encode_probe(const ProbeInfo &p);
+// Throws std::exception for a malformed line.
+void decode_probe(const std::string &line, ProbeInfo &p);
+// Writes line + '\n' in full (retrying on EINTR); gives up silently when the reader is gone.
+void write_line(int fd, const std::string &line);
+
 }  // namespace pk::conformance::detail

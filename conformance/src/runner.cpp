@@ -12,7 +12,6 @@
 // PK_RUNTIME_NO_DISCOVERY + pk_runtime_load_plugin, or by name with discovery) in strict mode
 // (PK_RUNTIME_STRICT), so a result is the backend's own and never the CPU fallback's; composite ops the backend
 // lacks are decomposed by the runtime into the backend's own primitives, which is what a user would run.
-#include <fnmatch.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -34,6 +33,16 @@
 namespace pk::conformance {
 
 const char *const kFusedComposites[6] = {"softmax", "log_softmax", "layer_norm", "rms_norm", "gelu", "silu"};
+
+using detail::decode;
+using detail::decode_probe;
+using detail::encode;
+using detail::encode_probe;
+using detail::escape;
+using detail::Pair;
+using detail::ProbeInfo;
+using detail::unescape;
+using detail::write_line;
 
 namespace {
 
@@ -104,7 +113,9 @@ struct Session {
   }
 };
 
-bool coverage(pk_device_t dev, const OpInfo &op, int32_t dtype, std::string &reason) {
+}  // namespace
+
+bool query_support(pk_device_t dev, const OpInfo &op, int32_t dtype, std::string *reason) {
   std::vector<pk_tensor> ins(op.num_inputs);
   for (uint32_t i = 0; i < op.num_inputs; ++i) {
     PK_STRUCT_INIT(ins[i]);
@@ -135,12 +146,14 @@ bool coverage(pk_device_t dev, const OpInfo &op, int32_t dtype, std::string &rea
   pk_op_support s;
   PK_STRUCT_INIT(s);
   if (pk_device_query_op(dev, &q, &s) != PK_OK) {
-    reason = "capability query failed: " + last_error();
+    if (reason) *reason = "capability query failed: " + last_error();
     return false;
   }
-  reason = s.reason;
+  if (reason) *reason = s.reason;
   return s.supported != 0;
 }
+
+namespace {
 
 // --- one case -------------------------------------------------------------------------------------------------
 
@@ -552,7 +565,10 @@ PairResult check_pair(pk_device_t device, const OpInfo &op, int32_t dtype, Profi
     if (st != PK_OK) {
       ++r.cases_failed;
       if (r.message.empty()) r.message = cid + ": launch failed: " + pk_status_name(st) + ": " + last_error();
-      if (r.worst_case.empty()) r.worst_case = cid;
+      if (r.worst_case.empty()) {
+        r.worst_case = cid;
+        r.worst_inputs = detail::describe_inputs(c);
+      }
       stream = std::make_unique<Stream>(device);
       continue;
     }
@@ -582,7 +598,10 @@ PairResult check_pair(pk_device_t device, const OpInfo &op, int32_t dtype, Profi
     if (input_modified) {
       ++r.cases_failed;
       if (r.message.empty()) r.message = cid + ": the backend wrote into an input tensor";
-      if (r.worst_case.empty()) r.worst_case = cid;
+      if (r.worst_case.empty()) {
+        r.worst_case = cid;
+        r.worst_inputs = detail::describe_inputs(c);
+      }
     }
     bool wrote_outside = false;
     for (size_t o = 0; o < expected.size(); ++o) {
@@ -643,6 +662,7 @@ PairResult check_pair(pk_device_t device, const OpInfo &op, int32_t dtype, Profi
       if (worse) {
         r.worst_ratio = cmp.worst_ratio;
         r.worst_case = cid;
+        r.worst_inputs = detail::describe_inputs(c);
         r.worst_index = cmp.worst_index;
         r.worst_detail = worst_text(c, expected[o], actual[o], o, cmp.worst_index);
       }
@@ -693,126 +713,9 @@ PairResult check_pair(pk_device_t device, const std::string &op_name, const std:
   return check_pair(device, *op, dtype, profile, seed);
 }
 
-// --- result lines between child and parent --------------------------------------------------------------------
+// --- children --------------------------------------------------------------------------------------------------------
 
 namespace {
-
-std::string escape(const std::string &s) {
-  std::string out;
-  for (char ch : s) {
-    if (ch == '\\')
-      out += "\\\\";
-    else if (ch == '\t')
-      out += "\\t";
-    else if (ch == '\n')
-      out += "\\n";
-    else
-      out += ch;
-  }
-  return out;
-}
-
-std::string unescape(const std::string &s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 1 < s.size()) {
-      char n = s[++i];
-      out += n == 't' ? '\t' : n == 'n' ? '\n' : n;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
-std::vector<std::string> split_tabs(const std::string &line) {
-  std::vector<std::string> f;
-  size_t start = 0;
-  while (true) {
-    size_t t = line.find('\t', start);
-    f.push_back(unescape(line.substr(start, t == std::string::npos ? std::string::npos : t - start)));
-    if (t == std::string::npos) break;
-    start = t + 1;
-  }
-  return f;
-}
-
-std::string encode(const PairResult &r) {
-  std::ostringstream o;
-  o.precision(17);
-  o << escape(r.op) << '\t' << escape(r.dtype) << '\t' << r.primitive << '\t' << static_cast<int>(r.status) << '\t'
-    << escape(r.check) << '\t' << r.cases << '\t' << r.cases_run << '\t' << r.cases_failed << '\t'
-    << r.cases_not_supported << '\t' << r.cases_no_reference << '\t' << r.max_ulp << '\t' << r.worst_ratio << '\t';
-  for (uint64_t b : r.histogram.bucket) o << b << '\t';
-  o << escape(r.worst_case) << '\t' << r.worst_index << '\t' << escape(r.worst_detail) << '\t' << escape(r.message)
-    << '\t' << r.seconds;
-  return o.str();
-}
-
-// strtod, unlike std::stod, accepts subnormal and huge values without throwing.
-double to_double(const std::string &s) {
-  return std::strtod(s.c_str(), nullptr);
-}
-
-bool decode_fields(const std::string &line, PairResult &r) {
-  std::vector<std::string> f = split_tabs(line);
-  if (f.size() != 22) return false;
-  size_t k = 0;
-  r.op = f[k++];
-  r.dtype = f[k++];
-  r.primitive = f[k++] == "1";
-  r.status = static_cast<Status>(std::stoi(f[k++]));
-  r.check = f[k++];
-  r.cases = static_cast<uint32_t>(std::stoul(f[k++]));
-  r.cases_run = static_cast<uint32_t>(std::stoul(f[k++]));
-  r.cases_failed = static_cast<uint32_t>(std::stoul(f[k++]));
-  r.cases_not_supported = static_cast<uint32_t>(std::stoul(f[k++]));
-  r.cases_no_reference = static_cast<uint32_t>(std::stoul(f[k++]));
-  r.max_ulp = to_double(f[k++]);
-  r.worst_ratio = to_double(f[k++]);
-  for (uint64_t &b : r.histogram.bucket) b = std::stoull(f[k++]);
-  r.worst_case = f[k++];
-  r.worst_index = std::stoll(f[k++]);
-  r.worst_detail = f[k++];
-  r.message = f[k++];
-  r.seconds = to_double(f[k++]);
-  return true;
-}
-
-// A malformed line (a child that died mid-write, a backend writing to our pipe) decodes to false, never throws.
-bool decode(const std::string &line, PairResult &r) {
-  try {
-    return decode_fields(line, r);
-  } catch (const std::exception &) {
-    return false;
-  }
-}
-
-void write_line(int fd, const std::string &line) {
-  std::string s = line + "\n";
-  size_t done = 0;
-  while (done < s.size()) {
-    ssize_t w = ::write(fd, s.data() + done, s.size() - done);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return;
-    }
-    done += static_cast<size_t>(w);
-  }
-}
-
-struct Pair {
-  const OpInfo *op;
-  int32_t dtype;
-  bool fused = false;  // the op's decomposition through the fusion hook (kFusedComposites)
-  std::string name() const { return fused ? std::string("fused:") + op->name : std::string(op->name); }
-};
-
-struct ProbeInfo {
-  std::string name, vendor, version, path, device, no_devices, error;
-  uint32_t abi = 0, float_policy = 0;
-  std::vector<std::pair<bool, std::string>> coverage;  // per pair
-};
 
 void probe_in(const Options &opt, const std::vector<Pair> &pairs, ProbeInfo &p) {
   Session s(opt.backend, opt.device_index);
@@ -840,36 +743,9 @@ void probe_in(const Options &opt, const std::vector<Pair> &pairs, ProbeInfo &p) 
   p.float_policy = props.float_policy;
   for (const Pair &pr : pairs) {
     std::string reason;
-    bool ok = pr.fused || coverage(s.device, *pr.op, pr.dtype, reason);
+    bool ok = pr.fused || query_support(s.device, *pr.op, pr.dtype, &reason);
     p.coverage.emplace_back(ok, reason);
   }
-}
-
-std::string encode_probe(const ProbeInfo &p) {
-  std::string s = escape(p.name) + '\t' + escape(p.vendor) + '\t' + escape(p.version) + '\t' + escape(p.path) + '\t' +
-                  escape(p.device) + '\t' + escape(p.no_devices) + '\t' + escape(p.error) + '\t' +
-                  std::to_string(p.abi) + '\t' + std::to_string(p.float_policy) + '\t';
-  for (const auto &c : p.coverage) s += std::string(c.first ? "1" : "0") + escape(c.second) + '\t';
-  return s;
-}
-
-void decode_probe(const std::string &line, ProbeInfo &p) {
-  std::vector<std::string> f = split_tabs(line);
-  if (f.size() < 9) {
-    p.error = "the probe child sent a malformed answer";
-    return;
-  }
-  p.name = f[0];
-  p.vendor = f[1];
-  p.version = f[2];
-  p.path = f[3];
-  p.device = f[4];
-  p.no_devices = f[5];
-  p.error = f[6];
-  p.abi = static_cast<uint32_t>(std::stoul(f[7]));
-  p.float_policy = static_cast<uint32_t>(std::stoul(f[8]));
-  for (size_t i = 9; i < f.size(); ++i)
-    if (!f[i].empty()) p.coverage.emplace_back(f[i][0] == '1', f[i].substr(1));
 }
 
 std::string describe_exit(int wstatus) {
@@ -937,22 +813,9 @@ struct Child {
   bool in_oracle = false;  // the current case is still being evaluated by the oracle (not the backend)
   std::string current_case;
   std::string buffer;
-  double last_progress = 0;
+  double last_progress = 0;  // when the current case (or pair) started
   bool killed_for_timeout = false;
 };
-
-bool glob_match(const std::string &globs, const char *name) {
-  size_t start = 0;
-  while (start <= globs.size()) {
-    size_t end = globs.find(',', start);
-    if (end == std::string::npos) end = globs.size();
-    std::string g = globs.substr(start, end - start);
-    if (!g.empty() && fnmatch(g.c_str(), name, 0) == 0) return true;
-    start = end + 1;
-  }
-  return false;
-}
-
 }  // namespace
 
 Summary Report::summary() const {
@@ -995,7 +858,11 @@ Summary Report::summary() const {
 
 int exit_code(const Report &report) {
   Summary s = report.summary();
-  return s.fail + s.crash + s.timeout + s.unexpected_pass == 0 ? 0 : 1;
+  return s.fail + s.crash + s.timeout + s.unexpected_pass + s.no_reference == 0 ? 0 : 1;
+}
+
+bool fully_conformant(const Report &report) {
+  return report.narrowed_by.empty() && report.summary().primitive_not_supported == 0 && exit_code(report) == 0;
 }
 
 std::map<std::pair<std::string, std::string>, std::string> parse_expected_failures(const std::string &text) {
@@ -1024,7 +891,7 @@ void apply_expected_failures(Report &report,
     if (it == expected.end()) continue;
     r.expected_reason = it->second;
     if (r.status == Status::fail || r.status == Status::crash || r.status == Status::timeout ||
-        r.status == Status::quality_warning) {
+        r.status == Status::quality_warning || r.status == Status::no_reference) {
       r.message = "expected: " + it->second + (r.message.empty() ? "" : " — " + r.message);
       r.status = Status::expected_fail;
     } else if (r.status == Status::pass) {
@@ -1035,53 +902,18 @@ void apply_expected_failures(Report &report,
 }
 
 Report run(const Options &options) {
-  // A case id names the fused run of a composite as "fused:<op>.<dtype>.<variant>.<k>"; the cases themselves
-  // are the op's.
-  const std::string fused_prefix = "fused:";
-  const bool only_fused = options.case_id.compare(0, fused_prefix.size(), fused_prefix) == 0;
-  Options stripped = options;
-  if (only_fused) stripped.case_id = options.case_id.substr(fused_prefix.size());
-  const Options &opt = stripped;
   const double start = now_s();
+  // Which pairs (and, for --case, which case): errors here name what matched nothing.
+  detail::Selection selection = detail::select_pairs(options);
+  Options stripped = options;
+  stripped.case_id = selection.case_id;
+  const Options &opt = stripped;
+  const std::vector<Pair> &pairs = selection.pairs;
   Report report;
   report.profile = opt.profile == Profile::full ? "full" : "quick";
   report.seed = opt.seed;
-
-  // Which pairs.
-  std::vector<Pair> pairs;
-  std::string only_op, only_dtype;
-  if (!opt.case_id.empty()) {
-    const std::string &id = opt.case_id;
-    size_t d1 = id.find('.'), d2 = d1 == std::string::npos ? d1 : id.find('.', d1 + 1);
-    if (d2 == std::string::npos)
-      throw SetupError("case id '" + options.case_id + "' is not <op>.<dtype>.<variant>.<k>");
-    only_op = id.substr(0, d1);
-    only_dtype = id.substr(d1 + 1, d2 - d1 - 1);
-    if (meta::find_op(only_op) == nullptr)
-      throw SetupError("case id '" + options.case_id + "': no op named " + only_op);
-  }
-  auto selected_dtypes = [&](const OpInfo &op, bool fused) {
-    std::vector<int32_t> out;
-    if (!only_op.empty() && (only_op != op.name || fused != only_fused)) return out;
-    for (int32_t d : op_dtypes(op)) {
-      if (!only_dtype.empty() && only_dtype != meta::dtype_name(d)) continue;
-      if (!opt.dtypes.empty() && std::find(opt.dtypes.begin(), opt.dtypes.end(), d) == opt.dtypes.end()) continue;
-      out.push_back(d);
-    }
-    return out;
-  };
-  for (const OpInfo *op = meta::ops_begin(); op != meta::ops_end(); ++op) {
-    if (only_op.empty() && !glob_match(opt.ops_glob, op->name)) continue;
-    for (int32_t d : selected_dtypes(*op, false)) pairs.push_back({op, d});
-  }
-  if (opt.fusion || only_fused) {
-    for (const char *name : kFusedComposites) {
-      const OpInfo *op = meta::find_op(name);
-      if (op == nullptr || (only_op.empty() && !glob_match(opt.ops_glob, op->name))) continue;
-      for (int32_t d : selected_dtypes(*op, true)) pairs.push_back({op, d, true});
-    }
-  }
-  if (pairs.empty()) throw SetupError("no (op, dtype) pair matches the selection");
+  report.timeout_s = opt.timeout_s;
+  report.narrowed_by = selection.narrowed_by;
 
   // Probe: load the backend once, in a child unless isolation is off.
   ProbeInfo probe;
@@ -1130,7 +962,6 @@ Report run(const Options &options) {
   std::vector<PairResult> results(pairs.size());
   std::vector<bool> done(pairs.size(), false);
   std::vector<std::vector<size_t>> groups;
-  const std::string reproduce_backend = looks_like_path(opt.backend) ? opt.backend : probe.name;
   size_t completed = 0;
   auto progress = [&](const PairResult &r) {
     ++completed;
@@ -1138,12 +969,12 @@ Report run(const Options &options) {
     std::string line = "[" + std::to_string(completed) + "/" + std::to_string(pairs.size()) + "] " + r.op + " " +
                        r.dtype + " " + status_name(r.status);
     if (r.status == Status::fail || r.status == Status::quality_warning || r.status == Status::crash ||
-        r.status == Status::timeout) {
+        r.status == Status::timeout || r.status == Status::no_reference) {
       char buf[64];
       std::snprintf(buf, sizeof buf, " (max %.3g ulp)", r.max_ulp);
-      line += buf;
+      if (r.status == Status::fail || r.status == Status::quality_warning) line += buf;
       if (!r.message.empty()) line += ": " + r.message;
-      if (!r.worst_case.empty()) line += "\n    reproduce: " + reproducer(reproduce_backend, r.worst_case);
+      if (!r.worst_case.empty()) line += "\n    reproduce: " + reproducer(report, r.worst_case);
     }
     opt.progress(line);
   };
@@ -1192,6 +1023,15 @@ Report run(const Options &options) {
     std::deque<std::vector<size_t>> queue(groups.begin(), groups.end());
     std::vector<Child> running;
     const int jobs = std::max(1, opt.jobs);
+    // The inputs of a case that crashed or hung, regenerated here (a case depends only on profile, seed and id)
+    // since the child died before it could say.
+    auto inputs_of_case = [&](const Pair &p, const std::string &cid) -> std::string {
+      const std::string id = cid.compare(0, 6, "fused:") == 0 ? cid.substr(6) : cid;
+      if (id.empty()) return "";
+      for (const Case &c : generate_cases(*p.op, p.dtype, opt.profile, opt.seed))
+        if (c.id == id) return detail::describe_inputs(c);
+      return "";
+    };
     // A pair ended by its child dying or hanging.
     auto abort_pair = [&](Child &ch, size_t idx, Status st, const std::string &why) {
       PairResult &r = results[idx];
@@ -1201,6 +1041,7 @@ Report run(const Options &options) {
       r.status = st;
       r.worst_case = ch.current_case;
       r.message = why + (ch.current_case.empty() ? "" : " in case " + ch.current_case);
+      r.worst_inputs = inputs_of_case(pairs[idx], ch.current_case);
       done[idx] = true;
       progress(r);
     };
@@ -1240,7 +1081,6 @@ Report run(const Options &options) {
           ssize_t n = ::read(ch.fd, buf, sizeof buf);
           if (n > 0) {
             ch.buffer.append(buf, static_cast<size_t>(n));
-            ch.last_progress = t;
           } else if (n == 0 || errno != EINTR) {
             eof = true;
           }
@@ -1250,6 +1090,9 @@ Report run(const Options &options) {
           std::string line = ch.buffer.substr(0, nl);
           ch.buffer.erase(0, nl + 1);
           if (line.size() < 2) continue;
+          // The clock restarts only where a pair or a case starts (B, C, R), so the timeout bounds a whole
+          // case: its reference, its launch and its comparison together, the oracle's time included.
+          if (line[0] == 'B' || line[0] == 'C' || line[0] == 'R') ch.last_progress = t;
           if (line[0] == 'B') {
             ch.in_pair = true;
             ch.current_case.clear();
@@ -1296,17 +1139,21 @@ Report run(const Options &options) {
           if (ch.killed_for_timeout) {
             st = Status::timeout;
             char buf[96];
-            std::snprintf(buf, sizeof buf, "no progress for %.0f s (killed)", opt.timeout_s);
+            std::snprintf(buf, sizeof buf, "still running after %.0f s (killed)", opt.timeout_s);
             why = buf;
           } else if (!ch.buffer.empty() && ch.buffer[0] == 'X') {
             why = "the child could not set up the backend: " + ch.buffer.substr(1);
           } else {
             why = "the child " + describe_exit(ws);
           }
-          if (ch.in_oracle) {
-            // The reference itself hung or crashed: nothing of the backend was measured.
+          if (ch.in_oracle && ch.killed_for_timeout) {
+            // The case's time limit covers the oracle too: a reference that does not finish is a TIMEOUT of the
+            // case like any other (a problem of the run), said to be the oracle's so nobody blames the backend.
+            why = "the ORACLE (not the backend) was " + why;
+          } else if (ch.in_oracle) {
+            // The reference itself crashed: nothing of the backend was measured.
             st = Status::no_reference;
-            why = "the ORACLE (not the backend) " + std::string(ch.killed_for_timeout ? "hung: " : "crashed: ") + why;
+            why = "the ORACLE (not the backend) crashed: " + why;
           }
           abort_pair(ch, idx, st, why);
           // The pairs that had not started: one op per child from now on.
@@ -1328,6 +1175,16 @@ Report run(const Options &options) {
         --k;
       }
     }
+  }
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    // How the pair ran, in the words `primkit info` uses for it.
+    const bool accepted = i < probe.coverage.size() ? probe.coverage[i].first : true;
+    if (pairs[i].fused)
+      results[i].implementation = "fusion";
+    else if (accepted)
+      results[i].implementation = "native";
+    else if (pairs[i].op->tier == meta::Tier::composite)
+      results[i].implementation = "decomposition";
   }
   report.results = std::move(results);
   if (!opt.expected_failures_file.empty()) {

@@ -10,41 +10,12 @@
 #include <sstream>
 #include <string>
 
+#include "cli_test_util.hpp"
 #include "primkit/conformance.hpp"
 
 namespace pc = pk::conformance;
 
 namespace {
-
-struct Command {
-  int exit_code;
-  std::string output;
-};
-
-Command run_command(const std::string &cmd) {
-  Command r{-1, ""};
-  FILE *p = ::popen((cmd + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  int st = ::pclose(p);
-  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
-
-std::string read_file(const std::string &path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string temp_dir() {
-  char tmpl[] = "/tmp/pk_conformance_test_XXXXXX";
-  const char *d = ::mkdtemp(tmpl);
-  return d ? d : "/tmp";
-}
 
 const std::string kFaulty = std::string(PK_CONF_PLUGIN_DIR) + "/libprimkit_test_faulty.so";
 const std::string kNoDevice = std::string(PK_CONF_PLUGIN_DIR) + "/libprimkit_test_faulty_nodev.so";
@@ -150,8 +121,12 @@ TEST(ConformanceRunner, CrashHangAndExitBecomeCrashAndTimeout) {
   EXPECT_EQ(s.crash, 2u);
   EXPECT_EQ(s.timeout, 1u);
   EXPECT_EQ(s.pass, 1u);
-  EXPECT_NE(pc::summary_text(r).find("reproduce: primkit conformance --backend " + kFaulty + " --case abs.f32."),
-            std::string::npos);
+  // The reproducer spells out what decides the case (profile, seed) and the run's non-default timeout.
+  EXPECT_NE(pc::summary_text(r).find("reproduce: primkit conformance --backend " + kFaulty +
+                                     " --profile quick --seed 1 --timeout 2 --case abs.f32."),
+            std::string::npos)
+      << pc::summary_text(r);
+  EXPECT_NE(floor->worst_inputs.find("in0 f32["), std::string::npos) << floor->worst_inputs;
 }
 
 TEST(ConformanceRunner, ExpectedFailuresAndUnexpectedPasses) {

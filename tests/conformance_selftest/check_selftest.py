@@ -19,7 +19,7 @@ import sys
 import time
 
 # Statuses that make `primkit conformance` exit non-zero.
-FAILING = {"FAIL", "CRASH", "TIMEOUT", "UNEXPECTED_PASS"}
+FAILING = {"FAIL", "CRASH", "TIMEOUT", "NO_REFERENCE", "UNEXPECTED_PASS"}
 
 
 def table(results):

@@ -2,6 +2,7 @@
 // composite ops against values computed by hand (or with an independent arbitrary-precision tool).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -787,6 +788,39 @@ TEST(OracleComposite, AttentionScoresFarAboveTheirSpread) {
 
 TEST(OracleComposite, Relu) {
   expect_same(values(run("relu", {vec(PK_DTYPE_F32, {-1, -0.0L, 2, kNaN})})), {0, 0, 2, kNaN}, "relu");
+}
+
+// A scan's element k is the reduction of the first k + 1 terms, bit for bit, and the scan takes time linear in
+// the line: complex products that overflow go through __mulxc3's slow inf/NaN path, and recomputing every
+// prefix from its start made `primkit conformance --ops cumprod --dtypes c64` appear to hang.
+TEST(OracleReduction, ScansMatchTheirPrefixReductionsInLinearTime) {
+  const int64_t n = 20000;
+  for (int32_t dtype : {PK_DTYPE_C64, PK_DTYPE_C128, PK_DTYPE_F32, PK_DTYPE_I32}) {
+    const bool cplx = dtype == PK_DTYPE_C64 || dtype == PK_DTYPE_C128;
+    std::vector<pk::oracle::Wide> v;
+    for (int64_t i = 0; i < n; ++i) {
+      // Magnitudes far above 1, so the partial products overflow within a few hundred terms.
+      const long double re = dtype == PK_DTYPE_I32 ? (i % 7) - 3 : 1e3L * ((i % 5) + 1) * (i % 2 ? -1 : 1);
+      v.push_back({re, cplx ? 2e3L * ((i % 3) + 1) : 0});
+    }
+    const HostTensor a = HostTensor::from_complex(dtype, {n}, v);
+    for (const char *op : {"cumprod", "cumsum"}) {
+      const auto start = std::chrono::steady_clock::now();
+      const std::vector<OutputValue> scan = run(op, {a}, {{"dim", "0"}});
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      ASSERT_EQ(scan.size(), 1u) << op;
+      EXPECT_LT(seconds, 5.0) << op << " of " << n << " elements of dtype " << dtype;
+      for (int64_t k : {int64_t{1}, int64_t{2}, int64_t{150}, int64_t{777}, n}) {
+        std::vector<pk::oracle::Wide> prefix(v.begin(), v.begin() + k);
+        const std::vector<OutputValue> red = run(std::string(op) == "cumprod" ? "prod" : "sum",
+                                                 {HostTensor::from_complex(dtype, {k}, prefix)}, {{"dims", "[0]"}});
+        ASSERT_EQ(red.size(), 1u);
+        const size_t size = pk::meta::dtype_size(dtype);
+        EXPECT_EQ(std::memcmp(red[0].rounded.data(), scan[0].rounded.data() + (k - 1) * size, size), 0)
+            << op << " dtype " << dtype << " k " << k;
+      }
+    }
+  }
 }
 
 }  // namespace

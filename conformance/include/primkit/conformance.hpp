@@ -131,12 +131,19 @@ struct PairResult {
   double max_ulp = 0;                // worst ULP error (ulp/bound checks) or ULP distance (exact checks)
   double worst_ratio = 0;            // worst error / allowed error (> 1 fails)
   Histogram histogram;
-  std::string worst_case;       // case id of the worst element
-  int64_t worst_index = -1;     // its row-major output index
-  std::string worst_detail;     // inputs, expected (rounded and wide) and actual at the worst element
+  std::string worst_case;    // case id of the worst element
+  int64_t worst_index = -1;  // its row-major output index
+  std::string worst_detail;  // inputs, expected (rounded and wide) and actual at the worst element
+  // The worst (or crashing, hanging) case's inputs: dtype, shape, strides, offset of each, and what the case
+  // exercises; what a reader needs to rebuild the failing launch without re-running it.
+  std::string worst_inputs;
   std::string message;          // why it failed / is not supported / crashed
   std::string expected_reason;  // from --expected-failures
   double seconds = 0;
+  // How the backend runs the pair, from its capability query: "native" (it accepts the op), "decomposition"
+  // (a composite it declines: the runtime runs the op's decomposition into the backend's primitives), "fusion"
+  // (fused:<op> rows) or "" (not supported, or not known).
+  std::string implementation;
 };
 
 struct Summary {
@@ -157,6 +164,10 @@ struct Report {
   uint32_t float_policy = 0;
   std::string profile;
   uint64_t seed = 0;
+  double timeout_s = 0;  // the per-case timeout the run used (0: not recorded)
+  // Non-empty: the run checked part of the backend only (the options that narrowed it, e.g. "--ops exp,add"),
+  // so it cannot say the backend is fully conformant.
+  std::vector<std::string> narrowed_by;
   double seconds = 0;
   std::vector<PairResult> results;  // op table order, then dtype order
   Summary summary() const;
@@ -189,8 +200,12 @@ struct SetupError : std::runtime_error {
 
 // Runs the suite. Throws SetupError (e.g. "no devices: <reason>").
 Report run(const Options &options);
-// 0 iff no FAIL, CRASH, TIMEOUT or UNEXPECTED_PASS (and no setup error).
+// 0 iff no FAIL, CRASH, TIMEOUT, NO_REFERENCE or UNEXPECTED_PASS (and no setup error). A pair the oracle
+// cannot evaluate measured nothing of the backend: it counts against the run unless --expected-failures lists
+// it.
 int exit_code(const Report &report);
+// True only for a run of every pair (not narrowed) that exits 0 with every primitive-tier pair supported.
+bool fully_conformant(const Report &report);
 
 // Runs every case of one (op, dtype) on an opened device through `stream`'s runtime, in this process. The
 // runtime should be strict (PK_RUNTIME_STRICT) so that the backend's own result is measured. `on_case` (may
@@ -217,20 +232,36 @@ PairResult check_pair(pk_device_t device, const std::string &op_name, const std:
 
 // Expected failures: (op, dtype or "*") -> reason.
 std::map<std::pair<std::string, std::string>, std::string> parse_expected_failures(const std::string &text);
-// Applies the list: FAIL/CRASH/TIMEOUT/QUALITY_WARNING -> EXPECTED_FAIL, PASS -> UNEXPECTED_PASS.
+// Applies the list: FAIL/CRASH/TIMEOUT/QUALITY_WARNING/NO_REFERENCE -> EXPECTED_FAIL, PASS -> UNEXPECTED_PASS.
 void apply_expected_failures(Report &report,
                              const std::map<std::pair<std::string, std::string>, std::string> &expected);
 
 // --- reports -------------------------------------------------------------------------------------------------
 
-std::string reproducer(const std::string &backend, const std::string &case_id);
+// The command that re-runs one case: every option that decides the case's inputs (profile, seed) or its
+// outcome (a non-default timeout, timeout_s > 0) is spelled out, so the command reruns exactly that case.
+std::string reproducer(const std::string &backend, const std::string &case_id, Profile profile = Profile::quick,
+                       uint64_t seed = 1, double timeout_s = 0);
+// The same for a case of a report (its backend argument, profile, seed and timeout).
+std::string reproducer(const Report &report, const std::string &case_id);
 // "Passed n/m (x %)" plus the counts per status and the conformance verdict.
 std::string summary_text(const Report &report);
 std::string to_json(const Report &report);
 std::string to_markdown(const Report &report);
 std::string to_junit(const Report &report);
 std::string to_html(const Report &report);
-// Writes conformance.json, conformance.md, junit.xml and conformance.html into dir (created if missing).
+// Writes conformance.json, conformance.md, junit.xml and conformance.html into dir (created if missing), the
+// same four into dir/<backend>/ (so that runs of several backends into one folder keep each backend's), and
+// dir/index.html: every backend reported into dir, with its summary and a link to its page.
 void write_reports(const Report &report, const std::string &dir);
+// The cross-backend index.html of a report folder, from the dir/<backend>/conformance.json files in it.
+std::string index_html(const std::string &dir);
+
+// --- coverage ------------------------------------------------------------------------------------------------
+
+// The capability query for one (op, dtype) pair as the runner asks it (operands of the first type variable
+// take dtype; creation ops get dtype as their `dtype` attribute). `primkit info` asks the same question, so its
+// counts and the suite's agree. Returns whether the backend accepts; reason receives its words.
+bool query_support(pk_device_t device, const meta::OpInfo &op, int32_t dtype, std::string *reason);
 
 }  // namespace pk::conformance

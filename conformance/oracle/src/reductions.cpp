@@ -217,29 +217,43 @@ Kernel logcumsumexp() {
 
 // Applies `step` along axis `dim` of every line: out[0] = in[0], out[k] = step(out[k-1], in[k]).
 // Float running sums restart a compensated accumulator per line.
+//
+// Each output extends the previous running value by one term, in the order sum_of / prod_of take a whole
+// prefix: the same operations on the same values, so the same results, in time linear in the line. Recomputing
+// every prefix from its start was quadratic, and complex products whose partial products overflow go through
+// __mulxc3's slow inf/NaN recovery on every multiplication: cumprod of c64/c128 took seconds per quick run and
+// far longer on longer lines, long enough to look like a hang.
 Kernel scan(int kind) {  // 0 sum, 1 prod
   return [kind](const Call &c, std::vector<WTensor> &out) {
     const WTensor &a = c.a();
     const int64_t dim = c.attrs.i("dim");
     WTensor o = c.output(0);
+    const bool integral = is_integral_dtype(a.dtype), complex = is_complex_dtype(a.dtype);
     auto lines = reduce_groups(a.shape, {dim});
     for (const auto &line : lines) {
       Accumulator re, im;
-      std::vector<Wide> prefix;
+      uint64_t int_sum = 0, int_prod = 1;  // wrap like the dtype's arithmetic, as sum_of / prod_of do
+      std::complex<long double> complex_prod = 1;
+      long double real_prod = 1;
       for (size_t k = 0; k < line.size(); ++k) {
         const Wide &x = a.v[line[k]];
-        prefix.push_back(x);
         Wide r;
-        if (kind == 0) {
-          if (is_integral_dtype(a.dtype)) {
-            r = sum_of(prefix, a.dtype);
-          } else {
-            re.add(x.re);
-            im.add(x.im);
-            r = {re.value(), im.value()};
-          }
+        if (kind == 0 && integral) {
+          int_sum += static_cast<uint64_t>(to_i64(x));
+          r = {wrap_int(int_sum, a.dtype == PK_DTYPE_BOOL ? PK_DTYPE_I64 : a.dtype), 0};
+        } else if (kind == 0) {
+          re.add(x.re);
+          im.add(x.im);
+          r = {re.value(), im.value()};
+        } else if (integral) {
+          int_prod *= static_cast<uint64_t>(to_i64(x));
+          r = {wrap_int(int_prod, a.dtype), 0};
+        } else if (complex) {
+          complex_prod *= std::complex<long double>(x.re, x.im);
+          r = {complex_prod.real(), complex_prod.imag()};
         } else {
-          r = prod_of(prefix, a.dtype);
+          real_prod *= x.re;
+          r = {real_prod, 0};
         }
         o.v[line[k]] = r;
       }
