@@ -202,8 +202,24 @@ def row_cases():
     ]
 
 
-@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
-@pytest.mark.parametrize("case", unary_cases() + row_cases(), ids=lambda c: c[0])
+# PyTorch's CPU log_softmax for f16/bf16 rounds the log-sum-exp to the input dtype before subtracting it: the
+# row maximum's result -log(1 + 5e-5) comes out 0. The row's contract promises f32 opmath, one rounding at the
+# end; PyTorch's narrow kernel is not that, and this marks the difference (strict: a PyTorch that starts to meet
+# the contract fails here, and the mark goes).
+TORCH_NARROWER = {("log_softmax", "f16"), ("log_softmax", "bf16")}
+
+
+def contract_params():
+    out = []
+    for case in unary_cases() + row_cases():
+        for dtype in ("f32", "f16", "bf16"):
+            marks = [pytest.mark.xfail(strict=True, reason="PyTorch rounds the log-sum-exp to the input dtype")] \
+                if (case[0], dtype) in TORCH_NARROWER else []
+            out.append(pytest.param(case, dtype, marks=marks, id="%s-%s" % (case[0], dtype)))
+    return out
+
+
+@pytest.mark.parametrize("case,dtype", contract_params())
 def test_torch_cpu_meets_the_composite_contract(case, dtype):
     op, attrs, fn, inputs = case
     if op == "rms_norm" and not hasattr(torch.nn.functional, "rms_norm"):
