@@ -981,7 +981,8 @@ double igamma_value(double a, double x, bool upper) {
 }
 
 // Hurwitz zeta(s, q) = sum_k (k + q)^-s for s > 1: direct terms, then Euler-Maclaurin with Bernoulli numbers.
-double hurwitz_zeta_value(double s, double q) {
+// In long double: for q < 0 the terms over negative and positive bases cancel (zeta(3, -3.5): +-8 leave 0.031).
+long double hurwitz_zeta_ld(double s, long double q) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   if (std::isnan(s) || std::isnan(q)) return nan;
   if (s == 1) return HUGE_VAL;
@@ -993,6 +994,15 @@ double hurwitz_zeta_value(double s, double q) {
   if (q <= 0) {
     if (q == std::floor(q)) return HUGE_VAL;
     if (s != std::floor(s)) return nan;  // q^-s is complex
+    // The terms over negative bases, k < m = ceil(-q), are (-1)^s (f + j)^-s for j < m with f = -(q + m - 1) in
+    // (0, 1) (exact: q + m is), i.e. (-1)^s [zeta(s, f) - zeta(s, f + m)]; the rest is zeta(s, q + m). Two
+    // positive-argument sums: bounded work however negative q is (stepping one unit at a time from q = -9.35e13
+    // to 9 would run for weeks).
+    const long double m = std::ceil(-q);
+    const long double f = -((q + m) - 1);
+    const long double negative = hurwitz_zeta_ld(s, f) - hurwitz_zeta_ld(s, f + m);
+    const long double sign = std::fmod(s, 2.0) == 0 ? 1.0L : -1.0L;
+    return sign * negative + hurwitz_zeta_ld(s, q + m);
   }
   // (2k)! / B_2k for k = 1..12, from the Bernoulli numbers B_2 .. B_24.
   static const long double kA[12] = {2.0L / (1.0L / 6),
@@ -1007,14 +1017,16 @@ double hurwitz_zeta_value(double s, double q) {
                                      2432902008176640000.0L / (-174611.0L / 330),
                                      1124000727777607680000.0L / (854513.0L / 138),
                                      620448401733239439360000.0L / (-236364091.0L / 2730)};
-  long double sum = std::pow(static_cast<long double>(q), -static_cast<long double>(s)), a = q, b = 0;
+  long double sum = std::pow(q, -static_cast<long double>(s)), a = q, b = 0;
   int i = 0;
   while (i < 9 || a <= 9) {
     ++i;
     a += 1;
     b = std::pow(a, -static_cast<long double>(s));
     sum += b;
-    if (std::fabs(b / sum) < 1e-20L) return static_cast<double>(sum);
+    // q > 0 here, so the terms only shrink: once one underflows to 0 the rest add nothing (for a huge s the
+    // Euler-Maclaurin tail would otherwise meet inf * 0).
+    if (b == 0 || std::fabs(b / sum) < 1e-20L) return sum;
   }
   const long double w = a;
   sum += b * w / (s - 1) - 0.5L * b;
@@ -1030,7 +1042,11 @@ double hurwitz_zeta_value(double s, double q) {
     b /= w;
     k += 1;
   }
-  return static_cast<double>(sum);
+  return sum;
+}
+
+double hurwitz_zeta_value(double s, double q) {
+  return static_cast<double>(hurwitz_zeta_ld(s, q));
 }
 
 // glibc's cbrt is within ~3 ulp; one Newton step in long double brings it inside 1.

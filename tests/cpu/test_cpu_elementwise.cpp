@@ -136,4 +136,20 @@ TEST_F(CpuElementwise, DigammaF64NearItsRoots) {
   }
 }
 
+// Hurwitz zeta with a negative non-integer q (integer s): sum_k (k + q)^-s. zeta(2, -2.5) = (-2.5)^-2 + (-1.5)^-2 +
+// (-0.5)^-2 + zeta(2, 1/2) = 4/25 + 4/9 + 4 + pi^2/2; zeta(3, -1.5) = -(8/27 + 8) + zeta(3, 1/2), zeta(3, 1/2) =
+// 7 zeta(3). For q = -(93,500,000,000,000 + 1/2) the negative bases give pi^2/2 - zeta(2, m + 1/2) and the rest
+// zeta(2, 1/2) = pi^2/2, so the sum is pi^2 - 1/(m + 1/2) + O(m^-2), m = 93,500,000,000,001. Stepping one unit at a
+// time from q to 9 took weeks there; the launch must return at once.
+TEST_F(CpuElementwise, HurwitzZetaOfNegativeQIsBoundedAndRight) {
+  const double pi2 = 9.869604401089358, zeta3 = 1.2020569031595943;
+  const double m = 93500000000001.0;
+  std::vector<double> s = {2, 3, 2}, q = {-2.5, -1.5, -93500000000000.5}, y(3, 0.0);
+  const double want[3] = {0.16 + 4.0 / 9 + 4 + pi2 / 2, -(8.0 / 27 + 8) + 7 * zeta3, pi2 - 1 / (m + 0.5)};
+  ASSERT_EQ(launch(PK_OP_ZETA, {tensor(s, kF64, {3}), tensor(q, kF64, {3})}, {tensor(y, kF64, {3})}, nullptr), PK_OK)
+      << last_error().message;
+  for (int i = 0; i < 3; ++i)
+    EXPECT_NEAR(y[i], want[i], 4e-15 * std::fabs(want[i])) << "zeta(" << s[i] << ", " << q[i] << ")";
+}
+
 }  // namespace
