@@ -222,9 +222,16 @@ void write_cache(const std::string &file, const std::map<std::string, CacheEntry
   std::string parent = dir.substr(0, dir.rfind('/'));
   if (!parent.empty()) mkdir(parent.c_str(), 0700);
   mkdir(dir.c_str(), 0700);
-  std::string tmp = file + ".tmp." + std::to_string(getpid());
-  FILE *f = std::fopen(tmp.c_str(), "we");
-  if (f == nullptr) return;
+  // A unique name: runtimes created on several threads (or processes) at once each write their own file.
+  std::string tmp = file + ".XXXXXX";
+  int fd = mkostemp(tmp.data(), O_CLOEXEC);
+  if (fd < 0) return;
+  FILE *f = fdopen(fd, "w");
+  if (f == nullptr) {
+    close(fd);
+    unlink(tmp.c_str());
+    return;
+  }
   bool ok = true;
   for (const auto &kv : entries) {
     struct stat st;

@@ -2,6 +2,7 @@
 // listed with the reason and kept out of the host; verdicts are cached per file, and a changed file is probed
 // again. Also: a C++ exception escaping a slot of a backend-kit plugin reaches the host as an error.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +12,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "runtime_fixture.hpp"
 
@@ -167,6 +170,46 @@ TEST_F(ProbeDiscovery, WithoutAWritableCacheDiscoveryStillProbesAndWorks) {
   pk_runtime_destroy(rt);
   pk_runtime_destroy(discover());
   EXPECT_EQ(count_lines(read_text(log), "probe"), 2u) << "no cache: every discovery probes";
+}
+
+TEST_F(ProbeDiscovery, RuntimesCreatedOnSeveralThreadsAtOnceAllProbeSafely) {
+  // A multi-threaded host (Python with worker threads, a framework's pool) creating runtimes concurrently with a
+  // cold cache: every one must come out with the same verdicts, and the cache must stay well-formed.
+  setenv("PRIMKIT_PLUGIN_PATH", plugins.c_str(), 1);
+  std::vector<pk_runtime_t> rts(4, nullptr);
+  std::vector<std::thread> threads;
+  for (auto &r : rts) threads.emplace_back([&r] { pk_runtime_create(nullptr, &r); });
+  for (auto &t : threads) t.join();
+  unsetenv("PRIMKIT_PLUGIN_PATH");
+  for (pk_runtime_t r : rts) {
+    ASSERT_NE(r, nullptr);
+    expect_verdicts(r);
+    pk_runtime_destroy(r);
+  }
+  const std::string text = read_text(cache + "/plugin-probes-v1.tsv");
+  EXPECT_NE(text.find("probe: hung"), std::string::npos) << text;
+  pk_runtime_t rt = discover();
+  expect_verdicts(rt);
+  pk_runtime_destroy(rt);
+}
+
+TEST_F(ProbeDiscovery, AHostThatIgnoresSigchldStillGetsVerdicts) {
+  // With SIGCHLD ignored the kernel reaps the probes itself and waitpid cannot tell how they ended: the report
+  // pipe still tells which stage each one reached, and a hang is still cut off by the timeout.
+  struct sigaction ignore = {}, old = {};
+  ignore.sa_handler = SIG_IGN;
+  ASSERT_EQ(sigaction(SIGCHLD, &ignore, &old), 0);
+  pk_runtime_t rt = discover();
+  sigaction(SIGCHLD, &old, nullptr);
+  pk_backend_t b = nullptr;
+  EXPECT_EQ(pk_runtime_find_backend(rt, "sim", &b), PK_OK) << pk_runtime_load_errors(rt);
+  EXPECT_EQ(pk_runtime_find_backend(rt, "chatty", &b), PK_OK) << pk_runtime_load_errors(rt);
+  const std::string errors = pk_runtime_load_errors(rt);
+  for (const char *bad : {"abort_entry", "exit_open", "hang_open"}) {
+    EXPECT_EQ(pk_runtime_find_backend(rt, bad, &b), PK_ERROR_NOT_FOUND) << bad;
+    EXPECT_NE(errors.find(plugin_file(bad) + " was not loaded: probe: "), std::string::npos) << errors;
+  }
+  pk_runtime_destroy(rt);
 }
 
 TEST_F(ProbeDiscovery, AnExplicitPathIsLoadedWithoutAProbe) {
