@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "cli_common.hpp"
 #include "primkit/op_info.hpp"
 #include "primkit/primkit.h"
@@ -57,6 +59,39 @@ pk_backend_t resolve_backend(pk_runtime_t rt, const std::string &name_or_path) {
   else
     std::fprintf(stderr, " (searched $PRIMKIT_PLUGIN_PATH and the install's plugin folder)\n");
   return nullptr;
+}
+
+StdoutToStderr::StdoutToStderr() {
+  std::fflush(stdout);
+  saved_ = dup(1);
+  if (saved_ >= 0) dup2(2, 1);
+}
+
+void StdoutToStderr::restore() {
+  if (saved_ < 0) return;
+  std::fflush(stdout);  // what plugins buffered in stdio goes to stderr too
+  dup2(saved_, 1);
+  close(saved_);
+  saved_ = -1;
+}
+
+std::string json_string(const std::string &s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
 }
 
 }  // namespace pk::cli

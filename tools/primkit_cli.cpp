@@ -1,5 +1,8 @@
 // primkit — the command line: list backends, show their op coverage, and (in later subcommands) run
 // conformance, generate a backend project and run models.
+#include <signal.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -34,8 +37,88 @@ std::string float_policy_text(uint32_t f) {
   return s.empty() ? "ieee (subnormals kept)" : s;
 }
 
+std::string dtypes_text(uint32_t mask, const char *sep) {
+  std::string dts;
+  for (int32_t t = 0; t < PK_DTYPE_COUNT; ++t)
+    if (mask & (1u << t)) dts += std::string(dts.empty() ? "" : sep) + pk::meta::dtype_name(t);
+  return dts;
+}
+
+// `primkit list --json`: the same facts as the text, for scripts. Plugins that failed are listed with the
+// reason the runtime gives (the probe's verdict for one that crashed, exited or hung).
+std::string list_json(pk_runtime_t rt) {
+  std::string j = "{\"abi\": \"" + std::to_string(PK_ABI_VERSION_MAJOR) + "." + std::to_string(PK_ABI_VERSION_MINOR) +
+                  "\", \"backends\": [";
+  uint32_t n = 0;
+  pk_runtime_backend_count(rt, &n);
+  for (uint32_t i = 0; i < n; ++i) {
+    pk_backend_t b;
+    pk_runtime_backend(rt, i, &b);
+    pk_backend_info info;
+    PK_STRUCT_INIT(info);
+    pk_backend_get_info(b, &info);
+    uint32_t abi = pk_backend_abi_version(b), nd = 0;
+    pk_backend_device_count(b, &nd);
+    const std::string no_device_reason = nd == 0 ? last_error_message() : "";
+    char version[64];
+    std::snprintf(version, sizeof(version), "%u.%u.%u", info.version_major, info.version_minor, info.version_patch);
+    j += std::string(i ? ", " : "") + "{\"name\": " + json_string(info.name) +
+         ", \"vendor\": " + json_string(info.vendor) + ", \"version\": \"" + version + "\", \"abi\": \"" +
+         std::to_string(PK_VERSION_MAJOR(abi)) + "." + std::to_string(PK_VERSION_MINOR(abi)) +
+         "\", \"path\": " + json_string(pk_backend_path(b)) + ", \"devices\": [";
+    for (uint32_t d = 0; d < nd; ++d) {
+      pk_device_t dev;
+      pk_backend_device(b, d, &dev);
+      pk_device_props p;
+      PK_STRUCT_INIT(p);
+      pk_device_get_props(dev, &p);
+      j += std::string(d ? ", " : "") + "{\"index\": " + std::to_string(d) + ", \"name\": " + json_string(p.name) +
+           ", \"memory_bytes\": " + std::to_string(p.memory_bytes) +
+           ", \"compute_units\": " + std::to_string(p.compute_units) +
+           ", \"features\": " + json_string(features_text(p.features)) +
+           ", \"dtypes\": " + json_string(dtypes_text(p.dtype_mask, " ")) + "}";
+    }
+    j += "]";
+    if (nd == 0) j += ", \"no_device_reason\": " + json_string(no_device_reason);
+    j += "}";
+  }
+  j += "], \"load_errors\": [";
+  std::string errors = pk_runtime_load_errors(rt);
+  size_t start = 0, count = 0;
+  while (start < errors.size()) {
+    size_t nl = errors.find('\n', start);
+    if (nl == std::string::npos) nl = errors.size();
+    if (nl > start) j += std::string(count++ ? ", " : "") + json_string(errors.substr(start, nl - start));
+    start = nl + 1;
+  }
+  return j + "]}\n";
+}
+
 int cmd_list(int argc, char **argv) {
-  bool verbose = argc > 0 && std::strcmp(argv[0], "-v") == 0;
+  bool verbose = false, json = false;
+  for (int i = 0; i < argc; ++i) {
+    if (std::strcmp(argv[i], "-v") == 0) {
+      verbose = true;
+    } else if (std::strcmp(argv[i], "--json") == 0) {
+      json = true;
+    } else {
+      std::fprintf(stderr, "usage: primkit list [-v] [--json]\n");
+      return 2;
+    }
+  }
+  if (json) {
+    // Plugins run while the runtime loads, queries and closes them: anything they print goes to stderr, and
+    // stdout carries the JSON document alone.
+    std::string doc;
+    {
+      StdoutToStderr quiet;
+      pk_runtime_t rt = open_runtime(0);
+      doc = list_json(rt);
+      pk_runtime_destroy(rt);
+    }
+    std::fputs(doc.c_str(), stdout);
+    return std::fflush(stdout) == 0 ? 0 : 1;
+  }
   pk_runtime_t rt = open_runtime(0);
   uint32_t n = 0;
   pk_runtime_backend_count(rt, &n);
@@ -64,12 +147,7 @@ int cmd_list(int argc, char **argv) {
       std::printf("  device %u: %s, %.1f GiB, %u compute units, features: %s, floats: %s\n", d, p.name,
                   static_cast<double>(p.memory_bytes) / (1ull << 30), p.compute_units,
                   features_text(p.features).c_str(), float_policy_text(p.float_policy).c_str());
-      if (verbose) {
-        std::string dts;
-        for (int32_t t = 0; t < PK_DTYPE_COUNT; ++t)
-          if (p.dtype_mask & (1u << t)) dts += std::string(dts.empty() ? "" : " ") + pk::meta::dtype_name(t);
-        std::printf("            dtypes: %s\n", dts.c_str());
-      }
+      if (verbose) std::printf("            dtypes: %s\n", dtypes_text(p.dtype_mask, " ").c_str());
     }
     if (nd == 0) std::printf("  no devices: %s\n", no_device_reason.c_str());
   }
@@ -175,7 +253,8 @@ int cmd_info(int argc, char **argv) {
 void usage() {
   std::printf(
       "primkit — PrimKit SDK command line (ABI %u.%u)\n\n"
-      "  primkit list [-v]               backends found, their ABI version and devices\n"
+      "  primkit list [-v] [--json]      backends found, their ABI version and devices, and the plugins that\n"
+      "                                  failed to load, with why (--json: one JSON document on stdout)\n"
       "  primkit info BACKEND [--ops]    op coverage per tier and dtype, composites native or by decomposition\n"
       "                                  (BACKEND: name or plugin path)\n"
       "  primkit conformance --backend BACKEND [--ops GLOB] [--profile quick|full] [--report DIR] ...\n"
@@ -184,13 +263,37 @@ void usage() {
       "                                  write an out-of-tree backend project from the SDK's template\n"
       "  primkit run-model --backend BACKEND --model mlp|transformer [--strict]\n"
       "                                  run a model graph (fallback to cpu), compare with the oracle\n"
-      "\nPlugins are found in $PRIMKIT_PLUGIN_PATH (':'-separated folders) and the install's plugin folder.\n",
+      "\nPlugins are found in $PRIMKIT_PLUGIN_PATH (':'-separated folders) and the install's plugin folder.\n"
+      "Each is first tried in a child process; one that crashes, exits or hangs there is listed, not loaded.\n",
       PK_ABI_VERSION_MAJOR, PK_ABI_VERSION_MINOR);
+}
+
+// A plugin that crashes during a launch (run-model, conformance) kills the process; without this the shell
+// shows nothing, or only "Segmentation fault" with no hint where to look. Async-signal-safe: write() a fixed
+// text, then die of the same signal with its default action, so the exit status still tells the signal.
+void on_fatal_signal(int sig) {
+  const char *name = sig == SIGSEGV   ? "SIGSEGV"
+                     : sig == SIGBUS  ? "SIGBUS"
+                     : sig == SIGILL  ? "SIGILL"
+                     : sig == SIGFPE  ? "SIGFPE"
+                     : sig == SIGABRT ? "SIGABRT"
+                                      : "a fatal signal";
+  static const char head[] = "\nprimkit: killed by ";
+  static const char tail[] =
+      " (most likely inside a backend plugin's launch; `primkit conformance --backend NAME` narrows it down to "
+      "an op)\n";
+  ssize_t ignored = write(2, head, sizeof(head) - 1);
+  ignored = write(2, name, std::strlen(name));
+  ignored = write(2, tail, sizeof(tail) - 1);
+  (void)ignored;
+  signal(sig, SIG_DFL);
+  raise(sig);
 }
 
 }  // namespace
 
 int main(int argc, char **argv) {
+  for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) signal(sig, on_fatal_signal);
   if (argc < 2 || std::strcmp(argv[1], "-h") == 0 || std::strcmp(argv[1], "--help") == 0) {
     usage();
     return argc < 2 ? 2 : 0;

@@ -143,9 +143,9 @@ pk_status kernel_destroy(pk_be_context *, pk_be_kernel *k) {
 }  // namespace
 
 void install_fusion(pk_backend_api &api) {
-  api.fusion_offer = fusion_offer;
-  api.kernel_launch = kernel_launch;
-  api.kernel_destroy = kernel_destroy;
+  api.fusion_offer = pk::kit::guarded<fusion_offer>;
+  api.kernel_launch = pk::kit::guarded<kernel_launch>;
+  api.kernel_destroy = pk::kit::guarded<kernel_destroy>;
 }
 
 bool fusion_available() {

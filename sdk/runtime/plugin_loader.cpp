@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "plugin_probe.hpp"
 #include "runtime_internal.hpp"
 
 namespace pk::rt {
@@ -182,7 +183,9 @@ void discover_plugins(Runtime &rt, const char *extra_path) {
   split(std::getenv("PRIMKIT_PLUGIN_PATH"));
   std::string installed = install_plugin_dir();
   if (!installed.empty()) dirs.push_back(installed);
-  std::vector<std::string> seen_files;
+  // First every candidate, in load order, so that the probes of all the plugins not in the cache run at once:
+  // a cold discovery then costs the slowest probe, not their sum.
+  std::vector<std::string> seen_files, paths, stems;
   for (const auto &dir : dirs) {
     DIR *d = opendir(dir.c_str());
     if (d == nullptr) continue;
@@ -198,20 +201,29 @@ void discover_plugins(Runtime &rt, const char *extra_path) {
       std::string key = realpath(path.c_str(), real) ? std::string(real) : path;
       if (std::find(seen_files.begin(), seen_files.end(), key) != seen_files.end()) continue;
       seen_files.push_back(key);
-      // The same backend found again in a later folder is shadowed by the first one, like PATH.
-      bool shadowed = false;
       std::string stem = name.substr(std::strlen("libprimkit_backend_"));
-      stem = stem.substr(0, stem.size() - 3);
-      for (const auto &b : rt.backends) shadowed = shadowed || stem == b->info.name;
-      if (shadowed) continue;
-      Backend *loaded = nullptr;
-      if (load_plugin(rt, path, &loaded) != PK_OK) {
-        pk_error_info e;
-        e.struct_size = sizeof(e);
-        pk_get_last_error(&e);
-        rt.load_errors += e.message;
-        rt.load_errors += '\n';
-      }
+      paths.push_back(path);
+      stems.push_back(stem.substr(0, stem.size() - 3));
+    }
+  }
+  std::vector<ProbeVerdict> verdicts = probe_enabled() ? probe_plugins(paths) : std::vector<ProbeVerdict>(paths.size());
+  for (size_t i = 0; i < paths.size(); ++i) {
+    // The same backend found again in a later folder is shadowed by the first one, like PATH.
+    bool shadowed = false;
+    for (const auto &b : rt.backends) shadowed = shadowed || stems[i] == b->info.name;
+    if (shadowed) continue;
+    if (!verdicts[i].safe) {
+      // Never in-process: it would take the host down. pk_runtime_load_plugin with the path still loads it.
+      rt.load_errors += "plugin " + paths[i] + " was not loaded: " + verdicts[i].reason + '\n';
+      continue;
+    }
+    Backend *loaded = nullptr;
+    if (load_plugin(rt, paths[i], &loaded) != PK_OK) {
+      pk_error_info e;
+      e.struct_size = sizeof(e);
+      pk_get_last_error(&e);
+      rt.load_errors += e.message;
+      rt.load_errors += '\n';
     }
   }
   clear_error();

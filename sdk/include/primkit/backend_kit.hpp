@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <type_traits>
 
@@ -425,5 +426,43 @@ inline pk_status copy_last_error(pk_error_info *out) {
   out->struct_size = static_cast<uint32_t>(n);
   return PK_OK;
 }
+
+// --- exception guard ------------------------------------------------------------------------------------------
+
+// A C++ exception that leaves a slot unwinds into the host's C frames, and std::terminate ends the host (a
+// framework, a notebook) for a bug in one plugin. guarded<fn> is fn behind a catch-all: an exception becomes
+// PK_ERROR_INTERNAL with its what() in the last-error record (so the host's message names it), and a void slot
+// (close, *_destroy, mem_free) swallows it, as it has no way to report. Put every slot of the table behind it:
+//   api.op_launch = pk::kit::guarded<my_op_launch>;
+// The happy path costs nothing (zero-cost exceptions, and fn is known at compile time, so it is inlined).
+namespace detail {
+template <auto Fn, class Sig>
+struct SlotGuard;
+template <auto Fn, class R, class... Args>
+struct SlotGuard<Fn, R (*)(Args...)> {
+  static R call(Args... args) noexcept {
+    try {
+      return Fn(args...);
+    } catch (const std::exception &e) {
+      return on_exception(e.what());
+    } catch (...) {
+      return on_exception("an exception that is not a std::exception");
+    }
+  }
+  static R on_exception(const char *what) {
+    if constexpr (std::is_same_v<R, pk_status>) {
+      return fail(PK_ERROR_INTERNAL, PK_OP_NONE, -1, "C++ exception escaped the backend: %s", what);
+    } else {
+      static_assert(std::is_void_v<R>, "a slot returns pk_status or nothing");
+      (void)what;
+    }
+  }
+};
+template <auto Fn, class R, class... Args>
+struct SlotGuard<Fn, R (*)(Args...) noexcept> : SlotGuard<Fn, R (*)(Args...)> {};
+}  // namespace detail
+
+template <auto Fn>
+constexpr auto guarded = &detail::SlotGuard<Fn, decltype(Fn)>::call;
 
 }  // namespace pk::kit
