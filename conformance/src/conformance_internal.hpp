@@ -130,6 +130,25 @@ bool glob_match(const std::string &globs, const char *name);
 // The case's inputs (dtype, shape, strides, byte offset of each) and note, for reports.
 std::string describe_inputs(const Case &c);
 
+// --- the backend in a child (runner.cpp) ---------------------------------------------------------------------
+
+// A strict runtime with the backend loaded (by path without discovery, or by name). Owns the runtime.
+struct Session {
+  pk_runtime_t runtime = nullptr;
+  pk_backend_t backend = nullptr;
+  pk_device_t device = nullptr;
+  std::string error;
+  std::string no_devices;  // non-empty: the backend loaded but has no device (the reason)
+  Session(const std::string &name_or_path, uint32_t device_index);
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
+  ~Session();
+};
+// "killed by signal 11 (Segmentation fault)", "exited with status 3", ... for a waitpid() status.
+std::string describe_exit(int wstatus);
+// The calling thread's last PrimKit error message.
+std::string last_error();
+
 // --- report text (report.cpp), shared with the HTML pages (report_html.cpp) -----------------------------------
 
 std::string json_string(const std::string &s);
