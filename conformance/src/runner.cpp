@@ -961,11 +961,12 @@ Report run(const Options &options) {
   std::vector<bool> done(pairs.size(), false);
   std::vector<std::vector<size_t>> groups;
   size_t completed = 0;
+  const size_t total = pairs.size() + selection.stages.size();
   auto progress = [&](const PairResult &r) {
     ++completed;
     if (!opt.progress) return;
-    std::string line = "[" + std::to_string(completed) + "/" + std::to_string(pairs.size()) + "] " + r.op + " " +
-                       r.dtype + " " + status_name(r.status);
+    std::string line = "[" + std::to_string(completed) + "/" + std::to_string(total) + "] " + r.op + " " + r.dtype +
+                       " " + status_name(r.status);
     if (r.status == Status::fail || r.status == Status::quality_warning || r.status == Status::crash ||
         r.status == Status::timeout || r.status == Status::no_reference) {
       char buf[64];
@@ -1185,6 +1186,11 @@ Report run(const Options &options) {
       results[i].implementation = "decomposition";
   }
   report.results = std::move(results);
+  // The streams stage, once per run after the pairs (its rows follow them in the report).
+  if (!selection.stages.empty()) {
+    for (PairResult &r : detail::run_stream_stages(opt, selection.stages, progress))
+      report.results.push_back(std::move(r));
+  }
   if (!opt.expected_failures_file.empty()) {
     std::ifstream in(opt.expected_failures_file);
     if (!in) throw SetupError("cannot read " + opt.expected_failures_file);
