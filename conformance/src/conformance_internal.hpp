@@ -157,7 +157,7 @@ std::string last_error();
 
 // Checks of the stream and event machinery that run once per backend run, not per op, each reported as its own
 // row (op = the name below, dtype "-"): --ops selects them by these names like ops.
-constexpr size_t kStreamStageCount = 3;
+constexpr size_t kStreamStageCount = 4;
 extern const char *const kStreamStages[kStreamStageCount];
 // Whether a result row is a stage row (not an (op, dtype) pair).
 bool is_stage_row(const std::string &op);

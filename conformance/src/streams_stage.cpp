@@ -27,6 +27,7 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <exception>
@@ -41,7 +42,8 @@
 
 namespace pk::conformance::detail {
 
-const char *const kStreamStages[kStreamStageCount] = {"streams:events", "streams:wait_event", "streams:scratch"};
+const char *const kStreamStages[kStreamStageCount] = {"streams:events", "streams:wait_event", "streams:scratch",
+                                                      "streams:leak"};
 
 bool is_stage_row(const std::string &op) {
   for (const char *name : kStreamStages)
@@ -621,6 +623,78 @@ void scratch_row(pk_device_t dev, RowTally &tally) {
   if (!declined.empty()) tally.r.message = "declined, not checked: " + declined;
 }
 
+// --- streams:leak ----------------------------------------------------------------------------------------------
+
+// Resident memory of this process in bytes (/proc/self/statm); 0 where it cannot be read.
+uint64_t resident_bytes() {
+  FILE *f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  unsigned long long size = 0, resident = 0;
+  const int n = std::fscanf(f, "%llu %llu", &size, &resident);
+  std::fclose(f);
+  return n == 2 ? resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)) : 0;
+}
+
+// The same small launch many times on one stream: memory a backend keeps per launch (a command it never
+// frees, a kernel object built anew each time) grows the child's resident set without bound. A warm-up first
+// lets caches, pools and lazily built kernels settle; the growth then must stay under both thresholds (per
+// launch and in all), which allocator noise does not reach. Reported as QUALITY_WARNING: a leak is a defect a
+// user must hear about, but no result is wrong. The launches stop at a time budget, so a slow (or planted-slow)
+// device costs a few seconds, not minutes; fewer launches then rarely pass the total threshold.
+constexpr int kLeakWarmup = 200, kLeakLaunches = 10000;
+constexpr double kLeakBudget_s = 2;               // for the measured launches (the warm-up gets a quarter of it)
+constexpr double kLeakPerLaunch = 1024;           // bytes per launch...
+constexpr double kLeakTotal = 4.0 * 1024 * 1024;  // ...and in all, both exceeded for a warning
+
+void leak_row(pk_device_t dev, RowTally &tally) {
+  const std::vector<int64_t> shape = {1024};
+  const DeviceTensor x(dev, kF32, shape), ones(dev, kF32, shape), out(dev, kF32, shape);
+  require_add(dev, x);
+  StreamHandle s(dev);
+  std::vector<float> x0(1024), got(1024);
+  for (size_t i = 0; i < x0.size(); ++i) x0[i] = static_cast<float>(i);
+  const std::vector<float> one(1024, 1.0f);
+  x.upload(s.get(), x0.data());
+  ones.upload(s.get(), one.data());
+  ++tally.r.cases;
+  // Launches in batches of 100, each synchronized (so an asynchronous queue cannot hold them all), until n ran
+  // or the budget is spent; returns how many ran.
+  const auto launches = [&](int n, double budget_s) {
+    const double deadline = now_s() + budget_s;
+    int k = 0;
+    while (k < n && (k % 100 != 0 || now_s() < deadline)) {
+      launch(s.get(), PK_OP_ADD, "add", {&x, &ones}, {&out}, nullptr);
+      if (++k % 100 == 0) check(pk_stream_synchronize(s.get()), "pk_stream_synchronize");
+    }
+    check(pk_stream_synchronize(s.get()), "pk_stream_synchronize");
+    return k;
+  };
+  const int warm = launches(kLeakWarmup, kLeakBudget_s / 4);
+  const uint64_t before = resident_bytes();
+  const int measured = launches(kLeakLaunches, kLeakBudget_s);
+  const uint64_t after = resident_bytes();
+  out.download(s.get(), got.data());
+  check(pk_stream_synchronize(s.get()), "pk_stream_synchronize");
+  std::vector<float> want(x0);
+  for (float &v : want) v += 1;
+  if (const std::string diff = first_difference(got, want); !diff.empty()) {
+    ++tally.r.cases_failed;
+    throw StageFailure("add repeated " + std::to_string(warm + measured) + " times: " + diff);
+  }
+  ++tally.r.cases_run;
+  if (before == 0 || after == 0) {
+    tally.r.message = "resident memory not measured (/proc/self/statm unreadable)";
+    return;
+  }
+  const double growth = after > before ? static_cast<double>(after - before) : 0.0;
+  char buf[200];
+  std::snprintf(buf, sizeof buf,
+                "resident memory grew by %.0f bytes per launch over %d launches of add (%.1f MiB in all)",
+                growth / measured, measured, growth / (1024.0 * 1024.0));
+  tally.r.message = buf;
+  if (growth / measured > kLeakPerLaunch && growth > kLeakTotal) tally.r.status = Status::quality_warning;
+}
+
 }  // namespace
 
 PairResult check_stream_stage(pk_device_t device, size_t which) {
@@ -641,10 +715,13 @@ PairResult check_stream_stage(pk_device_t device, size_t which) {
       case 2:
         scratch_row(device, tally);
         break;
+      case 3:
+        leak_row(device, tally);
+        break;
       default:
         throw StageFailure("no stage row " + std::to_string(which));
     }
-    r.status = Status::pass;
+    if (r.status != Status::quality_warning) r.status = Status::pass;
   } catch (const StageDeclined &e) {
     r.status = Status::not_supported;
     r.message = e.what();
