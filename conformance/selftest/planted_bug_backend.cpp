@@ -25,6 +25,7 @@
 //   event_early      asynchronous streams whose events complete when recorded and whose stream_wait_event orders
 //                    nothing, while stream_synchronize, stream_query and copies wait for the work honestly
 //   stream_shared_scratch f32 sum passes its results through one scratch array shared by every stream, unlocked
+//   leak_per_launch  every launch keeps 16 KiB of host memory it never frees (results stay right)
 //   crash_empty      any launch with an empty tensor raises SIGSEGV
 //   hang_shape       any launch whose input 0 has one specific shape (4x7) never returns
 //   write_past_end   neg writes one element past the highest element of its output view (inside the storage)
@@ -88,14 +89,34 @@ constexpr bool is_bug(std::string_view name) {
 }
 
 constexpr bool known_bug() {
-  constexpr std::string_view names[] = {
-      "exp_2ulp",        "exp_4ulp",          "bf16_truncate",        "maximum_nan",
-      "ignore_strides",  "ignore_offset",     "broadcast_axis",       "add_saturate",
-      "sum_f16_acc",     "slice_off_by_one",  "event_race",           "crash_empty",
-      "hang_shape",      "write_past_end",    "write_before_start",   "strided_output",
-      "k0_garbage",      "empty_sum_garbage", "ftz_results",          "daz_f16_inputs",
-      "argmax_last_tie", "minimum_zero_sign", "convert_double_round", "sigmoid_f16",
-      "sum_long_bf16",   "event_early",       "stream_shared_scratch"};
+  constexpr std::string_view names[] = {"exp_2ulp",
+                                        "exp_4ulp",
+                                        "bf16_truncate",
+                                        "maximum_nan",
+                                        "ignore_strides",
+                                        "ignore_offset",
+                                        "broadcast_axis",
+                                        "add_saturate",
+                                        "sum_f16_acc",
+                                        "slice_off_by_one",
+                                        "event_race",
+                                        "crash_empty",
+                                        "hang_shape",
+                                        "write_past_end",
+                                        "write_before_start",
+                                        "strided_output",
+                                        "k0_garbage",
+                                        "empty_sum_garbage",
+                                        "ftz_results",
+                                        "daz_f16_inputs",
+                                        "argmax_last_tie",
+                                        "minimum_zero_sign",
+                                        "convert_double_round",
+                                        "sigmoid_f16",
+                                        "sum_long_bf16",
+                                        "event_early",
+                                        "stream_shared_scratch",
+                                        "leak_per_launch"};
   for (std::string_view n : names)
     if (n == kBug) return true;
   return false;
@@ -497,6 +518,22 @@ void sum_through_shared_scratch(const pk_tensor &out) {
     *o.at<float>(kit::offset_of(o, j)) = g_scratch[j].load(std::memory_order_relaxed);
 }
 
+// leak_per_launch: 16 KiB per launch, written so that its pages are resident, and chained from a global list
+// head so that it stays reachable (the compiler cannot drop it, a leak checker calls it "still reachable"): the
+// memory a backend that builds a command object per launch and never frees it would lose.
+constexpr size_t kLeakBytes = 16 * 1024;
+std::atomic<void *> g_leaked{nullptr};
+
+void leak_one_block() {
+  void *block = std::malloc(kLeakBytes);
+  if (block == nullptr) return;
+  std::memset(block, 0xa5, kLeakBytes);
+  void *head = g_leaked.load();
+  do {
+    std::memcpy(block, &head, sizeof head);
+  } while (!g_leaked.compare_exchange_weak(head, block));
+}
+
 // --- hang_shape ----------------------------------------------------------------------------------------------
 
 // The shape that hangs: $PRIMKIT_BUG_HANG_SHAPE ("3x5"; "" for a scalar) or 4x7, a shape the conformance
@@ -636,6 +673,9 @@ pk_status planted_launch(pk_be_stream *stream, uint32_t op_id, const pk_tensor *
     const pk_status st = forward(inputs, attrs);
     if (st == PK_OK && op_id == PK_OP_SUM && out_dtype == PK_DTYPE_F32) sum_through_shared_scratch(outputs[0]);
     return st;
+  } else if constexpr (is_bug("leak_per_launch")) {
+    leak_one_block();
+    return forward(inputs, attrs);
   } else if constexpr (is_bug("crash_empty")) {
     for (uint32_t i = 0; i < num_inputs; ++i)
       if (numel_of(inputs[i]) == 0) std::raise(SIGSEGV);

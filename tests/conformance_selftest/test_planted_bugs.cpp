@@ -11,6 +11,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -188,7 +189,7 @@ std::vector<std::string> planted_bugs() {
 
 TEST(PlantedBugs, EachLoadsAsItsOwnBackend) {
   const std::vector<std::string> bugs = planted_bugs();
-  EXPECT_GE(bugs.size(), 27u);
+  EXPECT_GE(bugs.size(), 28u);
   for (const std::string &bug : bugs) {
     Session s(bug_plugin(bug));
     ASSERT_TRUE(s.ok()) << s.error();
@@ -528,6 +529,56 @@ TEST(PlantedBugs, StreamsShareOneScratchArray) {
   // in nearly every round, so most rounds read the other stream's sums.
   EXPECT_GE(concurrent_sum_rounds_wrong(bug_plugin("stream_shared_scratch"), 10), 1)
       << "two concurrent sums never disturbed each other: no shared scratch is planted";
+}
+
+// --- memory kept per launch (found by the streams stage's leak row) -----------------------------------------------
+
+// Resident bytes of this process (/proc/self/statm).
+uint64_t resident_bytes() {
+  std::FILE *f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  unsigned long long size = 0, resident = 0;
+  const int n = std::fscanf(f, "%llu %llu", &size, &resident);
+  std::fclose(f);
+  return n == 2 ? resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) : 0;
+}
+
+struct LeakRun {
+  std::vector<float> result;  // neg of {1, 2, 3, 4} after the launches
+  double growth = 0;          // resident bytes gained over the 400 measured launches
+};
+
+LeakRun neg_many_times(const std::string &plugin) {
+  LeakRun r;
+  Session s(plugin);
+  EXPECT_TRUE(s.ok()) << s.error();
+  if (!s.ok()) return r;
+  const std::vector<float> x = {1, 2, 3, 4};
+  auto in = s.upload(kF32, {4}, x.data(), 16);
+  DeviceTensor out(s.device(), kF32, {4}, 16);
+  const auto launches = [&](int n) {
+    for (int k = 0; k < n; ++k)
+      EXPECT_EQ(pk_launch(s.stream(), PK_OP_NEG, &in->tensor(), 1, &out.tensor(), 1, nullptr), PK_OK) << last_message();
+    EXPECT_EQ(pk_stream_synchronize(s.stream()), PK_OK) << last_message();
+  };
+  launches(50);  // warm-up: pools and caches settle
+  const uint64_t before = resident_bytes();
+  launches(400);
+  const uint64_t after = resident_bytes();
+  r.growth = after > before ? static_cast<double>(after - before) : 0.0;
+  r.result = s.download<float>(out, 4);
+  return r;
+}
+
+TEST(PlantedBugs, KeepsMemoryOnEveryLaunch) {
+  const std::vector<float> negated = {-1, -2, -3, -4};
+  const LeakRun clean = neg_many_times(kCpuPlugin);
+  EXPECT_EQ(clean.result, negated);
+  EXPECT_LT(clean.growth, 1024.0 * 1024.0) << "the clean CPU backend grows by " << clean.growth << " bytes";
+  const LeakRun buggy = neg_many_times(bug_plugin("leak_per_launch"));
+  EXPECT_EQ(buggy.result, negated) << "the leak must not change results";
+  // 400 launches x 16 KiB = 6.25 MiB kept; allow 10 % for pages the allocator had already made resident.
+  EXPECT_GE(buggy.growth, 0.9 * 400 * 16 * 1024) << "no memory is kept per launch: no leak is planted";
 }
 
 // --- crash and hang -----------------------------------------------------------------------------------------
