@@ -22,6 +22,10 @@
 //   sum_f16_acc      floating-point sum accumulates in f16
 //   slice_off_by_one slice starts one element late on one axis
 //   event_race       asynchronous streams whose events, synchronize and copies complete before the op's write lands
+//   event_early      asynchronous streams whose events complete when recorded and whose stream_wait_event orders
+//                    nothing, while stream_synchronize, stream_query and copies wait for the work honestly
+//   stream_shared_scratch f32 sum passes its results through one scratch array shared by every stream, unlocked
+//   leak_per_launch  every launch keeps 16 KiB of host memory it never frees (results stay right)
 //   crash_empty      any launch with an empty tensor raises SIGSEGV
 //   hang_shape       any launch whose input 0 has one specific shape (4x7) never returns
 //   write_past_end   neg writes one element past the highest element of its output view (inside the storage)
@@ -39,6 +43,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -84,12 +89,34 @@ constexpr bool is_bug(std::string_view name) {
 }
 
 constexpr bool known_bug() {
-  constexpr std::string_view names[] = {
-      "exp_2ulp",        "exp_4ulp",          "bf16_truncate",        "maximum_nan",    "ignore_strides",
-      "ignore_offset",   "broadcast_axis",    "add_saturate",         "sum_f16_acc",    "slice_off_by_one",
-      "event_race",      "crash_empty",       "hang_shape",           "write_past_end", "write_before_start",
-      "strided_output",  "k0_garbage",        "empty_sum_garbage",    "ftz_results",    "daz_f16_inputs",
-      "argmax_last_tie", "minimum_zero_sign", "convert_double_round", "sigmoid_f16",    "sum_long_bf16"};
+  constexpr std::string_view names[] = {"exp_2ulp",
+                                        "exp_4ulp",
+                                        "bf16_truncate",
+                                        "maximum_nan",
+                                        "ignore_strides",
+                                        "ignore_offset",
+                                        "broadcast_axis",
+                                        "add_saturate",
+                                        "sum_f16_acc",
+                                        "slice_off_by_one",
+                                        "event_race",
+                                        "crash_empty",
+                                        "hang_shape",
+                                        "write_past_end",
+                                        "write_before_start",
+                                        "strided_output",
+                                        "k0_garbage",
+                                        "empty_sum_garbage",
+                                        "ftz_results",
+                                        "daz_f16_inputs",
+                                        "argmax_last_tie",
+                                        "minimum_zero_sign",
+                                        "convert_double_round",
+                                        "sigmoid_f16",
+                                        "sum_long_bf16",
+                                        "event_early",
+                                        "stream_shared_scratch",
+                                        "leak_per_launch"};
   for (std::string_view n : names)
     if (n == kBug) return true;
   return false;
@@ -472,6 +499,41 @@ void sum_long_in_bf16(const pk_tensor &in, const pk_tensor &out, const pk_attrs_
   for (int64_t j = 0; j < o.numel; ++j) *o.at<kit::bfloat16>(kit::offset_of(o, j)) = acc[static_cast<size_t>(j)];
 }
 
+// stream_shared_scratch: the results go through one scratch array that every stream shares, as in a backend that
+// allocates its reduction workspace once per device instead of per stream: written, then (after the time a
+// device's second pass would take) read back into the output, with no lock around the two. Alone, a sum is
+// right; two streams summing at once read each other's partial results. The slots are atomics so that the race
+// lies in the logic (no lock spans write, wait and read), never in undefined behaviour of the memory model.
+constexpr size_t kScratchSlots = size_t{1} << 16;
+constexpr auto kScratchDelay = std::chrono::milliseconds(5);
+std::atomic<float> g_scratch[kScratchSlots];
+
+void sum_through_shared_scratch(const pk_tensor &out) {
+  const kit::View o = kit::view_of(out);
+  if (o.numel <= 0 || static_cast<size_t>(o.numel) > kScratchSlots) return;
+  for (int64_t j = 0; j < o.numel; ++j)
+    g_scratch[j].store(*o.at<float>(kit::offset_of(o, j)), std::memory_order_relaxed);
+  std::this_thread::sleep_for(kScratchDelay);
+  for (int64_t j = 0; j < o.numel; ++j)
+    *o.at<float>(kit::offset_of(o, j)) = g_scratch[j].load(std::memory_order_relaxed);
+}
+
+// leak_per_launch: 16 KiB per launch, written so that its pages are resident, and chained from a global list
+// head so that it stays reachable (the compiler cannot drop it, a leak checker calls it "still reachable"): the
+// memory a backend that builds a command object per launch and never frees it would lose.
+constexpr size_t kLeakBytes = 16 * 1024;
+std::atomic<void *> g_leaked{nullptr};
+
+void leak_one_block() {
+  void *block = std::malloc(kLeakBytes);
+  if (block == nullptr) return;
+  std::memset(block, 0xa5, kLeakBytes);
+  void *head = g_leaked.load();
+  do {
+    std::memcpy(block, &head, sizeof head);
+  } while (!g_leaked.compare_exchange_weak(head, block));
+}
+
 // --- hang_shape ----------------------------------------------------------------------------------------------
 
 // The shape that hangs: $PRIMKIT_BUG_HANG_SHAPE ("3x5"; "" for a scalar) or 4x7, a shape the conformance
@@ -607,6 +669,13 @@ pk_status planted_launch(pk_be_stream *stream, uint32_t op_id, const pk_tensor *
     if (st == PK_OK && op_id == PK_OP_SUM && out_dtype == PK_DTYPE_BF16)
       sum_long_in_bf16(inputs[0], outputs[0], *static_cast<const pk_attrs_sum *>(attrs));
     return st;
+  } else if constexpr (is_bug("stream_shared_scratch")) {
+    const pk_status st = forward(inputs, attrs);
+    if (st == PK_OK && op_id == PK_OP_SUM && out_dtype == PK_DTYPE_F32) sum_through_shared_scratch(outputs[0]);
+    return st;
+  } else if constexpr (is_bug("leak_per_launch")) {
+    leak_one_block();
+    return forward(inputs, attrs);
   } else if constexpr (is_bug("crash_empty")) {
     for (uint32_t i = 0; i < num_inputs; ++i)
       if (numel_of(inputs[i]) == 0) std::raise(SIGSEGV);
@@ -647,6 +716,11 @@ pk_status bug_op_launch(pk_be_stream *stream, uint32_t op_id, const pk_tensor *i
 // Only the completion signals lie: a host-to-device copy still waits for the queue (a real driver stages
 // pageable memory in order), and freeing memory, destroying a stream and closing the context drain the queue
 // for real, so the late writes only ever land in live device memory, never in freed or host memory.
+//
+// event_early runs on the same machinery with honest stream slots: stream_synchronize and copy_device_to_host
+// drain the queue and stream_query answers PK_NOT_READY while it is busy. Only the events lie (complete when
+// recorded; stream_wait_event orders nothing), so the runner's launch-synchronize-copy path passes every case and
+// only a caller that trusts an event (the streams stage) sees the unfinished result.
 
 constexpr auto kLandDelay = std::chrono::milliseconds(20);
 
@@ -716,6 +790,12 @@ class AsyncStream {
     cv_.notify_all();
   }
 
+  // Whether nothing is queued or running (stream_query of event_early, which must not block).
+  bool idle() {
+    std::lock_guard<std::mutex> g(m_);
+    return queue_.empty() && !busy_;
+  }
+
   // Waits until every queued item has run: what the buggy completion slots skip.
   void drain() {
     std::unique_lock<std::mutex> g(m_);
@@ -726,7 +806,8 @@ class AsyncStream {
   pk_status sticky() {
     std::lock_guard<std::mutex> g(m_);
     if (sticky_ == PK_OK) return PK_OK;
-    return own_fail(PK_ERROR_STREAM_FAILED, 0, "bug_event_race: stream failed earlier: %s", sticky_message_.c_str());
+    return own_fail(PK_ERROR_STREAM_FAILED, 0, "bug_%s: stream failed earlier: %s", kBug.data(),
+                    sticky_message_.c_str());
   }
 
  private:
@@ -802,7 +883,7 @@ AsyncEvent *event_of(pk_be_event *e) {
 
 pk_status race_open(const pk_host_services *host, pk_be_context **out) {
   g_own_error = false;
-  if (out == nullptr) return own_fail(PK_ERROR_INVALID_ARGUMENT, 0, "bug_event_race: open: out is NULL");
+  if (out == nullptr) return own_fail(PK_ERROR_INVALID_ARGUMENT, 0, "bug_%s: open: out is NULL", kBug.data());
   auto ctx = std::make_unique<AsyncContext>();
   if (pk_status st = inner().open(host, &ctx->inner)) return st;
   *out = reinterpret_cast<pk_be_context *>(ctx.release());
@@ -862,7 +943,8 @@ pk_status race_copy_d2h(pk_be_stream *s, void *dst, const void *src, uint64_t sr
   AsyncStream *st = stream_of(s);
   if (pk_status e = st->sticky()) return e;
   // THE DEFECT, part 3: no wait for the queued writes. The copy itself is done when this returns, so a late
-  // write never lands in host memory the caller may already have freed.
+  // write never lands in host memory the caller may already have freed. event_early waits (honest copies).
+  if constexpr (is_bug("event_early")) st->drain();
   return inner().copy_device_to_host(st->inner_stream(), dst, src, src_offset, bytes);
 }
 
@@ -904,12 +986,19 @@ pk_status race_stream_destroy(pk_be_stream *s) {
   return PK_OK;
 }
 
-// THE DEFECT, part 1: "finished" without waiting for the queue.
+// THE DEFECT, part 1: "finished" without waiting for the queue (event_race only: event_early's stream slots are
+// honest, so that only its events lie).
 pk_status race_stream_synchronize(pk_be_stream *s) {
   g_own_error = false;
+  if constexpr (is_bug("event_early")) stream_of(s)->drain();
   return stream_of(s)->sticky();
 }
 pk_status race_stream_query(pk_be_stream *s) {
+  if constexpr (is_bug("event_early")) {
+    g_own_error = false;
+    if (!stream_of(s)->idle()) return PK_NOT_READY;
+    return stream_of(s)->sticky();
+  }
   return race_stream_synchronize(s);
 }
 
@@ -938,7 +1027,7 @@ pk_status race_stream_wait_event(pk_be_stream *s, pk_be_event *) {
 pk_status race_event_synchronize(pk_be_event *e) {
   g_own_error = false;
   if (event_of(e)->status == PK_OK) return PK_OK;
-  return own_fail(PK_ERROR_STREAM_FAILED, 0, "bug_event_race: the recording stream had failed");
+  return own_fail(PK_ERROR_STREAM_FAILED, 0, "bug_%s: the recording stream had failed", kBug.data());
 }
 pk_status race_event_query(pk_be_event *e) {
   return race_event_synchronize(e);
@@ -967,7 +1056,7 @@ pk_status race_op_launch(pk_be_stream *s, uint32_t op_id, const pk_tensor *input
   PK_STRUCT_INIT(support);
   if (pk_status e = inner().op_query(st->inner_ctx(), &q, &support)) return e;
   if (!support.supported) {
-    return own_fail(PK_UNIMPLEMENTED, op_id, "bug_event_race: %s", support.reason);
+    return own_fail(PK_UNIMPLEMENTED, op_id, "bug_%s: %s", kBug.data(), support.reason);
   }
   try {
     auto launch = std::make_shared<QueuedLaunch>(op_id, inputs, num_inputs, outputs, num_outputs, attrs);
@@ -979,7 +1068,7 @@ pk_status race_op_launch(pk_be_stream *s, uint32_t op_id, const pk_tensor *input
                                l.has_attrs ? l.attrs.data() : nullptr);
     });
   } catch (const std::bad_alloc &) {
-    return own_fail(PK_ERROR_OUT_OF_MEMORY, op_id, "bug_event_race: out of host memory");
+    return own_fail(PK_ERROR_OUT_OF_MEMORY, op_id, "bug_%s: out of host memory", kBug.data());
   }
   return PK_OK;
 }
@@ -989,7 +1078,7 @@ pk_status race_op_launch(pk_be_stream *s, uint32_t op_id, const pk_tensor *input
 // The name is bug_<defect>, so that each planted backend is a distinct backend in reports.
 pk_status bug_get_info(pk_be_context *c, pk_backend_info *out) {
   g_own_error = false;
-  pk_be_context *in = is_bug("event_race") && c ? ctx_of(c)->inner : c;
+  pk_be_context *in = (is_bug("event_race") || is_bug("event_early")) && c ? ctx_of(c)->inner : c;
   const pk_status st = inner().get_info(in, out);
   if (st != PK_OK || out == nullptr) return st;
   if (out->struct_size >= offsetof(pk_backend_info, name) + sizeof out->name) {
@@ -1009,7 +1098,7 @@ pk_status bug_get_last_error(pk_be_context *c, pk_error_info *out) {
 pk_backend_api make_table(const pk_backend_api &in) {
   pk_backend_api a = in;  // the CPU's own slots, then the planted ones
   a.get_info = bug_get_info;
-  if constexpr (is_bug("event_race")) {
+  if constexpr (is_bug("event_race") || is_bug("event_early")) {
     a.open = race_open;
     a.close = race_close;
     a.get_last_error = race_get_last_error;

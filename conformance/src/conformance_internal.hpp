@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,9 @@ struct Pair {
 // What a run covers, decided before any backend is loaded.
 struct Selection {
   std::vector<Pair> pairs;
+  // The streams stage's rows the run checks (indices into kStreamStages): those whose name the --ops globs
+  // match; none for a --case run.
+  std::vector<size_t> stages;
   // The case a --case run keeps, without its "fused:" prefix (the cases are the op's); empty: every case.
   std::string case_id;
   // The options that left pairs of the backend unchecked ("--ops exp", "--dtypes f32", "--case ...",
@@ -130,6 +134,41 @@ bool glob_match(const std::string &globs, const char *name);
 // The case's inputs (dtype, shape, strides, byte offset of each) and note, for reports.
 std::string describe_inputs(const Case &c);
 
+// --- the backend in a child (runner.cpp) ---------------------------------------------------------------------
+
+// A strict runtime with the backend loaded (by path without discovery, or by name). Owns the runtime.
+struct Session {
+  pk_runtime_t runtime = nullptr;
+  pk_backend_t backend = nullptr;
+  pk_device_t device = nullptr;
+  std::string error;
+  std::string no_devices;  // non-empty: the backend loaded but has no device (the reason)
+  Session(const std::string &name_or_path, uint32_t device_index);
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
+  ~Session();
+};
+// "killed by signal 11 (Segmentation fault)", "exited with status 3", ... for a waitpid() status.
+std::string describe_exit(int wstatus);
+// The calling thread's last PrimKit error message.
+std::string last_error();
+
+// --- the streams stage (streams_stage.cpp) -----------------------------------------------------------------------
+
+// Checks of the stream and event machinery that run once per backend run, not per op, each reported as its own
+// row (op = the name below, dtype "-"): --ops selects them by these names like ops.
+constexpr size_t kStreamStageCount = 4;
+extern const char *const kStreamStages[kStreamStageCount];
+// Whether a result row is a stage row (not an (op, dtype) pair).
+bool is_stage_row(const std::string &op);
+// Runs stage row `which` in this process on an opened device. Never throws: a problem is the row's status.
+PairResult check_stream_stage(pk_device_t device, size_t which);
+// Runs the rows in forked children (in this process when options.isolate is off), like the pairs: a child that
+// dies or hangs turns the row it was in into CRASH or TIMEOUT and the rows after it run in a new child.
+// `done` is called with each row's result as it comes in.
+std::vector<PairResult> run_stream_stages(const Options &options, const std::vector<size_t> &rows,
+                                          const std::function<void(const PairResult &)> &done);
+
 // --- report text (report.cpp), shared with the HTML pages (report_html.cpp) -----------------------------------
 
 std::string json_string(const std::string &s);
@@ -139,6 +178,7 @@ std::string percent(uint32_t n, uint32_t m);
 std::string abi_text(uint32_t version);
 std::string policy_text(uint32_t float_policy);
 std::string narrowed_text(const Report &r);  // the narrowing options, space-separated
+std::string tier_name(const PairResult &p);  // "primitive", "composite" or "stage"
 // FAIL, CRASH, TIMEOUT, NO_REFERENCE and UNEXPECTED_PASS: the statuses that make the run exit 1.
 bool is_problem(Status s);
 // "yes", or "no: ..." / "not established: ..." with the reason, for every report format alike.

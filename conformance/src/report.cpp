@@ -126,6 +126,13 @@ std::string conformance_verdict(const Report &r) {
   return "yes";
 }
 
+// A row's tier: an op's ("primitive", "composite"), or "stage" for a row of the streams stage, which checks the
+// stream and event machinery rather than an op.
+std::string tier_name(const PairResult &p) {
+  if (is_stage_row(p.op)) return "stage";
+  return p.primitive ? "primitive" : "composite";
+}
+
 }  // namespace detail
 
 using namespace detail;
@@ -197,13 +204,13 @@ std::string to_json(const Report &r) {
   for (size_t i = 0; i < r.results.size(); ++i) {
     const PairResult &p = r.results[i];
     o << (i ? ",\n" : "\n") << "    {\"op\": " << json_string(p.op) << ", \"dtype\": " << json_string(p.dtype)
-      << ", \"tier\": " << (p.primitive ? "\"primitive\"" : "\"composite\"")
-      << ", \"status\": " << json_string(status_name(p.status)) << ", \"check\": " << json_string(p.check)
-      << ", \"cases\": " << p.cases << ", \"cases_run\": " << p.cases_run << ", \"cases_failed\": " << p.cases_failed
-      << ", \"cases_not_supported\": " << p.cases_not_supported << ", \"max_ulp\": " << number(p.max_ulp)
-      << ", \"worst_ratio\": " << number(p.worst_ratio) << ", \"ulp_histogram\": [" << p.histogram.bucket[0] << ", "
-      << p.histogram.bucket[1] << ", " << p.histogram.bucket[2] << ", " << p.histogram.bucket[3] << ", "
-      << p.histogram.bucket[4] << "], \"seconds\": " << number(p.seconds);
+      << ", \"tier\": " << json_string(tier_name(p)) << ", \"status\": " << json_string(status_name(p.status))
+      << ", \"check\": " << json_string(p.check) << ", \"cases\": " << p.cases << ", \"cases_run\": " << p.cases_run
+      << ", \"cases_failed\": " << p.cases_failed << ", \"cases_not_supported\": " << p.cases_not_supported
+      << ", \"max_ulp\": " << number(p.max_ulp) << ", \"worst_ratio\": " << number(p.worst_ratio)
+      << ", \"ulp_histogram\": [" << p.histogram.bucket[0] << ", " << p.histogram.bucket[1] << ", "
+      << p.histogram.bucket[2] << ", " << p.histogram.bucket[3] << ", " << p.histogram.bucket[4]
+      << "], \"seconds\": " << number(p.seconds);
     if (!p.worst_case.empty()) {
       o << ", \"worst_case\": " << json_string(p.worst_case) << ", \"worst_index\": " << p.worst_index
         << ", \"reproducer\": " << json_string(reproducer(r, p.worst_case));
@@ -255,10 +262,10 @@ std::string to_markdown(const Report &r) {
   o << "\n## All results\n\n| op | dtype | tier | status | check | cases | max ULP | ULP histogram 0/1/2/3/>=4 |\n"
        "|---|---|---|---|---|---|---|---|\n";
   for (const PairResult &p : r.results) {
-    o << "| " << p.op << " | " << p.dtype << " | " << (p.primitive ? "primitive" : "composite") << " | "
-      << status_name(p.status) << " | " << p.check << " | " << p.cases_run << "/" << p.cases << " | "
-      << number(p.max_ulp) << " | " << p.histogram.bucket[0] << "/" << p.histogram.bucket[1] << "/"
-      << p.histogram.bucket[2] << "/" << p.histogram.bucket[3] << "/" << p.histogram.bucket[4] << " |\n";
+    o << "| " << p.op << " | " << p.dtype << " | " << tier_name(p) << " | " << status_name(p.status) << " | " << p.check
+      << " | " << p.cases_run << "/" << p.cases << " | " << number(p.max_ulp) << " | " << p.histogram.bucket[0] << "/"
+      << p.histogram.bucket[1] << "/" << p.histogram.bucket[2] << "/" << p.histogram.bucket[3] << "/"
+      << p.histogram.bucket[4] << " |\n";
   }
   return o.str();
 }

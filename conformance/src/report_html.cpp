@@ -195,6 +195,7 @@ std::string to_html(const Report &r) {
   std::vector<std::string> dtypes;
   for (int32_t d = 0; d < PK_DTYPE_COUNT; ++d)
     if (dtype_seen.count(meta::dtype_name(d))) dtypes.push_back(meta::dtype_name(d));
+  if (dtype_seen.count("-")) dtypes.push_back("-");  // the streams stage's rows, which have no dtype
   std::map<std::string, std::map<std::string, const PairResult *>> cell;
   std::vector<std::string> ops;
   for (const PairResult &p : r.results) {

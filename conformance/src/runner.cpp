@@ -36,11 +36,14 @@ const char *const kFusedComposites[6] = {"softmax", "log_softmax", "layer_norm",
 
 using detail::decode;
 using detail::decode_probe;
+using detail::describe_exit;
 using detail::encode;
 using detail::encode_probe;
 using detail::escape;
+using detail::last_error;
 using detail::Pair;
 using detail::ProbeInfo;
+using detail::Session;
 using detail::unescape;
 using detail::write_line;
 
@@ -48,13 +51,6 @@ namespace {
 
 using meta::OpInfo;
 using oracle::HostTensor;
-
-std::string last_error() {
-  pk_error_info e;
-  PK_STRUCT_INIT(e);
-  pk_get_last_error(&e);
-  return e.message;
-}
 
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -66,54 +62,65 @@ bool looks_like_path(const std::string &s) {
   return s.find('/') != std::string::npos || (s.size() > 3 && s.compare(s.size() - 3, 3, ".so") == 0);
 }
 
-// A strict runtime with the backend loaded. Owns the runtime.
-struct Session {
-  pk_runtime_t runtime = nullptr;
-  pk_backend_t backend = nullptr;
-  pk_device_t device = nullptr;
-  std::string error;
-  std::string no_devices;  // non-empty: the backend loaded but has no device (the reason)
-  Session(const Session &) = delete;
-  Session &operator=(const Session &) = delete;
-  Session(const std::string &name_or_path, uint32_t device_index) {
-    pk_runtime_options opts;
-    PK_STRUCT_INIT(opts);
-    const bool by_path = looks_like_path(name_or_path);
-    opts.flags =
-        static_cast<uint32_t>(PK_RUNTIME_STRICT) | (by_path ? static_cast<uint32_t>(PK_RUNTIME_NO_DISCOVERY) : 0u);
-    if (pk_runtime_create(&opts, &runtime) != PK_OK) {
-      error = "cannot create the runtime: " + last_error();
-      return;
-    }
-    if (by_path) {
-      if (pk_runtime_load_plugin(runtime, name_or_path.c_str(), &backend) != PK_OK) {
-        error = last_error();
-        return;
-      }
-    } else if (pk_runtime_find_backend(runtime, name_or_path.c_str(), &backend) != PK_OK) {
-      error = "no backend named '" + name_or_path + "' was found";
-      const char *errors = pk_runtime_load_errors(runtime);
-      if (errors && *errors) error += "; plugins that failed to load:\n" + std::string(errors);
-      return;
-    }
-    uint32_t count = 0;
-    pk_backend_device_count(backend, &count);
-    if (count == 0) {
-      no_devices = last_error();  // the backend's reason, kept by the runtime
-      return;
-    }
-    if (device_index >= count) {
-      error = "the backend has " + std::to_string(count) + " devices, no device " + std::to_string(device_index);
-      return;
-    }
-    pk_backend_device(backend, device_index, &device);
-  }
-  ~Session() {
-    if (runtime) pk_runtime_destroy(runtime);
-  }
-};
-
 }  // namespace
+
+namespace detail {
+
+std::string last_error() {
+  pk_error_info e;
+  PK_STRUCT_INIT(e);
+  pk_get_last_error(&e);
+  return e.message;
+}
+
+Session::Session(const std::string &name_or_path, uint32_t device_index) {
+  pk_runtime_options opts;
+  PK_STRUCT_INIT(opts);
+  const bool by_path = looks_like_path(name_or_path);
+  opts.flags =
+      static_cast<uint32_t>(PK_RUNTIME_STRICT) | (by_path ? static_cast<uint32_t>(PK_RUNTIME_NO_DISCOVERY) : 0u);
+  if (pk_runtime_create(&opts, &runtime) != PK_OK) {
+    error = "cannot create the runtime: " + last_error();
+    return;
+  }
+  if (by_path) {
+    if (pk_runtime_load_plugin(runtime, name_or_path.c_str(), &backend) != PK_OK) {
+      error = last_error();
+      return;
+    }
+  } else if (pk_runtime_find_backend(runtime, name_or_path.c_str(), &backend) != PK_OK) {
+    error = "no backend named '" + name_or_path + "' was found";
+    const char *errors = pk_runtime_load_errors(runtime);
+    if (errors && *errors) error += "; plugins that failed to load:\n" + std::string(errors);
+    return;
+  }
+  uint32_t count = 0;
+  pk_backend_device_count(backend, &count);
+  if (count == 0) {
+    no_devices = last_error();  // the backend's reason, kept by the runtime
+    return;
+  }
+  if (device_index >= count) {
+    error = "the backend has " + std::to_string(count) + " devices, no device " + std::to_string(device_index);
+    return;
+  }
+  pk_backend_device(backend, device_index, &device);
+}
+
+Session::~Session() {
+  if (runtime) pk_runtime_destroy(runtime);
+}
+
+std::string describe_exit(int wstatus) {
+  if (WIFSIGNALED(wstatus)) {
+    int sig = WTERMSIG(wstatus);
+    return std::string("killed by signal ") + std::to_string(sig) + " (" + strsignal(sig) + ")";
+  }
+  if (WIFEXITED(wstatus)) return "exited with status " + std::to_string(WEXITSTATUS(wstatus));
+  return "ended abnormally";
+}
+
+}  // namespace detail
 
 bool query_support(pk_device_t dev, const OpInfo &op, int32_t dtype, std::string *reason) {
   std::vector<pk_tensor> ins(op.num_inputs);
@@ -752,15 +759,6 @@ void probe_in(const Options &opt, const std::vector<Pair> &pairs, ProbeInfo &p) 
   }
 }
 
-std::string describe_exit(int wstatus) {
-  if (WIFSIGNALED(wstatus)) {
-    int sig = WTERMSIG(wstatus);
-    return std::string("killed by signal ") + std::to_string(sig) + " (" + strsignal(sig) + ")";
-  }
-  if (WIFEXITED(wstatus)) return "exited with status " + std::to_string(WEXITSTATUS(wstatus));
-  return "ended abnormally";
-}
-
 // Reads everything a child writes until EOF, with no progress timeout: used for the probe.
 std::string read_all(int fd, pid_t pid, double timeout_s, bool &timed_out) {
   std::string data;
@@ -967,11 +965,12 @@ Report run(const Options &options) {
   std::vector<bool> done(pairs.size(), false);
   std::vector<std::vector<size_t>> groups;
   size_t completed = 0;
+  const size_t total = pairs.size() + selection.stages.size();
   auto progress = [&](const PairResult &r) {
     ++completed;
     if (!opt.progress) return;
-    std::string line = "[" + std::to_string(completed) + "/" + std::to_string(pairs.size()) + "] " + r.op + " " +
-                       r.dtype + " " + status_name(r.status);
+    std::string line = "[" + std::to_string(completed) + "/" + std::to_string(total) + "] " + r.op + " " + r.dtype +
+                       " " + status_name(r.status);
     if (r.status == Status::fail || r.status == Status::quality_warning || r.status == Status::crash ||
         r.status == Status::timeout || r.status == Status::no_reference) {
       char buf[64];
@@ -1191,6 +1190,11 @@ Report run(const Options &options) {
       results[i].implementation = "decomposition";
   }
   report.results = std::move(results);
+  // The streams stage, once per run after the pairs (its rows follow them in the report).
+  if (!selection.stages.empty()) {
+    for (PairResult &r : detail::run_stream_stages(opt, selection.stages, progress))
+      report.results.push_back(std::move(r));
+  }
   if (!opt.expected_failures_file.empty()) {
     std::ifstream in(opt.expected_failures_file);
     if (!in) throw SetupError("cannot read " + opt.expected_failures_file);

@@ -119,12 +119,13 @@ Selection select_pairs(const Options &options) {
     return sel;
   }
 
-  // Every glob must match an op: "exp,lgo" must not quietly check exp alone.
+  // Every glob must match an op or a stage row: "exp,lgo" must not quietly check exp alone.
   for (const std::string &g : split_commas(options.ops_glob)) {
     bool any = false;
     for (const OpInfo *op = meta::ops_begin(); op != meta::ops_end() && !any; ++op)
       any = fnmatch(g.c_str(), op->name, 0) == 0;
-    if (!any) throw SetupError("--ops: '" + g + "' matches no op");
+    for (const char *stage : kStreamStages) any = any || fnmatch(g.c_str(), stage, 0) == 0;
+    if (!any) throw SetupError("--ops: '" + g + "' matches no op and no stage (" + kStreamStages[0] + ", ...)");
   }
   bool ops_left_out = false, dtypes_left_out = false;
   auto add_pairs = [&](const OpInfo &op, bool fused) {
@@ -146,10 +147,18 @@ Selection select_pairs(const Options &options) {
     for (const char *name : kFusedComposites)
       if (const OpInfo *op = meta::find_op(name)) add_pairs(*op, true);
   }
+  // The streams stage is named like ops so that --ops keeps or drops it; it has no dtype, so --dtypes does not
+  // narrow it. A stage left out narrows the run like a left-out op.
+  for (size_t k = 0; k < kStreamStageCount; ++k) {
+    if (glob_match(options.ops_glob, kStreamStages[k]))
+      sel.stages.push_back(k);
+    else
+      ops_left_out = true;
+  }
   if (ops_left_out) sel.narrowed_by.push_back("--ops " + options.ops_glob);
   if (dtypes_left_out) sel.narrowed_by.push_back("--dtypes " + dtype_list(options.dtypes));
   if (!options.fusion) sel.narrowed_by.push_back("--no-fusion");
-  if (sel.pairs.empty()) {
+  if (sel.pairs.empty() && sel.stages.empty()) {
     throw SetupError("no (op, dtype) pair matches --ops " + options.ops_glob +
                      (options.dtypes.empty() ? "" : " --dtypes " + dtype_list(options.dtypes)));
   }

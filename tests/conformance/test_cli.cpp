@@ -126,6 +126,36 @@ TEST(ConformanceCliTruth, UnknownCaseIdsAndGlobsAreErrors) {
   EXPECT_NE(c.output.find("'nosuchop' matches no op"), std::string::npos) << c.output;
 }
 
+// The streams stage: its rows are chosen by --ops like ops, have no dtype (--dtypes narrows nothing of them) and
+// are tiered "stage"; a glob that leaves them out leaves no stage row and narrows the run.
+TEST(ConformanceCliTruth, StreamsStageRowsAreSelectedByOps) {
+  const std::string dir = temp_dir();
+  Command c =
+      run_command(kPrimkit + " conformance --backend " + kCpu + " --ops 'streams:*' --dtypes f32 --report " + dir);
+  EXPECT_EQ(c.exit_code, 0) << c.output;
+  EXPECT_NE(c.output.find("Passed 4/4"), std::string::npos) << c.output;
+  const std::string json = read_file(dir + "/conformance.json");
+  for (const char *row : {"streams:events", "streams:wait_event", "streams:scratch", "streams:leak"}) {
+    EXPECT_NE(
+        json.find(std::string("{\"op\": \"") + row + "\", \"dtype\": \"-\", \"tier\": \"stage\", \"status\": \"PASS\""),
+        std::string::npos)
+        << row << "\n"
+        << json;
+    EXPECT_NE(read_file(dir + "/conformance.md").find(std::string("| ") + row + " | - | stage | PASS |"),
+              std::string::npos)
+        << row;
+  }
+  EXPECT_NE(json.find("\"narrowed_by\": [\"--ops streams:*\"]"), std::string::npos) << json;
+
+  c = run_command(kPrimkit + " conformance --backend " + kCpu + " --ops streams:events --report " + dir);
+  EXPECT_EQ(c.exit_code, 0) << c.output;
+  EXPECT_NE(c.output.find("Passed 1/1"), std::string::npos) << c.output;
+
+  c = run_command(kPrimkit + " conformance --backend " + kCpu + " --ops neg --dtypes f32 --report " + dir);
+  EXPECT_EQ(c.exit_code, 0) << c.output;
+  EXPECT_EQ(read_file(dir + "/conformance.json").find("streams:"), std::string::npos);
+}
+
 // Point 3: a narrowed run says so in every format and is never fully conformant; --require-full refuses it.
 TEST(ConformanceCliTruth, NarrowedRunsAreNeverFullyConformant) {
   const std::string dir = temp_dir();

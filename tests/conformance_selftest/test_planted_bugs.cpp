@@ -7,15 +7,18 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cmath>
 #include <csignal>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "primkit/primkit.h"
@@ -186,7 +189,7 @@ std::vector<std::string> planted_bugs() {
 
 TEST(PlantedBugs, EachLoadsAsItsOwnBackend) {
   const std::vector<std::string> bugs = planted_bugs();
-  EXPECT_GE(bugs.size(), 25u);
+  EXPECT_GE(bugs.size(), 28u);
   for (const std::string &bug : bugs) {
     Session s(bug_plugin(bug));
     ASSERT_TRUE(s.ok()) << s.error();
@@ -417,6 +420,165 @@ TEST(PlantedBugs, StreamSignalsCompletionBeforeTheWriteLands) {
   EXPECT_EQ(buggy.after_event, -1.0f) << "the event waited for the write: no race is planted";
   EXPECT_EQ(buggy.after_sync, -1.0f) << "synchronize and the copy waited for the write: no race is planted";
   EXPECT_EQ(buggy.eventually, 256.0f) << "the write never landed";
+}
+
+// --- events that complete early, streams that share scratch (found by the streams stage) -----------------------
+
+struct EarlyReads {
+  std::vector<float> after_event;  // read on another stream once pk_event_synchronize says the neg is done
+  std::vector<float> after_sync;   // read on another stream once pk_stream_synchronize says so
+};
+
+// neg of {1, 2, 3, 4} into an output holding the sentinel -7, read back on a second (idle) stream after each
+// completion signal: the reads a caller that trusts the signal makes.
+EarlyReads neg_then_read_elsewhere(const std::string &plugin) {
+  EarlyReads r;
+  Session s(plugin);
+  EXPECT_TRUE(s.ok()) << s.error();
+  if (!s.ok()) return r;
+  const std::vector<float> x = {1, 2, 3, 4}, sentinel(4, -7.0f);
+  auto in = s.upload(kF32, {4}, x.data(), 16);
+  auto out = s.upload(kF32, {4}, sentinel.data(), 16);
+  EXPECT_EQ(pk_stream_synchronize(s.stream()), PK_OK) << last_message();
+  pk_stream_t reader = nullptr;
+  pk_event_t event = nullptr;
+  EXPECT_EQ(pk_stream_create(s.device(), &reader), PK_OK) << last_message();
+  EXPECT_EQ(pk_event_create(s.device(), &event), PK_OK) << last_message();
+  const auto read_on_reader = [&] {
+    std::vector<float> v(4);
+    EXPECT_EQ(pk_copy_buffer_to_host(reader, v.data(), out->buffer(), 0, 16), PK_OK) << last_message();
+    EXPECT_EQ(pk_stream_synchronize(reader), PK_OK) << last_message();
+    return v;
+  };
+  EXPECT_EQ(pk_launch(s.stream(), PK_OP_NEG, &in->tensor(), 1, &out->tensor(), 1, nullptr), PK_OK) << last_message();
+  EXPECT_EQ(pk_event_record(event, s.stream()), PK_OK) << last_message();
+  EXPECT_EQ(pk_event_synchronize(event), PK_OK) << last_message();
+  r.after_event = read_on_reader();
+  EXPECT_EQ(pk_stream_synchronize(s.stream()), PK_OK) << last_message();
+  r.after_sync = read_on_reader();
+  pk_event_destroy(event);
+  pk_stream_destroy(reader);
+  return r;
+}
+
+TEST(PlantedBugs, EventsCompleteBeforeTheWorkWhileSynchronizeWaits) {
+  const std::vector<float> negated = {-1, -2, -3, -4}, sentinel(4, -7.0f);
+  const EarlyReads clean = neg_then_read_elsewhere(kCpuPlugin);
+  EXPECT_EQ(clean.after_event, negated);
+  EXPECT_EQ(clean.after_sync, negated);
+  const EarlyReads buggy = neg_then_read_elsewhere(bug_plugin("event_early"));
+  EXPECT_EQ(buggy.after_event, sentinel) << "the event waited for the neg: no early event is planted";
+  // Unlike event_race, stream_synchronize is honest: the runner's per-case path cannot see this defect.
+  EXPECT_EQ(buggy.after_sync, negated) << "stream_synchronize does not wait: this is event_race, not event_early";
+}
+
+// Sums the rows of a 4 x 8 tensor of `value` on a stream of its own, on this thread, after `start` lets both
+// threads go; returns the four sums.
+std::vector<float> sum_rows_of(Session &s, pk_stream_t stream, float value, std::atomic<int> *start) {
+  const std::vector<float> x(32, value), sentinel(4, -1.0f);
+  // Uploaded through `stream`: each thread touches only its own stream.
+  auto in = std::make_unique<DeviceTensor>(s.device(), kF32, std::vector<int64_t>{4, 8}, 128);
+  auto out = std::make_unique<DeviceTensor>(s.device(), kF32, std::vector<int64_t>{4}, 16);
+  EXPECT_EQ(pk_copy_host_to_buffer(stream, in->buffer(), 0, x.data(), 128), PK_OK) << last_message();
+  EXPECT_EQ(pk_copy_host_to_buffer(stream, out->buffer(), 0, sentinel.data(), 16), PK_OK) << last_message();
+  EXPECT_EQ(pk_stream_synchronize(stream), PK_OK) << last_message();
+  pk_attrs_sum attrs = PK_ATTRS_SUM_INIT;
+  attrs.num_dims = 1;
+  attrs.dims[0] = 1;
+  if (start) {
+    start->fetch_add(1);
+    while (start->load() < 2) std::this_thread::yield();
+  }
+  EXPECT_EQ(pk_launch(stream, PK_OP_SUM, &in->tensor(), 1, &out->tensor(), 1, &attrs), PK_OK) << last_message();
+  std::vector<float> v(4);
+  EXPECT_EQ(pk_copy_buffer_to_host(stream, v.data(), out->buffer(), 0, 16), PK_OK) << last_message();
+  EXPECT_EQ(pk_stream_synchronize(stream), PK_OK) << last_message();
+  return v;
+}
+
+// Rounds of two concurrent sums (rows of ones on one stream, rows of twos on another); returns how many rounds
+// gave one stream exactly the other's sums (8 <-> 16): the signature of a shared scratch array. Any other wrong
+// value fails the test. Alone, each must give 8 and 16.
+int concurrent_sum_rounds_wrong(const std::string &plugin, int rounds) {
+  Session s(plugin);
+  EXPECT_TRUE(s.ok()) << s.error();
+  if (!s.ok()) return -1;
+  pk_stream_t second = nullptr;
+  EXPECT_EQ(pk_stream_create(s.device(), &second), PK_OK) << last_message();
+  EXPECT_EQ(sum_rows_of(s, s.stream(), 1.0f, nullptr), std::vector<float>(4, 8.0f)) << plugin << " alone";
+  EXPECT_EQ(sum_rows_of(s, second, 2.0f, nullptr), std::vector<float>(4, 16.0f)) << plugin << " alone";
+  int wrong = 0;
+  for (int k = 0; k < rounds; ++k) {
+    std::atomic<int> start{0};
+    std::vector<float> twos;
+    std::thread t([&] { twos = sum_rows_of(s, second, 2.0f, &start); });
+    const std::vector<float> ones = sum_rows_of(s, s.stream(), 1.0f, &start);
+    t.join();
+    const std::vector<float> eights(4, 8.0f), sixteens(4, 16.0f);
+    EXPECT_TRUE(ones == eights || ones == sixteens) << plugin << ": ones summed to " << ones[0] << ", ...";
+    EXPECT_TRUE(twos == sixteens || twos == eights) << plugin << ": twos summed to " << twos[0] << ", ...";
+    if (ones == sixteens || twos == eights) ++wrong;
+  }
+  pk_stream_destroy(second);
+  return wrong;
+}
+
+TEST(PlantedBugs, StreamsShareOneScratchArray) {
+  EXPECT_EQ(concurrent_sum_rounds_wrong(kCpuPlugin, 10), 0);
+  // Each sum holds the shared array for 5 ms between writing and reading it; threads let go together overlap
+  // in nearly every round, so most rounds read the other stream's sums.
+  EXPECT_GE(concurrent_sum_rounds_wrong(bug_plugin("stream_shared_scratch"), 10), 1)
+      << "two concurrent sums never disturbed each other: no shared scratch is planted";
+}
+
+// --- memory kept per launch (found by the streams stage's leak row) -----------------------------------------------
+
+// Resident bytes of this process (/proc/self/statm).
+uint64_t resident_bytes() {
+  std::FILE *f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  unsigned long long size = 0, resident = 0;
+  const int n = std::fscanf(f, "%llu %llu", &size, &resident);
+  std::fclose(f);
+  return n == 2 ? resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) : 0;
+}
+
+struct LeakRun {
+  std::vector<float> result;  // neg of {1, 2, 3, 4} after the launches
+  double growth = 0;          // resident bytes gained over the 400 measured launches
+};
+
+LeakRun neg_many_times(const std::string &plugin) {
+  LeakRun r;
+  Session s(plugin);
+  EXPECT_TRUE(s.ok()) << s.error();
+  if (!s.ok()) return r;
+  const std::vector<float> x = {1, 2, 3, 4};
+  auto in = s.upload(kF32, {4}, x.data(), 16);
+  DeviceTensor out(s.device(), kF32, {4}, 16);
+  const auto launches = [&](int n) {
+    for (int k = 0; k < n; ++k)
+      EXPECT_EQ(pk_launch(s.stream(), PK_OP_NEG, &in->tensor(), 1, &out.tensor(), 1, nullptr), PK_OK) << last_message();
+    EXPECT_EQ(pk_stream_synchronize(s.stream()), PK_OK) << last_message();
+  };
+  launches(50);  // warm-up: pools and caches settle
+  const uint64_t before = resident_bytes();
+  launches(400);
+  const uint64_t after = resident_bytes();
+  r.growth = after > before ? static_cast<double>(after - before) : 0.0;
+  r.result = s.download<float>(out, 4);
+  return r;
+}
+
+TEST(PlantedBugs, KeepsMemoryOnEveryLaunch) {
+  const std::vector<float> negated = {-1, -2, -3, -4};
+  const LeakRun clean = neg_many_times(kCpuPlugin);
+  EXPECT_EQ(clean.result, negated);
+  EXPECT_LT(clean.growth, 1024.0 * 1024.0) << "the clean CPU backend grows by " << clean.growth << " bytes";
+  const LeakRun buggy = neg_many_times(bug_plugin("leak_per_launch"));
+  EXPECT_EQ(buggy.result, negated) << "the leak must not change results";
+  // 400 launches x 16 KiB = 6.25 MiB kept; allow 10 % for pages the allocator had already made resident.
+  EXPECT_GE(buggy.growth, 0.9 * 400 * 16 * 1024) << "no memory is kept per launch: no leak is planted";
 }
 
 // --- crash and hang -----------------------------------------------------------------------------------------
