@@ -276,16 +276,17 @@ void add_saturates(const pk_tensor *inputs, const pk_tensor &out) {
   });
 }
 
-// sum_f16_acc: recomputes a real floating-point sum with an f16 accumulator (every partial sum rounded to
-// f16), in row-major order, and stores it over the CPU's result.
-void sum_in_f16(const pk_tensor &in, const pk_tensor &out, const pk_attrs_sum &attrs) {
+// Recomputes a real floating-point sum with an accumulator of type Acc (every partial sum rounded to it), in
+// row-major order, and stores it over the CPU's result.
+template <class Acc>
+void sum_with_accumulator(const pk_tensor &in, const pk_tensor &out, const pk_attrs_sum &attrs) {
   const kit::View a = kit::view_of(in), o = kit::view_of(out);
   uint32_t reduced = 0;
   for (int32_t k = 0; k < attrs.num_dims; ++k) reduced |= 1u << attrs.dims[k];
   kit::dispatch_dtype(kit::dtype_id(out.dtype), [&](auto tag) -> pk_status {
     using T = decltype(tag);
     if constexpr (is_real_float<T>) {
-      std::vector<kit::half> acc(static_cast<size_t>(o.numel), kit::half(0.0));
+      std::vector<Acc> acc(static_cast<size_t>(o.numel), Acc(0.0));
       int64_t idx[PK_MAX_RANK] = {0};
       for (int64_t i = 0; i < a.numel; ++i) {
         unravel(i, a.shape, a.ndim, idx);
@@ -295,7 +296,7 @@ void sum_in_f16(const pk_tensor &in, const pk_tensor &out, const pk_attrs_sum &a
           if (!(reduced & (1u << d))) out_linear = out_linear * a.shape[d] + idx[d];
         }
         const double x = static_cast<double>(kit::load(*a.at<T>(in_off)));
-        acc[static_cast<size_t>(out_linear)] = kit::half(acc[static_cast<size_t>(out_linear)].to_double() + x);
+        acc[static_cast<size_t>(out_linear)] = Acc(acc[static_cast<size_t>(out_linear)].to_double() + x);
       }
       for (int64_t j = 0; j < o.numel; ++j) {
         *o.at<T>(kit::offset_of(o, j)) = kit::store_as<T>(acc[static_cast<size_t>(j)].to_double());
@@ -303,6 +304,11 @@ void sum_in_f16(const pk_tensor &in, const pk_tensor &out, const pk_attrs_sum &a
     }
     return PK_OK;
   });
+}
+
+// sum_f16_acc: every floating-point sum accumulates in f16.
+void sum_in_f16(const pk_tensor &in, const pk_tensor &out, const pk_attrs_sum &attrs) {
+  sum_with_accumulator<kit::half>(in, out, attrs);
 }
 
 // broadcast_axis: input axis k is read along output axis broadcast_dimensions[k] + 1 (cyclically) instead of
@@ -477,26 +483,8 @@ void sigmoid_in_f16(const pk_tensor &in, const pk_tensor &out) {
 // sum_long_bf16: bf16 sums whose reduced extent is 2048 or more, recomputed with a bf16 accumulator.
 void sum_long_in_bf16(const pk_tensor &in, const pk_tensor &out, const pk_attrs_sum &attrs) {
   int64_t length = 1;
-  uint32_t reduced = 0;
-  for (int32_t k = 0; k < attrs.num_dims; ++k) {
-    reduced |= 1u << attrs.dims[k];
-    length *= in.shape[attrs.dims[k]];
-  }
-  if (length < 2048) return;
-  const kit::View a = kit::view_of(in), o = kit::view_of(out);
-  std::vector<kit::bfloat16> acc(static_cast<size_t>(o.numel), kit::bfloat16(0.0));
-  int64_t idx[PK_MAX_RANK] = {0};
-  for (int64_t i = 0; i < a.numel; ++i) {
-    unravel(i, a.shape, a.ndim, idx);
-    int64_t in_off = 0, out_linear = 0;
-    for (int32_t d = 0; d < a.ndim; ++d) {
-      in_off += idx[d] * a.strides[d];
-      if (!(reduced & (1u << d))) out_linear = out_linear * a.shape[d] + idx[d];
-    }
-    kit::bfloat16 &s = acc[static_cast<size_t>(out_linear)];
-    s = kit::bfloat16(s.to_double() + a.at<kit::bfloat16>(in_off)->to_double());
-  }
-  for (int64_t j = 0; j < o.numel; ++j) *o.at<kit::bfloat16>(kit::offset_of(o, j)) = acc[static_cast<size_t>(j)];
+  for (int32_t k = 0; k < attrs.num_dims; ++k) length *= in.shape[attrs.dims[k]];
+  if (length >= 2048) sum_with_accumulator<kit::bfloat16>(in, out, attrs);
 }
 
 // stream_shared_scratch: the results go through one scratch array that every stream shares, as in a backend that
