@@ -40,6 +40,8 @@
 //   convert_double_round integer -> f16/bf16 conversion rounds through f32 first (twice)
 //   sigmoid_f16      sigmoid of f16 computed literally in f16 (exp, 1 + e and the reciprocal each rounded to f16)
 //   sum_long_bf16    bf16 sums over rows of 2048 or more elements accumulate in bf16 (short rows are right)
+//   isnan_canonical  f16 isnan compares with the canonical NaN patterns 0x7e00 / 0xfe00 only (other NaNs: false)
+//   abs_saturate     integer abs(INT_MIN) saturates to INT_MAX instead of wrapping to INT_MIN
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -116,7 +118,9 @@ constexpr bool known_bug() {
                                         "sum_long_bf16",
                                         "event_early",
                                         "stream_shared_scratch",
-                                        "leak_per_launch"};
+                                        "leak_per_launch",
+                                        "isnan_canonical",
+                                        "abs_saturate"};
   for (std::string_view n : names)
     if (n == kBug) return true;
   return false;
@@ -522,6 +526,31 @@ void leak_one_block() {
   } while (!g_leaked.compare_exchange_weak(head, block));
 }
 
+// isnan_canonical: an f16 is "NaN" only when its bits are the canonical quiet NaN of either sign.
+void isnan_by_pattern(const pk_tensor &in, const pk_tensor &out) {
+  const kit::View a = kit::view_of(in), o = kit::view_of(out);
+  const kit::View *views[2] = {&a, &o};
+  kit::for_each_offsets(views, o.shape, o.ndim, [&](const int64_t *off) {
+    const uint16_t bits = a.at<kit::half>(off[0])->bits;
+    *o.at<uint8_t>(off[1]) = (bits == 0x7e00u || bits == 0xfe00u) ? 1 : 0;
+  });
+}
+
+// abs_saturate: the most negative integer's absolute value clamps to the largest instead of wrapping to itself.
+void abs_saturates(const pk_tensor &in, const pk_tensor &out) {
+  const kit::View a = kit::view_of(in), o = kit::view_of(out);
+  kit::dispatch_dtype(kit::dtype_id(in.dtype), [&](auto tag) -> pk_status {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+      const kit::View *views[2] = {&a, &o};
+      kit::for_each_offsets(views, o.shape, o.ndim, [&](const int64_t *off) {
+        if (*a.at<T>(off[0]) == std::numeric_limits<T>::min()) *o.at<T>(off[1]) = std::numeric_limits<T>::max();
+      });
+    }
+    return PK_OK;
+  });
+}
+
 // --- hang_shape ----------------------------------------------------------------------------------------------
 
 // The shape that hangs: $PRIMKIT_BUG_HANG_SHAPE ("3x5"; "" for a scalar) or 4x7, a shape the conformance
@@ -652,6 +681,14 @@ pk_status planted_launch(pk_be_stream *stream, uint32_t op_id, const pk_tensor *
     if (op_id != PK_OP_SIGMOID || in_dtype != PK_DTYPE_F16) return forward(inputs, attrs);
     sigmoid_in_f16(inputs[0], outputs[0]);
     return PK_OK;
+  } else if constexpr (is_bug("isnan_canonical")) {
+    const pk_status st = forward(inputs, attrs);
+    if (st == PK_OK && op_id == PK_OP_ISNAN && in_dtype == PK_DTYPE_F16) isnan_by_pattern(inputs[0], outputs[0]);
+    return st;
+  } else if constexpr (is_bug("abs_saturate")) {
+    const pk_status st = forward(inputs, attrs);
+    if (st == PK_OK && op_id == PK_OP_ABS) abs_saturates(inputs[0], outputs[0]);
+    return st;
   } else if constexpr (is_bug("sum_long_bf16")) {
     const pk_status st = forward(inputs, attrs);
     if (st == PK_OK && op_id == PK_OP_SUM && out_dtype == PK_DTYPE_BF16)

@@ -780,4 +780,22 @@ TEST(PlantedBugs, LongBf16SumsAccumulateInBf16) {
   }
 }
 
+TEST(PlantedBugs, NanByPatternAndSaturatingAbs) {
+  // f16 NaNs other than the canonical 0x7e00 (a signalling 0x7c01, a payload 0x7fff, a negative 0xfc10) are NaN.
+  const auto h = in(kF16, {5}, std::vector<uint16_t>{0x7e00, 0x7c01, 0x7fff, 0xfc10, 0x3c00});
+  const std::vector<uint8_t> binit(5, 7);
+  constexpr pk_dtype kBool = PK_DTYPE_BOOL_DESC;
+  EXPECT_EQ(launch_into<uint8_t>(kCpuPlugin, PK_OP_ISNAN, {h}, kBool, {5}, binit),
+            (std::vector<uint8_t>{1, 1, 1, 1, 0}));
+  EXPECT_EQ(launch_into<uint8_t>(bug_plugin("isnan_canonical"), PK_OP_ISNAN, {h}, kBool, {5}, binit),
+            (std::vector<uint8_t>{1, 0, 0, 0, 0}));
+  // abs(INT32_MIN) wraps to INT32_MIN; abs(-5) = 5.
+  const auto x = in(PK_DTYPE_I32_DESC, {2}, std::vector<int32_t>{std::numeric_limits<int32_t>::min(), -5});
+  const std::vector<int32_t> iinit(2, 7);
+  EXPECT_EQ(launch_into<int32_t>(kCpuPlugin, PK_OP_ABS, {x}, PK_DTYPE_I32_DESC, {2}, iinit),
+            (std::vector<int32_t>{std::numeric_limits<int32_t>::min(), 5}));
+  EXPECT_EQ(launch_into<int32_t>(bug_plugin("abs_saturate"), PK_OP_ABS, {x}, PK_DTYPE_I32_DESC, {2}, iinit),
+            (std::vector<int32_t>{std::numeric_limits<int32_t>::max(), 5}));
+}
+
 }  // namespace
