@@ -995,11 +995,11 @@ long double hurwitz_zeta_ld(double s, long double q) {
     if (q == std::floor(q)) return HUGE_VAL;
     if (s != std::floor(s)) return nan;  // q^-s is complex
     // The terms over negative bases, k < m = ceil(-q), are (-1)^s (f + j)^-s for j < m with f = -(q + m - 1) in
-    // (0, 1) (exact: q + m is), i.e. (-1)^s [zeta(s, f) - zeta(s, f + m)]; the rest is zeta(s, q + m). Two
+    // (0, 1), i.e. (-1)^s [zeta(s, f) - zeta(s, f + m)]; the rest is zeta(s, q + m). Two
     // positive-argument sums: bounded work however negative q is (stepping one unit at a time from q = -9.35e13
     // to 9 would run for weeks).
     const long double m = std::ceil(-q);
-    const long double f = -((q + m) - 1);
+    const long double f = -(q + (m - 1));  // |q + (m - 1)| <= |q|: a multiple of q's ulp, exact
     const long double negative = hurwitz_zeta_ld(s, f) - hurwitz_zeta_ld(s, f + m);
     const long double sign = std::fmod(s, 2.0) == 0 ? 1.0L : -1.0L;
     return sign * negative + hurwitz_zeta_ld(s, q + m);

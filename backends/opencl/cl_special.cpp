@@ -484,28 +484,21 @@ pk_dd pk_zeta_term(double q, double k, double s, int exact) {
   }
   return pk_dd_div((double2)(1.0, 0.0), r);
 }
-double pk_zeta(double s, double q) {
-  if (isnan(s) || isnan(q)) return NAN;
-  if (s == 1.0) return INFINITY;
-  if (s < 1.0) return NAN;
-  if (isinf(s)) return q > 1.0 ? 0.0 : (q == 1.0 ? 1.0 : INFINITY);
-  if (isinf(q)) return q > 0.0 ? 0.0 : INFINITY;
-  if (q <= 0.0) {
-    if (q == floor(q)) return INFINITY;
-    if (s != floor(s)) return NAN;
-  }
-  const int exact = q < 0.0 && s <= 1048576.0;
-  pk_dd sum = pk_zeta_term(q, 0.0, s, exact);
-  double a = q, b = 0.0;
+/* sum_{k >= k0} (q + k)^-s with q + k0 > 0: direct terms until the ninth and q + k > 9, then Euler-Maclaurin;
+   double-double. pk_zeta_term forms each base q + k exactly. */
+pk_dd pk_zeta_dd(double s, double q, int exact, double k0) {
+  pk_dd sum = pk_zeta_term(q, k0, s, exact);
+  double a = q + k0, b = 0.0;
   int i = 0;
   while (i < 9 || a <= 9.0) {
     ++i;
-    a = q + i;
-    const pk_dd t = pk_zeta_term(q, (double)i, s, exact);
+    a = q + (k0 + i);
+    const pk_dd t = pk_zeta_term(q, k0 + i, s, exact);
     b = t.x;
     /* an infinite term (a pole's neighbour, or s huge) would make the double-double arithmetic NaN */
     sum = isfinite(t.x) && isfinite(sum.x) ? pk_dd_add(sum, t) : (double2)(sum.x + t.x, 0.0);
-    if (fabs(b / sum.x) < 1e-18) return sum.x;
+    /* the terms only shrink: one that underflows ends the sum (the tail would meet inf * 0) */
+    if (b == 0.0 || fabs(b / sum.x) < 1e-18) return sum;
   }
   const double w = a;
   double tail = b * w / (s - 1.0) - 0.5 * b;
@@ -521,7 +514,29 @@ double pk_zeta(double s, double q) {
     b /= w;
     k += 1.0;
   }
-  return isfinite(sum.x) ? pk_dd_add_d(sum, tail).x : sum.x;
+  return isfinite(sum.x) ? pk_dd_add_d(sum, tail) : sum;
+}
+double pk_zeta(double s, double q) {
+  if (isnan(s) || isnan(q)) return NAN;
+  if (s == 1.0) return INFINITY;
+  if (s < 1.0) return NAN;
+  if (isinf(s)) return q > 1.0 ? 0.0 : (q == 1.0 ? 1.0 : INFINITY);
+  if (isinf(q)) return q > 0.0 ? 0.0 : INFINITY;
+  if (q > 0.0) return pk_zeta_dd(s, q, 0, 0.0).x;
+  if (q == floor(q)) return INFINITY;
+  if (s != floor(s)) return NAN;
+  /* q < 0, s an integer: the terms over negative bases, k < m = ceil(-q), are (-1)^s (f + j)^-s for j < m with
+     f = -(q + (m - 1)) in (0, 1) (exact: |q + (m - 1)| <= |q| is a multiple of q's ulp), i.e.
+     (-1)^s [zeta(s, f) - zeta(s, f + m)]; the rest are the terms from k = m on. Bounded work however negative q
+     is (stepping from q = -9.35e13 one unit at a time ran for weeks); exact integer powers in double-double, since
+     for odd s the two parts cancel (zeta(3, -3.5): +-8 leave 0.031). */
+  const int exact = s <= 1048576.0;
+  const double m = ceil(-q), f = -(q + (m - 1.0)), sign = fmod(s, 2.0) == 0.0 ? 1.0 : -1.0;
+  const pk_dd zf = pk_zeta_dd(s, f, exact, 0.0), zfm = pk_zeta_dd(s, f + m, 0, 0.0);
+  const pk_dd zp = pk_zeta_dd(s, q, exact, m);
+  if (!isfinite(zf.x) || !isfinite(zp.x)) return sign * (zf.x - zfm.x) + zp.x;
+  const pk_dd neg = pk_dd_add(zf, (double2)(-zfm.x, -zfm.y));
+  return pk_dd_add((double2)(sign * neg.x, sign * neg.y), zp).x;
 }
 )CL";
 

@@ -263,6 +263,23 @@ TEST_F(OpenCL, AddMulAgainstHostAndCpu) {
   }
 }
 
+// Hurwitz zeta with a negative non-integer q (s an integer), against hand values: zeta(2, -2.5) = 4/25 + 4/9 + 4 +
+// pi^2/2; zeta(3, -1.5) = -(8/27 + 8) + 7 zeta(3); for q = -(93,500,000,000,000 + 1/2), pi^2 - 1/(m + 1/2) with
+// m = 93,500,000,000,001. The kernel used to step one unit at a time from q to 9 (weeks for the last one).
+TEST_F(OpenCL, HurwitzZetaOfNegativeQIsBoundedAndRight) {
+  const pk_dtype f64 = PK_DTYPE_F64_DESC;
+  const double pi2 = 9.869604401089358, zeta3 = 1.2020569031595943, m = 93500000000001.0;
+  const std::vector<double> s = {2, 3, 2}, q = {-2.5, -1.5, -93500000000000.5};
+  const double want[3] = {0.16 + 4.0 / 9 + 4 + pi2 / 2, -(8.0 / 27 + 8) + 7 * zeta3, pi2 - 1 / (m + 0.5)};
+  pk_tensor ts = device(s, f64, {3}), tq = device(q, f64, {3}), out = empty<double>(3, f64, {3});
+  const pk_status st = launch(PK_OP_ZETA, {ts, tq}, {out});
+  if (st == PK_ERROR_FALLBACK_FORBIDDEN || st == PK_UNIMPLEMENTED) GTEST_SKIP() << "no f64 on this OpenCL device";
+  ASSERT_EQ(st, PK_OK) << last_error().message;
+  const std::vector<double> y = download<double>(out, 3);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_NEAR(y[i], want[i], 4e-15 * std::fabs(want[i])) << "zeta(" << s[i] << ", " << q[i] << ")";
+}
+
 // Outputs of 16 MiB and more are stored past the cache when 32-byte aligned (pk_ew_vec_nt); one at a 4-byte offset
 // takes the plain vector kernel. Both give the correctly rounded result in every element, the partial tail included.
 TEST_F(OpenCL, LargeOutputsStoredPastTheCacheAreExact) {
