@@ -248,6 +248,7 @@ class Emitter {
   Value *igammac_d(Value *a, Value *x) { return igamma_any(a, x, true); }
   DD zeta_term(Value *q, Value *k, Value *s, Value *exact);
   Value *zeta_d(Value *s, Value *q);
+  DD zeta_sum(Value *s, Value *q, Value *exact, Value *k0);
 
   Value *fmaximum(Value *a, Value *c, bool is_max);
   Value *node(const Node &n, const std::vector<Value *> &in, const std::vector<int32_t> &in_dt, int32_t out_dt);
@@ -1961,6 +1962,57 @@ Emitter::DD Emitter::zeta_term(Value *q, Value *k, Value *s, Value *exact) {
           b_.CreateSelect(use_power, inv.lo, f64c(0.0))};
 }
 
+// sum_{k >= k0} (q + k)^-s for q + k0 > 0: direct terms (zeta_term forms each base q + k exactly, in double-double
+// where `exact`) until the ninth and q + k > 9, then Euler-Maclaurin.
+Emitter::DD Emitter::zeta_sum(Value *ss, Value *qq, Value *exact, Value *k0) {
+  namespace sp = pk::kit::special;
+  const double inf = std::numeric_limits<double>::infinity();
+  DD t0 = zeta_term(qq, k0, ss, exact);
+  // Direct terms until the ninth and q + i > 9; a term below 1e-18 of the sum ends it early (done).
+  std::vector<Value *> d = loop_until(
+      i64c(std::numeric_limits<int64_t>::max()), {t0.hi, t0.lo, b_.CreateFAdd(qq, k0), f64c(0.0), b_.getFalse()},
+      [&](Value *c, const std::vector<Value *> &v) {
+        Value *n = b_.CreateSIToFP(b_.CreateAdd(c, i64c(1)), f64_);
+        Value *i = b_.CreateFAdd(k0, n);
+        Value *a = b_.CreateFAdd(qq, i);
+        DD t = zeta_term(qq, i, ss, exact);
+        auto finite = [&](Value *x) { return b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {x}), f64c(inf)); };
+        DD added = dd_add({v[0], v[1]}, t);
+        Value *both = b_.CreateAnd(finite(t.hi), finite(v[0]));
+        DD sum{b_.CreateSelect(both, added.hi, b_.CreateFAdd(v[0], t.hi)), b_.CreateSelect(both, added.lo, f64c(0.0))};
+        // The terms only shrink: one that underflows ends the sum (the tail would meet inf * 0).
+        Value *done =
+            b_.CreateOr(b_.CreateFCmpOEQ(t.hi, f64c(0.0)),
+                        b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {b_.CreateFDiv(t.hi, sum.hi)}), f64c(1e-18)));
+        Value *more = b_.CreateOr(b_.CreateFCmpOLT(n, f64c(9.0)), b_.CreateFCmpOLE(a, f64c(9.0)));
+        return std::vector<Value *>{sum.hi, sum.lo, a, t.hi, done, b_.CreateOr(done, b_.CreateNot(more))};
+      });
+  DD sum{d[0], d[1]};
+  Value *w = d[2], *b = d[3];
+  Value *tail =
+      b_.CreateFSub(b_.CreateFDiv(b_.CreateFMul(b, w), b_.CreateFSub(ss, f64c(1.0))), b_.CreateFMul(b, f64c(0.5)));
+  Value *fac = f64c(1.0), *k = f64c(0.0), *stopped = b_.getFalse();
+  for (int j = 0; j < 12; ++j) {
+    // Unrolled; after convergence the terms stop being added (as the OpenCL loop breaks).
+    fac = b_.CreateFMul(fac, b_.CreateFAdd(ss, k));
+    b = b_.CreateFDiv(b, w);
+    Value *t = b_.CreateFDiv(b_.CreateFMul(fac, b), f64c(sp::kZetaEulerMaclaurin[j]));
+    Value *nt = b_.CreateFAdd(tail, t);
+    tail = b_.CreateSelect(stopped, tail, nt);
+    stopped = b_.CreateOr(
+        stopped,
+        b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {b_.CreateFDiv(t, b_.CreateFAdd(sum.hi, nt))}), f64c(1e-18)));
+    k = b_.CreateFAdd(k, f64c(1.0));
+    fac = b_.CreateFMul(fac, b_.CreateFAdd(ss, k));
+    b = b_.CreateFDiv(b, w);
+    k = b_.CreateFAdd(k, f64c(1.0));
+  }
+  DD with_tail = dd_add_d(sum, tail);
+  Value *use_tail =
+      b_.CreateAnd(b_.CreateNot(d[4]), b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {sum.hi}), f64c(inf)));
+  return {b_.CreateSelect(use_tail, with_tail.hi, sum.hi), b_.CreateSelect(use_tail, with_tail.lo, sum.lo)};
+}
+
 Value *Emitter::zeta_d(Value *s, Value *q) {
   namespace sp = pk::kit::special;
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
@@ -1989,46 +2041,26 @@ Value *Emitter::zeta_d(Value *s, Value *q) {
   Value *is_special = b_.CreateNot(none);
   // The branches below see s = 2, q = 1 for special inputs.
   Value *ss = b_.CreateSelect(is_special, f64c(2.0), s), *qq = b_.CreateSelect(is_special, f64c(1.0), q);
-  Value *exact = b_.CreateAnd(b_.CreateFCmpOLT(qq, f64c(0.0)), b_.CreateFCmpOLE(ss, f64c(1048576.0)));
-  DD t0 = zeta_term(qq, f64c(0.0), ss, exact);
-  // Direct terms until the ninth and q + i > 9; a term below 1e-18 of the sum ends it early (done).
-  std::vector<Value *> d = loop_until(
-      i64c(std::numeric_limits<int64_t>::max()), {t0.hi, t0.lo, qq, f64c(0.0), b_.getFalse()},
-      [&](Value *c, const std::vector<Value *> &v) {
-        Value *i = b_.CreateSIToFP(b_.CreateAdd(c, i64c(1)), f64_);
-        Value *a = b_.CreateFAdd(qq, i);
-        DD t = zeta_term(qq, i, ss, exact);
-        auto finite = [&](Value *x) { return b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {x}), f64c(inf)); };
-        DD added = dd_add({v[0], v[1]}, t);
-        Value *both = b_.CreateAnd(finite(t.hi), finite(v[0]));
-        DD sum{b_.CreateSelect(both, added.hi, b_.CreateFAdd(v[0], t.hi)), b_.CreateSelect(both, added.lo, f64c(0.0))};
-        Value *done = b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {b_.CreateFDiv(t.hi, sum.hi)}), f64c(1e-18));
-        Value *more = b_.CreateOr(b_.CreateFCmpOLT(i, f64c(9.0)), b_.CreateFCmpOLE(a, f64c(9.0)));
-        return std::vector<Value *>{sum.hi, sum.lo, a, t.hi, done, b_.CreateOr(done, b_.CreateNot(more))};
-      });
-  DD sum{d[0], d[1]};
-  Value *w = d[2], *b = d[3];
-  Value *tail =
-      b_.CreateFSub(b_.CreateFDiv(b_.CreateFMul(b, w), b_.CreateFSub(ss, f64c(1.0))), b_.CreateFMul(b, f64c(0.5)));
-  Value *fac = f64c(1.0), *k = f64c(0.0), *stopped = b_.getFalse();
-  for (int j = 0; j < 12; ++j) {
-    // Unrolled; after convergence the terms stop being added (as the OpenCL loop breaks).
-    fac = b_.CreateFMul(fac, b_.CreateFAdd(ss, k));
-    b = b_.CreateFDiv(b, w);
-    Value *t = b_.CreateFDiv(b_.CreateFMul(fac, b), f64c(sp::kZetaEulerMaclaurin[j]));
-    Value *nt = b_.CreateFAdd(tail, t);
-    tail = b_.CreateSelect(stopped, tail, nt);
-    stopped = b_.CreateOr(
-        stopped,
-        b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {b_.CreateFDiv(t, b_.CreateFAdd(sum.hi, nt))}), f64c(1e-18)));
-    k = b_.CreateFAdd(k, f64c(1.0));
-    fac = b_.CreateFMul(fac, b_.CreateFAdd(ss, k));
-    b = b_.CreateFDiv(b, w);
-    k = b_.CreateFAdd(k, f64c(1.0));
-  }
-  Value *em = b_.CreateSelect(b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {sum.hi}), f64c(inf)),
-                              dd_add_d(sum, tail).hi, sum.hi);
-  Value *r = b_.CreateSelect(d[4], sum.hi, em);
+  // q < 0 (s an integer): the terms over negative bases, k < m = ceil(-q), are (-1)^s (f + j)^-s for j < m with
+  // f = -(q + (m - 1)) in (0, 1) (exact: |q + (m - 1)| <= |q| is a multiple of q's ulp), i.e.
+  // (-1)^s [zeta(s, f) - zeta(s, f + m)]; the terms from k = m on keep their exact bases. Bounded work however
+  // negative q is (stepping one unit at a time from q = -9.35e13 ran for weeks), as the OpenCL backend does.
+  Value *neg = b_.CreateFCmpOLT(qq, f64c(0.0));
+  Value *exact = b_.CreateAnd(neg, b_.CreateFCmpOLE(ss, f64c(1048576.0)));
+  Value *m = b_.CreateSelect(neg, intr(llvm::Intrinsic::ceil, {b_.CreateFNeg(qq)}), f64c(0.0));
+  Value *f = b_.CreateSelect(neg, b_.CreateFNeg(b_.CreateFAdd(qq, b_.CreateFSub(m, f64c(1.0)))), f64c(1.0));
+  DD zp = zeta_sum(ss, qq, exact, m);
+  DD zf = zeta_sum(ss, f, exact, f64c(0.0));
+  DD zfm = zeta_sum(ss, b_.CreateFAdd(f, m), b_.getFalse(), f64c(0.0));
+  Value *sign = b_.CreateSelect(
+      b_.CreateFCmpOEQ(intr(llvm::Intrinsic::floor, {b_.CreateFMul(ss, f64c(0.5))}), b_.CreateFMul(ss, f64c(0.5))),
+      f64c(1.0), f64c(-1.0));
+  auto finite = [&](Value *x) { return b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {x}), f64c(inf)); };
+  DD negative = dd_add(zf, {b_.CreateFNeg(zfm.hi), b_.CreateFNeg(zfm.lo)});
+  DD total = dd_add({b_.CreateFMul(sign, negative.hi), b_.CreateFMul(sign, negative.lo)}, zp);
+  Value *plain = b_.CreateFAdd(b_.CreateFMul(sign, b_.CreateFSub(zf.hi, zfm.hi)), zp.hi);
+  Value *rneg = b_.CreateSelect(b_.CreateAnd(finite(zf.hi), finite(zp.hi)), total.hi, plain);
+  Value *r = b_.CreateSelect(neg, rneg, zp.hi);
   return b_.CreateSelect(is_special, special_result, r);
 }
 
