@@ -214,7 +214,10 @@ double ulp_distance_bits(int32_t dtype, uint64_t a_bits, uint64_t b_bits) {
   if (an || bn) return an && bn ? 0 : kMaxUlp;
   bool ai = bits_inf(a_bits, f), bi = bits_inf(b_bits, f);
   if (ai || bi) return a_bits == b_bits ? 0 : kMaxUlp;
-  return std::fabs(static_cast<double>(ordered(a_bits, f) - ordered(b_bits, f)));
+  // In long double: two f64 of opposite signs are up to ~2^64 values apart, past int64 (signed overflow); its
+  // 64-bit significand holds every ordered value and their difference exactly.
+  return static_cast<double>(
+      std::fabs(static_cast<long double>(ordered(a_bits, f)) - static_cast<long double>(ordered(b_bits, f))));
 }
 
 double ulp_error(int32_t dtype, uint64_t actual_bits, long double wide) {

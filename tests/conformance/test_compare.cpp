@@ -5,6 +5,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "conformance_internal.hpp"
@@ -37,6 +38,16 @@ TEST(UlpDistance, NeighboursAreOneApart) {
   EXPECT_EQ(pc::ulp_distance_bits(PK_DTYPE_BF16, 0x3f80, 0x3f83), 3.0);
   // 1.0f and 2.0f are 2^23 values apart (one binade).
   EXPECT_EQ(pc::ulp_distance_bits(PK_DTYPE_F32, bits_of(1.0f), bits_of(2.0f)), 8388608.0);
+}
+
+TEST(UlpDistance, OppositeSignsOfF64DoNotOverflow) {
+  // +max and -max f64 are 2 * 0x7fefffffffffffff values apart (zero counted once: -0 and +0 are one point),
+  // about 2^64: past int64. 1.0 and -1.0: 2 * 0x3ff0000000000000.
+  const double max = std::numeric_limits<double>::max();
+  EXPECT_EQ(pc::ulp_distance_bits(PK_DTYPE_F64, bits_of(max), bits_of(-max)), 2.0 * 0x7fefffffffffffffull);
+  EXPECT_EQ(pc::ulp_distance_bits(PK_DTYPE_F64, bits_of(1.0), bits_of(-1.0)), 2.0 * 0x3ff0000000000000ull);
+  // Near 1.0 the distance stays exact: one step.
+  EXPECT_EQ(pc::ulp_distance_bits(PK_DTYPE_F64, bits_of(1.0), bits_of(std::nextafter(1.0, 0.0))), 1.0);
 }
 
 TEST(UlpDistance, ZerosAndTheSmallestSubnormals) {
