@@ -642,6 +642,11 @@ class Parser {
 
 // --- evaluation -----------------------------------------------------------------------------------------------
 
+// f16, bf16 and fp8: the floats that compute in f32 (compute_dtype() in programs, and the rows' opmath).
+bool is_narrow_float(int32_t dtype) {
+  return is_float(dtype) && dtype_size(dtype) < 4;
+}
+
 class Evaluator {
  public:
   Evaluator(const OpInfo &op, const Program &prog, const void *attrs, Decomposition &out, Diag &diag)
@@ -911,7 +916,7 @@ class Evaluator {
         }
         // Normalizations compute narrow floats (f16, bf16, fp8) in f32.
         v.kind = Value::Kind::dtype;
-        v.i = is_float(dt) && dtype_size(dt) < 4 ? PK_DTYPE_F32 : dt;
+        v.i = is_narrow_float(dt) ? PK_DTYPE_F32 : dt;
         return true;
       }
       case Fn::iota: {
@@ -1191,10 +1196,6 @@ bool untyped_shapes(const OpInfo &op, const TensorType *, uint32_t, const void *
 }
 
 // --- opmath ---------------------------------------------------------------------------------------------------
-
-bool is_narrow_float(int32_t dtype) {
-  return dtype == PK_DTYPE_F16 || dtype == PK_DTYPE_BF16 || dtype == PK_DTYPE_F8E4M3FN || dtype == PK_DTYPE_F8E5M2;
-}
 
 // A node converting value `from` to dtype; returns the new value's index.
 int32_t append_convert(Decomposition &out, int32_t from, int32_t dtype) {
