@@ -426,6 +426,7 @@ class Generator {
   void creation_family();
   void exhaustive_family();
   Spec uniform_spec(const std::vector<int64_t> &shape) const;
+  bool infer(const Spec &spec, meta::TensorType *outs) const;
   int64_t output_elements(const Spec &spec) const;  // -1 if the spec is invalid
 };
 
@@ -476,28 +477,8 @@ Spec Generator::uniform_spec(const std::vector<int64_t> &shape) const {
   return s;
 }
 
-int64_t Generator::output_elements(const Spec &spec) const {
-  std::vector<TensorType> types(spec.shapes.size());
-  for (size_t i = 0; i < spec.shapes.size(); ++i) {
-    types[i].dtype = spec.dtypes[i];
-    types[i].ndim = static_cast<int32_t>(spec.shapes[i].size());
-    if (types[i].ndim > PK_MAX_RANK) return -1;
-    for (int32_t k = 0; k < types[i].ndim; ++k) types[i].shape[k] = spec.shapes[i][static_cast<size_t>(k)];
-  }
-  alignas(16) unsigned char normalized[meta::kMaxAttrsSize] = {0};
-  if (!spec.attrs.empty()) std::memcpy(normalized, spec.attrs.data(), spec.attrs.size());
-  meta::TensorType outs[meta::kMaxLaunchOutputs];
-  meta::Diag diag;
-  if (!meta::infer_outputs(op_, types.data(), static_cast<uint32_t>(types.size()),
-                           op_.attrs_size ? normalized : nullptr, outs, diag))
-    return -1;
-  int64_t n = 0;
-  for (uint32_t o = 0; o < op_.num_outputs; ++o) n += meta::numel(outs[o]);
-  return n;
-}
-
-bool Generator::add(const std::string &variant, Spec spec, const std::string &note) {
-  // Validate with the op table's rules before drawing values.
+// The op table's rules on a candidate: attributes and the inferred outputs (outs: op.num_outputs entries).
+bool Generator::infer(const Spec &spec, meta::TensorType *outs) const {
   std::vector<TensorType> types(spec.shapes.size());
   for (size_t i = 0; i < spec.shapes.size(); ++i) {
     types[i].dtype = spec.dtypes[i];
@@ -509,12 +490,24 @@ bool Generator::add(const std::string &variant, Spec spec, const std::string &no
   meta::Diag diag;
   alignas(16) unsigned char normalized[meta::kMaxAttrsSize] = {0};
   if (!spec.attrs.empty()) std::memcpy(normalized, spec.attrs.data(), spec.attrs.size());
-  meta::TensorType outs[meta::kMaxLaunchOutputs];
   if (op_.attrs_size && !meta::check_attrs(op_, normalized, types.data(), static_cast<uint32_t>(types.size()), diag))
     return false;
-  if (!meta::infer_outputs(op_, types.data(), static_cast<uint32_t>(types.size()),
-                           op_.attrs_size ? normalized : nullptr, outs, diag))
-    return false;
+  return meta::infer_outputs(op_, types.data(), static_cast<uint32_t>(types.size()),
+                             op_.attrs_size ? normalized : nullptr, outs, diag);
+}
+
+int64_t Generator::output_elements(const Spec &spec) const {
+  meta::TensorType outs[meta::kMaxLaunchOutputs];
+  if (!infer(spec, outs)) return -1;
+  int64_t n = 0;
+  for (uint32_t o = 0; o < op_.num_outputs; ++o) n += meta::numel(outs[o]);
+  return n;
+}
+
+bool Generator::add(const std::string &variant, Spec spec, const std::string &note) {
+  // Validate with the op table's rules before drawing values.
+  meta::TensorType outs[meta::kMaxLaunchOutputs];
+  if (!infer(spec, outs)) return false;
   for (uint32_t o = 0; o < op_.num_outputs; ++o)
     if (meta::numel(outs[o]) > (int64_t{1} << 22)) return false;  // keep every case cheap
 
