@@ -171,12 +171,11 @@ size_t esize_of(const pk_tensor &t) {
   return (t.dtype.bits * t.dtype.lanes + 7u) / 8u;
 }
 
-// Whether every element the descriptor reaches lies inside its storage. Defects that rewrite a descriptor use
-// the rewrite only where this still holds, so that a planted bug reads wrong elements, never foreign memory.
-bool reach_inside(const pk_tensor &t) {
-  if (numel_of(t) == 0) return true;
+// Byte range [lo, hi) the view's elements cover inside its storage (relative to data).
+void view_span(const pk_tensor &t, int64_t &lo, int64_t &hi) {
   const int64_t es = static_cast<int64_t>(esize_of(t));
-  int64_t lo = static_cast<int64_t>(t.byte_offset), hi = lo + es;
+  lo = static_cast<int64_t>(t.byte_offset);
+  hi = lo + es;
   int64_t expect = 1;
   for (int32_t d = t.ndim - 1; d >= 0; --d) {
     const int64_t stride = t.strides ? t.strides[d] : expect;
@@ -184,6 +183,14 @@ bool reach_inside(const pk_tensor &t) {
     (span < 0 ? lo : hi) += span;
     expect *= t.shape[d];
   }
+}
+
+// Whether every element the descriptor reaches lies inside its storage. Defects that rewrite a descriptor use
+// the rewrite only where this still holds, so that a planted bug reads wrong elements, never foreign memory.
+bool reach_inside(const pk_tensor &t) {
+  if (numel_of(t) == 0) return true;
+  int64_t lo = 0, hi = 0;
+  view_span(t, lo, hi);
   return lo >= 0 && hi <= static_cast<int64_t>(t.storage_bytes);
 }
 
@@ -353,20 +360,6 @@ pk_attrs_slice slice_shifted(const pk_tensor &in, const pk_tensor &out, const pk
 }
 
 // --- defects added with the suite's guard regions, long rows, ties and edge values ----------------------------
-
-// Byte range [lo, hi) the view's elements cover inside its storage (relative to data).
-void view_span(const pk_tensor &t, int64_t &lo, int64_t &hi) {
-  const int64_t es = static_cast<int64_t>(esize_of(t));
-  lo = static_cast<int64_t>(t.byte_offset);
-  hi = lo + es;
-  int64_t expect = 1;
-  for (int32_t d = t.ndim - 1; d >= 0; --d) {
-    const int64_t stride = t.strides ? t.strides[d] : expect;
-    const int64_t span = stride * (t.shape[d] - 1) * es;
-    (span < 0 ? lo : hi) += span;
-    expect *= t.shape[d];
-  }
-}
 
 // write_past_end / write_before_start: one element's bytes (a copy of the view's first element) just outside the
 // view, where the storage the runtime validated still has room for it.
