@@ -13,8 +13,12 @@
 
 namespace pk::test {
 
-inline std::string plugin(const std::string &name) { return std::string(PK_TEST_PLUGIN_DIR) + "/lib" + name + ".so"; }
-inline std::string cpu_plugin() { return std::string(PK_CPU_PLUGIN_DIR) + "/libprimkit_backend_cpu.so"; }
+inline std::string plugin(const std::string &name) {
+  return std::string(PK_TEST_PLUGIN_DIR) + "/lib" + name + ".so";
+}
+inline std::string cpu_plugin() {
+  return std::string(PK_CPU_PLUGIN_DIR) + "/libprimkit_backend_cpu.so";
+}
 
 inline pk_error_info last_error() {
   pk_error_info e;
@@ -23,7 +27,9 @@ inline pk_error_info last_error() {
   return e;
 }
 
-inline pk_dtype f32() { return pk_dtype PK_DTYPE_F32_DESC; }
+inline pk_dtype f32() {
+  return pk_dtype PK_DTYPE_F32_DESC;
+}
 
 // A tensor on a device with its own shape storage, backed by a pk_buffer.
 struct DeviceTensor {
@@ -56,6 +62,30 @@ struct DeviceTensor {
     return out;
   }
 };
+
+// A host-visible CPU tensor over `bytes` of caller memory, so that a test can see what was (not) written.
+inline pk_tensor host_bytes(void *data, uint64_t bytes, const std::vector<int64_t> &shape, pk_dtype dt = f32()) {
+  pk_tensor t;
+  PK_STRUCT_INIT(t);
+  t.data = data;
+  t.storage_bytes = bytes;
+  t.device_type = PK_DEVICE_CPU;
+  t.device_id = 0;
+  t.dtype = dt;
+  t.ndim = static_cast<int32_t>(shape.size());
+  t.shape = shape.data();
+  t.flags = PK_TENSOR_FLAG_HOST_VISIBLE;
+  return t;
+}
+// The call returned `want`, and the thread's last error says so, names argument `arg` and contains every part.
+inline void expect_error(pk_status got, pk_status want, int32_t arg, const std::vector<std::string> &parts) {
+  EXPECT_EQ(got, want);
+  pk_error_info e = last_error();
+  EXPECT_EQ(e.status, want) << e.message;
+  EXPECT_EQ(e.arg_index, arg) << e.message;
+  for (const auto &p : parts)
+    EXPECT_NE(std::string(e.message).find(p), std::string::npos) << "'" << p << "' in: " << e.message;
+}
 
 class RuntimeTest : public ::testing::Test {
  protected:

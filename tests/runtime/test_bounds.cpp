@@ -15,30 +15,7 @@ namespace {
 
 constexpr int64_t k2_62 = int64_t{1} << 62;
 
-class BoundsTest : public RuntimeTest {
- protected:
-  pk_tensor host(void *data, uint64_t bytes, const std::vector<int64_t> &shape, pk_dtype dt = f32()) {
-    pk_tensor t;
-    PK_STRUCT_INIT(t);
-    t.data = data;
-    t.storage_bytes = bytes;
-    t.device_type = PK_DEVICE_CPU;
-    t.device_id = 0;
-    t.dtype = dt;
-    t.ndim = static_cast<int32_t>(shape.size());
-    t.shape = shape.data();
-    t.flags = PK_TENSOR_FLAG_HOST_VISIBLE;
-    return t;
-  }
-  void expect_error(pk_status got, pk_status want, int32_t arg, std::vector<std::string> parts) {
-    EXPECT_EQ(got, want);
-    pk_error_info e = last_error();
-    EXPECT_EQ(e.status, want) << e.message;
-    EXPECT_EQ(e.arg_index, arg) << e.message;
-    for (const auto &p : parts)
-      EXPECT_NE(std::string(e.message).find(p), std::string::npos) << "'" << p << "' in: " << e.message;
-  }
-};
+class BoundsTest : public RuntimeTest {};
 
 // Finding 4a: a zero extent made the element count 0, and nothing bounded the others, although an empty
 // tensor's row-major strides and a backend's loop bounds are still products of them ([0, 2, 2^62] gives axis 0
@@ -55,7 +32,7 @@ TEST_F(BoundsTest, EmptyTensorsWithHugeExtentsAreRefused) {
       {{int64_t{1} << 61, 0}, pk_dtype PK_DTYPE_F64_DESC, "more than 2^63-1 bytes"},
   };
   for (const Case &c : cases) {
-    pk_tensor x = host(nullptr, 0, c.shape, c.dtype), y = host(nullptr, 0, c.shape, c.dtype);
+    pk_tensor x = host_bytes(nullptr, 0, c.shape, c.dtype), y = host_bytes(nullptr, 0, c.shape, c.dtype);
     expect_error(pk_launch(cpu_stream, PK_OP_EXP, &x, 1, &y, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 0,
                  {"exp", "input 0", c.reason});
     pk_dtype dt;
@@ -66,7 +43,7 @@ TEST_F(BoundsTest, EmptyTensorsWithHugeExtentsAreRefused) {
   }
   // Large extents whose non-empty product fits stay legal: nothing to compute, nothing written.
   std::vector<int64_t> fine{0, int64_t{1} << 40, 3};
-  pk_tensor x = host(nullptr, 0, fine), y = host(nullptr, 0, fine);
+  pk_tensor x = host_bytes(nullptr, 0, fine), y = host_bytes(nullptr, 0, fine);
   EXPECT_EQ(pk_launch(cpu_stream, PK_OP_EXP, &x, 1, &y, 1, nullptr), PK_OK) << last_error().message;
 }
 
@@ -74,7 +51,7 @@ TEST_F(BoundsTest, EmptyTensorsWithHugeExtentsAreRefused) {
 // 2^40 gives [1, 1, ~2^41, ~2^41] per channel window, ~2^82 elements, and pk_infer_outputs returned PK_OK.
 TEST_F(BoundsTest, InferredOutputsAreBoundedLikeInputs) {
   std::vector<int64_t> shape{1, 1, 4, 4};
-  pk_tensor x = host(nullptr, 0, shape);
+  pk_tensor x = host_bytes(nullptr, 0, shape);
   pk_attrs_avg_pool2d attrs = PK_ATTRS_AVG_POOL2D_INIT;
   attrs.num_kernel_size = 2;
   attrs.kernel_size[0] = attrs.kernel_size[1] = 1;
@@ -151,7 +128,7 @@ TEST_F(BoundsTest, ViewsOnRuntimeBuffersStayInsideTheBuffer) {
   // reported first.
   float sum = 0.0f;
   const std::vector<int64_t> rank0;
-  pk_tensor scalar = host(&sum, sizeof sum, rank0);
+  pk_tensor scalar = host_bytes(&sum, sizeof sum, rank0);
   pk_attrs_sum all = PK_ATTRS_SUM_INIT;
   all.num_dims = 1;
   all.dims[0] = 0;
@@ -165,9 +142,9 @@ TEST_F(BoundsTest, ViewsOnRuntimeBuffersStayInsideTheBuffer) {
   // A pointer inside the buffer (host memory) is bounded by what is left of it: 32 bytes from the start, 16
   // floats reach 32 bytes past the end.
   std::vector<int64_t> s16{16}, s8{8};
-  pk_tensor inner = host(static_cast<char *>(pk_buffer_data(small)) + 32, 64, s16);
+  pk_tensor inner = host_bytes(static_cast<char *>(pk_buffer_data(small)) + 32, 64, s16);
   float o[16];
-  pk_tensor to = host(o, sizeof o, s16);
+  pk_tensor to = host_bytes(o, sizeof o, s16);
   expect_error(pk_launch(cpu_stream, PK_OP_EXP, &inner, 1, &to, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 0,
                {"exp", "input 0", "32 bytes into a buffer of 64 bytes"});
   inner.shape = s8.data();  // 8 floats fit exactly
@@ -210,10 +187,10 @@ TEST_F(BoundsTest, ExecutablesCheckTheirTensorsAgainstTheirBuffers) {
   expect_error(pk_executable_run(exe, cpu_stream, &lie, 1, &out.t, 1), PK_ERROR_INVALID_ARGUMENT, 0,
                {"pk_executable_run", "input 0", "buffer of 64 bytes"});
   std::vector<float> host_in(n + 1, 0.0f);
-  pk_tensor misaligned = host(reinterpret_cast<char *>(host_in.data()) + 1, n * 4, shape);
+  pk_tensor misaligned = host_bytes(reinterpret_cast<char *>(host_in.data()) + 1, n * 4, shape);
   expect_error(pk_executable_run(exe, cpu_stream, &misaligned, 1, &out.t, 1), PK_ERROR_INVALID_ARGUMENT, 0,
                {"pk_executable_run", "input 0", "not aligned"});
-  pk_tensor fine = host(host_in.data(), n * 4, shape);
+  pk_tensor fine = host_bytes(host_in.data(), n * 4, shape);
   EXPECT_EQ(pk_executable_run(exe, cpu_stream, &fine, 1, &out.t, 1), PK_OK) << last_error().message;
   pk_buffer_destroy(small);
   pk_executable_destroy(exe);
@@ -248,33 +225,33 @@ TEST_F(BoundsTest, TensorDataIsAlignedToItsElementsAndNullOnlyWhenEmpty) {
   float o[4];
   std::vector<int64_t> s4{4};
   char *base = reinterpret_cast<char *>(a);
-  pk_tensor to = host(o, sizeof o, s4);
+  pk_tensor to = host_bytes(o, sizeof o, s4);
   {  // a misaligned pointer
-    pk_tensor x = host(base + 2, sizeof a - 2, s4);
+    pk_tensor x = host_bytes(base + 2, sizeof a - 2, s4);
     expect_error(pk_launch(cpu_stream, PK_OP_EXP, &x, 1, &to, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 0,
                  {"exp", "input 0", "not aligned to the element size of 4 bytes"});
   }
   {  // a misaligned offset
-    pk_tensor x = host(a, sizeof a, s4);
+    pk_tensor x = host_bytes(a, sizeof a, s4);
     x.byte_offset = 6;
     expect_error(pk_launch(cpu_stream, PK_OP_EXP, &x, 1, &to, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 0,
                  {"exp", "input 0", "not aligned"});
   }
   {  // pointer and offset misaligned by halves that add up to an aligned first element: legal
-    pk_tensor x = host(base + 2, sizeof a - 2, s4);
+    pk_tensor x = host_bytes(base + 2, sizeof a - 2, s4);
     x.byte_offset = 2;
     EXPECT_EQ(pk_launch(cpu_stream, PK_OP_EXP, &x, 1, &to, 1, nullptr), PK_OK) << last_error().message;
     EXPECT_LE(ulp_distance(o[0], 2.718281828f), 3) << o[0];  // exp(a[1]): the first element is 4 bytes in
   }
   {  // an output too
     float o5[5];
-    pk_tensor x = host(a, sizeof a, s4), y = host(reinterpret_cast<char *>(o5) + 1, 4 * sizeof(float), s4);
+    pk_tensor x = host_bytes(a, sizeof a, s4), y = host_bytes(reinterpret_cast<char *>(o5) + 1, 4 * sizeof(float), s4);
     expect_error(pk_launch(cpu_stream, PK_OP_EXP, &x, 1, &y, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 1,
                  {"exp", "output 0", "not aligned"});
   }
   {  // NULL data: only empty, at offset 0
     std::vector<int64_t> empty{0, 4};
-    pk_tensor x = host(nullptr, 0, empty), y = host(nullptr, 0, empty);
+    pk_tensor x = host_bytes(nullptr, 0, empty), y = host_bytes(nullptr, 0, empty);
     EXPECT_EQ(pk_launch(cpu_stream, PK_OP_EXP, &x, 1, &y, 1, nullptr), PK_OK) << last_error().message;
     x.byte_offset = 8;
     expect_error(pk_launch(cpu_stream, PK_OP_EXP, &x, 1, &y, 1, nullptr), PK_ERROR_INVALID_ARGUMENT, 0,

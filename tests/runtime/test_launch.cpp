@@ -10,25 +10,7 @@ class LaunchTest : public RuntimeTest {
  protected:
   // Host-visible CPU tensors over caller memory, so the test can see that nothing was written.
   pk_tensor host(float *data, size_t count, std::vector<int64_t> &shape, pk_dtype dt = f32()) {
-    pk_tensor t;
-    PK_STRUCT_INIT(t);
-    t.data = data;
-    t.storage_bytes = count * (dt.bits / 8);
-    t.device_type = PK_DEVICE_CPU;
-    t.device_id = 0;
-    t.dtype = dt;
-    t.ndim = static_cast<int32_t>(shape.size());
-    t.shape = shape.data();
-    t.flags = PK_TENSOR_FLAG_HOST_VISIBLE;
-    return t;
-  }
-  void expect_error(pk_status got, pk_status want, int32_t arg, std::vector<std::string> parts) {
-    EXPECT_EQ(got, want);
-    pk_error_info e = last_error();
-    EXPECT_EQ(e.status, want);
-    EXPECT_EQ(e.arg_index, arg) << e.message;
-    for (const auto &p : parts)
-      EXPECT_NE(std::string(e.message).find(p), std::string::npos) << "'" << p << "' in: " << e.message;
+    return host_bytes(data, count * (dt.bits / 8), shape, dt);
   }
 };
 

@@ -153,18 +153,7 @@ TEST(RuntimeThreads, LoadingPluginsWhileFallbackLaunchesReadTheBackendList) {
 TEST(RuntimeLifetime, ALaunchVerdictIsNeverReusedOnANewRuntimesDevice) {
   std::vector<int64_t> shape{4};
   float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40}, o[4] = {0, 0, 0, 0};
-  auto host = [&](float *p) {
-    pk_tensor t;
-    PK_STRUCT_INIT(t);
-    t.data = p;
-    t.storage_bytes = sizeof a;
-    t.device_type = PK_DEVICE_CPU;
-    t.dtype = f32();
-    t.ndim = 1;
-    t.shape = shape.data();
-    t.flags = PK_TENSOR_FLAG_HOST_VISIBLE;
-    return t;
-  };
+  auto host = [&](float *p) { return host_bytes(p, sizeof a, shape); };
   pk_tensor in[2] = {host(a), host(b)};
   pk_tensor out = host(o);
   int reused = 0;
