@@ -14,4 +14,10 @@ if [ -d "$build/python/primkit" ]; then
 else
   echo "run-tests: the Python package was not built (PRIMKIT_BUILD_PYTHON=OFF); pytest skipped" >&2
 fi
+# The ASan + UBSan build with its tests and a short run of every fuzzer (build-asan/); PRIMKIT_SKIP_ASAN=1 skips it.
+if [ "${PRIMKIT_SKIP_ASAN:-0}" != 1 ]; then
+  "$root/tools/run-asan.sh" || status=$?
+else
+  echo "run-tests: PRIMKIT_SKIP_ASAN=1: the sanitizer run (tools/run-asan.sh) skipped" >&2
+fi
 exit $status
