@@ -98,7 +98,14 @@ bool FuzzLaunch::decode(Reader &r) {
         r.u64();
         continue;
       }
-      size_t off = r.u16() % a.size();
+      // Bytes 0..3 are struct_size: only command 13 sets it, never past the allocation (that would be the
+      // caller's lie about its own memory, not a runtime bug).
+      if (a.size() <= 4) {
+        r.u16();
+        r.u64();
+        continue;
+      }
+      size_t off = 4 + r.u16() % (a.size() - 4);
       if (cmd == 11) {
         a[off] = r.u8();
       } else {

@@ -64,7 +64,7 @@ summary=()
 for t in launch query graph attrs plugin op_table; do
   rm -rf "$scratch/$t" && mkdir -p "$scratch/$t"
   log=$build/fuzz-$t.log
-  if "$build/fuzz/fuzz_$t" -max_total_time="$fuzz_seconds" -timeout=60 -rss_limit_mb=4096 -print_final_stats=1 \
+  if "$build/bin/fuzz_$t" -max_total_time="$fuzz_seconds" -timeout=60 -rss_limit_mb=4096 -print_final_stats=1 \
        -artifact_prefix="$artifacts/$t-" "$scratch/$t" "$root/fuzz/corpus/$t" >"$log" 2>&1; then
     result=ok
   else

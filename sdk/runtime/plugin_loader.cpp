@@ -96,8 +96,11 @@ pk_status load_plugin(Runtime &rt, const std::string &path, Backend **out) {
                      "plugin %s returned %s function table (struct_size %u, at least %zu needed)", path.c_str(),
                      table ? "a truncated" : "no", table ? table->struct_size : 0u, k_required_api_bytes);
   }
-  // Copy the plugin's table into this build's layout: slots an older minor does not have stay NULL.
-  std::memcpy(&backend->api, table, std::min<size_t>(table->struct_size, sizeof(pk_backend_api)));
+  // Copy the plugin's table into this build's layout: slots an older minor does not have stay NULL, and so does a
+  // slot that struct_size cuts through (half a pointer would be called as a function).
+  size_t api_bytes = std::min<size_t>(table->struct_size, sizeof(pk_backend_api));
+  api_bytes -= (api_bytes - offsetof(pk_backend_api, open)) % sizeof(void *);  // >= k_required_api_bytes
+  std::memcpy(&backend->api, table, api_bytes);
   backend->api.struct_size = sizeof(pk_backend_api);
   backend->abi_version = chosen;
   const pk_backend_api &api = backend->api;

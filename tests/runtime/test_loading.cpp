@@ -125,6 +125,24 @@ TEST_F(LoadingTest, OlderMinorPluginWithAShorterTableLoadsAndItsMissingSlotsAreN
   EXPECT_EQ(bytes, 4u * 12u) << "two inputs and the output down, the output back up";
 }
 
+TEST_F(LoadingTest, ATableWhoseStructSizeCutsASlotLeavesThatSlotNull) {
+  // Found by fuzz_plugin: struct_size ending inside op_launch made the host keep the low half of the pointer and
+  // call it (SEGV). The cut slot counts as absent: the launch falls back to the CPU backend with the right result.
+  open_sim("primkit_test_sim_torn_table");
+  float a[2] = {1.0f, 2.0f}, b[2] = {0.5f, -3.0f};
+  DeviceTensor ta(sim_dev, f32(), {2}), tb(sim_dev, f32(), {2}), to(sim_dev, f32(), {2});
+  ta.upload(sim_stream, a, sizeof(a));
+  tb.upload(sim_stream, b, sizeof(b));
+  pk_tensor in[2] = {ta.t, tb.t};
+  ASSERT_EQ(pk_launch(sim_stream, PK_OP_ADD, in, 2, &to.t, 1, nullptr), PK_OK) << last_error().message;
+  auto r = to.download<float>(sim_stream, 2);
+  EXPECT_EQ(r[0], 1.5f);
+  EXPECT_EQ(r[1], -1.0f);
+  uint64_t launches = 0;
+  ASSERT_EQ(pk_runtime_fallback_count(rt, PK_OP_ADD, &launches, nullptr), PK_OK);
+  EXPECT_EQ(launches, 1u);
+}
+
 }  // namespace
 
 // DESIGN §3: a plugin built against the oldest released 1.x header (tests/abi/released/) loads in this host and

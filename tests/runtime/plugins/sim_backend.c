@@ -364,6 +364,11 @@ PK_EXPORT pk_status pk_backend_entry(const pk_host_services *host, uint32_t *cho
   (void)sim_kernel_launch;
   (void)sim_kernel_destroy;
 #endif
+#ifdef SIM_TORN_TABLE
+  /* A corrupt table whose struct_size ends in the middle of the op_launch slot: the host must not keep the half
+   * pointer (fuzz_plugin found it calling one), so launches fall back as if the slot were NULL. */
+  g_api.struct_size = (uint32_t)(offsetof(pk_backend_api, op_launch) + sizeof(void *) / 2);
+#endif
   *chosen = PK_ABI_VERSION;
   *out_api = &g_api;
   return PK_OK;
