@@ -29,6 +29,29 @@ static pk_status st_of(uint8_t sel, pk_status ok) {
   return (pk_status)(int8_t)sel * 1000;
 }
 
+/* Everything the fake allocates for the host (streams, events, kernels, memory) is tracked, so that close()
+ * releases what the host could not (the ABI's rule: close frees everything the context owns). Without it, a
+ * configuration that leaves a destroy slot NULL would leak by the plugin's own fault. */
+#define MAX_LIVE 4096
+static void *live[MAX_LIVE];
+static void *track(void *p) {
+  int i;
+  if (p == NULL) return NULL;
+  for (i = 0; i < MAX_LIVE; ++i) {
+    if (live[i] == NULL) { live[i] = p; return p; }
+  }
+  free(p);
+  return NULL;
+}
+static void untrack_free(void *p) {
+  int i;
+  if (p == NULL) return;
+  for (i = 0; i < MAX_LIVE; ++i) {
+    if (live[i] == p) { live[i] = NULL; break; }
+  }
+  free(p);
+}
+
 struct pk_be_context { int dummy; };
 struct pk_be_stream { int dummy; };
 struct pk_be_event { int dummy; };
@@ -42,7 +65,14 @@ static pk_status f_open(const pk_host_services *host, pk_be_context **out) {
     default: *out = (pk_be_context *)calloc(1, sizeof(pk_be_context)); return PK_OK;
   }
 }
-static void f_close(pk_be_context *ctx) { free(ctx); }
+static void f_close(pk_be_context *ctx) {
+  int i;
+  for (i = 0; i < MAX_LIVE; ++i) {
+    free(live[i]);
+    live[i] = NULL;
+  }
+  free(ctx);
+}
 static pk_status f_get_info(pk_be_context *ctx, pk_backend_info *out) {
   (void)ctx;
   size_t n = out->struct_size < sizeof(*out) ? out->struct_size : sizeof(*out);
@@ -114,13 +144,13 @@ static pk_status f_mem_alloc(pk_be_context *ctx, uint32_t device, uint64_t bytes
     case 2: *out = NULL; return PK_ERROR_OUT_OF_MEMORY;
     default:
       if (bytes > ((uint64_t)1 << 26)) return PK_ERROR_OUT_OF_MEMORY;
-      *out = malloc((size_t)(bytes ? bytes : 1)); /* malloc: 16-byte aligned; props say 64, the host must cope */
+      *out = track(malloc((size_t)(bytes ? bytes : 1))); /* 16-byte aligned; props say 64: the host must cope */
       return *out ? PK_OK : PK_ERROR_OUT_OF_MEMORY;
   }
 }
 static pk_status f_mem_free(pk_be_context *ctx, uint32_t device, void *ptr) {
   (void)ctx; (void)device;
-  free(ptr);
+  untrack_free(ptr);
   return st_of(cfg[27], PK_OK);
 }
 static pk_status f_h2d(pk_be_stream *s, void *dst, uint64_t off, const void *src, uint64_t bytes) {
@@ -145,19 +175,20 @@ static pk_status f_stream_create(pk_be_context *ctx, uint32_t device, pk_be_stre
   switch (cfg[30] % 3) {
     case 1: *out = NULL; return PK_OK;
     case 2: *out = NULL; return PK_ERROR_DEVICE;
-    default: *out = (pk_be_stream *)calloc(1, sizeof(pk_be_stream)); return PK_OK;
+    default: *out = (pk_be_stream *)track(calloc(1, sizeof(pk_be_stream))); return PK_OK;
   }
 }
-static pk_status f_stream_destroy(pk_be_stream *s) { free(s); return st_of(cfg[31], PK_OK); }
+static pk_status f_stream_destroy(pk_be_stream *s) { untrack_free(s); return st_of(cfg[31], PK_OK); }
 static pk_status f_stream_sync(pk_be_stream *s) { (void)s; return st_of(cfg[32], PK_OK); }
 static pk_status f_stream_query(pk_be_stream *s) { (void)s; return st_of(cfg[33], PK_OK); }
 static pk_status f_event_create(pk_be_context *ctx, uint32_t device, pk_be_event **out) {
   (void)ctx; (void)device;
   if (cfg[34] % 3 == 1) { *out = NULL; return PK_OK; }
-  *out = (pk_be_event *)calloc(1, sizeof(pk_be_event));
-  return st_of(cfg[34], PK_OK) == PK_OK ? PK_OK : (free(*out), *out = NULL, PK_ERROR_DEVICE);
+  if (st_of(cfg[34], PK_OK) != PK_OK) { *out = NULL; return PK_ERROR_DEVICE; }
+  *out = (pk_be_event *)track(calloc(1, sizeof(pk_be_event)));
+  return PK_OK;
 }
-static pk_status f_event_destroy(pk_be_event *e) { free(e); return PK_OK; }
+static pk_status f_event_destroy(pk_be_event *e) { untrack_free(e); return PK_OK; }
 static pk_status f_event_record(pk_be_event *e, pk_be_stream *s) { (void)e; (void)s; return st_of(cfg[35], PK_OK); }
 static pk_status f_wait_event(pk_be_stream *s, pk_be_event *e) { (void)e; (void)s; return st_of(cfg[36], PK_OK); }
 static pk_status f_event_sync(pk_be_event *e) { (void)e; return st_of(cfg[37], PK_OK); }
@@ -195,17 +226,17 @@ static pk_status f_fusion_offer(pk_be_context *ctx, uint32_t device, const pk_su
   switch (cfg[40] % 6) {
     case 1:
       for (i = 0; i < claim->num_nodes; ++i) claim->claimed[i] = 1;
-      *out = (pk_be_kernel *)calloc(1, sizeof(pk_be_kernel));
+      *out = (pk_be_kernel *)track(calloc(1, sizeof(pk_be_kernel)));
       return PK_OK;
     case 2: /* a claim from the configuration bytes: non-convex sets, values other than 0/1 */
       for (i = 0; i < claim->num_nodes; ++i) claim->claimed[i] = cfg[64 + i % 32];
-      *out = (pk_be_kernel *)calloc(1, sizeof(pk_be_kernel));
+      *out = (pk_be_kernel *)track(calloc(1, sizeof(pk_be_kernel)));
       return PK_OK;
     case 3:
       for (i = 0; i < claim->num_nodes; ++i) claim->claimed[i] = 1;
       return PK_OK; /* claims, but no kernel */
     case 4: return PK_ERROR_INTERNAL;
-    case 5: *out = (pk_be_kernel *)calloc(1, sizeof(pk_be_kernel)); return PK_OK; /* a kernel, no claim */
+    case 5: *out = (pk_be_kernel *)track(calloc(1, sizeof(pk_be_kernel))); return PK_OK; /* a kernel, no claim */
     default: return PK_OK;
   }
 }
@@ -213,7 +244,7 @@ static pk_status f_kernel_launch(pk_be_stream *s, pk_be_kernel *k, const pk_tens
   (void)s; (void)k; (void)args; (void)n;
   return st_of(cfg[41], PK_OK);
 }
-static pk_status f_kernel_destroy(pk_be_context *ctx, pk_be_kernel *k) { (void)ctx; free(k); return PK_OK; }
+static pk_status f_kernel_destroy(pk_be_context *ctx, pk_be_kernel *k) { (void)ctx; untrack_free(k); return PK_OK; }
 
 PK_EXPORT pk_status pk_backend_entry(const pk_host_services *host, uint32_t *chosen_version,
                                      const pk_backend_api **out_api, char *message, size_t message_capacity) {
