@@ -7,6 +7,7 @@
 // anything after a failure (guard bytes, checked here).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>

@@ -143,6 +143,17 @@ TEST_F(LoadingTest, ATableWhoseStructSizeCutsASlotLeavesThatSlotNull) {
   EXPECT_EQ(launches, 1u);
 }
 
+TEST_F(LoadingTest, FreeingABufferOnAnAsyncDeviceWithoutStreamSynchronizeDoesNotCallTheNullSlot) {
+  // Found by fuzz_plugin: pk_buffer_destroy synchronized every stream of an asynchronous device through the
+  // stream_synchronize slot without checking it, and called NULL (SEGV). Without the slot there is nothing to wait
+  // with: the buffer is released, and the explicit call says the slot is missing.
+  open_sim("primkit_test_sim_async_no_sync");
+  pk_buffer_t b = nullptr;
+  ASSERT_EQ(pk_buffer_create(sim_dev, 64, &b), PK_OK) << last_error().message;
+  pk_buffer_destroy(b);
+  EXPECT_NE(pk_stream_synchronize(sim_stream), PK_OK);
+}
+
 }  // namespace
 
 // DESIGN §3: a plugin built against the oldest released 1.x header (tests/abi/released/) loads in this host and

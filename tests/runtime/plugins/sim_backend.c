@@ -95,6 +95,9 @@ static pk_status sim_device_get_props(pk_be_context *ctx, uint32_t index, pk_dev
   out->memory_bytes = 1u << 30;
   out->compute_units = 1;
   out->features = PK_DEVICE_FEATURE_FUSION;
+#ifdef SIM_ASYNC_NO_SYNC
+  out->features |= PK_DEVICE_FEATURE_ASYNC; /* says it is asynchronous, yet has no stream_synchronize slot */
+#endif
   out->dtype_mask = 1u << PK_DTYPE_F32;
   out->max_allocation_bytes = 1u << 30;
   out->alignment = 64;
@@ -363,6 +366,9 @@ PK_EXPORT pk_status pk_backend_entry(const pk_host_services *host, uint32_t *cho
   (void)sim_fusion_offer;
   (void)sim_kernel_launch;
   (void)sim_kernel_destroy;
+#endif
+#ifdef SIM_ASYNC_NO_SYNC
+  g_api.stream_synchronize = NULL;
 #endif
 #ifdef SIM_TORN_TABLE
   /* A corrupt table whose struct_size ends in the middle of the op_launch slot: the host must not keep the half
