@@ -20,7 +20,8 @@ PK_EXPORT void pk_fake_plugin_configure(const uint8_t *bytes, size_t n) {
 }
 
 static uint32_t cfg_u32(int at) {
-  return (uint32_t)cfg[at] | ((uint32_t)cfg[at + 1] << 8) | ((uint32_t)cfg[at + 2] << 16) | ((uint32_t)cfg[at + 3] << 24);
+  return (uint32_t)cfg[at] | ((uint32_t)cfg[at + 1] << 8) | ((uint32_t)cfg[at + 2] << 16) |
+         ((uint32_t)cfg[at + 3] << 24);
 }
 /* A status: mostly the given one, sometimes any code (even unknown ones). */
 static pk_status st_of(uint8_t sel, pk_status ok) {
@@ -38,7 +39,10 @@ static void *track(void *p) {
   int i;
   if (p == NULL) return NULL;
   for (i = 0; i < MAX_LIVE; ++i) {
-    if (live[i] == NULL) { live[i] = p; return p; }
+    if (live[i] == NULL) {
+      live[i] = p;
+      return p;
+    }
   }
   free(p);
   return NULL;
@@ -47,22 +51,39 @@ static void untrack_free(void *p) {
   int i;
   if (p == NULL) return;
   for (i = 0; i < MAX_LIVE; ++i) {
-    if (live[i] == p) { live[i] = NULL; break; }
+    if (live[i] == p) {
+      live[i] = NULL;
+      break;
+    }
   }
   free(p);
 }
 
-struct pk_be_context { int dummy; };
-struct pk_be_stream { int dummy; };
-struct pk_be_event { int dummy; };
-struct pk_be_kernel { int dummy; };
+struct pk_be_context {
+  int dummy;
+};
+struct pk_be_stream {
+  int dummy;
+};
+struct pk_be_event {
+  int dummy;
+};
+struct pk_be_kernel {
+  int dummy;
+};
 
 static pk_status f_open(const pk_host_services *host, pk_be_context **out) {
   (void)host;
   switch (cfg[13] % 4) {
-    case 1: *out = NULL; return PK_OK;
-    case 2: *out = NULL; return st_of(cfg[13] | 0xC8, PK_ERROR_DEVICE);
-    default: *out = (pk_be_context *)calloc(1, sizeof(pk_be_context)); return PK_OK;
+    case 1:
+      *out = NULL;
+      return PK_OK;
+    case 2:
+      *out = NULL;
+      return st_of(cfg[13] | 0xC8, PK_ERROR_DEVICE);
+    default:
+      *out = (pk_be_context *)calloc(1, sizeof(pk_be_context));
+      return PK_OK;
   }
 }
 static void f_close(pk_be_context *ctx) {
@@ -80,11 +101,20 @@ static pk_status f_get_info(pk_be_context *ctx, pk_backend_info *out) {
   memset(&i, 0, sizeof(i));
   i.struct_size = (uint32_t)n;
   switch (cfg[14] % 6) {
-    case 1: memset(i.name, 'a', sizeof(i.name)); break; /* no NUL */
-    case 2: strcpy(i.name, "Fake Backend!"); break;
-    case 3: strcpy(i.name, "cpu"); break;
-    case 5: break; /* empty */
-    default: strcpy(i.name, "fake"); break;
+    case 1:
+      memset(i.name, 'a', sizeof(i.name));
+      break; /* no NUL */
+    case 2:
+      strcpy(i.name, "Fake Backend!");
+      break;
+    case 3:
+      strcpy(i.name, "cpu");
+      break;
+    case 5:
+      break; /* empty */
+    default:
+      strcpy(i.name, "fake");
+      break;
   }
   memset(i.vendor, 'v', sizeof(i.vendor)); /* never terminated */
   i.abi_version = cfg_u32(2);
@@ -101,20 +131,34 @@ static pk_status f_get_last_error(pk_be_context *ctx, pk_error_info *out) {
   e.vendor_code = -7;
   e.op_id = cfg_u32(48);
   e.arg_index = (int32_t)cfg_u32(52);
-  if (cfg[42] % 3 == 1) memset(e.message, 'm', sizeof(e.message)); /* no NUL */
-  else strcpy(e.message, "fake: configured failure");
+  if (cfg[42] % 3 == 1)
+    memset(e.message, 'm', sizeof(e.message)); /* no NUL */
+  else
+    strcpy(e.message, "fake: configured failure");
   memcpy(out, &e, n);
   return cfg[42] % 3 == 2 ? PK_ERROR_INTERNAL : PK_OK;
 }
 static pk_status f_device_count(pk_be_context *ctx, uint32_t *out) {
   (void)ctx;
   switch (cfg[15] % 6) {
-    case 1: *out = 0; break;
-    case 2: *out = 2; break;
-    case 3: *out = 1000; break;
-    case 4: *out = 1; return st_of(250, PK_OK);
-    case 5: *out = cfg_u32(16); break;
-    default: *out = 1; break;
+    case 1:
+      *out = 0;
+      break;
+    case 2:
+      *out = 2;
+      break;
+    case 3:
+      *out = 1000;
+      break;
+    case 4:
+      *out = 1;
+      return st_of(250, PK_OK);
+    case 5:
+      *out = cfg_u32(16);
+      break;
+    default:
+      *out = 1;
+      break;
   }
   return PK_OK;
 }
@@ -138,10 +182,15 @@ static pk_status f_device_get_props(pk_be_context *ctx, uint32_t index, pk_devic
   return st_of(cfg[25] >= 200 ? cfg[25] : 0, PK_OK);
 }
 static pk_status f_mem_alloc(pk_be_context *ctx, uint32_t device, uint64_t bytes, void **out) {
-  (void)ctx; (void)device;
+  (void)ctx;
+  (void)device;
   switch (cfg[26] % 4) {
-    case 1: *out = NULL; return PK_OK; /* a lie */
-    case 2: *out = NULL; return PK_ERROR_OUT_OF_MEMORY;
+    case 1:
+      *out = NULL;
+      return PK_OK; /* a lie */
+    case 2:
+      *out = NULL;
+      return PK_ERROR_OUT_OF_MEMORY;
     default:
       if (bytes > ((uint64_t)1 << 26)) return PK_ERROR_OUT_OF_MEMORY;
       *out = track(malloc((size_t)(bytes ? bytes : 1))); /* 16-byte aligned; props say 64: the host must cope */
@@ -149,7 +198,8 @@ static pk_status f_mem_alloc(pk_be_context *ctx, uint32_t device, uint64_t bytes
   }
 }
 static pk_status f_mem_free(pk_be_context *ctx, uint32_t device, void *ptr) {
-  (void)ctx; (void)device;
+  (void)ctx;
+  (void)device;
   untrack_free(ptr);
   return st_of(cfg[27], PK_OK);
 }
@@ -171,56 +221,122 @@ static pk_status f_d2d(pk_be_stream *s, void *dst, uint64_t doff, const void *sr
   return st_of(cfg[29], PK_OK);
 }
 static pk_status f_stream_create(pk_be_context *ctx, uint32_t device, pk_be_stream **out) {
-  (void)ctx; (void)device;
+  (void)ctx;
+  (void)device;
   switch (cfg[30] % 3) {
-    case 1: *out = NULL; return PK_OK;
-    case 2: *out = NULL; return PK_ERROR_DEVICE;
-    default: *out = (pk_be_stream *)track(calloc(1, sizeof(pk_be_stream))); return PK_OK;
+    case 1:
+      *out = NULL;
+      return PK_OK;
+    case 2:
+      *out = NULL;
+      return PK_ERROR_DEVICE;
+    default:
+      *out = (pk_be_stream *)track(calloc(1, sizeof(pk_be_stream)));
+      return PK_OK;
   }
 }
-static pk_status f_stream_destroy(pk_be_stream *s) { untrack_free(s); return st_of(cfg[31], PK_OK); }
-static pk_status f_stream_sync(pk_be_stream *s) { (void)s; return st_of(cfg[32], PK_OK); }
-static pk_status f_stream_query(pk_be_stream *s) { (void)s; return st_of(cfg[33], PK_OK); }
+static pk_status f_stream_destroy(pk_be_stream *s) {
+  untrack_free(s);
+  return st_of(cfg[31], PK_OK);
+}
+static pk_status f_stream_sync(pk_be_stream *s) {
+  (void)s;
+  return st_of(cfg[32], PK_OK);
+}
+static pk_status f_stream_query(pk_be_stream *s) {
+  (void)s;
+  return st_of(cfg[33], PK_OK);
+}
 static pk_status f_event_create(pk_be_context *ctx, uint32_t device, pk_be_event **out) {
-  (void)ctx; (void)device;
-  if (cfg[34] % 3 == 1) { *out = NULL; return PK_OK; }
-  if (st_of(cfg[34], PK_OK) != PK_OK) { *out = NULL; return PK_ERROR_DEVICE; }
+  (void)ctx;
+  (void)device;
+  if (cfg[34] % 3 == 1) {
+    *out = NULL;
+    return PK_OK;
+  }
+  if (st_of(cfg[34], PK_OK) != PK_OK) {
+    *out = NULL;
+    return PK_ERROR_DEVICE;
+  }
   *out = (pk_be_event *)track(calloc(1, sizeof(pk_be_event)));
   return PK_OK;
 }
-static pk_status f_event_destroy(pk_be_event *e) { untrack_free(e); return PK_OK; }
-static pk_status f_event_record(pk_be_event *e, pk_be_stream *s) { (void)e; (void)s; return st_of(cfg[35], PK_OK); }
-static pk_status f_wait_event(pk_be_stream *s, pk_be_event *e) { (void)e; (void)s; return st_of(cfg[36], PK_OK); }
-static pk_status f_event_sync(pk_be_event *e) { (void)e; return st_of(cfg[37], PK_OK); }
-static pk_status f_event_query(pk_be_event *e) { (void)e; return st_of(cfg[37], PK_NOT_READY); }
+static pk_status f_event_destroy(pk_be_event *e) {
+  untrack_free(e);
+  return PK_OK;
+}
+static pk_status f_event_record(pk_be_event *e, pk_be_stream *s) {
+  (void)e;
+  (void)s;
+  return st_of(cfg[35], PK_OK);
+}
+static pk_status f_wait_event(pk_be_stream *s, pk_be_event *e) {
+  (void)e;
+  (void)s;
+  return st_of(cfg[36], PK_OK);
+}
+static pk_status f_event_sync(pk_be_event *e) {
+  (void)e;
+  return st_of(cfg[37], PK_OK);
+}
+static pk_status f_event_query(pk_be_event *e) {
+  (void)e;
+  return st_of(cfg[37], PK_NOT_READY);
+}
 static pk_status f_op_query(pk_be_context *ctx, const pk_op_query *q, pk_op_support *out) {
-  (void)ctx; (void)q;
+  (void)ctx;
+  (void)q;
   size_t n = out->struct_size < sizeof(*out) ? out->struct_size : sizeof(*out);
   pk_op_support s;
   memset(&s, 0, sizeof(s));
   s.struct_size = (uint32_t)n;
   switch (cfg[38] % 5) {
-    case 1: s.supported = 0; strcpy(s.reason, "fake: declined"); break;
-    case 2: memcpy(out, &s, n); return PK_ERROR_DEVICE;
-    case 3: s.supported = 1; memset(s.reason, 'r', sizeof(s.reason)); break; /* no NUL */
-    case 4: s.supported = 7; s.native = -3; break;
-    default: s.supported = 1; s.native = 1; break;
+    case 1:
+      s.supported = 0;
+      strcpy(s.reason, "fake: declined");
+      break;
+    case 2:
+      memcpy(out, &s, n);
+      return PK_ERROR_DEVICE;
+    case 3:
+      s.supported = 1;
+      memset(s.reason, 'r', sizeof(s.reason));
+      break; /* no NUL */
+    case 4:
+      s.supported = 7;
+      s.native = -3;
+      break;
+    default:
+      s.supported = 1;
+      s.native = 1;
+      break;
   }
   memcpy(out, &s, n);
   return PK_OK;
 }
 static pk_status f_op_launch(pk_be_stream *s, uint32_t op, const pk_tensor *in, uint32_t ni, const pk_tensor *o,
                              uint32_t no, const void *attrs) {
-  (void)s; (void)op; (void)in; (void)ni; (void)o; (void)no; (void)attrs;
+  (void)s;
+  (void)op;
+  (void)in;
+  (void)ni;
+  (void)o;
+  (void)no;
+  (void)attrs;
   switch (cfg[39] % 3) {
-    case 1: return PK_UNIMPLEMENTED; /* after saying "supported" */
-    case 2: return st_of(cfg[39] | 0xC8, PK_ERROR_DEVICE);
-    default: return PK_OK;
+    case 1:
+      return PK_UNIMPLEMENTED; /* after saying "supported" */
+    case 2:
+      return st_of(cfg[39] | 0xC8, PK_ERROR_DEVICE);
+    default:
+      return PK_OK;
   }
 }
 static pk_status f_fusion_offer(pk_be_context *ctx, uint32_t device, const pk_subgraph *g, pk_fusion_claim *claim,
                                 pk_be_kernel **out) {
-  (void)ctx; (void)device; (void)g;
+  (void)ctx;
+  (void)device;
+  (void)g;
   uint32_t i;
   *out = NULL;
   switch (cfg[40] % 6) {
@@ -235,16 +351,27 @@ static pk_status f_fusion_offer(pk_be_context *ctx, uint32_t device, const pk_su
     case 3:
       for (i = 0; i < claim->num_nodes; ++i) claim->claimed[i] = 1;
       return PK_OK; /* claims, but no kernel */
-    case 4: return PK_ERROR_INTERNAL;
-    case 5: *out = (pk_be_kernel *)track(calloc(1, sizeof(pk_be_kernel))); return PK_OK; /* a kernel, no claim */
-    default: return PK_OK;
+    case 4:
+      return PK_ERROR_INTERNAL;
+    case 5:
+      *out = (pk_be_kernel *)track(calloc(1, sizeof(pk_be_kernel)));
+      return PK_OK; /* a kernel, no claim */
+    default:
+      return PK_OK;
   }
 }
 static pk_status f_kernel_launch(pk_be_stream *s, pk_be_kernel *k, const pk_tensor *args, uint32_t n) {
-  (void)s; (void)k; (void)args; (void)n;
+  (void)s;
+  (void)k;
+  (void)args;
+  (void)n;
   return st_of(cfg[41], PK_OK);
 }
-static pk_status f_kernel_destroy(pk_be_context *ctx, pk_be_kernel *k) { (void)ctx; untrack_free(k); return PK_OK; }
+static pk_status f_kernel_destroy(pk_be_context *ctx, pk_be_kernel *k) {
+  (void)ctx;
+  untrack_free(k);
+  return PK_OK;
+}
 
 PK_EXPORT pk_status pk_backend_entry(const pk_host_services *host, uint32_t *chosen_version,
                                      const pk_backend_api **out_api, char *message, size_t message_capacity) {
@@ -286,12 +413,24 @@ PK_EXPORT pk_status pk_backend_entry(const pk_host_services *host, uint32_t *cho
     if (mask & (1u << (i % 32))) slots[i] = NULL;
   }
   switch (cfg[1] % 6) {
-    case 1: *chosen_version = PK_MAKE_VERSION(1, 0); break;
-    case 2: *chosen_version = PK_MAKE_VERSION(2, 0); break;
-    case 3: *chosen_version = PK_MAKE_VERSION(0, 9); break;
-    case 4: *chosen_version = cfg_u32(2); break;
-    case 5: *chosen_version = PK_MAKE_VERSION(1, 99); break;
-    default: *chosen_version = host->host_abi_version; break;
+    case 1:
+      *chosen_version = PK_MAKE_VERSION(1, 0);
+      break;
+    case 2:
+      *chosen_version = PK_MAKE_VERSION(2, 0);
+      break;
+    case 3:
+      *chosen_version = PK_MAKE_VERSION(0, 9);
+      break;
+    case 4:
+      *chosen_version = cfg_u32(2);
+      break;
+    case 5:
+      *chosen_version = PK_MAKE_VERSION(1, 99);
+      break;
+    default:
+      *chosen_version = host->host_abi_version;
+      break;
   }
   full.abi_version = *chosen_version;
   size = (uint32_t)(cfg[6] | (cfg[7] << 8));
@@ -303,8 +442,10 @@ PK_EXPORT pk_status pk_backend_entry(const pk_host_services *host, uint32_t *cho
   memcpy(table, &full, size < sizeof(full) ? size : sizeof(full));
   *out_api = table;
   if (message && message_capacity) {
-    if (cfg[12] % 3 == 1) memset(message, 'x', message_capacity); /* fills it, no NUL */
-    else if (cfg[12] % 3 == 2) strncpy(message, "fake: configured refusal", message_capacity - 1);
+    if (cfg[12] % 3 == 1)
+      memset(message, 'x', message_capacity); /* fills it, no NUL */
+    else if (cfg[12] % 3 == 2)
+      strncpy(message, "fake: configured refusal", message_capacity - 1);
   }
   return st_of(cfg[0], PK_OK);
 }

@@ -123,8 +123,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         vals.push_back(v);
       }
       std::vector<uint32_t> outv(op.num_outputs + 1);
-      if (ok) pk_graph_add_node(g, op.id, vals.data(), static_cast<uint32_t>(vals.size()), attrs.get(), outv.data(),
-                                op.num_outputs);
+      if (ok)
+        pk_graph_add_node(g, op.id, vals.data(), static_cast<uint32_t>(vals.size()), attrs.get(), outv.data(),
+                          op.num_outputs);
       pk_graph_destroy(g);
     }
   }

@@ -24,9 +24,9 @@ namespace pkfuzz {
   std::fprintf(stderr, "pkfuzz: PROPERTY VIOLATED: %s %s\n", what, detail);
   std::abort();
 }
-#define PKFUZZ_CHECK(cond, what)                      \
-  do {                                                \
-    if (!(cond)) ::pkfuzz::die(what, #cond);          \
+#define PKFUZZ_CHECK(cond, what)             \
+  do {                                       \
+    if (!(cond)) ::pkfuzz::die(what, #cond); \
   } while (0)
 
 // Reads the fuzz input front to back; past its end every read is 0.
@@ -41,10 +41,36 @@ class Reader {
   uint64_t u64() { return static_cast<uint64_t>(u32()) | (static_cast<uint64_t>(u32()) << 32); }
   // An int64 that is usually small, sometimes a value at an edge of some range.
   int64_t edgy_i64() {
-    static const int64_t kEdges[] = {0, 1, 2, 3, 4, 5, 7, 8, 16, 31, 64, 255, -1, -2, -3, -8, -128,
-                                     INT32_MAX, INT32_MIN, (int64_t)UINT32_MAX, (int64_t)1 << 31, (int64_t)1 << 32,
-                                     (int64_t)1 << 61, (int64_t)1 << 62, ((int64_t)1 << 62) - 1, INT64_MAX,
-                                     INT64_MIN, INT64_MAX / 2, INT64_MIN / 2 - 1, -((int64_t)1 << 62)};
+    static const int64_t kEdges[] = {0,
+                                     1,
+                                     2,
+                                     3,
+                                     4,
+                                     5,
+                                     7,
+                                     8,
+                                     16,
+                                     31,
+                                     64,
+                                     255,
+                                     -1,
+                                     -2,
+                                     -3,
+                                     -8,
+                                     -128,
+                                     INT32_MAX,
+                                     INT32_MIN,
+                                     (int64_t)UINT32_MAX,
+                                     (int64_t)1 << 31,
+                                     (int64_t)1 << 32,
+                                     (int64_t)1 << 61,
+                                     (int64_t)1 << 62,
+                                     ((int64_t)1 << 62) - 1,
+                                     INT64_MAX,
+                                     INT64_MIN,
+                                     INT64_MAX / 2,
+                                     INT64_MIN / 2 - 1,
+                                     -((int64_t)1 << 62)};
     uint8_t sel = u8();
     constexpr size_t n = sizeof(kEdges) / sizeof(kEdges[0]);
     if (sel < n) return kEdges[sel];
@@ -65,13 +91,18 @@ class Reader {
 // Appends little-endian values to a seed.
 struct SeedWriter {
   std::vector<uint8_t> b;
-  SeedWriter &u8(uint8_t v) { b.push_back(v); return *this; }
+  SeedWriter &u8(uint8_t v) {
+    b.push_back(v);
+    return *this;
+  }
   SeedWriter &u16(uint16_t v) { return u8(v & 0xff).u8(v >> 8); }
   SeedWriter &u32(uint32_t v) { return u16(v & 0xffff).u16(v >> 16); }
 };
 
 // When PK_FUZZ_WRITE_SEEDS names a folder, LLVMFuzzerInitialize writes the harness's seeds there and exits.
-inline const char *seed_dir() { return std::getenv("PK_FUZZ_WRITE_SEEDS"); }
+inline const char *seed_dir() {
+  return std::getenv("PK_FUZZ_WRITE_SEEDS");
+}
 inline void write_seed(const std::string &name, const std::vector<uint8_t> &bytes) {
   std::string path = std::string(seed_dir()) + "/" + name;
   FILE *f = std::fopen(path.c_str(), "wb");

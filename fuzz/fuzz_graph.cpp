@@ -7,8 +7,8 @@
 
 namespace {
 
-const int32_t kDtypes[] = {PK_DTYPE_F32, PK_DTYPE_F32, PK_DTYPE_F16, PK_DTYPE_BF16, PK_DTYPE_F64,
-                           PK_DTYPE_I32, PK_DTYPE_I64, PK_DTYPE_BOOL, PK_DTYPE_U8, PK_DTYPE_C64};
+const int32_t kDtypes[] = {PK_DTYPE_F32, PK_DTYPE_F32, PK_DTYPE_F16,  PK_DTYPE_BF16, PK_DTYPE_F64,
+                           PK_DTYPE_I32, PK_DTYPE_I64, PK_DTYPE_BOOL, PK_DTYPE_U8,   PK_DTYPE_C64};
 
 struct Buf {
   pk_buffer_t b = nullptr;
@@ -32,12 +32,18 @@ void write_seeds() {
     uint8_t dtype_sel, ndim;
   };
   const Chain chains[] = {
-      {"add-exp-mul", {"add", "exp", "mul"}, 0, 2},       {"neg-abs-sqrt", {"neg", "abs", "sqrt"}, 0, 1},
-      {"add-sum", {"add", "sum"}, 0, 2},                  {"mul-add-tanh", {"mul", "add", "tanh"}, 4, 2},
-      {"softmax", {"softmax"}, 0, 2},                      {"gelu-mul", {"gelu", "mul"}, 2, 2},
-      {"sub-amax", {"sub", "amax"}, 0, 3},                 {"i32-add-mul", {"add", "mul", "bitwise_and"}, 5, 2},
-      {"where-chain", {"lt", "logical_not"}, 0, 1},        {"layer_norm", {"layer_norm"}, 0, 2},
-      {"exp-log-sigmoid", {"exp", "log", "sigmoid"}, 3, 2}, {"convert", {"abs", "floor", "ceil"}, 4, 1},
+      {"add-exp-mul", {"add", "exp", "mul"}, 0, 2},
+      {"neg-abs-sqrt", {"neg", "abs", "sqrt"}, 0, 1},
+      {"add-sum", {"add", "sum"}, 0, 2},
+      {"mul-add-tanh", {"mul", "add", "tanh"}, 4, 2},
+      {"softmax", {"softmax"}, 0, 2},
+      {"gelu-mul", {"gelu", "mul"}, 2, 2},
+      {"sub-amax", {"sub", "amax"}, 0, 3},
+      {"i32-add-mul", {"add", "mul", "bitwise_and"}, 5, 2},
+      {"where-chain", {"lt", "logical_not"}, 0, 1},
+      {"layer_norm", {"layer_norm"}, 0, 2},
+      {"exp-log-sigmoid", {"exp", "log", "sigmoid"}, 3, 2},
+      {"convert", {"abs", "floor", "ceil"}, 4, 1},
   };
   for (int emu = 0; emu < 2; ++emu) {
     for (int fuse = 0; fuse < 2; ++fuse) {
@@ -130,8 +136,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     pkfuzz::Launch ex;
     std::vector<uint8_t> attrs(op.attrs_size);
-    if (pkfuzz::example_launch(op, ex)) attrs = ex.attrs;
-    else if (op.attrs_size) pk::meta::default_attrs(op, attrs.data());
+    if (pkfuzz::example_launch(op, ex))
+      attrs = ex.attrs;
+    else if (op.attrs_size)
+      pk::meta::default_attrs(op, attrs.data());
     uint8_t edits = r.u8() % 4;
     for (uint8_t e = 0; e < edits && !attrs.empty(); ++e) {
       size_t off = 4 + r.u16() % std::max<size_t>(1, attrs.size() - 4);
@@ -141,8 +149,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       }
     }
     std::vector<uint32_t> outv(op.num_outputs);
-    if (pk_graph_add_node(g, op.id, ins.data(), static_cast<uint32_t>(ins.size()), attrs.empty() ? nullptr : attrs.data(),
-                          outv.data(), op.num_outputs) == PK_OK) {
+    if (pk_graph_add_node(g, op.id, ins.data(), static_cast<uint32_t>(ins.size()),
+                          attrs.empty() ? nullptr : attrs.data(), outv.data(), op.num_outputs) == PK_OK) {
       for (uint32_t v : outv) values.push_back(v);
     }
   }
@@ -231,9 +239,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             must_refuse = t.dtype.code != d.code || t.dtype.bits != d.bits;
             break;
           }
-          case 6: t.storage_bytes = r.u8() % 16; break;  // may or may not still cover the view
+          case 6:
+            t.storage_bytes = r.u8() % 16;
+            break;  // may or may not still cover the view
           default:  // a missing tensor
-            if (k < it.size()) it.pop_back(); else ot.pop_back();
+            if (k < it.size())
+              it.pop_back();
+            else
+              ot.pop_back();
             must_refuse = true;
             break;
         }

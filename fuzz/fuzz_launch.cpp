@@ -30,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     l.check_outputs(false);  // refused: nothing written
   } else if (sync == PK_OK) {
     l.check_outputs(true);  // ran: nothing written outside the outputs' views
-  }  // an asynchronous failure may leave outputs half-written; the stream reports it
+  }                         // an asynchronous failure may leave outputs half-written; the stream reports it
   if (sync != PK_OK) pkfuzz::refresh_stream(l.device, *l.stream);
   return 0;
 }

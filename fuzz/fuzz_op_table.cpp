@@ -46,13 +46,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (op.attrs_size && !pk::meta::normalize_attrs(op, attrs, norm, diag)) return 0;
     if (inputs.size() > pk::meta::kMaxLaunchInputs) return 0;
     std::vector<pk::meta::TensorType> outs(op.num_outputs);
-    bool inferred = pk::meta::infer_outputs(op, inputs.data(), static_cast<uint32_t>(inputs.size()), norm,
-                                            outs.data(), diag);
+    bool inferred =
+        pk::meta::infer_outputs(op, inputs.data(), static_cast<uint32_t>(inputs.size()), norm, outs.data(), diag);
     if (inferred && op.tier == pk::meta::Tier::composite) {
       pk::meta::Decomposition d;
       int64_t total = 0;
       for (auto &t : inputs) total += pkfuzz::numel(t);
-      if (total < (1 << 20)) pk::meta::decompose(op, inputs.data(), static_cast<uint32_t>(inputs.size()), norm, d, diag);
+      if (total < (1 << 20))
+        pk::meta::decompose(op, inputs.data(), static_cast<uint32_t>(inputs.size()), norm, d, diag);
     }
   }
   if ((mode & 2) && op.tier == pk::meta::Tier::composite) {

@@ -15,16 +15,18 @@ struct Exact {
     std::memcpy(p.get(), &ss, 4);
   }
   template <typename T>
-  T *as() { return reinterpret_cast<T *>(p.get()); }
+  T *as() {
+    return reinterpret_cast<T *>(p.get());
+  }
   uint32_t n;
   std::unique_ptr<uint8_t[]> p;
 };
 
 uint32_t fuzz_size(pkfuzz::Reader &r, uint32_t full) {
   uint8_t v = r.u8();
-  if (v < 160) return full;                 // the honest size
-  if (v < 240) return 4 + r.u16() % full;   // shorter (an older caller)
-  return full + r.u8();                     // longer (a newer caller)
+  if (v < 160) return full;                // the honest size
+  if (v < 240) return 4 + r.u16() % full;  // shorter (an older caller)
+  return full + r.u8();                    // longer (a newer caller)
 }
 
 }  // namespace

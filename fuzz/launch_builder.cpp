@@ -87,7 +87,7 @@ bool FuzzLaunch::decode(Reader &r) {
         } else {
           attrs_size = std::max<uint32_t>(4, r.u16() % (pk::meta::kMaxAttrsSize + 64));
           a.resize(attrs_size, 0);
-          uint32_t ss = how & 1 ? r.u32() : attrs_size;  // odd: struct_size lies about the allocation
+          uint32_t ss = how & 1 ? r.u32() : attrs_size;          // odd: struct_size lies about the allocation
           if (how & 1) ss = std::min<uint32_t>(ss, attrs_size);  // never claim more than the memory holds
           std::memcpy(a.data(), &ss, 4);
         }
@@ -164,8 +164,12 @@ void FuzzLaunch::mutate(Reader &r, uint8_t cmd) {
       }
       break;
     }
-    case 2: t.ndim = static_cast<int8_t>(r.u8()) % (PK_MAX_RANK + 3); break;
-    case 3: t.shape[r.u8() % (PK_MAX_RANK + 2)] = r.edgy_i64(); break;
+    case 2:
+      t.ndim = static_cast<int8_t>(r.u8()) % (PK_MAX_RANK + 3);
+      break;
+    case 3:
+      t.shape[r.u8() % (PK_MAX_RANK + 2)] = r.edgy_i64();
+      break;
     case 4: {
       uint8_t d = r.u8();
       if (d == 0xff) {
@@ -183,8 +187,12 @@ void FuzzLaunch::mutate(Reader &r, uint8_t cmd) {
       }
       break;
     }
-    case 5: t.byte_offset = r.u8() < 200 ? r.u16() % 4096 : static_cast<uint64_t>(r.edgy_i64()); break;
-    case 6: t.flags = r.u8(); break;
+    case 5:
+      t.byte_offset = r.u8() < 200 ? r.u16() % 4096 : static_cast<uint64_t>(r.edgy_i64());
+      break;
+    case 6:
+      t.flags = r.u8();
+      break;
     case 7: {
       uint8_t v = r.u8();
       if (v < 128) {
@@ -195,15 +203,25 @@ void FuzzLaunch::mutate(Reader &r, uint8_t cmd) {
       }
       break;
     }
-    case 8: t.where = static_cast<FuzzTensor::Where>(r.u8() % 3); break;
-    case 9: t.struct_size = r.u8() < 128 ? r.u8() : r.u32(); break;
-    case 10: t.device_type = static_cast<int8_t>(r.u8()); t.device_id = static_cast<int8_t>(r.u8()); break;
-    case 15: if (!ins.empty()) t.alias_of = r.u8() % ins.size(); break;
+    case 8:
+      t.where = static_cast<FuzzTensor::Where>(r.u8() % 3);
+      break;
+    case 9:
+      t.struct_size = r.u8() < 128 ? r.u8() : r.u32();
+      break;
+    case 10:
+      t.device_type = static_cast<int8_t>(r.u8());
+      t.device_id = static_cast<int8_t>(r.u8());
+      break;
+    case 15:
+      if (!ins.empty()) t.alias_of = r.u8() % ins.size();
+      break;
     case 16: {  // a whole new small shape, keeping the rank
       for (int32_t d = 0; d < std::min<int32_t>(t.ndim, PK_MAX_RANK); ++d) t.shape[d] = r.u8() % 9;
       break;
     }
-    default: break;
+    default:
+      break;
   }
   if (on_emu && t.where == FuzzTensor::kHost) t.where = FuzzTensor::kBuffer;
 }
@@ -223,8 +241,8 @@ bool FuzzLaunch::place(FuzzTensor &t, bool output, Reader &r) {
   bool huge = false;
   uint64_t need = needed_bytes(t, huge);
   uint64_t storage = huge ? 256 : need;
-  storage = static_cast<uint64_t>(std::max<int64_t>(0, static_cast<int64_t>(std::min<uint64_t>(storage, kMaxBytes)) +
-                                                          t.storage_delta));
+  storage = static_cast<uint64_t>(
+      std::max<int64_t>(0, static_cast<int64_t>(std::min<uint64_t>(storage, kMaxBytes)) + t.storage_delta));
   storage = std::min<uint64_t>(storage, kMaxBytes);
   if (t.where == FuzzTensor::kNull) {
     d.data = nullptr;
@@ -240,10 +258,18 @@ bool FuzzLaunch::place(FuzzTensor &t, bool output, Reader &r) {
     for (size_t i = 0; i < n; ++i) {
       x = x * 1664525u + 1013904223u;
       switch (fill) {
-        case 0: p[i] = static_cast<uint8_t>(x >> 24); break;  // random bits (NaNs, huge indices)
-        case 1: p[i] = (i % 4 == 0) ? static_cast<uint8_t>((x >> 24) % 4) : 0; break;  // small values
-        case 2: p[i] = 0; break;
-        default: p[i] = static_cast<uint8_t>(i); break;
+        case 0:
+          p[i] = static_cast<uint8_t>(x >> 24);
+          break;  // random bits (NaNs, huge indices)
+        case 1:
+          p[i] = (i % 4 == 0) ? static_cast<uint8_t>((x >> 24) % 4) : 0;
+          break;  // small values
+        case 2:
+          p[i] = 0;
+          break;
+        default:
+          p[i] = static_cast<uint8_t>(i);
+          break;
       }
     }
   };
@@ -329,8 +355,7 @@ void FuzzLaunch::check_outputs(bool ok) {
     for (size_t i = 0; i < now.size(); ++i) {
       if (!mark[i] && now[i] != t.before[i]) {
         char msg[160];
-        std::snprintf(msg, sizeof(msg), "op %s wrote byte %zu of %zu outside its output view", op->name, i,
-                      now.size());
+        std::snprintf(msg, sizeof(msg), "op %s wrote byte %zu of %zu outside its output view", op->name, i, now.size());
         die("write outside an output view", msg);
       }
     }

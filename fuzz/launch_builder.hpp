@@ -27,18 +27,18 @@ struct FuzzTensor {
   int32_t device_type = PK_DEVICE_CPU;
   int32_t device_id = 0;
   enum Where { kHost = 0, kBuffer = 1, kNull = 2 } where = kHost;
-  int64_t storage_delta = 0;    // storage_bytes = what the view needs + delta (clamped to the memory)
-  bool storage_lie = false;     // buffers only: storage_bytes = storage_raw, whatever the buffer holds
+  int64_t storage_delta = 0;  // storage_bytes = what the view needs + delta (clamped to the memory)
+  bool storage_lie = false;   // buffers only: storage_bytes = storage_raw, whatever the buffer holds
   uint64_t storage_raw = 0;
-  int alias_of = -1;            // outputs: share input alias_of's memory and descriptor placement
+  int alias_of = -1;  // outputs: share input alias_of's memory and descriptor placement
 
   // Filled by materialize():
   pk_tensor desc{};
   std::unique_ptr<uint8_t[]> host;  // kHost: exactly `host_size` bytes, so ASan sees any byte past it
   size_t host_size = 0;
-  pk_buffer_t buffer = nullptr;     // kBuffer
+  pk_buffer_t buffer = nullptr;  // kBuffer
   size_t buffer_size = 0;
-  std::vector<uint8_t> before;      // outputs: the memory's bytes before the call
+  std::vector<uint8_t> before;  // outputs: the memory's bytes before the call
 };
 
 class FuzzLaunch {
@@ -57,8 +57,8 @@ class FuzzLaunch {
   std::vector<FuzzTensor> ins, outs;
   std::vector<pk_tensor> in_desc, out_desc;
   bool attrs_null = false;
-  uint32_t attrs_size = 0;                 // bytes of the attribute allocation
-  std::unique_ptr<uint8_t[]> attrs;        // exactly attrs_size bytes
+  uint32_t attrs_size = 0;           // bytes of the attribute allocation
+  std::unique_ptr<uint8_t[]> attrs;  // exactly attrs_size bytes
   pk_device_t device = nullptr;
   pk_stream_t *stream = nullptr;
   int fill = 0;
