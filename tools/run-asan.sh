@@ -46,7 +46,7 @@ echo "run-asan: build took $((t1 - t0)) s"
 # probe included). Leak checking is on (LSan); a report aborts the process with a non-zero exit.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$root/tools/lsan.supp:print_suppressions=0}
+
 
 # The tests of those components. Not here: the oracle's numpy comparison (Python driving a dump tool, slow) and the
 # ABI/package/template flows (they build other projects; no sanitized code of ours they would add), the planted-bug

@@ -305,6 +305,35 @@ TEST_F(Emu, EverySupportedSingleOpMatchesTheReference) {
   for (const auto &w : worst) std::printf("  %-32s %.2f\n", w.first.c_str(), w.second);
 }
 
+// Found by fuzz_query: a coverage query (no shape in any tensor, primkit.h) that also lists its outputs made the
+// code generator plan a launch from the NULL shapes (a read of address 0). It is answered as a coverage query; a
+// query mixing shapes and NULL shapes is declined with a reason.
+TEST_F(Emu, CoverageQueriesWithOutputsAndNoShapesAreAnswered) {
+  pk_tensor in[2], out[1];
+  for (pk_tensor *t : {&in[0], &in[1], &out[0]}) {
+    PK_STRUCT_INIT(*t);
+    t->dtype = pk::meta::dtype_desc(PK_DTYPE_F32);
+    t->ndim = 2;  // a rank, but no shape
+  }
+  pk_op_query q;
+  PK_STRUCT_INIT(q);
+  q.op_id = PK_OP_ADD;
+  q.num_inputs = 2;
+  q.inputs = in;
+  q.num_outputs = 1;
+  q.outputs = out;
+  pk_op_support sup;
+  PK_STRUCT_INIT(sup);
+  ASSERT_EQ(pk_device_query_op(dev_, &q, &sup), PK_OK) << last_error().message;
+  EXPECT_EQ(sup.supported, 1) << sup.reason;
+  const int64_t shape[2] = {2, 3};
+  in[0].shape = shape;  // one shape among NULL ones
+  PK_STRUCT_INIT(sup);
+  ASSERT_EQ(pk_device_query_op(dev_, &q, &sup), PK_OK) << last_error().message;
+  EXPECT_EQ(sup.supported, 0);
+  EXPECT_NE(std::string(sup.reason).find("neither a coverage nor an exact query"), std::string::npos) << sup.reason;
+}
+
 TEST_F(Emu, StridedBroadcastAndNegativeStridesUseTheStridedKernel) {
   // out[i][j] = a[j][i] (transposed view) * b[i] (zero stride on axis 1) - c[i][3-j] (negative stride).
   const int32_t d = PK_DTYPE_F32;
