@@ -16,7 +16,7 @@ if [ ! -x "$build/bin/fuzz_launch" ]; then
   PRIMKIT_FUZZ_SECONDS=1 "$root/tools/run-asan.sh" -R '^fuzz\.replay\.' >/dev/null
 fi
 cmake --build "$build" --target primkit_fuzzers >/dev/null
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}:allocator_may_return_null=1  # see tools/run-asan.sh
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 artifacts=$build/fuzz-artifacts
 mkdir -p "$artifacts"
@@ -27,7 +27,8 @@ for t in "${targets[@]}"; do
   log=$build/fuzz-long-$t.log
   # -fork: a finding is recorded and fuzzing goes on (each crash gets its own artifact); -ignore_crashes keeps the
   # other workers running.
-  "$build/bin/fuzz_$t" -max_total_time="$seconds" -timeout=60 -rss_limit_mb=4096 -print_final_stats=1 \
+  "$build/bin/fuzz_$t" -max_total_time="$seconds" -timeout=60 -rss_limit_mb=4096 -malloc_limit_mb=1000000000 \
+    -print_final_stats=1 \
     -fork="${PRIMKIT_FUZZ_FORKS:-1}" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
     -artifact_prefix="$artifacts/$t-" "$corpus" "$root/fuzz/corpus/$t" >"$log" 2>&1 || status=1
   execs=$(grep -oE 'exec/s: [0-9]+|stat::number_of_executed_units: *[0-9]+|#[0-9]+' "$log" | tail -1)

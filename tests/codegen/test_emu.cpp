@@ -334,6 +334,39 @@ TEST_F(Emu, CoverageQueriesWithOutputsAndNoShapesAreAnswered) {
   EXPECT_NE(std::string(sup.reason).find("neither a coverage nor an exact query"), std::string::npos) << sup.reason;
 }
 
+// Found by fuzz_query: an exact query of a reduction over an axis past the input's rank reached cuda-emu's plan,
+// which marked that axis in a vector of rank entries (a write out of bounds). The runtime checks a query's
+// attributes against its inputs as it checks a launch's, so the backend never sees the axis.
+TEST_F(Emu, ExactQueriesWithAnAxisPastTheRankAreRefused) {
+  const int64_t in_shape[2] = {2, 3}, out_shape[1] = {2};
+  pk_tensor in, out;
+  PK_STRUCT_INIT(in);
+  PK_STRUCT_INIT(out);
+  in.dtype = out.dtype = pk::meta::dtype_desc(PK_DTYPE_F32);
+  in.ndim = 2;
+  in.shape = in_shape;
+  out.ndim = 1;
+  out.shape = out_shape;
+  pk_attrs_sum a = PK_ATTRS_SUM_INIT;
+  a.num_dims = 1;
+  a.dims[0] = 5;
+  pk_op_query q;
+  PK_STRUCT_INIT(q);
+  q.op_id = PK_OP_SUM;
+  q.num_inputs = 1;
+  q.inputs = &in;
+  q.num_outputs = 1;
+  q.outputs = &out;
+  q.attrs = &a;
+  pk_op_support sup;
+  PK_STRUCT_INIT(sup);
+  EXPECT_EQ(pk_device_query_op(dev_, &q, &sup), PK_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(last_error().message).find("sum"), std::string::npos) << last_error().message;
+  a.dims[0] = 1;  // the same query with a valid axis is answered
+  EXPECT_EQ(pk_device_query_op(dev_, &q, &sup), PK_OK) << last_error().message;
+  EXPECT_EQ(sup.supported, 1) << sup.reason;
+}
+
 TEST_F(Emu, StridedBroadcastAndNegativeStridesUseTheStridedKernel) {
   // out[i][j] = a[j][i] (transposed view) * b[i] (zero stride on axis 1) - c[i][3-j] (negative stride).
   const int32_t d = PK_DTYPE_F32;

@@ -154,6 +154,17 @@ TEST_F(LoadingTest, FreeingABufferOnAnAsyncDeviceWithoutStreamSynchronizeDoesNot
   EXPECT_NE(pk_stream_synchronize(sim_stream), PK_OK);
 }
 
+TEST_F(LoadingTest, APluginReportingBillionsOfDevicesIsRefused) {
+  // Found by fuzz_plugin: the host made a device record and allocator for each of 0x7f7f7f7f devices until memory
+  // ran out. The count is refused with a message naming the plugin and the count.
+  pk_backend_t b = nullptr;
+  const std::string path = plugin("primkit_test_sim_billion_devices");
+  EXPECT_EQ(pk_runtime_load_plugin(rt, path.c_str(), &b), PK_ERROR_PLUGIN);
+  const std::string msg = last_error().message;
+  EXPECT_NE(msg.find("2139062143 devices"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(path), std::string::npos) << msg;
+}
+
 }  // namespace
 
 // DESIGN §3: a plugin built against the oldest released 1.x header (tests/abi/released/) loads in this host and
