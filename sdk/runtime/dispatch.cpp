@@ -585,7 +585,10 @@ pk_status pk_device_query_op(pk_device_t device, const pk_op_query *query, pk_op
   }
   alignas(16) unsigned char normalized[pk::meta::kMaxAttrsSize];
   const void *attrs = nullptr;
-  if (op->num_attrs > 0 && query->struct_size > offsetof(pk_op_query, attrs) && query->attrs != nullptr) {
+  // attrs counts only when the whole pointer lies inside struct_size (fuzz_query: a struct_size ending inside it
+  // had the pointer read past the caller's struct).
+  if (op->num_attrs > 0 && query->struct_size >= offsetof(pk_op_query, attrs) + sizeof(query->attrs) &&
+      query->attrs != nullptr) {
     Diag diag;
     if (!pk::meta::normalize_attrs(*op, query->attrs, normalized, diag)) return set_error_from_diag(diag, op->id);
     attrs = normalized;  // an older caller's shorter struct reaches the backend at this build's size
