@@ -45,6 +45,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     alignas(16) uint8_t norm[pk::meta::kMaxAttrsSize] = {0};
     if (op.attrs_size && !pk::meta::normalize_attrs(op, attrs, norm, diag)) return 0;
     if (inputs.size() > pk::meta::kMaxLaunchInputs) return 0;
+    // As every caller does (validate_launch, pk_infer_outputs): ranges first, then the shape rule.
+    if (!pk::meta::check_attrs(op, op.attrs_size ? norm : nullptr, inputs.data(), static_cast<uint32_t>(inputs.size()),
+                               diag)) {
+      return 0;
+    }
     std::vector<pk::meta::TensorType> outs(op.num_outputs);
     bool inferred =
         pk::meta::infer_outputs(op, inputs.data(), static_cast<uint32_t>(inputs.size()), norm, outs.data(), diag);

@@ -1678,7 +1678,9 @@ bool region_for_query(const pk_op_query &q, Region &out, std::string &why) {
     why = "some tensors give a shape and others none: neither a coverage nor an exact query";
     return false;
   }
-  if (q.num_outputs == 0 || q.outputs == nullptr || shapeless != 0) {
+  // NULL attrs mean "any attribute values" (primkit.h): answered as coverage too, never planned from a NULL struct
+  // (fuzz_query: an exact as_strided query without attrs bound a reference to NULL).
+  if (q.num_outputs == 0 || q.outputs == nullptr || shapeless != 0 || (q.attrs == nullptr && op->num_attrs > 0)) {
     if (q.num_inputs > 64) {
       why = "too many inputs";
       return false;

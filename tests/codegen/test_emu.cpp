@@ -365,6 +365,27 @@ TEST_F(Emu, ExactQueriesWithAnAxisPastTheRankAreRefused) {
   a.dims[0] = 1;  // the same query with a valid axis is answered
   EXPECT_EQ(pk_device_query_op(dev_, &q, &sup), PK_OK) << last_error().message;
   EXPECT_EQ(sup.supported, 1) << sup.reason;
+  // And without attributes ("any attribute values"): fuzz_query found the plan reading the NULL struct.
+  q.attrs = nullptr;
+  EXPECT_EQ(pk_device_query_op(dev_, &q, &sup), PK_OK) << last_error().message;
+  EXPECT_EQ(sup.supported, 1) << sup.reason;
+}
+
+// Found by fuzz_launch (UBSan): an empty input may carry any byte_offset (it reaches no byte), and the backend's
+// data + byte_offset on it was pointer arithmetic far past the allocation. The reduction of an empty axis runs.
+TEST_F(Emu, EmptyInputsWithAnyByteOffsetRun) {
+  const int32_t d = PK_DTYPE_F32;
+  auto a = make(d, {3});
+  auto out = make(d, {3});
+  std::vector<int64_t> shape{0, 3};
+  pk_tensor in;
+  ASSERT_EQ(pk_buffer_tensor(a->b, pk::meta::dtype_desc(d), 2, shape.data(), nullptr, ~uint64_t{0} - 63, &in), PK_OK);
+  pk_attrs_sum s = PK_ATTRS_SUM_INIT;
+  s.num_dims = 1;
+  s.dims[0] = 0;
+  ASSERT_EQ(pk_launch(stream_, PK_OP_SUM, &in, 1, &out->t, 1, &s), PK_OK) << last_error().message;
+  auto got = download(*out, d, 3);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(static_cast<float>(got[i].f), 0.0f) << i;
 }
 
 TEST_F(Emu, StridedBroadcastAndNegativeStridesUseTheStridedKernel) {
