@@ -4,11 +4,7 @@
 #include "launch_builder.hpp"
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
-  pkfuzz::world();
-  if (pkfuzz::seed_dir()) {
-    pkfuzz::write_launch_seeds("");
-    std::exit(0);
-  }
+  pkfuzz::init_launch_harness();
   return 0;
 }
 

@@ -32,11 +32,7 @@ uint32_t fuzz_size(pkfuzz::Reader &r, uint32_t full) {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
-  pkfuzz::world();
-  if (pkfuzz::seed_dir()) {
-    pkfuzz::write_launch_seeds("");
-    std::exit(0);
-  }
+  pkfuzz::init_launch_harness();
   return 0;
 }
 

@@ -374,7 +374,9 @@ void FuzzLaunch::release() {
   }
 }
 
-void write_launch_seeds(const char *prefix) {
+void init_launch_harness() {
+  world();
+  if (!seed_dir()) return;
   uint32_t n = pk::meta::op_count();
   for (uint32_t i = 0; i < n; ++i) {
     const auto &op = op_at(i);
@@ -382,13 +384,14 @@ void write_launch_seeds(const char *prefix) {
     if (!example_launch(op, l)) continue;
     SeedWriter s;
     s.u16(static_cast<uint16_t>(i)).u8(0);
-    write_seed(std::string(prefix) + op.name, s.b);
+    write_seed(op.name, s.b);
     if (i % 8 == 0) {  // the same launch on cuda-emu, strided, offset, in buffers
       SeedWriter e;
       e.u16(static_cast<uint16_t>(i)).u8(1).u8(8).u8(0).u8(1).u8(5).u8(0).u8(200).u16(16).u8(4).u8(0).u8(0).u8(2).u8(0);
-      write_seed(std::string(prefix) + op.name + "-mutated", e.b);
+      write_seed(std::string(op.name) + "-mutated", e.b);
     }
   }
+  std::exit(0);
 }
 
 }  // namespace pkfuzz

@@ -73,8 +73,9 @@ class FuzzLaunch {
 // Destroys a failed stream and makes a new one (an asynchronous error is sticky: later runs would only see it).
 void refresh_stream(pk_device_t device, pk_stream_t &stream);
 
-// Seeds: one 3-byte input per op whose example launch the builder can make (the op's real, valid launch), plus a
-// few with mutations that exercise each command once.
-void write_launch_seeds(const char *prefix);
+// The LLVMFuzzerInitialize of the harnesses built on FuzzLaunch: makes the world; with PK_FUZZ_WRITE_SEEDS, writes
+// the seeds and exits. Seeds: one 3-byte input per op whose example launch the builder can make (the op's real,
+// valid launch), and for every eighth op the same launch mutated (cuda-emu, strided, offset, in buffers).
+void init_launch_harness();
 
 }  // namespace pkfuzz
