@@ -20,6 +20,7 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}:allocator_m
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 artifacts=$build/fuzz-artifacts
 mkdir -p "$artifacts"
+marker=$(mktemp)  # artifacts newer than this are this run's findings
 status=0
 for t in "${targets[@]}"; do
   corpus=$build/fuzz-long/$t
@@ -32,9 +33,10 @@ for t in "${targets[@]}"; do
     -fork="${PRIMKIT_FUZZ_FORKS:-1}" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
     -artifact_prefix="$artifacts/$t-" "$corpus" "$root/fuzz/corpus/$t" >"$log" 2>&1 || status=1
   execs=$(grep -oE 'exec/s: [0-9]+|stat::number_of_executed_units: *[0-9]+|#[0-9]+' "$log" | tail -1)
-  crashes=$(ls "$artifacts" | grep -c "^$t-" || true)
-  echo "fuzz-long: fuzz_$t: ${seconds} s, last stats: ${execs:-?}, artifacts: $crashes (log: $log)"
+  crashes=$(find "$artifacts" -name "$t-*" -newer "$marker" | wc -l)
+  echo "fuzz-long: fuzz_$t: ${seconds} s, last stats: ${execs:-?}, new findings: $crashes (log: $log)"
 done
 PRIMKIT_HYPOTHESIS_EXAMPLES=${PRIMKIT_HYPOTHESIS_EXAMPLES:-5000} "${PRIMKIT_PYTHON:-python3}" -m pytest -q \
   -p no:cacheprovider "$root/tests/primops/test_gen_ops_fuzz.py" || status=1
+rm -f "$marker"
 exit $status
