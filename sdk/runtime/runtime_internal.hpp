@@ -43,6 +43,24 @@ pk_status forward_backend_error(const Backend &backend, pk_status status, uint32
                                 const char *who = nullptr);
 void clear_error();
 
+// --- validation (dispatch.cpp) ---------------------------------------------------------------------------------
+// Every entry point that runs kernels on a caller's tensors (pk_launch, pk_executable_run, and so the graph
+// executor's single-op steps) checks them with pk::meta::validate_tensors (descriptors, storage, placement,
+// outputs' layout, aliasing) and this device check on each tensor: on the device that runs the kernel, no host
+// pointer on a device without unified memory, a view on a runtime-owned buffer inside the buffer's real size.
+class DeviceCheck final : public pk::meta::TensorCheck {
+ public:
+  explicit DeviceCheck(const pk_device_s &dev) : dev_(dev) {}
+  bool check(const pk_tensor &t, const pk::meta::TensorRef &ref, int32_t arg, pk::meta::Diag &diag) const override;
+
+ private:
+  const pk_device_s &dev_;
+};
+// pk_launch after the stream and op id are known good: validates (or finds this exact launch in the thread's
+// memo) and dispatches.
+pk_status validate_and_launch(pk_stream_s *stream, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
+                              const pk_tensor *outputs, uint32_t num_outputs, const void *attrs);
+
 // --- caching allocator -----------------------------------------------------------------------------------------
 
 // Keeps freed device allocations in size classes so that steady-state allocation neither calls the backend
