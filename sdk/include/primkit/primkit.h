@@ -529,6 +529,11 @@ PK_API pk_status pk_event_query(pk_event_t event);
  * capability query declines, the op runs on the fallback backend with copies through host memory (counted per
  * op, see pk_runtime_fallback_report) unless the runtime is strict. `attrs` must point to the op's attribute
  * struct with struct_size set, or be NULL for ops without attributes. Nothing is written on failure.
+ * Run time: bounded by the tensors' sizes, never by their values. A backend's kernel does work within a fixed
+ * multiple of the elements it reads and writes whatever they hold (iterative special functions stop after a
+ * fixed number of steps per element: the reference backends' longest is the incomplete gamma's, 10,000; the
+ * Hurwitz zeta's recurrence is bounded for any q). A launch cannot be cancelled once enqueued: a caller that
+ * needs bounded latency splits the work into smaller launches.
  * Threading: ordered with other work on `stream`. The launch path performs no heap allocation. */
 PK_API pk_status pk_launch(pk_stream_t stream, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
                            const pk_tensor *outputs, uint32_t num_outputs, const void *attrs);
