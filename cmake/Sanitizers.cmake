@@ -12,6 +12,14 @@ if(PRIMKIT_SANITIZE)
   set(_pk_san_link -fsanitize=${_pk_san_joined})
   if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
     list(APPEND _pk_san_link -shared-libsan -frtlib-add-rpath)
+    # -frtlib-add-rpath names only the per-target runtime folder; Debian's clang keeps its runtimes in the older
+    # lib/linux layout, which it leaves out: put the folder of the compiler's runtime libraries in the RUNPATH.
+    execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-libgcc-file-name --rtlib=compiler-rt
+                    OUTPUT_VARIABLE _pk_rt_lib OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    if(_pk_rt_lib)
+      get_filename_component(_pk_rt_dir "${_pk_rt_lib}" DIRECTORY)
+      list(APPEND _pk_san_link "-Wl,-rpath,${_pk_rt_dir}")
+    endif()
   endif()
   add_compile_options(-fsanitize=${_pk_san_joined} -fno-omit-frame-pointer)
   add_link_options(${_pk_san_link})
