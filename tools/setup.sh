@@ -8,6 +8,7 @@ set -euo pipefail
 
 APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
+  clang-19 libclang-rt-19-dev
   clang-format
   libgtest-dev libgmock-dev libbenchmark-dev
   llvm-19-dev libzstd-dev

@@ -460,8 +460,11 @@ pk_status pk_device_query_op(pk_device_t device, const pk_op_query *query, pk_op
 
 const char *pk_runtime_fallback_report(pk_runtime_t rt) {
   if (rt == nullptr) return "";
-  std::lock_guard<std::mutex> lock(rt->mu);
-  rt->report.clear();
+  // Per thread: one string per runtime was rewritten by any thread's call while another thread still read the
+  // pointer it had been given (a data race ThreadSanitizer found in the thread stress test). The counters are
+  // atomics and the names constant, so building the text needs no lock.
+  thread_local std::string report;
+  report.clear();
   for (const OpInfo *op = pk::meta::ops_begin(); op != pk::meta::ops_end(); ++op) {
     uint64_t n = rt->fallback[op->id].launches.load();
     if (n == 0) continue;
@@ -469,9 +472,9 @@ const char *pk_runtime_fallback_report(pk_runtime_t rt) {
     std::snprintf(line, sizeof(line), "%s launches=%llu bytes_copied=%llu fallback=%s\n", op->name,
                   static_cast<unsigned long long>(n),
                   static_cast<unsigned long long>(rt->fallback[op->id].bytes_copied.load()), rt->fallback_name.c_str());
-    rt->report += line;
+    report += line;
   }
-  return rt->report.c_str();
+  return report.c_str();
 }
 
 pk_status pk_runtime_fallback_count(pk_runtime_t rt, uint32_t op_id, uint64_t *launches, uint64_t *bytes_copied) {

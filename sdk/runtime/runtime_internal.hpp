@@ -147,10 +147,9 @@ struct FallbackCounter {
 struct pk_runtime_s {
   uint32_t flags = 0;
   std::string fallback_name = "cpu";
-  std::mutex mu;  // guards backends, load_errors, report: every reader of the list takes it (loads append)
+  std::mutex mu;  // guards backends and load_errors: every reader of the list takes it (loads append)
   std::vector<std::unique_ptr<pk_backend_s>> backends;
   std::string load_errors;
-  std::string report;
   std::unique_ptr<pk::rt::FallbackCounter[]> fallback;  // PK_OP_ID_LIMIT entries
   bool strict() const { return (flags & PK_RUNTIME_STRICT) != 0; }
   pk_backend_s *fallback_backend();  // the loaded backend named fallback_name, or nullptr

@@ -542,8 +542,8 @@ PK_API pk_status pk_launch(pk_stream_t stream, uint32_t op_id, const pk_tensor *
 PK_API pk_status pk_infer_outputs(uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs, const void *attrs,
                                   uint32_t num_outputs, pk_dtype *out_dtypes, int32_t *out_ndims, int64_t *out_shapes);
 
-/* One line per op that fell back: "op backend->fallback launches=N bytes_copied=B". Valid until the next call
- * on this runtime. */
+/* One line per op that fell back: "op backend->fallback launches=N bytes_copied=B". Valid until the calling
+ * thread's next call of this function (each thread has its own text). */
 PK_API const char *pk_runtime_fallback_report(pk_runtime_t runtime);
 /* Fallback counters of one op (0 if it never fell back). */
 PK_API pk_status pk_runtime_fallback_count(pk_runtime_t runtime, uint32_t op_id, uint64_t *launches,
