@@ -241,7 +241,8 @@ pk_status pk_comm_split(pk_comm_t comm, int32_t color, int32_t key, pk_comm_t *o
 
 void pk_comm_destroy(pk_comm_t comm) {
   if (comm == nullptr) return;
-  bool healthy = comm->state(nullptr) == PK_OK;
+  // A failed communicator whose transfers all finished (an abort between calls, a mismatch) is released normally.
+  const bool healthy = !comm->abandoned.load();
   comm->engine->api->comm_destroy(comm->ec, healthy ? 1 : 0);
   if (!healthy) {
     // The engine may still write the scratch blocks of the failed call: they go with the leaked requests.

@@ -54,6 +54,8 @@ struct pk_comm_s {
   uint32_t flags = 0;
   std::atomic<uint32_t> timeout_ms{PK_COMM_DEFAULT_TIMEOUT_MS};
   std::atomic<bool> aborted{false};
+  // Set when a transfer was given up (timeout, abort): the engine may still touch its buffers and communicator.
+  std::atomic<bool> abandoned{false};
   std::mutex fail_mu;  // guards failed and failure (abort may come from any thread)
   pk_status failed = PK_OK;
   std::string failure;

@@ -626,6 +626,7 @@ struct Active {
 void abandon_op(std::vector<Active> &active, const Op *op) {
   for (Active &a : active) {
     if (a.op == op && a.request) {
+      op->comm->abandoned = true;
       op->comm->engine->api->abandon(a.request);
       a.request = nullptr;
     }
@@ -698,7 +699,7 @@ void finish(Op &op) {
     if (op.has_send) comm.bytes_sent += static_cast<uint64_t>(op.send_numel) * op.esize;
   }
   Scratch *blocks[] = {&op.stage_send, &op.stage_recv, &op.tmp, &op.chunk};
-  const bool healthy = comm.state(nullptr) == PK_OK;
+  const bool healthy = !comm.abandoned.load();
   for (Scratch *s : blocks) {
     if (!s->data) continue;
     if (healthy) {

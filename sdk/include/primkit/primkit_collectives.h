@@ -137,8 +137,9 @@ PK_API pk_status pk_comm_create(pk_device_t device, const pk_comm_options *optio
  * `comm`; the new communicator inherits device, engine, flags and timeout. */
 PK_API pk_status pk_comm_split(pk_comm_t comm, int32_t color, int32_t key, pk_comm_t *out);
 
-/* Releases this rank's handle. Healthy communicators release the engine's resources; failed ones keep the
- * engine's pending requests alive (they may still complete). NULL is ignored. Not collective. */
+/* Releases this rank's handle and the engine's resources. After a call was given up in flight (a timeout, an
+ * abort), the engine's pending transfers and their buffers are kept alive instead (they may still complete).
+ * NULL is ignored. Not collective. */
 PK_API void pk_comm_destroy(pk_comm_t comm);
 
 /* Marks the communicator failed: a call in flight on another thread returns PK_ERROR_COMM_FAILED within a
@@ -179,8 +180,8 @@ PK_API pk_status pk_comm_get_stats(pk_comm_t comm, pk_comm_stats *out);
  * Reduction contract (all-reduce, reduce-scatter, reduce): element i of the result is the reduction of element
  * i of every rank's input IN RANK ORDER, ((x0 op x1) op x2) ... op x(n-1), computed in the compute type (f32 for
  * f16, bf16 and fp8; the dtype itself otherwise), each step rounded in it, and stored with one rounding; avg
- * divides that sum by nranks once at the end (integers: the exact sum, truncated toward zero). Integers wrap.
- * max/min propagate NaN (the lowest rank's NaN) and keep the lowest rank's value on ties (so -0 vs +0 is
+ * divides that sum by nranks in the compute type before the store (integers: the exact sum, truncated toward zero).
+ * Integers wrap. max/min propagate NaN (the lowest rank's NaN) and keep the lowest rank's value on ties (so -0 vs +0 is
  * decided by rank). Consequence: results are bitwise identical on every rank and between runs, for a fixed
  * rank count, whatever the engine's own algorithms.
  * ---------------------------------------------------------------------------------------------------------- */
