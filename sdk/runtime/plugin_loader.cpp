@@ -46,6 +46,8 @@ bool valid_backend_name(const char *name, size_t capacity) {
   return true;
 }
 
+}  // namespace
+
 std::string install_plugin_dir() {
   Dl_info info;
   if (dladdr(reinterpret_cast<void *>(&pk_runtime_create), &info) == 0 || info.dli_fname == nullptr) return {};
@@ -54,8 +56,6 @@ std::string install_plugin_dir() {
   std::string dir = slash == std::string::npos ? std::string(".") : lib.substr(0, slash);
   return dir + "/primkit";
 }
-
-}  // namespace
 
 pk_status load_plugin(Runtime &rt, const std::string &path, Backend **out) {
   void *lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);

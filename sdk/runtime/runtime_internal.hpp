@@ -177,6 +177,8 @@ struct pk_buffer_s {
 namespace pk::rt {
 pk_status load_plugin(Runtime &rt, const std::string &path, Backend **out);
 void discover_plugins(Runtime &rt, const char *extra_path);
+// The install's (or build tree's) plugin folder, next to libprimkit: backends, the probe and collectives engines.
+std::string install_plugin_dir();
 pk_status create_stream(Device &device, pk_stream_s **out);
 void destroy_stream(pk_stream_s *stream);
 }  // namespace pk::rt

@@ -1,11 +1,12 @@
 /*
- * primkit.h — the PrimKit stable C ABI, version 1.1.
+ * primkit.h — the PrimKit stable C ABI, version 1.2.
  *
  * One header for both sides of the plugin boundary:
  *   - the BACKEND side: what a plugin (.so) exports — one entry symbol, `pk_backend_entry`, that negotiates
  *     the ABI version and hands the host a table of function pointers (`pk_backend_api`);
  *   - the HOST side: what `libprimkit` (the runtime) offers frameworks — discovery, devices, memory, streams,
  *     events, validated op launches with fallback, and graphs with fusion.
+ * The collectives extension (communicators, all-reduce, ...) is declared beside it, in primkit_collectives.h.
  *
  * Rules that hold for every declaration below (see docs/abi.md for the rationale):
  *   - Plain C99. Opaque handles, `pk_` prefix, no C++ types, no exceptions and no longjmp across the boundary.
@@ -45,7 +46,7 @@ extern "C" {
 #define PK_VERSION_MINOR(v) ((uint32_t)(v)&0xffffu)
 
 #define PK_ABI_VERSION_MAJOR 1
-#define PK_ABI_VERSION_MINOR 1
+#define PK_ABI_VERSION_MINOR 2
 #define PK_ABI_VERSION PK_MAKE_VERSION(PK_ABI_VERSION_MAJOR, PK_ABI_VERSION_MINOR)
 
 /* Sets struct_size of a struct variable before it is filled: `pk_tensor t; PK_STRUCT_INIT(t);` zeroes it. */
@@ -88,7 +89,9 @@ enum {
   PK_ERROR_FALLBACK_FORBIDDEN = 8, /* strict mode: the op would have needed the fallback backend */
   PK_ERROR_PLUGIN = 9,             /* the plugin misbehaved (broke the ABI contract, returned garbage) */
   PK_ERROR_INTERNAL = 10,          /* a bug in PrimKit or the backend; the message says where */
-  PK_NOT_READY = 11                /* query functions: the work is still in flight (not an error) */
+  PK_NOT_READY = 11,               /* query functions: the work is still in flight (not an error) */
+  PK_ERROR_TIMEOUT = 12,           /* ABI 1.2: a collective did not finish within its communicator's timeout */
+  PK_ERROR_COMM_FAILED = 13        /* ABI 1.2: the communicator was aborted or failed earlier; destroy it */
 };
 
 /* ------------------------------------------------------------------------------------------------------------
@@ -302,6 +305,10 @@ typedef struct pk_be_context pk_be_context; /* the backend's process-wide state,
 typedef struct pk_be_stream pk_be_stream;   /* an in-order queue of work on one device */
 typedef struct pk_be_event pk_be_event;     /* a marker in a stream */
 typedef struct pk_be_kernel pk_be_kernel;   /* a compiled fused region */
+typedef struct pk_be_comm pk_be_comm;       /* ABI 1.2: a communicator of the backend's native collectives */
+/* Defined in primkit_collectives.h, which a backend with native collectives includes. */
+struct pk_comm_unique_id;
+struct pk_collective_desc;
 
 /* Services the host offers a backend. Every slot may be called from any thread. */
 typedef struct pk_host_services {
@@ -402,6 +409,30 @@ typedef struct pk_backend_api {
   pk_status (*kernel_launch)(pk_be_stream *stream, pk_be_kernel *kernel, const pk_tensor *args, uint32_t num_args);
   /* Releases a kernel. The host guarantees no enqueued launch still uses it. */
   pk_status (*kernel_destroy)(pk_be_context *ctx, pk_be_kernel *kernel);
+
+  /* --- native collectives (ABI 1.2; primkit_collectives.h) ---
+   * All NULL, or all set: a backend whose chips talk to each other directly (an NCCL-like library) fills them;
+   * NULL means the runtime carries collectives through an engine (MPI), staging through host memory when the
+   * device memory is not host-addressable. Contracts are those of the host functions of the same names; the
+   * runtime validates every argument (and, unless PK_COMM_UNCHECKED, that the ranks agree) first. This release's
+   * runtime does not call them yet (every communicator uses an engine); the slots are frozen so that a backend can
+   * fill them now. */
+  /* Writes a fresh bootstrap token (the runtime sets engine = "native"; the backend fills internal). */
+  pk_status (*comm_get_unique_id)(pk_be_context *ctx, struct pk_comm_unique_id *out);
+  /* Joins the communicator `id` as `rank` of `nranks` on `device`. Collective over the ranks. */
+  pk_status (*comm_create)(pk_be_context *ctx, uint32_t device, const struct pk_comm_unique_id *id, int32_t nranks,
+                           int32_t rank, pk_be_comm **out);
+  /* As pk_comm_split: *out = NULL for color -1. */
+  pk_status (*comm_split)(pk_be_comm *comm, int32_t color, int32_t key, pk_be_comm **out);
+  pk_status (*comm_destroy)(pk_be_comm *comm);
+  /* Fails work in flight and every later call; may be called from any thread at any time. */
+  pk_status (*comm_abort)(pk_be_comm *comm);
+  /* Enqueues one collective on `stream`, ordered like op_launch. Asynchronous failures (a timeout included)
+   * surface as the stream's sticky error. */
+  pk_status (*collective_launch)(pk_be_stream *stream, pk_be_comm *comm, const struct pk_collective_desc *desc);
+  /* Brackets the launches of a group (pk_group_start / pk_group_end) on this backend. */
+  pk_status (*group_start)(pk_be_context *ctx);
+  pk_status (*group_end)(pk_be_context *ctx);
 } pk_backend_api;
 
 /* The one symbol a plugin exports. The host passes the newest ABI version it speaks in `host->host_abi_version`;
