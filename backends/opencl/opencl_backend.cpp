@@ -1680,11 +1680,20 @@ void copy_out(const T &value, T *out) {
   out->struct_size = n;
 }
 
+// Serializes finding the platforms and devices and creating and releasing their contexts across the process. PoCL
+// initializes its devices on the first clGetPlatformIDs, and a second thread that opens this backend meanwhile (two
+// runtimes created at once) could read a device PoCL is still setting up: clGetDeviceInfo then crashed in strlen.
+std::mutex &platform_mutex() {
+  static std::mutex mu;
+  return mu;
+}
+
 pk_status ocl_open(const pk_host_services *host, pk_be_context **out) {
   if (out == nullptr) return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "opencl: open: out is NULL");
   auto ctx = std::unique_ptr<pk_be_context>(new (std::nothrow) pk_be_context);
   if (!ctx) return fail(PK_ERROR_OUT_OF_MEMORY, 0, -1, "opencl: open: no memory for the context");
   ctx->host = host;
+  std::lock_guard<std::mutex> platform_lock(platform_mutex());
   try {
     cl_uint np = 0;
     cl_int err = clGetPlatformIDs(0, nullptr, &np);
@@ -1750,6 +1759,7 @@ pk_status ocl_open(const pk_host_services *host, pk_be_context **out) {
 
 void ocl_close(pk_be_context *ctx) {
   if (ctx == nullptr) return;
+  std::lock_guard<std::mutex> platform_lock(platform_mutex());  // releasing the last context may undo PoCL's set-up
   for (cl_mem m : ctx->allocations) clReleaseMemObject(m);
   std::unique_ptr<pk_be_context> owned(ctx);
 }

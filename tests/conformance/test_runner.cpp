@@ -49,7 +49,7 @@ TEST(ConformanceCli, CpuBackendPassesAFewOpsAndWritesTheReports) {
                           " --ops add,exp,sum,matmul --dtypes f32 --jobs 2 --report " + dir);
   const std::string json = read_file(dir + "/conformance.json");
   ASSERT_FALSE(json.empty()) << c.output;
-  for (const char *key : {"\"backend\": \"cpu\"", "\"abi_version\": \"1.1\"", "\"profile\": \"quick\"",
+  for (const char *key : {"\"backend\": \"cpu\"", "\"abi_version\": \"1.2\"", "\"profile\": \"quick\"",
                           "\"summary\": {", "\"pass\": ", "\"fail\": 0", "\"not_supported\": ", "\"crash\": 0",
                           "\"timeout\": 0", "\"quality_warning\": ", "\"expected_fail\": 0", "\"unexpected_pass\": 0",
                           "\"results\": [", "\"cases\": ", "\"max_ulp\": "}) {
