@@ -14,6 +14,7 @@ APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   llvm-19-dev libzstd-dev
   libdnnl-dev
+  libcli11-dev
   libmpfr-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   libopenmpi-dev openmpi-bin

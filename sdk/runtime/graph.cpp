@@ -616,7 +616,9 @@ pk_status pk_graph_compile(pk_graph_t g, pk_device_t device, const pk_compile_op
   }
   bool fusion = !(options && options->struct_size >= sizeof(pk_compile_options) && options->disable_fusion);
   Backend &b = *device->backend;
-  auto exe = std::make_unique<pk_executable_s>();
+  HostPtr<pk_executable_s> exe = runtime_of(*device).make<pk_executable_s>();
+  if (exe == nullptr) return host_out_of_memory(__func__, "an executable", sizeof(pk_executable_s));
+  LogScope scope(runtime_of(*device).log);  // a backend may log why it declines a fused region
   exe->device = device;
   exe->values = g->values;
   exe->inputs = g->inputs;
@@ -700,7 +702,7 @@ pk_status pk_graph_compile(pk_graph_t g, pk_device_t device, const pk_compile_op
 
 void pk_executable_destroy(pk_executable_t exe) {
   if (exe == nullptr) return;
-  std::unique_ptr<pk_executable_s> owned(exe);
+  HostPtr<pk_executable_s> owned = runtime_of(*exe->device).adopt(exe);
   std::unique_lock<std::shared_mutex> lock(exe->device->objects_mu);
   exe->device->executables.erase(exe);
 }

@@ -475,16 +475,55 @@ enum {
   PK_RUNTIME_NO_DISCOVERY = 1u << 1 /* do not scan PRIMKIT_PLUGIN_PATH and the install folder */
 };
 
+/* Levels of a log line, most severe first (the `level` of pk_host_services.log and pk_log_fn). */
+enum { PK_LOG_ERROR = 0, PK_LOG_WARNING = 1, PK_LOG_INFO = 2, PK_LOG_DEBUG = 3 };
+/* pk_runtime_options.log_verbosity that delivers every line of `level` and the more severe ones. */
+#define PK_LOG_UP_TO(level) ((uint32_t)(level) + 1u)
+
+/* Receives one diagnostic line of a runtime (since 1.2): `level` is a PK_LOG_* value, `message` a NUL-terminated
+ * line without its newline, valid during the call only. Threading: called from any thread that calls into the
+ * runtime, never concurrently for one runtime (the runtime serializes its lines). It must not call pk_ functions
+ * of the same runtime. */
+typedef void (*pk_log_fn)(void *user, int32_t level, const char *message);
+/* A host allocator (since 1.2): returns `bytes` bytes aligned to `alignment` (a power of two, at most 64), or NULL
+ * when it cannot (the pk_ call that needed it then fails with PK_ERROR_OUT_OF_MEMORY). Threading: called from any
+ * thread, possibly concurrently. */
+typedef void *(*pk_host_alloc_fn)(void *user, size_t bytes, size_t alignment);
+/* Frees a block of pk_host_alloc_fn with the `bytes` and `alignment` it was asked for. Never called with NULL. */
+typedef void (*pk_host_free_fn)(void *user, void *block, size_t bytes, size_t alignment);
+
 typedef struct pk_runtime_options {
   uint32_t struct_size;
   uint32_t flags;               /* PK_RUNTIME_* */
   const char *plugin_path;      /* extra ':'-separated folders to scan before the defaults; may be NULL */
   const char *fallback_backend; /* name of the backend used for fallback; NULL = "cpu" */
+  /* --- since 1.2 (a caller with an older struct_size gets the defaults) --- */
+  /* Where the runtime's diagnostics go: what it would otherwise print to stderr, and the lines its plugins log
+   * through pk_host_services.log. NULL: stderr, as "primkit [warning] message". */
+  pk_log_fn log;
+  void *log_user; /* passed to `log` */
+  /* Which lines reach the log: PK_LOG_UP_TO(level) for `level` and the more severe ones; 0 (the default) means
+   * $PRIMKIT_LOG (a level, 0-3) when it is set, else PK_LOG_UP_TO(PK_LOG_WARNING). Above PK_LOG_UP_TO(PK_LOG_DEBUG)
+   * is PK_ERROR_INVALID_ARGUMENT. */
+  uint32_t log_verbosity;
+  /* The allocator of the runtime's own host objects, set both or neither (NULL: malloc). It allocates the
+   * runtime handle, every backend and device object, every stream, event, buffer and executable handle (not
+   * the memory a buffer holds: that is the backend's mem_alloc), and each device's allocator cache. It does
+   * not allocate the contents of the runtime's C++ containers and strings (names, paths, lists, maps), graphs
+   * (pk_graph_create has no runtime), error messages, or anything a plugin allocates. Every block is freed by
+   * pk_runtime_destroy at the latest; both functions must work until it returns. */
+  pk_host_alloc_fn host_alloc;
+  pk_host_free_fn host_free;
+  void *host_alloc_user; /* passed to host_alloc and host_free */
 } pk_runtime_options;
 
 /* Creates a runtime and, unless PK_RUNTIME_NO_DISCOVERY, loads every plugin found in `options->plugin_path`,
  * $PRIMKIT_PLUGIN_PATH and the install's plugin folder (files named libprimkit_backend_*.so). A plugin that
  * fails to load does not fail the runtime: it is listed by pk_runtime_load_errors. options may be NULL.
+ * The runtime reads its environment variables (docs/environment.md) here, once: a later change to the
+ * environment affects the next runtime created, not this one. PK_ERROR_INVALID_ARGUMENT for a struct_size too
+ * small, log_verbosity out of range, or only one of host_alloc and host_free; PK_ERROR_OUT_OF_MEMORY when
+ * host_alloc fails.
  * Threading: the runtime may be used from several threads; loading and creation are serialized internally. */
 PK_API pk_status pk_runtime_create(const pk_runtime_options *options, pk_runtime_t *out);
 /* Destroys every stream, event, buffer, executable and backend of the runtime, then the runtime. */
