@@ -1,7 +1,8 @@
 # Sanitizer builds: PRIMKIT_SANITIZE is a list of -fsanitize= names ("address,undefined", "thread", ...; commas or
 # semicolons) applied to every target defined after this file is included: libraries, plugins, tests, tools.
 # PRIMKIT_BUILD_FUZZERS (clang only) also instruments every target for coverage (-fsanitize=fuzzer-no-link) so
-# that fuzz/ links its libFuzzer harnesses against the same build. tools/run-asan.sh drives both.
+# that fuzz/ links its libFuzzer harnesses against the same build. tools/run-asan.sh drives both;
+# tools/run-tsan.sh drives the ThreadSanitizer build.
 #
 # Rules the option enforces:
 # - UBSan never recovers (-fno-sanitize-recover=all): a report aborts the process, so it fails its test.

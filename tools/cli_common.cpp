@@ -75,6 +75,30 @@ void StdoutToStderr::restore() {
   saved_ = -1;
 }
 
+// "primkit info" for the info subcommand: the names from the top app down.
+std::string command_path(const CLI::App &command) {
+  std::string path = command.get_name();
+  for (const CLI::App *up = command.get_parent(); up != nullptr; up = up->get_parent())
+    path = up->get_name() + " " + path;
+  return path;
+}
+
+const CLI::Validator &seed_validator() {
+  static const CLI::Validator seed(
+      [](std::string &value) -> std::string {
+        if (!value.empty() && value[0] != '-') return {};  // the conversion to uint64_t checks the rest
+        return "a seed is a whole number from 0 to 2^64-1, not '" + value + "'";
+      },
+      "");
+  return seed;
+}
+
+int usage_error(const CLI::App &command, const std::string &message) {
+  const std::string path = command_path(command);
+  std::fprintf(stderr, "%s: %s\nRun '%s --help' for the options.\n", path.c_str(), message.c_str(), path.c_str());
+  return kUsageError;
+}
+
 std::string json_string(const std::string &s) {
   std::string out = "\"";
   for (unsigned char c : s) {

@@ -1,8 +1,11 @@
 // cli_common.hpp — helpers shared by the primkit subcommands (cli_common.cpp).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "primkit/op_info.hpp"
 #include "primkit/primkit.h"
@@ -32,8 +35,25 @@ class StdoutToStderr {
 };
 // `s` as a JSON string literal, quotes included.
 std::string json_string(const std::string &s);
-// Subcommands in their own files; argv starts after the subcommand's name.
-int cmd_new_backend(int argc, char **argv);  // cmd_new_backend.cpp
-int cmd_run_model(int argc, char **argv);    // cmd_run_model.cpp
-int cmd_conformance(int argc, char **argv);  // cmd_conformance.cpp
+// The exit status of a command line the parser rejected (unknown flag or subcommand, bad or missing value).
+constexpr int kUsageError = 2;
+// Reports a problem with the command line that the parser could not see (a value that is well-formed but
+// wrong, e.g. an unknown dtype name) the way the parser's own errors are reported, and returns kUsageError.
+int usage_error(const CLI::App &command, const std::string &message);
+
+// Accepts a seed: a whole number from 0 to 2^64-1 (without it a negative number would wrap around).
+const CLI::Validator &seed_validator();
+
+// Each subcommand lives in its own file: it adds itself and its options to `app` and returns itself with what
+// runs it, called once the command line parsed (the options it registered hold their values by then) and
+// returning the exit status.
+struct Subcommand {
+  CLI::App *command = nullptr;
+  std::function<int()> run;
+};
+Subcommand add_list_command(CLI::App &app);         // cmd_list.cpp
+Subcommand add_info_command(CLI::App &app);         // cmd_info.cpp
+Subcommand add_conformance_command(CLI::App &app);  // cmd_conformance.cpp
+Subcommand add_new_backend_command(CLI::App &app);  // cmd_new_backend.cpp
+Subcommand add_run_model_command(CLI::App &app);    // cmd_run_model.cpp
 }  // namespace pk::cli

@@ -2,11 +2,14 @@
 // PASS / FAIL / NOT_SUPPORTED / CRASH / TIMEOUT / NO_REFERENCE per (op, dtype).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "cli_common.hpp"
 #include "primkit/conformance.hpp"
@@ -15,124 +18,97 @@ namespace pk::cli {
 
 namespace {
 
-void conformance_usage(FILE *to) {
-  std::fprintf(to,
-               "usage: primkit conformance --backend NAME|PATH [options]\n\n"
-               "  --backend NAME|PATH        a discovered backend's name or a plugin file\n"
-               "  --ops GLOB[,GLOB...]       ops to check (shell globs on op names; default: all); a glob that\n"
-               "                             matches no op is an error\n"
-               "  --dtypes LIST              dtypes to check, ','-separated (default: every dtype an op admits)\n"
-               "  --profile quick|full       quick (CI) or full (larger shapes, exhaustive f16/bf16 sweeps)\n"
-               "  --report DIR               write conformance.json, conformance.md, junit.xml, conformance.html\n"
-               "                             into DIR and DIR/<backend>/, and DIR/index.html listing every backend\n"
-               "                             reported into DIR\n"
-               "  --expected-failures FILE   lines 'op dtype reason' (dtype may be '*'): failures there are\n"
-               "                             EXPECTED_FAIL; a listed pair that passes is an error\n"
-               "  --seed N                   seed of the random inputs (default 1)\n"
-               "  --case ID                  run one case, e.g. exp.f32.strided.0 (every failure prints the whole\n"
-               "                             command, with its --profile and --seed); an unknown id is an error\n"
-               "  --jobs N                   child processes at once (default: the number of CPUs)\n"
-               "  --timeout SECONDS          one case running longer is killed: TIMEOUT (default 20)\n"
-               "  --no-fusion                skip the fused runs: by default the decompositions of softmax,\n"
-               "                             log_softmax, layer_norm, rms_norm, gelu and silu are also compiled\n"
-               "                             as graphs with fusion on and checked like the op (fused:<op> rows)\n"
-               "  --no-fork                  run in this process (debugging; a crash ends the run)\n"
-               "  --require-full             also exit 3 when the run is clean but not fully conformant:\n"
-               "                             primitive-tier pairs are NOT_SUPPORTED, or --ops, --dtypes, --case or\n"
-               "                             --no-fusion narrowed the run (e.g. for a release gate)\n\n"
-               "A narrowed run (--ops, --dtypes, --case, --no-fusion) never reports the backend fully conformant:\n"
-               "its reports say what narrowed it.\n\n"
-               "Exit status: 0 if nothing FAILed, CRASHed, TIMED OUT, had NO_REFERENCE (the oracle could not\n"
-               "evaluate it) or passed unexpectedly, except pairs listed in --expected-failures; 1 otherwise; 2 when\n"
-               "the run could not start (bad arguments, an --ops glob or --case id that names nothing, backend not\n"
-               "found, no devices); 3 with --require-full when the run is clean but not fully conformant.\n");
-}
-
-}  // namespace
-
-int cmd_conformance(int argc, char **argv) {
-  using namespace pk::conformance;
-  Options opt;
-  opt.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+// What the command line sets: the suite's own options and what the command does with the report.
+struct ConformanceArgs {
+  pk::conformance::Options suite;
+  std::string profile = "quick";
+  std::string dtypes;  // ','-separated names, checked against the dtype table once parsed
   std::string report_dir;
   bool require_full = false;
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&](const char *name) -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "primkit conformance: %s needs a value\n", name);
-        std::exit(2);
+};
+
+// Every option of `primkit conformance`, in one place: a new option is one more line here and, when it is not a
+// plain field of pk::conformance::Options, one more step in run_conformance.
+void add_conformance_options(CLI::App &cmd, ConformanceArgs &a) {
+  pk::conformance::Options &o = a.suite;
+  cmd.add_option("--backend", o.backend, "A discovered backend's name or a plugin file")
+      ->required()
+      ->type_name("NAME|PATH");
+  cmd.add_option("--ops", o.ops_glob,
+                 "Ops to check: shell globs on op names, ','-separated (default: all); a glob that matches no op "
+                 "is an error")
+      ->type_name("GLOB[,GLOB...]");
+  cmd.add_option("--dtypes", a.dtypes, "Dtypes to check, ','-separated (default: every dtype an op admits)")
+      ->type_name("LIST");
+  cmd.add_option("--profile", a.profile, "quick (CI) or full (larger shapes, exhaustive f16/bf16 sweeps)")
+      ->check(CLI::IsMember({"quick", "full"}).description(""))
+      ->type_name("quick|full");
+  cmd.add_option("--report", a.report_dir,
+                 "Write conformance.json, conformance.md, junit.xml, conformance.html into DIR and DIR/<backend>/, "
+                 "and DIR/index.html listing every backend reported into DIR")
+      ->type_name("DIR");
+  cmd.add_option("--expected-failures", o.expected_failures_file,
+                 "Lines 'op dtype reason' (dtype may be '*'): failures there are EXPECTED_FAIL; a listed pair that "
+                 "passes is an error")
+      ->type_name("FILE");
+  cmd.add_option("--seed", o.seed, "Seed of the random inputs (default 1)")->check(seed_validator())->type_name("N");
+  cmd.add_option("--case", o.case_id,
+                 "Run one case, e.g. exp.f32.strided.0 (every failure prints the whole command, with its --profile "
+                 "and --seed); an unknown id is an error")
+      ->type_name("ID");
+  cmd.add_option("--jobs", o.jobs, "Child processes at once, at least 1 (default: the number of CPUs)")
+      ->check(CLI::Range(1, 4096).description(""))
+      ->type_name("N");
+  cmd.add_option("--timeout", o.timeout_s,
+                 "One case running longer is killed: TIMEOUT (default 20; less than 1 counts as 1)")
+      ->check(CLI::Validator(CLI::PositiveNumber).description(""))
+      ->type_name("SECONDS");
+  cmd.add_flag_callback(
+      "--no-fusion", [&o] { o.fusion = false; },
+      "Skip the fused runs: by default the decompositions of softmax, log_softmax, layer_norm, rms_norm, "
+      "gelu and silu are also compiled as graphs with fusion on and checked like the op (fused:<op> rows)");
+  cmd.add_flag_callback(
+      "--no-fork", [&o] { o.isolate = false; }, "Run in this process (debugging; a crash ends the run)");
+  cmd.add_flag("--require-full", a.require_full,
+               "Also exit 3 when the run is clean but not fully conformant: primitive-tier pairs are "
+               "NOT_SUPPORTED, or --ops, --dtypes, --case or --no-fusion narrowed the run (e.g. for a release gate)");
+  cmd.footer(
+      "A narrowed run (--ops, --dtypes, --case, --no-fusion) never reports the backend fully conformant:\n"
+      "its reports say what narrowed it.\n\n"
+      "Exit status: 0 if nothing FAILed, CRASHed, TIMED OUT, had NO_REFERENCE (the oracle could not\n"
+      "evaluate it) or passed unexpectedly, except pairs listed in --expected-failures; 1 otherwise; 2 when\n"
+      "the run could not start (bad arguments, an --ops glob or --case id that names nothing, backend not\n"
+      "found, no devices); 3 with --require-full when the run is clean but not fully conformant.");
+}
+
+// The ','-separated dtype names as ids; false after reporting the first unknown name.
+bool parse_dtypes(const CLI::App &cmd, const std::string &list, std::vector<int32_t> *out) {
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t end = list.find(',', start);
+    if (end == std::string::npos) end = list.size();
+    const std::string name = list.substr(start, end - start);
+    if (!name.empty()) {
+      const int32_t id = pk::meta::dtype_id(name);
+      if (id < 0) {
+        usage_error(cmd, "unknown dtype '" + name + "'");
+        return false;
       }
-      return argv[++i];
-    };
-    auto number = [&](const char *name, const std::string &v) -> double {
-      char *end = nullptr;
-      double d = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end != '\0') {
-        std::fprintf(stderr, "primkit conformance: %s: '%s' is not a number\n", name, v.c_str());
-        std::exit(2);
-      }
-      return d;
-    };
-    if (a == "--backend") {
-      opt.backend = value("--backend");
-    } else if (a == "--ops") {
-      opt.ops_glob = value("--ops");
-    } else if (a == "--dtypes") {
-      std::string list = value("--dtypes");
-      size_t start = 0;
-      while (start <= list.size()) {
-        size_t end = list.find(',', start);
-        if (end == std::string::npos) end = list.size();
-        std::string name = list.substr(start, end - start);
-        if (!name.empty()) {
-          int32_t id = pk::meta::dtype_id(name);
-          if (id < 0) {
-            std::fprintf(stderr, "primkit conformance: unknown dtype '%s'\n", name.c_str());
-            return 2;
-          }
-          opt.dtypes.push_back(id);
-        }
-        start = end + 1;
-      }
-    } else if (a == "--profile") {
-      std::string p = value("--profile");
-      if (p != "quick" && p != "full") {
-        std::fprintf(stderr, "primkit conformance: --profile is quick or full, not '%s'\n", p.c_str());
-        return 2;
-      }
-      opt.profile = p == "full" ? Profile::full : Profile::quick;
-    } else if (a == "--report") {
-      report_dir = value("--report");
-    } else if (a == "--expected-failures") {
-      opt.expected_failures_file = value("--expected-failures");
-    } else if (a == "--seed") {
-      opt.seed = static_cast<uint64_t>(number("--seed", value("--seed")));
-    } else if (a == "--case") {
-      opt.case_id = value("--case");
-    } else if (a == "--jobs") {
-      opt.jobs = std::max(1, static_cast<int>(number("--jobs", value("--jobs"))));
-    } else if (a == "--timeout") {
-      opt.timeout_s = std::max(1.0, number("--timeout", value("--timeout")));
-    } else if (a == "--no-fusion") {
-      opt.fusion = false;
-    } else if (a == "--no-fork") {
-      opt.isolate = false;
-    } else if (a == "--require-full") {
-      require_full = true;
-    } else if (a == "-h" || a == "--help") {
-      conformance_usage(stdout);
-      return 0;
-    } else {
-      std::fprintf(stderr, "primkit conformance: unknown argument '%s'\n\n", a.c_str());
-      conformance_usage(stderr);
-      return 2;
+      out->push_back(id);
     }
+    start = end + 1;
   }
-  if (opt.backend.empty()) {
-    conformance_usage(stderr);
-    return 2;
-  }
+  return true;
+}
+
+int run_conformance(const CLI::App &cmd, ConformanceArgs &args) {
+  using namespace pk::conformance;
+  Options &opt = args.suite;
+  if (!parse_dtypes(cmd, args.dtypes, &opt.dtypes)) return kUsageError;
+  opt.profile = args.profile == "full" ? Profile::full : Profile::quick;
+  opt.timeout_s = std::max(1.0, opt.timeout_s);  // a shorter limit would kill healthy cases while they start
+  const std::string &report_dir = args.report_dir;
+  const bool require_full = args.require_full;
   // Progress: one overwritten line on a terminal; on a log, every problem plus a line per 100 pairs.
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   size_t seen = 0;
@@ -167,6 +143,16 @@ int cmd_conformance(int argc, char **argv) {
     std::fprintf(stderr, "primkit conformance: %s\n", e.what());
     return 2;
   }
+}
+
+}  // namespace
+
+Subcommand add_conformance_command(CLI::App &app) {
+  auto args = std::make_shared<ConformanceArgs>();
+  args->suite.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  CLI::App *cmd = app.add_subcommand("conformance", "Check a backend against the oracle, per op and dtype");
+  add_conformance_options(*cmd, *args);
+  return {cmd, [cmd, args] { return run_conformance(*cmd, *args); }};
 }
 
 }  // namespace pk::cli

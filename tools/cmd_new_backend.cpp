@@ -42,13 +42,9 @@ constexpr size_t kMaxNameLength = 40;
 
 struct Options {
   std::string name;
-  std::optional<fs::path> dir;
+  std::string dir;  // empty: ./NAME
+  fs::path chosen_dir() const { return dir.empty() ? fs::path(name) : fs::path(dir); }
 };
-
-int usage_error(const char *message) {
-  std::fprintf(stderr, "primkit new-backend: %s\nusage: primkit new-backend NAME [--dir DIR]\n", message);
-  return 2;
-}
 
 // Backend names become C++ namespaces, CMake targets, file names and `--backend NAME`, hence [a-z][a-z0-9_]*.
 bool check_name(const std::string &name, std::string *why) {
@@ -212,57 +208,16 @@ std::string move_children(const fs::path &from, const fs::path &to) {
   return {};
 }
 
-bool parse(int argc, char **argv, Options *options, int *exit_code) {
-  for (int i = 0; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::printf(
-          "usage: primkit new-backend NAME [--dir DIR]\n\n"
-          "Writes an out-of-tree CMake project for a backend named NAME into DIR (default ./NAME): a null backend\n"
-          "on a simulated device whose ops all answer \"not supported\", with TODO(vendor) markers and the worked\n"
-          "example kernel add f32 behind -D<NAME>_ENABLE_EXAMPLE_ADD=ON. NAME: [a-z][a-z0-9_]*. DIR must not exist\n"
-          "or be empty.\n");
-      *exit_code = 0;
-      return false;
-    }
-    if (arg == "--dir") {
-      if (i + 1 >= argc) {
-        *exit_code = usage_error("--dir needs a folder");
-        return false;
-      }
-      options->dir = fs::path(argv[++i]);
-    } else if (!arg.empty() && arg[0] == '-') {
-      *exit_code = usage_error(("unknown option " + arg).c_str());
-      return false;
-    } else if (options->name.empty()) {
-      options->name = arg;
-    } else {
-      *exit_code = usage_error(("unexpected argument " + arg).c_str());
-      return false;
-    }
-  }
-  if (options->name.empty()) {
-    *exit_code = usage_error("NAME is missing");
-    return false;
-  }
-  return true;
-}
-
-}  // namespace
-
-int cmd_new_backend(int argc, char **argv) {
-  Options options;
-  int exit_code = 0;
-  if (!parse(argc, argv, &options, &exit_code)) return exit_code;
+int new_backend(const Options &options) {
   std::string why;
   if (!check_name(options.name, &why)) {
     std::fprintf(stderr, "primkit new-backend: invalid backend name '%s': it %s (e.g. acme, acme_npu2)\n",
                  options.name.c_str(), why.c_str());
     return 2;
   }
-  fs::path dir = fs::absolute(options.dir.value_or(fs::path(options.name))).lexically_normal();
+  fs::path dir = fs::absolute(options.chosen_dir()).lexically_normal();
   if (!dir.has_filename()) dir = dir.parent_path();  // "acme/" and "." name the folder itself
-  const fs::path shown_dir = options.dir.value_or(fs::path(options.name));
+  const fs::path shown_dir = options.chosen_dir();
   std::error_code ec;
   if (fs::exists(dir, ec)) {
     if (!fs::is_directory(dir, ec)) {
@@ -340,6 +295,21 @@ int cmd_new_backend(int argc, char **argv) {
   std::printf("\nThen implement ops one by one: see %s/README.md (TODO(vendor) marks every place to fill in).\n",
               shown_dir.c_str());
   return 0;
+}
+
+}  // namespace
+
+Subcommand add_new_backend_command(CLI::App &app) {
+  auto options = std::make_shared<Options>();
+  CLI::App *cmd = app.add_subcommand("new-backend", "Write an out-of-tree backend project from the SDK's template");
+  cmd->add_option("NAME", options->name, "The backend's name: [a-z][a-z0-9_]*, at most 40 characters")->required();
+  cmd->add_option("--dir", options->dir, "Where to write it; must not exist or be empty (default ./NAME)")
+      ->type_name("DIR");
+  cmd->footer(
+      "Writes an out-of-tree CMake project for a backend named NAME into DIR: a null backend on a simulated\n"
+      "device whose ops all answer \"not supported\", with TODO(vendor) markers and the worked example kernel\n"
+      "add f32 behind -D<NAME>_ENABLE_EXAMPLE_ADD=ON.");
+  return {cmd, [options] { return new_backend(*options); }};
 }
 
 }  // namespace pk::cli

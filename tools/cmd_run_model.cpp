@@ -504,48 +504,17 @@ Comparison compare(const std::vector<float> &got, const std::vector<double> &wan
   return c;
 }
 
-int usage_error(const std::string &message) {
-  std::fprintf(stderr,
-               "primkit run-model: %s\nusage: primkit run-model --backend BACKEND --model mlp|transformer [--strict] "
-               "[--seed N]\n",
-               message.c_str());
-  return 2;
-}
-
-}  // namespace
-
-int cmd_run_model(int argc, char **argv) {
-  std::string backend_arg, model_name;
+struct RunModelArgs {
+  std::string backend;
+  std::string model;
   bool strict = false;
   uint64_t seed = 2026;
-  for (int i = 0; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const bool has_value = i + 1 < argc;
-    if (arg == "-h" || arg == "--help") {
-      std::printf(
-          "usage: primkit run-model --backend BACKEND --model mlp|transformer [--strict] [--seed N]\n\n"
-          "Runs a model graph on BACKEND (a name or a plugin path), device 0. Ops the backend declines fall back\n"
-          "to the cpu backend (--strict makes that an error), composites it lacks run as their decompositions.\n"
-          "The output is compared with the oracle; exit 0 = PASS, 1 = FAIL or error, 2 = usage.\n"
-          "  mlp          x f32[8,32] -> matmul+bias -> relu -> matmul+bias -> f32[8,16]\n"
-          "  transformer  one pre-norm block, f32[8,32]: layer_norm, 4-head causal attention, gelu MLP\n");
-      return 0;
-    }
-    if (arg == "--backend" && has_value) {
-      backend_arg = argv[++i];
-    } else if (arg == "--model" && has_value) {
-      model_name = argv[++i];
-    } else if (arg == "--seed" && has_value) {
-      seed = std::strtoull(argv[++i], nullptr, 10);
-    } else if (arg == "--strict") {
-      strict = true;
-    } else {
-      return usage_error("unexpected argument '" + arg + "'");
-    }
-  }
-  if (backend_arg.empty()) return usage_error("--backend is missing");
-  if (model_name != "mlp" && model_name != "transformer") return usage_error("--model must be mlp or transformer");
+};
 
+int run_model(const RunModelArgs &args) {
+  const std::string &backend_arg = args.backend, &model_name = args.model;
+  const bool strict = args.strict;
+  const uint64_t seed = args.seed;
   RuntimeHandle rt(open_runtime(strict ? PK_RUNTIME_STRICT : 0));
   pk_backend_t backend = resolve_backend(rt.get(), backend_arg);
   if (backend == nullptr) return 1;
@@ -606,6 +575,30 @@ int cmd_run_model(int argc, char **argv) {
     std::fprintf(stderr, "primkit run-model: %s\n", e.what());
     return 1;
   }
+}
+
+}  // namespace
+
+Subcommand add_run_model_command(CLI::App &app) {
+  auto args = std::make_shared<RunModelArgs>();
+  CLI::App *cmd = app.add_subcommand("run-model", "Run a model graph (fallback to cpu) and compare it with the oracle");
+  cmd->add_option("--backend", args->backend, "A discovered backend's name or a plugin file; device 0 runs it")
+      ->required()
+      ->type_name("BACKEND");
+  cmd->add_option("--model", args->model,
+                  "mlp: x f32[8,32] -> matmul+bias -> relu -> matmul+bias -> f32[8,16]; transformer: one pre-norm "
+                  "block, f32[8,32]: layer_norm, 4-head causal attention, gelu MLP")
+      ->required()
+      ->check(CLI::IsMember({"mlp", "transformer"}).description(""))
+      ->type_name("mlp|transformer");
+  cmd->add_flag("--strict", args->strict, "Ops the backend declines are an error instead of falling back to cpu");
+  cmd->add_option("--seed", args->seed, "Seed of the weights and inputs (default 2026)")
+      ->check(seed_validator())
+      ->type_name("N");
+  cmd->footer(
+      "Ops the backend declines fall back to the cpu backend, composites it lacks run as their decompositions.\n"
+      "The output is compared with the oracle; exit 0 = PASS, 1 = FAIL or error, 2 = usage.");
+  return {cmd, [args] { return run_model(*args); }};
 }
 
 }  // namespace pk::cli

@@ -17,7 +17,10 @@ echo "== primkit list"
 "$primkit" list -v | tee "$reports/backends.txt"
 status=0
 summary=()
-for backend in $("$primkit" list | awk '/^[a-z0-9_-]+ +/ && $0 ~ /ABI/ {print $1}'); do
+# The backends discovery loaded, by name, from the machine-readable listing (a backend without a device is listed
+# too: its conformance run below says so and is skipped).
+backends=$("$primkit" list --json | python3 -c 'import json, sys; print("\n".join(b["name"] for b in json.load(sys.stdin)["backends"]))')
+for backend in $backends; do
   echo
   echo "== primkit info $backend"
   "$primkit" info "$backend" --ops > "$reports/coverage-$backend.txt"

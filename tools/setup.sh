@@ -3,19 +3,22 @@
 # --peers also installs the benchmarks' peer, libtorch (Debian's libtorch-dev, about 1 GB; tools/run-bench.sh), with
 # OpenBLAS (OpenMP flavour) as the system BLAS: Debian's libtorch calls libblas.so.3 for f32 matmul, which is
 # otherwise the netlib reference BLAS (about 4 GFLOP/s here, 20-30x below oneDNN): no peer anyone would run.
-# clang-19 with its runtimes (ASan, UBSan, TSan, libFuzzer) builds the sanitizer run (tools/run-asan.sh).
+# Open MPI carries the collectives extension's MPI engine (libprimkit_engine_mpi.so) and its multi-rank tests.
+# clang-19 with its runtimes (ASan, UBSan, TSan, libFuzzer) builds the sanitizer runs (tools/run-asan.sh, run-tsan.sh).
 # LLVM is pinned to 19: Debian's default (14) emits invalid PTX for sm_90 and crashes next to PoCL's LLVM.
 set -euo pipefail
 
 APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
-  clang-format
   clang-19 libclang-rt-19-dev
+  clang-format
   libgtest-dev libgmock-dev libbenchmark-dev
   llvm-19-dev libzstd-dev
   libdnnl-dev
+  libcli11-dev
   libmpfr-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
+  libopenmpi-dev openmpi-bin
 )
 # The Python package (nanobind, scikit-build-core), its tests (pytest) and the PyTorch bridge's peers and models
 # (torch, torchvision, transformers from PyPI: the CUDA build of torch is what PyPI serves, about 3 GB with its

@@ -931,7 +931,8 @@ bool pool_onednn(const PoolGeom &g, dnnl::algorithm alg, int64_t n, int64_t c, c
 #endif
 
 // Inputs for which oneDNN's max equals the table's: no NaN (oneDNN's max may drop it; the table propagates it)
-// and no -0 (oneDNN's max may keep -0 over +0; the table's prefers +0).
+// and no -0 (oneDNN's max may keep -0 over +0; the table's prefers +0). Only pool_fast's oneDNN path calls it.
+#ifdef PRIMKIT_CPU_HAVE_ONEDNN
 bool onednn_max_poolable(const float *p, int64_t n) {
   return all_of_parallel(p, n, [](float v) {
     uint32_t u;  // on the bits, which the vectorizer takes (the float compares it did not)
@@ -939,6 +940,7 @@ bool onednn_max_poolable(const float *p, int64_t n) {
     return static_cast<int>(((u & 0x7fffffffu) <= 0x7f800000u) & (u != 0x80000000u));
   });
 }
+#endif
 
 // f16, bf16 and f32 pooled on oneDNN in f32 (widening is exact; max returns an input, avg rounds once more to the
 // dtype) when the values and the geometry allow; returns false to leave it to the loops. Small tensors skip it:

@@ -1680,11 +1680,21 @@ void copy_out(const T &value, T *out) {
   out->struct_size = n;
 }
 
+// Runtimes created on several threads open this backend at once (the ABI allows opens of different contexts to
+// overlap), and PoCL 3.1 does not survive concurrent discovery: clGetDeviceInfo(CL_DEVICE_NAME) crashed in strlen
+// while other threads ran clGetPlatformIDs and clCreateContext. Opening and closing are rare and short, so they
+// take turns in the process.
+std::mutex &discovery_mutex() {
+  static std::mutex mu;
+  return mu;
+}
+
 pk_status ocl_open(const pk_host_services *host, pk_be_context **out) {
   if (out == nullptr) return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "opencl: open: out is NULL");
   auto ctx = std::unique_ptr<pk_be_context>(new (std::nothrow) pk_be_context);
   if (!ctx) return fail(PK_ERROR_OUT_OF_MEMORY, 0, -1, "opencl: open: no memory for the context");
   ctx->host = host;
+  std::lock_guard<std::mutex> discovery(discovery_mutex());
   try {
     cl_uint np = 0;
     cl_int err = clGetPlatformIDs(0, nullptr, &np);
@@ -1750,6 +1760,7 @@ pk_status ocl_open(const pk_host_services *host, pk_be_context **out) {
 
 void ocl_close(pk_be_context *ctx) {
   if (ctx == nullptr) return;
+  std::lock_guard<std::mutex> discovery(discovery_mutex());  // releasing the contexts may end PoCL's devices
   for (cl_mem m : ctx->allocations) clReleaseMemObject(m);
   std::unique_ptr<pk_be_context> owned(ctx);
 }

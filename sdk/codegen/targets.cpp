@@ -220,7 +220,9 @@ class HostJit {
     if (!verify(*m, err)) return nullptr;
     optimize(*m, tm_.get());
     if (target == Target::cpu_streaming) make_stores_streaming(*m, name, tm_.get());
-    if (std::getenv("PRIMKIT_JIT_DUMP") != nullptr) m->print(llvm::errs(), nullptr);  // the optimized IR, for debugging
+    // The optimized IR, for debugging; the variable is read once per process, not per compiled region.
+    static const bool dump_ir = std::getenv("PRIMKIT_JIT_DUMP") != nullptr;
+    if (dump_ir) m->print(llvm::errs(), nullptr);
     if (auto e = jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx)))) {
       err = "JIT: " + to_string(std::move(e));
       return nullptr;

@@ -1,7 +1,9 @@
 // validate.cpp — shape inference and launch validation from the op table. This is the runtime's per-launch
 // path: no heap, no locks, no std::string; everything works on fixed-size stack data.
+#include <algorithm>
 #include <cmath>
 #include <cstdarg>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -22,8 +24,6 @@ constexpr uint32_t kMaxPlausibleAttrsSize = 1u << 16;
 
 // --- naming -------------------------------------------------------------------------------------------------
 
-const char *op_label(const OpInfo *op) { return op ? op->name : "tensor"; }
-
 const char *input_name(const OpInfo &op, uint32_t i) {
   if (i < op.num_inputs) return op.inputs[i].name;
   if (op.variadic()) return op.inputs[op.num_inputs - 1].name;
@@ -41,10 +41,14 @@ struct Label {
   char text[96];
 };
 
-Label label(const OpInfo *op, bool output, uint32_t idx) {
+// `entry` names the entry point when the tensors are not an op's (e.g. "pk_executable_run").
+Label label(const OpInfo *op, bool output, uint32_t idx, const char *entry = nullptr) {
   Label l;
   if (op == nullptr) {
-    std::snprintf(l.text, sizeof l.text, "argument %u", idx);
+    if (entry)
+      std::snprintf(l.text, sizeof l.text, "%s %u", output ? "output" : "input", idx);
+    else
+      std::snprintf(l.text, sizeof l.text, "argument %u", idx);
   } else if (output) {
     std::snprintf(l.text, sizeof l.text, "output %u (%s)", idx, idx < op->num_outputs ? op->outputs[idx].name : "?");
   } else {
@@ -58,7 +62,10 @@ struct Who {
   const OpInfo *op;
   bool output;
   uint32_t idx;
-  Label text() const { return label(op, output, idx); }
+  const char *entry = nullptr;  // the entry point, when the tensors are not an op's
+  Label text() const { return label(op, output, idx, entry); }
+  // What the message starts with: the op, else the entry point.
+  const char *subject() const { return op ? op->name : entry ? entry : "tensor"; }
 };
 
 struct ShapeText {
@@ -147,8 +154,7 @@ bool check_size(const int64_t *shape, int32_t ndim, size_t esize, const Name &na
 }
 
 bool check_descriptor(const pk_tensor &t, TensorType &out, const Who &who, int32_t arg, Diag &diag) {
-  const OpInfo *op = who.op;
-  const char *on = op_label(op);
+  const char *on = who.subject();
   if (t.struct_size < sizeof(pk_tensor)) {
     return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg,
                      "%s: %s: struct_size %u is smaller than pk_tensor (%zu); initialize it with PK_STRUCT_INIT", on,
@@ -159,7 +165,8 @@ bool check_descriptor(const pk_tensor &t, TensorType &out, const Who &who, int32
                      PK_MAX_RANK);
   }
   if (t.ndim > 0 && t.shape == nullptr) {
-    return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg, "%s: %s: shape is NULL but ndim is %d", on, who.text().text, t.ndim);
+    return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg, "%s: %s: shape is NULL but ndim is %d", on, who.text().text,
+                     t.ndim);
   }
   int32_t dt = dtype_id(t.dtype);
   if (dt < 0) {
@@ -171,8 +178,8 @@ bool check_descriptor(const pk_tensor &t, TensorType &out, const Who &who, int32
   for (int32_t i = 0; i < t.ndim; ++i) {
     int64_t n = t.shape[i];
     if (n < 0) {
-      return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg, "%s: %s: extent %lld of axis %d is negative", on, who.text().text,
-                       static_cast<long long>(n), i);
+      return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg, "%s: %s: extent %lld of axis %d is negative", on,
+                       who.text().text, static_cast<long long>(n), i);
     }
     out.shape[i] = n;
   }
@@ -238,20 +245,20 @@ bool is_empty(const TensorType &t) {
 }
 
 // Outputs: no zero or negative strides on axes with more than one element, and no two elements at one address.
-bool check_output_layout(const pk_tensor &t, const OpInfo &op, const Who &who, int32_t arg, Diag &diag) {
+bool check_output_layout(const pk_tensor &t, const Who &who, int32_t arg, Diag &diag) {
   if (t.strides == nullptr) return true;
   int32_t axes[PK_MAX_RANK];
   int32_t n = 0;
   for (int32_t i = 0; i < t.ndim; ++i) {
     if (t.shape[i] <= 1) continue;
     if (t.strides[i] == 0) {
-      return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg, "%s: %s: zero stride on axis %d makes elements alias", op.name,
-                       who.text().text, i);
+      return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg, "%s: %s: zero stride on axis %d makes elements alias",
+                       who.subject(), who.text().text, i);
     }
     if (t.strides[i] < 0) {
       return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg,
-                       "%s: %s: negative stride %lld on axis %d; output strides must be positive", op.name, who.text().text,
-                       static_cast<long long>(t.strides[i]), i);
+                       "%s: %s: negative stride %lld on axis %d; output strides must be positive", who.subject(),
+                       who.text().text, static_cast<long long>(t.strides[i]), i);
     }
     // insertion sort by stride
     int32_t k = n++;
@@ -266,7 +273,7 @@ bool check_output_layout(const pk_tensor &t, const OpInfo &op, const Who &who, i
     int32_t ax = axes[k];
     if (static_cast<i128>(t.strides[ax]) <= span) {
       return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg, "%s: %s: stride %lld on axis %d makes elements overlap",
-                       op.name, who.text().text, static_cast<long long>(t.strides[ax]), ax);
+                       who.subject(), who.text().text, static_cast<long long>(t.strides[ax]), ax);
     }
     span += static_cast<i128>(t.strides[ax]) * (t.shape[ax] - 1);
   }
@@ -436,16 +443,15 @@ bool check_arity(const OpInfo &op, uint32_t num_inputs, Diag &diag) {
   while (min_in > 0 && op.inputs[min_in - 1].optional && !op.inputs[min_in - 1].variadic) --min_in;
   if (op.variadic()) {
     if (num_inputs < op.num_inputs) {
-      return diag.fail(PK_ERROR_INVALID_ARGUMENT, -1, "%s: takes at least %u input%s (%s is variadic), got %u",
-                       op.name, op.num_inputs, op.num_inputs == 1 ? "" : "s", op.inputs[op.num_inputs - 1].name,
-                       num_inputs);
+      return diag.fail(PK_ERROR_INVALID_ARGUMENT, -1, "%s: takes at least %u input%s (%s is variadic), got %u", op.name,
+                       op.num_inputs, op.num_inputs == 1 ? "" : "s", op.inputs[op.num_inputs - 1].name, num_inputs);
     }
   } else if (num_inputs < min_in || num_inputs > op.num_inputs) {
     if (min_in == op.num_inputs)
       return diag.fail(PK_ERROR_INVALID_ARGUMENT, -1, "%s: takes %u input%s, got %u", op.name, op.num_inputs,
                        op.num_inputs == 1 ? "" : "s", num_inputs);
-    return diag.fail(PK_ERROR_INVALID_ARGUMENT, -1, "%s: takes %u to %u inputs, got %u", op.name, min_in,
-                     op.num_inputs, num_inputs);
+    return diag.fail(PK_ERROR_INVALID_ARGUMENT, -1, "%s: takes %u to %u inputs, got %u", op.name, min_in, op.num_inputs,
+                     num_inputs);
   }
   if (num_inputs > kMaxLaunchInputs) {
     return diag.fail(PK_ERROR_INVALID_ARGUMENT, -1, "%s: %u inputs; at most %u are supported", op.name, num_inputs,
@@ -677,7 +683,8 @@ bool check_attrs(const OpInfo &op, const void *attrs, const TensorType *inputs, 
 bool infer_outputs(const OpInfo &op, const TensorType *inputs, uint32_t num_inputs, const void *attrs,
                    TensorType *outputs, Diag &diag) {
   if (!check_arity(op, num_inputs, diag)) return false;
-  if (num_inputs > 0 && inputs == nullptr) return diag.fail(PK_ERROR_INVALID_ARGUMENT, -1, "%s: inputs is NULL", op.name);
+  if (num_inputs > 0 && inputs == nullptr)
+    return diag.fail(PK_ERROR_INVALID_ARGUMENT, -1, "%s: inputs is NULL", op.name);
   if (op.num_type_vars > kMaxTypeVars) {
     return diag.fail(PK_ERROR_INTERNAL, -1, "%s: %u type variables; at most %u supported", op.name, op.num_type_vars,
                      kMaxTypeVars);
@@ -792,7 +799,8 @@ bool infer_outputs(const OpInfo &op, const TensorType *inputs, uint32_t num_inpu
       break;
     }
     case ShapeRule::custom: {
-      if (op.shape_fn == nullptr) return diag.fail(PK_ERROR_INTERNAL, -1, "%s: custom shape rule without function", op.name);
+      if (op.shape_fn == nullptr)
+        return diag.fail(PK_ERROR_INTERNAL, -1, "%s: custom shape rule without function", op.name);
       if (!op.shape_fn(op, inputs, num_inputs, attrs, outputs, diag)) {
         if (diag.status == PK_OK) diag.fail(PK_ERROR_INVALID_ARGUMENT, -1, "%s: shape rule failed", op.name);
         return false;
@@ -819,8 +827,8 @@ bool infer_outputs(const OpInfo &op, const TensorType *inputs, uint32_t num_inpu
       case DtypeRule::real_of:
       case DtypeRule::complex_of:
         if (o.arg < 0 || static_cast<uint32_t>(o.arg) >= op.num_type_vars || bound_by[o.arg] < 0) {
-          return diag.fail(PK_ERROR_INTERNAL, -1, "%s: output %u (%s): its type variable is bound by no input",
-                           op.name, k, o.name);
+          return diag.fail(PK_ERROR_INTERNAL, -1, "%s: output %u (%s): its type variable is bound by no input", op.name,
+                           k, o.name);
         }
         dt = bound_dtype[o.arg];
         if (o.rule == DtypeRule::real_of) dt = real_of(dt);
@@ -866,57 +874,108 @@ bool infer_outputs(const OpInfo &op, const TensorType *inputs, uint32_t num_inpu
   return true;
 }
 
+namespace {
+
+// One tensor that a kernel will read or write, on its own: the descriptor, the bytes the view reaches against
+// storage_bytes, the placement rule, and for an output that it is writable with positive, non-overlapping
+// strides. `span` gets the bytes [lo, hi) relative to data (both within storage_bytes once this passed).
+bool check_run_tensor(const pk_tensor &t, const Who &who, int32_t arg, TensorType &tt, ViewSpan &span, Diag &diag) {
+  if (!check_descriptor(t, tt, who, arg, diag)) return false;
+  i128 lo, hi;
+  extent128(t, dtype_size(tt.dtype), lo, hi);
+  if (lo != hi && (lo < 0 || hi > static_cast<i128>(t.storage_bytes))) {
+    return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg, "%s: %s: %s reach bytes [%lld, %lld) outside storage_bytes %llu",
+                     who.subject(), who.text().text, t.strides ? "strides" : "elements", sat_ll(lo), sat_ll(hi),
+                     static_cast<unsigned long long>(t.storage_bytes));
+  }
+  span.lo = lo == hi ? 0 : static_cast<uint64_t>(lo);
+  span.hi = lo == hi ? 0 : static_cast<uint64_t>(hi);
+  // A kernel reaches the elements: a non-empty view needs storage (NULL is legal only in capability queries),
+  // aligned to its elements.
+  auto name = [&] {
+    Prefix p;
+    std::snprintf(p.text, sizeof p.text, "%s: %s", who.subject(), who.text().text);
+    return p;
+  };
+  if (!check_placement(t, dtype_size(tt.dtype), lo == hi, name, arg, diag)) return false;
+  if (who.output) {
+    if (t.flags & PK_TENSOR_FLAG_READ_ONLY) {
+      return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg, "%s: %s: the tensor is read-only (PK_TENSOR_FLAG_READ_ONLY)",
+                       who.subject(), who.text().text);
+    }
+    if (!check_output_layout(t, who, arg, diag)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TensorRef::Name TensorRef::name() const {
+  Name n;
+  const Who who{op, output, idx, entry};
+  std::snprintf(n.text, sizeof n.text, "%s: %s", who.subject(), who.text().text);
+  return n;
+}
+
+bool validate_tensors(const OpInfo *op, const char *entry, const pk_tensor *inputs, uint32_t num_inputs,
+                      const pk_tensor *outputs, uint32_t num_outputs, const TensorCheck *extra, TensorType *types,
+                      ViewSpan *spans, Diag &diag) {
+  const char *subject = op ? op->name : entry;
+  if (num_inputs > 0 && inputs == nullptr)
+    return diag.fail(PK_ERROR_INVALID_ARGUMENT, -1, "%s: inputs is NULL", subject);
+  if (num_outputs > 0 && outputs == nullptr) {
+    return diag.fail(PK_ERROR_INVALID_ARGUMENT, -1, "%s: outputs is NULL", subject);
+  }
+  for (uint32_t i = 0; i < num_inputs + num_outputs; ++i) {
+    const bool output = i >= num_inputs;
+    const uint32_t idx = output ? i - num_inputs : i;
+    const pk_tensor &t = output ? outputs[idx] : inputs[idx];
+    const auto arg = static_cast<int32_t>(i);
+    if (!check_run_tensor(t, Who{op, output, idx, entry}, arg, types[i], spans[i], diag)) return false;
+    if (extra && !extra->check(t, TensorRef{op, entry, output, idx}, arg, diag)) return false;
+  }
+  // Aliasing: outputs against inputs and against each other. Only an op declared in-place may write its input
+  // 0, and only through exactly the same view.
+  const bool inplace = op != nullptr && op->alias == Alias::inplace;
+  for (uint32_t k = 0; k < num_outputs; ++k) {
+    const pk_tensor &o = outputs[k];
+    const ViewSpan &os = spans[num_inputs + k];
+    if (is_empty(types[num_inputs + k])) continue;
+    for (uint32_t i = 0; i < num_inputs; ++i) {
+      if (!may_overlap(o, os.lo, os.hi, inputs[i], spans[i].lo, spans[i].hi)) continue;
+      if (k == 0 && i == 0 && inplace && same_view(o, inputs[0])) continue;
+      return diag.fail(PK_ERROR_INVALID_ARGUMENT, static_cast<int32_t>(num_inputs + k), "%s: %s overlaps %s%s", subject,
+                       label(op, true, k, entry).text, label(op, false, i, entry).text,
+                       (inplace && k == 0 && i == 0)
+                           ? " (in-place needs exactly the same view: data, byte_offset, shape and strides)"
+                           : "");
+    }
+    for (uint32_t j = 0; j < k; ++j) {
+      const ViewSpan &js = spans[num_inputs + j];
+      if (may_overlap(o, os.lo, os.hi, outputs[j], js.lo, js.hi)) {
+        return diag.fail(PK_ERROR_INVALID_ARGUMENT, static_cast<int32_t>(num_inputs + k), "%s: %s overlaps %s", subject,
+                         label(op, true, k, entry).text, label(op, true, j, entry).text);
+      }
+    }
+  }
+  return true;
+}
+
 bool validate_launch(const OpInfo &op, const pk_tensor *inputs, uint32_t num_inputs, const pk_tensor *outputs,
-                     uint32_t num_outputs, const void *attrs, void *attrs_out, Diag &diag) {
+                     uint32_t num_outputs, const void *attrs, void *attrs_out, Diag &diag, const TensorCheck *extra) {
   if (!check_arity(op, num_inputs, diag)) return false;
   if (num_outputs != op.num_outputs) {
     return diag.fail(PK_ERROR_INVALID_ARGUMENT, -1, "%s: has %u output%s, got %u", op.name, op.num_outputs,
                      op.num_outputs == 1 ? "" : "s", num_outputs);
   }
-  if (num_inputs > 0 && inputs == nullptr) return diag.fail(PK_ERROR_INVALID_ARGUMENT, -1, "%s: inputs is NULL", op.name);
-  if (num_outputs > 0 && outputs == nullptr) {
-    return diag.fail(PK_ERROR_INVALID_ARGUMENT, -1, "%s: outputs is NULL", op.name);
-  }
   if (num_outputs > kMaxLaunchOutputs) {
     return diag.fail(PK_ERROR_INTERNAL, -1, "%s: %u outputs; at most %u supported", op.name, num_outputs,
                      kMaxLaunchOutputs);
   }
-  TensorType in_types[kMaxLaunchInputs];
-  TensorType out_types[kMaxLaunchOutputs];
-  TensorType inferred[kMaxLaunchOutputs];
-  i128 in_lo[kMaxLaunchInputs], in_hi[kMaxLaunchInputs], out_lo[kMaxLaunchOutputs], out_hi[kMaxLaunchOutputs];
-
-  // Descriptors and storage bounds.
-  for (uint32_t i = 0; i < num_inputs + num_outputs; ++i) {
-    bool output = i >= num_inputs;
-    uint32_t idx = output ? i - num_inputs : i;
-    const pk_tensor &t = output ? outputs[idx] : inputs[idx];
-    TensorType &tt = output ? out_types[idx] : in_types[idx];
-    int32_t arg = static_cast<int32_t>(i);
-    if (!check_descriptor(t, tt, Who{&op, output, idx}, arg, diag)) return false;
-    i128 &lo = output ? out_lo[idx] : in_lo[idx];
-    i128 &hi = output ? out_hi[idx] : in_hi[idx];
-    extent128(t, dtype_size(tt.dtype), lo, hi);
-    if (lo != hi && (lo < 0 || hi > static_cast<i128>(t.storage_bytes))) {
-      return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg, "%s: %s: %s reach bytes [%lld, %lld) outside storage_bytes %llu",
-                       op.name, label(&op, output, idx).text, t.strides ? "strides" : "elements", sat_ll(lo),
-                       sat_ll(hi), static_cast<unsigned long long>(t.storage_bytes));
-    }
-    // A launch reaches the elements: a non-empty view needs storage (NULL is legal only in capability queries),
-    // aligned to its elements.
-    auto name = [&] {
-      Prefix p;
-      std::snprintf(p.text, sizeof p.text, "%s: %s", op.name, label(&op, output, idx).text);
-      return p;
-    };
-    if (!check_placement(t, dtype_size(tt.dtype), lo == hi, name, arg, diag)) return false;
-    if (output) {
-      if (t.flags & PK_TENSOR_FLAG_READ_ONLY) {
-        return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg, "%s: %s: the tensor is read-only (PK_TENSOR_FLAG_READ_ONLY)",
-                         op.name, label(&op, output, idx).text);
-      }
-      if (!check_output_layout(t, op, Who{&op, output, idx}, arg, diag)) return false;
-    }
+  TensorType types[kMaxLaunchInputs + kMaxLaunchOutputs];
+  ViewSpan spans[kMaxLaunchInputs + kMaxLaunchOutputs];
+  if (!validate_tensors(&op, nullptr, inputs, num_inputs, outputs, num_outputs, extra, types, spans, diag)) {
+    return false;
   }
   // Attributes and inference.
   const void *norm = nullptr;
@@ -925,10 +984,11 @@ bool validate_launch(const OpInfo &op, const pk_tensor *inputs, uint32_t num_inp
     if (!normalize_attrs(op, attrs, attrs_out, diag)) return false;
     norm = attrs_out;
   }
-  if (!check_attrs(op, norm, in_types, num_inputs, diag)) return false;
-  if (!infer_outputs(op, in_types, num_inputs, norm, inferred, diag)) return false;
+  TensorType inferred[kMaxLaunchOutputs];
+  if (!check_attrs(op, norm, types, num_inputs, diag)) return false;
+  if (!infer_outputs(op, types, num_inputs, norm, inferred, diag)) return false;
   for (uint32_t k = 0; k < num_outputs; ++k) {
-    const TensorType &want = inferred[k], &got = out_types[k];
+    const TensorType &want = inferred[k], &got = types[num_inputs + k];
     int32_t arg = static_cast<int32_t>(num_inputs + k);
     if (want.dtype != got.dtype) {
       return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg, "%s: %s: dtype %s but the op gives %s", op.name,
@@ -942,27 +1002,29 @@ bool validate_launch(const OpInfo &op, const pk_tensor *inputs, uint32_t num_inp
                        shape_text(want.shape, want.ndim).text);
     }
   }
-  // Aliasing: outputs against inputs and against each other.
-  for (uint32_t k = 0; k < num_outputs; ++k) {
-    const pk_tensor &o = outputs[k];
-    if (is_empty(out_types[k])) continue;
-    for (uint32_t i = 0; i < num_inputs; ++i) {
-      if (!may_overlap(o, out_lo[k], out_hi[k], inputs[i], in_lo[i], in_hi[i])) continue;
-      if (k == 0 && i == 0 && op.alias == Alias::inplace && same_view(o, inputs[0])) continue;
-      return diag.fail(PK_ERROR_INVALID_ARGUMENT, static_cast<int32_t>(num_inputs + k), "%s: %s overlaps %s%s",
-                       op.name, label(&op, true, k).text, label(&op, false, i).text,
-                       (op.alias == Alias::inplace && k == 0 && i == 0)
-                           ? " (in-place needs exactly the same view: data, byte_offset, shape and strides)"
-                           : "");
-    }
-    for (uint32_t j = 0; j < k; ++j) {
-      if (may_overlap(o, out_lo[k], out_hi[k], outputs[j], out_lo[j], out_hi[j])) {
-        return diag.fail(PK_ERROR_INVALID_ARGUMENT, static_cast<int32_t>(num_inputs + k), "%s: %s overlaps %s",
-                         op.name, label(&op, true, k).text, label(&op, true, j).text);
-      }
-    }
-  }
   return true;
+}
+
+bool validate_query_tensor(const OpInfo &op, const pk_tensor &t, bool output, uint32_t idx, int32_t arg,
+                           TensorType &out, Diag &diag) {
+  // A capability query describes tensors without storage: shape may be NULL (any extents), data is not read.
+  // Everything it does say is held to the launch's rule.
+  const Who who{&op, output, idx, nullptr};
+  if (t.struct_size >= sizeof(pk_tensor) && (t.ndim == 0 || t.shape != nullptr)) {
+    return check_descriptor(t, out, who, arg, diag);
+  }
+  pk_tensor full;
+  std::memset(&full, 0, sizeof full);
+  std::memcpy(&full, &t, std::min<size_t>(t.struct_size, sizeof full));
+  full.struct_size = sizeof full;
+  if (t.struct_size < offsetof(pk_tensor, strides)) {
+    return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg, "%s: %s: struct_size %u is smaller than the fields a query reads",
+                     op.name, who.text().text, t.struct_size);
+  }
+  static const int64_t kOnes[PK_MAX_RANK] = {1, 1, 1, 1, 1, 1, 1, 1};
+  static_assert(PK_MAX_RANK == 8, "kOnes has PK_MAX_RANK entries");
+  if (full.shape == nullptr && full.ndim > 0 && full.ndim <= PK_MAX_RANK) full.shape = kOnes;
+  return check_descriptor(full, out, who, arg, diag);  // with shape NULL, out's extents say nothing
 }
 
 }  // namespace pk::meta

@@ -7,6 +7,7 @@
 #include <string>
 #include <type_traits>
 
+#include "launch_memo.hpp"
 #include "runtime_internal.hpp"
 
 using namespace pk::rt;
@@ -27,64 +28,42 @@ bool backend_knows_op(const Backend &b, const OpInfo &op) {
   return b.abi_version >= PK_ABI_VERSION || parse_version(op.since) <= b.abi_version;
 }
 
-const char *arg_name(const OpInfo &op, uint32_t num_inputs, uint32_t index) {
-  if (index < num_inputs) {
-    uint32_t k = index < op.num_inputs ? index : op.num_inputs - 1;  // variadic tail repeats the last input
-    return op.num_inputs ? op.inputs[k].name : "?";
+}  // namespace
+
+bool DeviceCheck::check(const pk_tensor &t, const pk::meta::TensorRef &ref, int32_t arg, Diag &diag) const {
+  if (t.device_type != dev_.props.device_type || t.device_id != static_cast<int32_t>(dev_.index)) {
+    return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg,
+                     "%s: tensor is on device (%d, %d) but the stream runs on '%s' "
+                     "device %u (%d, %u)",
+                     ref.name().text, t.device_type, t.device_id, dev_.backend->info.name, dev_.index,
+                     dev_.props.device_type, dev_.index);
   }
-  uint32_t k = index - num_inputs;
-  return k < op.num_outputs ? op.outputs[k].name : "?";
+  // A host pointer handed to a device that cannot address host memory would reach the driver as a device
+  // handle (PoCL aborts on it): refuse it here, where the caller can still copy it into a buffer.
+  if ((t.flags & PK_TENSOR_FLAG_HOST_VISIBLE) && !dev_.host_visible()) {
+    return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg,
+                     "%s: tensor is flagged HOST_VISIBLE (a host pointer) but '%s' device %u has no unified memory; "
+                     "copy it into a buffer (pk_buffer_create + pk_copy_host_to_buffer)",
+                     ref.name().text, dev_.backend->info.name, dev_.index);
+  }
+  // storage_bytes is the caller's word, and the only bound on memory the runtime did not allocate. On a buffer of
+  // pk_buffer_create the runtime knows the real size: a view must stay inside it whatever storage_bytes claims (a
+  // 64-byte buffer described as 4 MiB would have every backend read and write past it).
+  uint64_t lo = 0, hi = 0, start = 0, bytes = 0;
+  pk::meta::byte_extent(t, lo, hi);
+  if (lo == hi || !dev_.find_buffer(t.data, &start, &bytes)) return true;
+  if (hi > bytes || start > bytes - hi) {
+    return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg,
+                     "%s: the view reaches bytes [%llu, %llu) past its data pointer, which lies %llu bytes into a "
+                     "buffer of %llu bytes (storage_bytes claims %llu)",
+                     ref.name().text, static_cast<unsigned long long>(lo), static_cast<unsigned long long>(hi),
+                     static_cast<unsigned long long>(start), static_cast<unsigned long long>(bytes),
+                     static_cast<unsigned long long>(t.storage_bytes));
+  }
+  return true;
 }
 
-pk_status check_devices(const Device &dev, const OpInfo &op, const pk_tensor *inputs, uint32_t num_inputs,
-                        const pk_tensor *outputs, uint32_t num_outputs) {
-  for (uint32_t i = 0; i < num_inputs + num_outputs; ++i) {
-    const pk_tensor &t = i < num_inputs ? inputs[i] : outputs[i - num_inputs];
-    if (t.device_type != dev.props.device_type || t.device_id != static_cast<int32_t>(dev.index)) {
-      bool in = i < num_inputs;
-      return set_error(PK_ERROR_INVALID_ARGUMENT, op.id, static_cast<int32_t>(i), 0,
-                       "%s: %s %u (%s): tensor is on device (%d, %d) but the stream runs on '%s' device %u "
-                       "(%d, %u)",
-                       op.name, in ? "input" : "output", in ? i : i - num_inputs, arg_name(op, num_inputs, i),
-                       t.device_type, t.device_id, dev.backend->info.name, dev.index, dev.props.device_type, dev.index);
-    }
-    // A host pointer handed to a device that cannot address host memory would reach the driver as a device
-    // handle (PoCL aborts on it): refuse it here, where the caller can still copy it into a buffer.
-    if ((t.flags & PK_TENSOR_FLAG_HOST_VISIBLE) && !dev.host_visible()) {
-      bool in = i < num_inputs;
-      return set_error(PK_ERROR_INVALID_ARGUMENT, op.id, static_cast<int32_t>(i), 0,
-                       "%s: %s %u (%s): tensor is flagged HOST_VISIBLE (a host pointer) but '%s' device %u has no "
-                       "unified memory; copy it into a buffer (pk_buffer_create + pk_copy_host_to_buffer)",
-                       op.name, in ? "input" : "output", in ? i : i - num_inputs, arg_name(op, num_inputs, i),
-                       dev.backend->info.name, dev.index);
-    }
-  }
-  return PK_OK;
-}
-
-// storage_bytes is the caller's word, and the only bound on memory the runtime did not allocate. On a buffer of
-// pk_buffer_create the runtime knows the real size: a view must stay inside it whatever storage_bytes claims (a
-// 64-byte buffer described as 4 MiB would have every backend read and write past it).
-pk_status check_buffers(const Device &dev, const OpInfo &op, const pk_tensor *inputs, uint32_t num_inputs,
-                        const pk_tensor *outputs, uint32_t num_outputs) {
-  for (uint32_t i = 0; i < num_inputs + num_outputs; ++i) {
-    const pk_tensor &t = i < num_inputs ? inputs[i] : outputs[i - num_inputs];
-    uint64_t lo = 0, hi = 0, start = 0, bytes = 0;
-    pk::meta::byte_extent(t, lo, hi);
-    if (lo == hi || !dev.find_buffer(t.data, &start, &bytes)) continue;
-    if (hi > bytes || start > bytes - hi) {
-      bool in = i < num_inputs;
-      return set_error(PK_ERROR_INVALID_ARGUMENT, op.id, static_cast<int32_t>(i), 0,
-                       "%s: %s %u (%s): the view reaches bytes [%llu, %llu) past its data pointer, which lies %llu "
-                       "bytes into a buffer of %llu bytes (storage_bytes claims %llu)",
-                       op.name, in ? "input" : "output", in ? i : i - num_inputs, arg_name(op, num_inputs, i),
-                       static_cast<unsigned long long>(lo), static_cast<unsigned long long>(hi),
-                       static_cast<unsigned long long>(start), static_cast<unsigned long long>(bytes),
-                       static_cast<unsigned long long>(t.storage_bytes));
-    }
-  }
-  return PK_OK;
-}
+namespace {
 
 std::string signature(const OpInfo &op, const pk_tensor *inputs, uint32_t num_inputs) {
   std::string s = op.name;
@@ -333,119 +312,6 @@ pk_status launch_validated(pk_stream_s *stream, const OpInfo &op, const pk_tenso
   return launch_fallback(stream, op, inputs, num_inputs, outputs, num_outputs, attrs);
 }
 
-// The last launch this thread validated, as the bytes validation depends on: op, device (and its live buffers, see
-// pk_device_s::validation_key), every descriptor field
-// with its shape and strides, and the caller's attribute bytes. Validation is a pure function of these, so a
-// launch with the same bytes (a training or inference loop re-running one op on the same buffers) reuses the
-// verdict and the normalized attributes instead of validating again. Fixed-size, thread-local: no allocation.
-class LaunchMemo {
- public:
-  // True if this launch's bytes equal the remembered launch's: compared in place, field by field, so the hot path
-  // (a loop re-running one op) copies nothing.
-  bool matches_last(uint64_t key, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
-                    const pk_tensor *outputs, uint32_t num_outputs, const void *attrs) const {
-    if (!valid_) return false;
-    Compare c{last_, last_len_};
-    return walk(c, key, op_id, inputs, num_inputs, outputs, num_outputs, attrs) && c.pos == last_len_;
-  }
-  // Serializes the launch as the remembered one, with the attributes validation normalized; a launch that does
-  // not fit is simply not memoized.
-  void remember(uint64_t key, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs, const pk_tensor *outputs,
-                uint32_t num_outputs, const void *attrs, const unsigned char *normalized, size_t attrs_size) {
-    Store st{last_};
-    valid_ = walk(st, key, op_id, inputs, num_inputs, outputs, num_outputs, attrs);
-    last_len_ = st.pos;
-    if (valid_) std::memcpy(normalized_, normalized, attrs_size);
-  }
-  const unsigned char *normalized() const { return normalized_; }
-
- private:
-  static constexpr size_t kCapacity = 1024;
-  // Each sink takes fixed-size pieces (put<N>: unrolled word by word, the common case) and variable ones (put).
-  struct Store {
-    unsigned char *buf;
-    size_t pos = 0;
-    template <size_t N>
-    bool put(const void *p) {
-      return put(p, N);
-    }
-    bool put(const void *p, size_t n) {
-      if (pos + n > kCapacity) return false;
-      std::memcpy(buf + pos, p, n);
-      pos += n;
-      return true;
-    }
-  };
-  struct Compare {
-    const unsigned char *buf;
-    size_t len, pos = 0;
-    // A piece of a size known here compares as straight-line word loads and one branch: a 1-element launch is
-    // ~27 words, and a generic loop per piece (or a library memcmp call) was a third of its cost.
-    template <size_t N>
-    bool put(const void *p) {
-      static_assert(N % 8 == 0, "fixed pieces are whole words");
-      if (pos + N > len) return false;
-      const auto *x = buf + pos, *y = static_cast<const unsigned char *>(p);
-      uint64_t diff = 0;
-#pragma GCC unroll 16
-      for (size_t i = 0; i < N; i += 8) diff |= word(x + i) ^ word(y + i);
-      pos += N;
-      return diff == 0;
-    }
-    bool put(const void *p, size_t n) {
-      if (pos + n > len) return false;
-      const auto *x = buf + pos, *y = static_cast<const unsigned char *>(p);
-      uint64_t diff = 0;
-      size_t i = 0;
-      for (; i + 8 <= n; i += 8) diff |= word(x + i) ^ word(y + i);
-      for (; i < n; ++i) diff |= static_cast<uint64_t>(x[i] ^ y[i]);
-      pos += n;
-      return diff == 0;
-    }
-    static uint64_t word(const unsigned char *p) {
-      uint64_t w;
-      std::memcpy(&w, p, sizeof w);
-      return w;
-    }
-  };
-  // The launch as bytes: the device's validation key (never reused, unlike its address, and changed whenever
-  // its set of live buffers changes), op, counts, every descriptor (its shape/strides pointers replaced by their
-  // contents), the caller's attribute bytes. Feeds each piece to the sink; false as soon as the sink refuses.
-  template <class Sink>
-  static bool walk(Sink &sink, uint64_t key, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
-                   const pk_tensor *outputs, uint32_t num_outputs, const void *attrs) {
-    // Whole words (built in registers: 4-byte stores read back as 8-byte loads stall store forwarding).
-    const uint64_t head[3] = {key, op_id | (uint64_t{num_inputs} << 32), num_outputs};
-    if (!sink.template put<sizeof head>(head)) return false;
-    for (uint32_t i = 0; i < num_inputs + num_outputs; ++i) {
-      const pk_tensor &t = i < num_inputs ? inputs[i] : outputs[i - num_inputs];
-      if (t.struct_size != sizeof(pk_tensor) || t.ndim < 0 || t.ndim > PK_MAX_RANK) return false;
-      // Every field before the shape pointer as it is, then whether strides are given, then the extents.
-      static_assert(offsetof(pk_tensor, shape) % 8 == 0, "the descriptor's leading fields are whole words");
-      const uint64_t has_strides = t.strides != nullptr;
-      const size_t dims = static_cast<size_t>(t.ndim) * sizeof(int64_t);
-      if (!sink.template put<offsetof(pk_tensor, shape)>(&t) || !sink.template put<sizeof has_strides>(&has_strides) ||
-          (t.ndim > 0 && (t.shape == nullptr || !sink.put(t.shape, dims))) ||
-          (t.strides != nullptr && t.ndim > 0 && !sink.put(t.strides, dims))) {
-        return false;
-      }
-    }
-    if (attrs != nullptr) {
-      uint32_t size;
-      std::memcpy(&size, attrs, sizeof size);
-      if (size > pk::meta::kMaxAttrsSize || !sink.put(attrs, size)) return false;
-    }
-    return true;
-  }
-  // No initializers: a thread_local of a trivially constructible type is zero-initialized (valid_ = false) with
-  // no per-access initialization guard.
-  unsigned char last_[kCapacity];
-  size_t last_len_;
-  bool valid_;
-  alignas(16) unsigned char normalized_[pk::meta::kMaxAttrsSize];
-};
-static_assert(std::is_trivially_default_constructible_v<LaunchMemo>, "see the comment on LaunchMemo's fields");
-
 pk_status validate_and_launch(pk_stream_s *stream, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
                               const pk_tensor *outputs, uint32_t num_outputs, const void *attrs) {
   if (stream == nullptr) {
@@ -457,7 +323,7 @@ pk_status validate_and_launch(pk_stream_s *stream, uint32_t op_id, const pk_tens
                      "pk_launch: unknown op id %u (this runtime knows ABI %u.%u ops)", op_id, PK_ABI_VERSION_MAJOR,
                      PK_ABI_VERSION_MINOR);
   }
-  thread_local LaunchMemo memo;
+  thread_local LaunchMemo<1024> memo;
   const bool keyed = (inputs != nullptr || num_inputs == 0) && (outputs != nullptr || num_outputs == 0) &&
                      num_inputs <= pk::meta::kMaxLaunchInputs && num_outputs <= pk::meta::kMaxLaunchOutputs;
   // Read before validating: a buffer created or destroyed meanwhile changes the key, so a verdict is never
@@ -469,11 +335,10 @@ pk_status validate_and_launch(pk_stream_s *stream, uint32_t op_id, const pk_tens
   }
   alignas(16) unsigned char normalized[pk::meta::kMaxAttrsSize];
   Diag diag;
-  if (!pk::meta::validate_launch(*op, inputs, num_inputs, outputs, num_outputs, attrs, normalized, diag)) {
+  const DeviceCheck on_device(*stream->device);
+  if (!pk::meta::validate_launch(*op, inputs, num_inputs, outputs, num_outputs, attrs, normalized, diag, &on_device)) {
     return set_error_from_diag(diag, op_id);
   }
-  if (pk_status st = check_devices(*stream->device, *op, inputs, num_inputs, outputs, num_outputs)) return st;
-  if (pk_status st = check_buffers(*stream->device, *op, inputs, num_inputs, outputs, num_outputs)) return st;
   if (keyed) {
     memo.remember(key, op_id, inputs, num_inputs, outputs, num_outputs, attrs, normalized, op->attrs_size);
   }
@@ -566,21 +431,12 @@ pk_status pk_device_query_op(pk_device_t device, const pk_op_query *query, pk_op
   }
   for (uint32_t i = 0; i < query->num_inputs + query->num_outputs; ++i) {
     const bool in = i < query->num_inputs;
-    const pk_tensor &t = in ? query->inputs[i] : query->outputs[i - query->num_inputs];
-    const char *what = in ? "input" : "output";
     const uint32_t k = in ? i : i - query->num_inputs;
-    if (t.struct_size < offsetof(pk_tensor, strides) || t.ndim < 0 || t.ndim > PK_MAX_RANK || t.dtype.lanes != 1 ||
-        pk::meta::dtype_id(t.dtype) < 0) {
-      return set_error(PK_ERROR_INVALID_ARGUMENT, op->id, static_cast<int32_t>(i), 0,
-                       "%s: pk_device_query_op: %s %u (%s): struct_size, rank (0..%d) or dtype is invalid", op->name,
-                       what, k, arg_name(*op, query->num_inputs, i), PK_MAX_RANK);
-    }
-    for (int32_t d = 0; t.shape && d < t.ndim; ++d) {
-      if (t.shape[d] < 0) {
-        return set_error(PK_ERROR_INVALID_ARGUMENT, op->id, static_cast<int32_t>(i), 0,
-                         "%s: pk_device_query_op: %s %u (%s): extent %d is negative", op->name, what, k,
-                         arg_name(*op, query->num_inputs, i), d);
-      }
+    pk::meta::TensorType type;
+    Diag diag;
+    if (!pk::meta::validate_query_tensor(*op, in ? query->inputs[k] : query->outputs[k], !in, k,
+                                         static_cast<int32_t>(i), type, diag)) {
+      return set_error_from_diag(diag, op->id);
     }
   }
   alignas(16) unsigned char normalized[pk::meta::kMaxAttrsSize];
@@ -619,8 +475,11 @@ pk_status pk_device_query_op(pk_device_t device, const pk_op_query *query, pk_op
 
 const char *pk_runtime_fallback_report(pk_runtime_t rt) {
   if (rt == nullptr) return "";
-  std::lock_guard<std::mutex> lock(rt->mu);
-  rt->report.clear();
+  // Per thread: one string per runtime was rewritten by any thread's call while another thread still read the
+  // pointer it had been given (a data race ThreadSanitizer found in the thread stress test). The counters are
+  // atomics and the names constant, so building the text needs no lock.
+  thread_local std::string report;
+  report.clear();
   for (const OpInfo *op = pk::meta::ops_begin(); op != pk::meta::ops_end(); ++op) {
     uint64_t n = rt->fallback[op->id].launches.load();
     if (n == 0) continue;
@@ -628,9 +487,9 @@ const char *pk_runtime_fallback_report(pk_runtime_t rt) {
     std::snprintf(line, sizeof(line), "%s launches=%llu bytes_copied=%llu fallback=%s\n", op->name,
                   static_cast<unsigned long long>(n),
                   static_cast<unsigned long long>(rt->fallback[op->id].bytes_copied.load()), rt->fallback_name.c_str());
-    rt->report += line;
+    report += line;
   }
-  return rt->report.c_str();
+  return report.c_str();
 }
 
 pk_status pk_runtime_fallback_count(pk_runtime_t rt, uint32_t op_id, uint64_t *launches, uint64_t *bytes_copied) {

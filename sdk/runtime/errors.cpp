@@ -42,7 +42,7 @@ pk_status forward_backend_error(const Backend &backend, pk_status status, uint32
   be.message[sizeof(be.message) - 1] = '\0';
   // A status outside the ABI's set is the plugin breaking its contract; report it as such, keeping the code.
   pk_status reported = status;
-  if (status < PK_OK || status > PK_NOT_READY) reported = PK_ERROR_PLUGIN;
+  if (status < PK_OK || status > PK_ERROR_COMM_FAILED) reported = PK_ERROR_PLUGIN;
   return set_error(reported, op_id != PK_OP_NONE ? op_id : be.op_id, be.arg_index, be.vendor_code,
                    "%s: backend '%s' %s: %s%s", op_id != PK_OP_NONE ? pk::meta::op_name(op_id) : "runtime",
                    who ? who : backend.info.name, what, be.message,
@@ -87,6 +87,8 @@ const char *pk_status_name(pk_status status) {
     case PK_ERROR_PLUGIN: return "PK_ERROR_PLUGIN";
     case PK_ERROR_INTERNAL: return "PK_ERROR_INTERNAL";
     case PK_NOT_READY: return "PK_NOT_READY";
+    case PK_ERROR_TIMEOUT: return "PK_ERROR_TIMEOUT";
+    case PK_ERROR_COMM_FAILED: return "PK_ERROR_COMM_FAILED";
     default: return "PK_STATUS_UNKNOWN";
   }
 }

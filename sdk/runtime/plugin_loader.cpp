@@ -15,13 +15,16 @@
 namespace pk::rt {
 namespace {
 
+// pk_host_services.log: a plugin's line goes to the log of the runtime calling into it on this thread; from a
+// thread of the plugin's own, to stderr under the process's $PRIMKIT_LOG (default: errors and warnings, as a
+// library must not chatter on stderr).
 void host_log(int32_t level, const char *message) {
-  static const char *const names[] = {"error", "warning", "info", "debug"};
-  if (level < 0 || level > 3) level = 3;
-  // Debug and info stay quiet unless asked for: a library must not chatter on stderr.
-  const char *verbose = std::getenv("PRIMKIT_LOG");
-  int max_level = verbose ? std::atoi(verbose) : 1;
-  if (level <= max_level) std::fprintf(stderr, "primkit [%s] %s\n", names[level], message ? message : "");
+  if (level < 0 || level > PK_LOG_DEBUG) level = PK_LOG_DEBUG;
+  if (const Log *log = plugin_log_of_this_thread()) {
+    log->write(level, message);
+  } else if (level <= process_log_max_level()) {
+    write_stderr_line(level, message);
+  }
 }
 
 const pk_host_services k_host_services = {sizeof(pk_host_services), PK_ABI_VERSION, host_log};
@@ -49,6 +52,8 @@ bool valid_backend_name(const char *name, size_t capacity) {
   return true;
 }
 
+}  // namespace
+
 std::string install_plugin_dir() {
   Dl_info info;
   if (dladdr(reinterpret_cast<void *>(&pk_runtime_create), &info) == 0 || info.dli_fname == nullptr) return {};
@@ -58,8 +63,6 @@ std::string install_plugin_dir() {
   return dir + "/primkit";
 }
 
-}  // namespace
-
 pk_status load_plugin(Runtime &rt, const std::string &path, Backend **out) {
   void *lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
@@ -67,7 +70,11 @@ pk_status load_plugin(Runtime &rt, const std::string &path, Backend **out) {
     return set_error(PK_ERROR_PLUGIN, PK_OP_NONE, -1, 0, "cannot load plugin %s: %s", path.c_str(),
                      why ? why : "dlopen failed");
   }
-  auto backend = std::make_unique<pk_backend_s>();
+  HostPtr<pk_backend_s> backend = rt.make<pk_backend_s>();
+  if (backend == nullptr) {
+    dlclose(lib);
+    return host_out_of_memory("pk_runtime_load_plugin", "a backend", sizeof(pk_backend_s));
+  }
   backend->runtime = &rt;
   backend->library = lib;
   backend->path = path;
@@ -156,7 +163,8 @@ pk_status load_plugin(Runtime &rt, const std::string &path, Backend **out) {
       backend->no_device_reason = "the backend reports no device and gives no reason";
   }
   for (uint32_t i = 0; i < count; ++i) {
-    auto dev = std::make_unique<pk_device_s>();
+    HostPtr<pk_device_s> dev = rt.make<pk_device_s>();
+    if (dev == nullptr) return host_out_of_memory("pk_runtime_load_plugin", "a device", sizeof(pk_device_s));
     dev->backend = backend.get();
     dev->index = i;
     dev->validation_key = next_generation();
@@ -170,7 +178,10 @@ pk_status load_plugin(Runtime &rt, const std::string &path, Backend **out) {
     dev->props.name[sizeof(dev->props.name) - 1] = '\0';
     dev->props.device_id = static_cast<int32_t>(i);
     if (dev->props.alignment == 0) dev->props.alignment = 64;
-    dev->allocator = std::make_unique<CachingAllocator>(*dev);
+    dev->allocator = rt.make<CachingAllocator>(*dev);
+    if (dev->allocator == nullptr) {
+      return host_out_of_memory("pk_runtime_load_plugin", "a device's allocator cache", sizeof(CachingAllocator));
+    }
     backend->devices.push_back(std::move(dev));
   }
   *out = backend.get();
@@ -192,7 +203,7 @@ void discover_plugins(Runtime &rt, const char *extra_path) {
     }
   };
   split(extra_path);
-  split(std::getenv("PRIMKIT_PLUGIN_PATH"));
+  split(rt.env.plugin_path.c_str());
   std::string installed = install_plugin_dir();
   if (!installed.empty()) dirs.push_back(installed);
   // First every candidate, in load order, so that the probes of all the plugins not in the cache run at once:
@@ -218,7 +229,9 @@ void discover_plugins(Runtime &rt, const char *extra_path) {
       stems.push_back(stem.substr(0, stem.size() - 3));
     }
   }
-  std::vector<ProbeVerdict> verdicts = probe_enabled() ? probe_plugins(paths) : std::vector<ProbeVerdict>(paths.size());
+  const ProbeLog log_info = [&rt](const std::string &line) { rt.log.write(PK_LOG_INFO, line); };
+  std::vector<ProbeVerdict> verdicts =
+      rt.env.plugin_probe ? probe_plugins(paths, rt.env, log_info) : std::vector<ProbeVerdict>(paths.size());
   for (size_t i = 0; i < paths.size(); ++i) {
     // The same backend found again in a later folder is shadowed by the first one, like PATH.
     bool shadowed = false;
@@ -226,7 +239,9 @@ void discover_plugins(Runtime &rt, const char *extra_path) {
     if (shadowed) continue;
     if (!verdicts[i].safe) {
       // Never in-process: it would take the host down. pk_runtime_load_plugin with the path still loads it.
-      rt.load_errors += "plugin " + paths[i] + " was not loaded: " + verdicts[i].reason + '\n';
+      const std::string why = "plugin " + paths[i] + " was not loaded: " + verdicts[i].reason;
+      rt.log.write(PK_LOG_INFO, why);
+      rt.load_errors += why + '\n';
       continue;
     }
     Backend *loaded = nullptr;
@@ -234,8 +249,11 @@ void discover_plugins(Runtime &rt, const char *extra_path) {
       pk_error_info e;
       e.struct_size = sizeof(e);
       pk_get_last_error(&e);
+      rt.log.write(PK_LOG_INFO, std::string("discovery: ") + e.message);
       rt.load_errors += e.message;
       rt.load_errors += '\n';
+    } else {
+      rt.log.write(PK_LOG_INFO, "discovery: loaded backend '" + std::string(loaded->info.name) + "' from " + paths[i]);
     }
   }
   clear_error();

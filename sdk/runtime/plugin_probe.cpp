@@ -36,54 +36,25 @@ extern char **environ;
 namespace pk::rt {
 namespace {
 
-// --- settings ------------------------------------------------------------------------------------------------
+// --- settings (read once per runtime: environment.cpp) -------------------------------------------------------
 
-bool env_off(const char *name) {
-  const char *v = std::getenv(name);
-  return v != nullptr && (std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0 || std::strcmp(v, "no") == 0);
-}
-
-double probe_timeout_s() {
-  const char *v = std::getenv("PRIMKIT_PROBE_TIMEOUT");
-  if (v != nullptr && *v) {
-    char *end = nullptr;
-    double s = std::strtod(v, &end);
-    if (end != v && s > 0) return s;
-  }
-  return 10.0;
-}
-
-// $PRIMKIT_CACHE_DIR, else $XDG_CACHE_HOME/primkit, else ~/.cache/primkit; empty when there is none.
-std::string cache_dir() {
-  if (const char *d = std::getenv("PRIMKIT_CACHE_DIR"); d && *d) return d;
-  if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x == '/') return std::string(x) + "/primkit";
-  if (const char *h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/primkit";
-  return {};
-}
-
-std::string cache_file() {
-  if (env_off("PRIMKIT_PROBE_CACHE")) return {};
-  std::string dir = cache_dir();
+std::string cache_file(const Environment &env) {
+  if (!env.probe_cache) return {};
   // v1: the probe's steps (probe_main.cpp). A probe that checks more must use a new name, so that verdicts
   // of the older probe are not trusted.
-  return dir.empty() ? dir : dir + "/plugin-probes-v1.tsv";
+  return env.cache_dir.empty() ? std::string() : env.cache_dir + "/plugin-probes-v1.tsv";
 }
 
 // The helper sits in the install's plugin folder next to the backends it probes (<libdir>/primkit/), found
 // relative to libprimkit.so like that folder; $PRIMKIT_PROBE_HELPER overrides it.
-std::string helper_path() {
-  if (const char *p = std::getenv("PRIMKIT_PROBE_HELPER"); p && *p) return p;
+std::string helper_path(const Environment &env) {
+  if (!env.probe_helper.empty()) return env.probe_helper;
   Dl_info info;
   if (dladdr(reinterpret_cast<void *>(&pk_runtime_create), &info) == 0 || info.dli_fname == nullptr) return {};
   std::string lib = info.dli_fname;
   size_t slash = lib.rfind('/');
   std::string dir = slash == std::string::npos ? std::string(".") : lib.substr(0, slash);
   return dir + "/primkit/primkit-plugin-probe";
-}
-
-void log_info(const std::string &message) {
-  const char *verbose = std::getenv("PRIMKIT_LOG");
-  if (verbose && std::atoi(verbose) >= 2) std::fprintf(stderr, "primkit [info] %s\n", message.c_str());
 }
 
 double now_s() {
@@ -299,7 +270,7 @@ void close_fd(int &fd) {
 }
 
 // Starts the helper on one plugin; false when it cannot be started (the caller then judges the plugin safe).
-bool spawn_probe(const std::string &helper, const std::string &plugin, Child *c) {
+bool spawn_probe(const std::string &helper, const std::string &plugin, const ProbeLog &log_info, Child *c) {
   int rep[2], err[2];
   if (pipe2(rep, O_CLOEXEC) != 0) return false;
   if (pipe2(err, O_CLOEXEC) != 0) {
@@ -496,13 +467,10 @@ void wait_children(std::vector<Child> &children) {
 
 }  // namespace
 
-bool probe_enabled() {
-  return !env_off("PRIMKIT_PLUGIN_PROBE");
-}
-
-std::vector<ProbeVerdict> probe_plugins(const std::vector<std::string> &paths) {
+std::vector<ProbeVerdict> probe_plugins(const std::vector<std::string> &paths, const Environment &env,
+                                        const ProbeLog &log_info) {
   std::vector<ProbeVerdict> verdicts(paths.size());
-  const std::string file = cache_file();
+  const std::string file = cache_file(env);
   std::map<std::string, CacheEntry> cache = read_cache(file);
   std::vector<FileId> ids(paths.size());
   std::vector<std::string> keys(paths.size());
@@ -533,19 +501,19 @@ std::vector<ProbeVerdict> probe_plugins(const std::vector<std::string> &paths) {
     if (changed) write_cache(file, cache);
     return verdicts;
   }
-  const std::string helper = helper_path();
+  const std::string helper = helper_path(env);
   if (helper.empty() || access(helper.c_str(), X_OK) != 0) {
     log_info("no plugin probe at '" + helper + "': plugins are loaded without probing");
     if (changed) write_cache(file, cache);
     return verdicts;
   }
-  const double timeout = probe_timeout_s();
+  const double timeout = env.probe_timeout_s;
   std::vector<Child> children;
   children.reserve(todo.size());
   for (size_t i : todo) {
     Child c;
     c.index = i;
-    if (!spawn_probe(helper, paths[i], &c)) continue;  // judged safe, and not cached: try again next time
+    if (!spawn_probe(helper, paths[i], log_info, &c)) continue;  // judged safe, and not cached: try again next time
     c.deadline = now_s() + timeout;
     children.push_back(std::move(c));
   }

@@ -2,8 +2,11 @@
 // Internal to sdk/runtime.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
+
+#include "environment.hpp"
 
 namespace pk::rt {
 
@@ -12,13 +15,15 @@ struct ProbeVerdict {
   std::string reason;  // why it is not safe, e.g. "probe: killed by SIGABRT during open"
 };
 
-// True unless PRIMKIT_PLUGIN_PROBE is "0" or "off" (then discovery loads in-process, as before 1.1).
-bool probe_enabled();
+// Receives the probe's info lines (which plugin was probed, with what verdict; no probe helper).
+using ProbeLog = std::function<void(const std::string &)>;
 
 // One verdict per path, in order. Verdicts come from the cache when the file is unchanged (same path, size,
 // mtime and content hash); the rest are probed in child processes, all at once, each under the timeout
-// ($PRIMKIT_PROBE_TIMEOUT seconds, default 10), and cached. A plugin that cannot be probed (no probe helper,
-// the spawn failed) is judged safe: the probe protects the host, it must not lose it a working backend.
-std::vector<ProbeVerdict> probe_plugins(const std::vector<std::string> &paths);
+// (env.probe_timeout_s, $PRIMKIT_PROBE_TIMEOUT), and cached in env.cache_dir unless env.probe_cache is off. A
+// plugin that cannot be probed (no probe helper, the spawn failed) is judged safe: the probe protects the host,
+// it must not lose it a working backend. The caller skips the probe when env.plugin_probe is off.
+std::vector<ProbeVerdict> probe_plugins(const std::vector<std::string> &paths, const Environment &env,
+                                        const ProbeLog &log_info);
 
 }  // namespace pk::rt

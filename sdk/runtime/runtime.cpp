@@ -114,7 +114,8 @@ CachingAllocator::~CachingAllocator() {
 pk_status create_stream(Device &device, pk_stream_s **out) {
   Backend &b = *device.backend;
   if (b.api.stream_create == nullptr) return missing_slot(b, "stream_create");
-  auto s = std::make_unique<pk_stream_s>();
+  HostPtr<pk_stream_s> s = runtime_of(device).make<pk_stream_s>();
+  if (s == nullptr) return host_out_of_memory("pk_stream_create", "a stream", sizeof(pk_stream_s));
   s->device = &device;
   pk_status st = b.api.stream_create(b.context, device.index, &s->stream);
   if (st != PK_OK) return forward_backend_error(b, st, PK_OP_NONE, "stream_create failed");
@@ -128,8 +129,8 @@ pk_status create_stream(Device &device, pk_stream_s **out) {
 
 void destroy_stream(pk_stream_s *stream) {
   if (stream == nullptr) return;
-  std::unique_ptr<pk_stream_s> owned(stream);
   Device &device = *stream->device;
+  HostPtr<pk_stream_s> owned = runtime_of(device).adopt(stream);
   {
     std::lock_guard<std::mutex> lock(device.streams_mu);
     auto &v = device.streams;
@@ -185,39 +186,11 @@ pk_backend_s *pk_runtime_s::fallback_backend() {
   return nullptr;
 }
 
-extern "C" {
-
-// --- runtime ------------------------------------------------------------------------------------------------
-
-pk_status pk_runtime_create(const pk_runtime_options *options, pk_runtime_t *out) {
-  PK_CHECK_OUT(out);
-  *out = nullptr;
-  if (options != nullptr && options->struct_size < offsetof(pk_runtime_options, flags) + sizeof(uint32_t)) {
-    return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0,
-                     "pk_runtime_create: options->struct_size %u is too small", options->struct_size);
-  }
-  pk_runtime_options opts;
-  PK_STRUCT_INIT(opts);
-  if (options) std::memcpy(&opts, options, std::min<size_t>(options->struct_size, sizeof(opts)));
-  auto rt = std::make_unique<pk_runtime_s>();
-  rt->flags = opts.flags;
-  if (opts.fallback_backend) rt->fallback_name = opts.fallback_backend;
-  rt->fallback = std::make_unique<FallbackCounter[]>(PK_OP_ID_LIMIT);
-  if (!(opts.flags & PK_RUNTIME_NO_DISCOVERY)) {
-    std::lock_guard<std::mutex> lock(rt->mu);  // no other thread has the runtime yet; taken for uniformity
-    discover_plugins(*rt, opts.plugin_path);
-  }
-  *out = rt.release();
-  clear_error();
-  return PK_OK;
-}
-
-void pk_runtime_destroy(pk_runtime_t rt) {
-  if (rt == nullptr) return;
-  std::unique_ptr<pk_runtime_s> owned(rt);
-  // Everything the caller still holds goes, in an order where nothing is freed while something else may use
-  // it: executables (their fused kernels), events, streams (destroying one waits for its work), and last the
-  // buffers that work read and wrote. Each destroy function untracks its object, so iterate over copies.
+// Everything the caller still holds goes, in an order where nothing is freed while something else may use it:
+// executables (their fused kernels), events, streams (destroying one waits for its work), and last the buffers
+// that work read and wrote. Each destroy function untracks its object, so iterate over copies.
+namespace {
+void destroy_contents(pk_runtime_s *rt) {
   for (auto &b : rt->backends) {
     for (auto &d : b->devices) {
       std::vector<pk_executable_s *> exes(d->executables.begin(), d->executables.end());
@@ -247,6 +220,67 @@ void pk_runtime_destroy(pk_runtime_t rt) {
   }
   rt->backends.clear();
 }
+}  // namespace
+
+extern "C" {
+
+// --- runtime ------------------------------------------------------------------------------------------------
+
+pk_status pk_runtime_create(const pk_runtime_options *options, pk_runtime_t *out) {
+  PK_CHECK_OUT(out);
+  *out = nullptr;
+  if (options != nullptr && options->struct_size < offsetof(pk_runtime_options, flags) + sizeof(uint32_t)) {
+    return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0,
+                     "pk_runtime_create: options->struct_size %u is too small", options->struct_size);
+  }
+  pk_runtime_options opts;
+  PK_STRUCT_INIT(opts);
+  if (options) std::memcpy(&opts, options, std::min<size_t>(options->struct_size, sizeof(opts)));
+  if (opts.log_verbosity > PK_LOG_UP_TO(PK_LOG_DEBUG)) {
+    return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0,
+                     "pk_runtime_create: options->log_verbosity %u is out of range (0 for the default, or "
+                     "PK_LOG_UP_TO(level) up to %u)",
+                     opts.log_verbosity, PK_LOG_UP_TO(PK_LOG_DEBUG));
+  }
+  if ((opts.host_alloc == nullptr) != (opts.host_free == nullptr)) {
+    return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0,
+                     "pk_runtime_create: options->%s is set but %s is NULL: give both or neither",
+                     opts.host_alloc ? "host_alloc" : "host_free", opts.host_alloc ? "host_free" : "host_alloc");
+  }
+  const HostAllocator allocator(opts.host_alloc, opts.host_free, opts.host_alloc_user);
+  pk_runtime_s *rt = allocator.create<pk_runtime_s>();
+  if (rt == nullptr) return host_out_of_memory(__func__, "the runtime", sizeof(pk_runtime_s));
+  rt->allocator = allocator;
+  rt->env = read_environment();
+  uint32_t verbosity = opts.log_verbosity;
+  if (verbosity == 0) {
+    const int max_level = rt->env.log_level_set ? rt->env.log_max_level : PK_LOG_WARNING;
+    verbosity = static_cast<uint32_t>(std::clamp(max_level + 1, 0, static_cast<int>(PK_LOG_UP_TO(PK_LOG_DEBUG))));
+  }
+  rt->log.configure(opts.log, opts.log_user, verbosity);
+  rt->flags = opts.flags;
+  if (opts.fallback_backend) rt->fallback_name = opts.fallback_backend;
+  rt->fallback = std::make_unique<FallbackCounter[]>(PK_OP_ID_LIMIT);
+  if (!(opts.flags & PK_RUNTIME_NO_DISCOVERY)) {
+    std::lock_guard<std::mutex> lock(rt->mu);  // no other thread has the runtime yet; taken for uniformity
+    LogScope scope(rt->log);
+    discover_plugins(*rt, opts.plugin_path);
+  }
+  *out = rt;
+  clear_error();
+  return PK_OK;
+}
+
+void pk_runtime_destroy(pk_runtime_t rt) {
+  if (rt == nullptr) return;
+  {
+    // What plugins log while they release their objects and close goes to this runtime's log.
+    LogScope scope(rt->log);
+    destroy_contents(rt);
+  }
+  const HostAllocator allocator = rt->allocator;  // the runtime's block outlives the runtime's copy of it
+  allocator.destroy(rt);
+}
 
 pk_status pk_runtime_load_plugin(pk_runtime_t rt, const char *path, pk_backend_t *out) {
   PK_CHECK_HANDLE(rt, "runtime");
@@ -254,6 +288,7 @@ pk_status pk_runtime_load_plugin(pk_runtime_t rt, const char *path, pk_backend_t
     return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0, "pk_runtime_load_plugin: path is empty");
   }
   std::lock_guard<std::mutex> lock(rt->mu);
+  LogScope scope(rt->log);
   Backend *b = nullptr;
   pk_status st = load_plugin(*rt, path, &b);
   if (st != PK_OK) return st;
@@ -359,7 +394,8 @@ pk_status pk_buffer_create(pk_device_t d, uint64_t bytes, pk_buffer_t *out) {
                      static_cast<unsigned long long>(bytes),
                      static_cast<unsigned long long>(d->props.max_allocation_bytes));
   }
-  auto b = std::make_unique<pk_buffer_s>();
+  HostPtr<pk_buffer_s> b = runtime_of(*d).make<pk_buffer_s>();
+  if (b == nullptr) return host_out_of_memory(__func__, "a buffer handle", sizeof(pk_buffer_s));
   b->device = d;
   b->bytes = bytes;
   pk_status st = d->allocator->allocate(bytes, &b->data, &b->capacity);
@@ -371,8 +407,8 @@ pk_status pk_buffer_create(pk_device_t d, uint64_t bytes, pk_buffer_t *out) {
 
 void pk_buffer_destroy(pk_buffer_t b) {
   if (b == nullptr) return;
-  std::unique_ptr<pk_buffer_s> owned(b);
   Device &d = *b->device;
+  HostPtr<pk_buffer_s> owned = runtime_of(d).adopt(b);
   d.untrack_buffer(b);
   // Memory returns to the cache and may be reused on another stream: on an asynchronous device wait for the
   // work already queued (the CPU and other synchronous devices have none left).
@@ -503,7 +539,8 @@ pk_status pk_event_create(pk_device_t d, pk_event_t *out) {
   *out = nullptr;
   Backend &b = *d->backend;
   if (!b.api.event_create) return missing_slot(b, "event_create");
-  auto e = std::make_unique<pk_event_s>();
+  HostPtr<pk_event_s> e = runtime_of(*d).make<pk_event_s>();
+  if (e == nullptr) return host_out_of_memory(__func__, "an event", sizeof(pk_event_s));
   e->device = d;
   pk_status st = b.api.event_create(b.context, d->index, &e->event);
   if (st != PK_OK) return forward_backend_error(b, st, PK_OP_NONE, "event_create failed");
@@ -517,7 +554,7 @@ pk_status pk_event_create(pk_device_t d, pk_event_t *out) {
 
 void pk_event_destroy(pk_event_t e) {
   if (e == nullptr) return;
-  std::unique_ptr<pk_event_s> owned(e);
+  HostPtr<pk_event_s> owned = runtime_of(*e->device).adopt(e);
   {
     std::unique_lock<std::shared_mutex> lock(e->device->objects_mu);
     e->device->events.erase(e);

@@ -7,11 +7,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <shared_mutex>
 #include <string>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
+#include "environment.hpp"
 #include "primkit/op_info.hpp"
 #include "primkit/primkit.h"
 
@@ -42,6 +45,117 @@ pk_status set_error_from_diag(const pk::meta::Diag &diag, uint32_t op_id);
 pk_status forward_backend_error(const Backend &backend, pk_status status, uint32_t op_id, const char *what,
                                 const char *who = nullptr);
 void clear_error();
+
+// --- validation (dispatch.cpp) ---------------------------------------------------------------------------------
+// Every entry point that runs kernels on a caller's tensors (pk_launch, pk_executable_run, and so the graph
+// executor's single-op steps) checks them with pk::meta::validate_tensors (descriptors, storage, placement,
+// outputs' layout, aliasing) and this device check on each tensor: on the device that runs the kernel, no host
+// pointer on a device without unified memory, a view on a runtime-owned buffer inside the buffer's real size.
+class DeviceCheck final : public pk::meta::TensorCheck {
+ public:
+  explicit DeviceCheck(const pk_device_s &dev) : dev_(dev) {}
+  bool check(const pk_tensor &t, const pk::meta::TensorRef &ref, int32_t arg, pk::meta::Diag &diag) const override;
+
+ private:
+  const pk_device_s &dev_;
+};
+// pk_launch after the stream and op id are known good: validates (or finds this exact launch in the thread's
+// memo) and dispatches.
+pk_status validate_and_launch(pk_stream_s *stream, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
+                              const pk_tensor *outputs, uint32_t num_outputs, const void *attrs);
+
+// --- host allocator and log (pk_runtime_options since ABI 1.2) -----------------------------------------------
+
+// The runtime's own host objects come from here: the caller's pk_host_alloc_fn / pk_host_free_fn, or the C++
+// heap. Copyable: a copy frees what the original allocated.
+class HostAllocator {
+ public:
+  HostAllocator() = default;
+  HostAllocator(pk_host_alloc_fn alloc, pk_host_free_fn free, void *user) : alloc_(alloc), free_(free), user_(user) {}
+  void *allocate(size_t bytes, size_t alignment) const {
+    if (alloc_ != nullptr) return alloc_(user_, bytes, alignment);
+    return ::operator new(bytes, std::align_val_t(alignment), std::nothrow);
+  }
+  void release(void *block, size_t bytes, size_t alignment) const {
+    if (block == nullptr) return;
+    if (free_ != nullptr)
+      free_(user_, block, bytes, alignment);
+    else
+      ::operator delete(block, std::align_val_t(alignment));
+  }
+  // A T constructed in a block of this allocator; nullptr when the allocator has no memory.
+  template <typename T, typename... Args>
+  T *create(Args &&...args) const {
+    void *block = allocate(sizeof(T), alignof(T));
+    if (block == nullptr) return nullptr;
+    try {
+      return new (block) T(std::forward<Args>(args)...);
+    } catch (...) {
+      release(block, sizeof(T), alignof(T));
+      throw;
+    }
+  }
+  template <typename T>
+  void destroy(T *object) const {
+    if (object == nullptr) return;
+    object->~T();
+    release(object, sizeof(T), alignof(T));
+  }
+
+ private:
+  pk_host_alloc_fn alloc_ = nullptr;
+  pk_host_free_fn free_ = nullptr;
+  void *user_ = nullptr;
+};
+
+// Owns an object made by HostAllocator::create; the allocator (the runtime's) outlives it.
+template <typename T>
+struct HostDelete {
+  const HostAllocator *allocator = nullptr;
+  void operator()(T *object) const { allocator->destroy(object); }
+};
+template <typename T>
+using HostPtr = std::unique_ptr<T, HostDelete<T>>;
+
+// Where a runtime's diagnostics go: the caller's pk_log_fn or stderr, filtered by level.
+class Log {
+ public:
+  // Set once, by pk_runtime_create, before any other thread sees the runtime.
+  void configure(pk_log_fn sink, void *user, uint32_t verbosity) {
+    sink_ = sink;
+    user_ = user;
+    verbosity_ = verbosity;
+  }
+  bool enabled(int32_t level) const { return level >= 0 && static_cast<uint32_t>(level) < verbosity_; }
+  // One line (without newline), if its level passes; lines of one runtime never overlap.
+  void write(int32_t level, const char *message) const;
+  void write(int32_t level, const std::string &message) const { write(level, message.c_str()); }
+
+ private:
+  pk_log_fn sink_ = nullptr;
+  void *user_ = nullptr;
+  uint32_t verbosity_ = PK_LOG_UP_TO(PK_LOG_WARNING);
+  mutable std::mutex mu_;
+};
+
+// The default sink: "primkit [warning] message" on stderr.
+void write_stderr_line(int32_t level, const char *message);
+
+// The log of the runtime calling into a plugin on this thread (see LogScope), or null.
+const Log *plugin_log_of_this_thread();
+
+// While alive, lines that plugins log through pk_host_services.log on this thread go to `log` (that slot has no
+// context argument, so the runtime marks the calls it makes into plugins). Nests.
+class LogScope {
+ public:
+  explicit LogScope(const Log &log);
+  ~LogScope();
+  LogScope(const LogScope &) = delete;
+  LogScope &operator=(const LogScope &) = delete;
+
+ private:
+  const Log *previous_;
+};
 
 // --- caching allocator -----------------------------------------------------------------------------------------
 
@@ -78,7 +192,7 @@ struct pk_device_s {
   pk::rt::Backend *backend = nullptr;
   uint32_t index = 0;
   pk_device_props props{};
-  std::unique_ptr<pk::rt::CachingAllocator> allocator;
+  pk::rt::HostPtr<pk::rt::CachingAllocator> allocator;
   std::mutex streams_mu;
   std::vector<pk_stream_s *> streams;  // live streams, synchronized before memory is reused across streams
 
@@ -113,7 +227,7 @@ struct pk_backend_s {
   uint32_t abi_version = 0;
   pk_be_context *context = nullptr;
   pk_backend_info info{};
-  std::vector<std::unique_ptr<pk_device_s>> devices;
+  std::vector<pk::rt::HostPtr<pk_device_s>> devices;
   std::string no_device_reason;  // the backend's explanation of a zero device count, taken at load
   ~pk_backend_s();
 };
@@ -127,14 +241,29 @@ struct FallbackCounter {
 }  // namespace pk::rt
 
 struct pk_runtime_s {
+  // First, so that it outlives every member made with it; the runtime object itself comes from it too.
+  pk::rt::HostAllocator allocator;
+  pk::rt::Environment env;  // read once, by pk_runtime_create
+  pk::rt::Log log;
   uint32_t flags = 0;
   std::string fallback_name = "cpu";
-  std::mutex mu;  // guards backends, load_errors, report: every reader of the list takes it (loads append)
+  std::mutex mu;  // guards backends and load_errors: every reader of the list takes it (loads append)
   std::vector<std::unique_ptr<pk_backend_s>> backends;
+
+  std::mutex mu;  // guards backends, load_errors, report: every reader of the list takes it (loads append)
+  std::vector<pk::rt::HostPtr<pk_backend_s>> backends;
   std::string load_errors;
-  std::string report;
   std::unique_ptr<pk::rt::FallbackCounter[]> fallback;  // PK_OP_ID_LIMIT entries
   bool strict() const { return (flags & PK_RUNTIME_STRICT) != 0; }
+  // An object from the runtime's host allocator; null when it has no memory.
+  template <typename T, typename... Args>
+  pk::rt::HostPtr<T> make(Args &&...args) {
+    return pk::rt::HostPtr<T>(allocator.create<T>(std::forward<Args>(args)...), pk::rt::HostDelete<T>{&allocator});
+  }
+  template <typename T>
+  pk::rt::HostPtr<T> adopt(T *object) {
+    return pk::rt::HostPtr<T>(object, pk::rt::HostDelete<T>{&allocator});
+  }
   pk_backend_s *fallback_backend();  // the loaded backend named fallback_name, or nullptr
   // Streams the runtime creates on the fallback backend's device 0 for fallback launches, one per thread.
   std::mutex fallback_mu;
@@ -158,8 +287,15 @@ struct pk_buffer_s {
 };
 
 namespace pk::rt {
+inline Runtime &runtime_of(const Device &device) {
+  return *device.backend->runtime;
+}
+// PK_ERROR_OUT_OF_MEMORY naming what the runtime's host allocator could not give.
+pk_status host_out_of_memory(const char *function, const char *what, size_t bytes);
 pk_status load_plugin(Runtime &rt, const std::string &path, Backend **out);
 void discover_plugins(Runtime &rt, const char *extra_path);
+// The install's (or build tree's) plugin folder, next to libprimkit: backends, the probe and collectives engines.
+std::string install_plugin_dir();
 pk_status create_stream(Device &device, pk_stream_s **out);
 void destroy_stream(pk_stream_s *stream);
 }  // namespace pk::rt

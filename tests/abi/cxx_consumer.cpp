@@ -1,5 +1,6 @@
 // cxx_consumer.cpp — primkit.h must compile as C++17 with -pedantic and every warning an error.
 #include "primkit/primkit.h"
+#include "primkit/primkit_collectives.h"
 
 int pk_cxx_consumer_check();
 int pk_cxx_consumer_check() {

@@ -11,8 +11,8 @@ from primkit import errors
 
 def test_abi_versions_and_backends():
     info = primkit.runtime_info()
-    assert info["abi_version"] == (1, 1)
-    assert info["runtime_abi_version"] == (1, 1)
+    assert info["abi_version"] == (1, 2)
+    assert info["runtime_abi_version"] == (1, 2)
     names = {b["name"] for b in primkit.backends()}
     assert "cpu" in names
     assert primkit.device("cpu").label == "cpu:0"

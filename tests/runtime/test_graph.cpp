@@ -556,3 +556,75 @@ TEST_F(GraphTest, ExecutableRunChecksTheCallersTensors) {
 }
 
 }  // namespace
+
+namespace {
+
+pk_tensor host_view(float *p, uint64_t elements, const std::vector<int64_t> &shape, const int64_t *strides = nullptr) {
+  pk_tensor t;
+  PK_STRUCT_INIT(t);
+  t.data = p;
+  t.storage_bytes = sizeof(float) * elements;
+  t.device_type = PK_DEVICE_CPU;
+  t.dtype = f32();
+  t.ndim = static_cast<int32_t>(shape.size());
+  t.shape = shape.data();
+  t.strides = strides;
+  t.flags = PK_TENSOR_FLAG_HOST_VISIBLE;
+  return t;
+}
+
+// The executable's outputs are held to pk_launch's output rules (one validation path): a fused kernel writing an
+// output that overlaps one of its inputs, or whose elements share an address, would read what it just wrote.
+TEST_F(GraphTest, ExecutableRunRefusesOutputsThatOverlapInputsOrThemselves) {
+  const int64_t n = 4;
+  uint32_t x = input({n}), y = node(PK_OP_EXP, {node(PK_OP_ADD, {x, x})});
+  ASSERT_EQ(pk_graph_mark_output(g, y), PK_OK);
+  ASSERT_EQ(pk_graph_compile(g, cpu_dev, nullptr, &exe), PK_OK) << last_error().message;
+  std::vector<int64_t> shape{n};
+  float buf[2 * n] = {0, 1, 2, 3, 7, 7, 7, 7};
+  pk_tensor in = host_view(buf, 2 * n, shape), shifted = host_view(buf + 1, 2 * n - 1, shape);
+  expect_error(pk_executable_run(exe, cpu_stream, &in, 1, &shifted, 1), PK_ERROR_INVALID_ARGUMENT, 1,
+               {"pk_executable_run", "output 0 overlaps input 0"});
+  expect_error(pk_executable_run(exe, cpu_stream, &in, 1, &in, 1), PK_ERROR_INVALID_ARGUMENT, 1,
+               {"pk_executable_run", "output 0 overlaps input 0"});
+  const int64_t zero[1] = {0};
+  pk_tensor one_address = host_view(buf + n, n, shape, zero);
+  expect_error(pk_executable_run(exe, cpu_stream, &in, 1, &one_address, 1), PK_ERROR_INVALID_ARGUMENT, 1,
+               {"pk_executable_run", "output 0", "zero stride"});
+  const float untouched[2 * n] = {0, 1, 2, 3, 7, 7, 7, 7};
+  for (int i = 0; i < 2 * n; ++i) EXPECT_EQ(buf[i], untouched[i]) << "nothing ran, element " << i;
+  pk_tensor out = host_view(buf + n, n, shape);
+  ASSERT_EQ(pk_executable_run(exe, cpu_stream, &in, 1, &out, 1), PK_OK) << last_error().message;
+  for (int i = 0; i < n; ++i) EXPECT_NEAR(buf[n + i], std::exp(2.0 * i), 1e-5 * std::exp(2.0 * i));
+}
+
+// A run's verdict is remembered per thread under the executable's serial, not its address: an executable
+// compiled after another was destroyed (it may land at the same address) checks the same tensors afresh.
+TEST_F(GraphTest, ARememberedRunVerdictNeverCarriesOverToANewExecutable) {
+  const int64_t n = 4;
+  uint32_t x = input({n});
+  ASSERT_EQ(pk_graph_mark_output(g, node(PK_OP_NEG, {x})), PK_OK);
+  ASSERT_EQ(pk_graph_compile(g, cpu_dev, nullptr, &exe), PK_OK) << last_error().message;
+  std::vector<int64_t> shape{n};
+  float a[n] = {1, 2, 3, 4}, o[n] = {0, 0, 0, 0};
+  pk_tensor in = host_view(a, n, shape), out = host_view(o, n, shape);
+  for (int rep = 0; rep < 2; ++rep) {  // the second run finds the first one's verdict
+    ASSERT_EQ(pk_executable_run(exe, cpu_stream, &in, 1, &out, 1), PK_OK) << last_error().message;
+    for (int i = 0; i < n; ++i) EXPECT_EQ(o[i], -a[i]);
+  }
+  pk_executable_destroy(exe);
+  exe = nullptr;
+  pk_graph_t g2 = nullptr;
+  ASSERT_EQ(pk_graph_create(&g2), PK_OK);
+  const int64_t half[1] = {n / 2};
+  uint32_t x2 = 0, y2 = 0;
+  ASSERT_EQ(pk_graph_add_input(g2, f32(), 1, half, &x2), PK_OK);
+  ASSERT_EQ(pk_graph_add_node(g2, PK_OP_NEG, &x2, 1, nullptr, &y2, 1), PK_OK);
+  ASSERT_EQ(pk_graph_mark_output(g2, y2), PK_OK);
+  ASSERT_EQ(pk_graph_compile(g2, cpu_dev, nullptr, &exe), PK_OK) << last_error().message;
+  pk_graph_destroy(g2);
+  expect_error(pk_executable_run(exe, cpu_stream, &in, 1, &out, 1), PK_ERROR_INVALID_ARGUMENT, 0,
+               {"pk_executable_run", "input 0", "graph declares"});
+}
+
+}  // namespace

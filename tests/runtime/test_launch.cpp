@@ -365,8 +365,18 @@ TEST_F(LaunchTest, CapabilityQueriesAreValidatedBeforeTheBackendSeesThem) {
   expect_error(pk_device_query_op(cpu_dev, &q, &s), PK_ERROR_INVALID_ARGUMENT, -1, {"add", "1 inputs"});
   q.num_inputs = 2;
   t[1].ndim = 9;
-  expect_error(pk_device_query_op(cpu_dev, &q, &s), PK_ERROR_INVALID_ARGUMENT, 1, {"add", "input 1 (b)", "rank"});
+  expect_error(pk_device_query_op(cpu_dev, &q, &s), PK_ERROR_INVALID_ARGUMENT, 1, {"add", "input 1 (b)", "ndim 9"});
   t[1].ndim = 1;
+  // The descriptor rule is the launch's (one check for both): the same message names the same fault.
+  t[1].dtype.lanes = 2;
+  expect_error(pk_device_query_op(cpu_dev, &q, &s), PK_ERROR_INVALID_ARGUMENT, 1, {"add", "input 1 (b)", "lanes 2"});
+  const pk_status launched = pk_launch(cpu_stream, PK_OP_ADD, t, 2, t + 2, 1, nullptr);
+  expect_error(launched, PK_ERROR_INVALID_ARGUMENT, 1, {"add", "input 1 (b)", "lanes 2"});
+  t[1].dtype.lanes = 1;
+  const int64_t negative[1] = {-3};
+  t[1].shape = negative;
+  expect_error(pk_device_query_op(cpu_dev, &q, &s), PK_ERROR_INVALID_ARGUMENT, 1, {"add", "input 1 (b)", "negative"});
+  t[1].shape = shape.data();
   ASSERT_EQ(pk_device_query_op(cpu_dev, &q, &s), PK_OK) << last_error().message;
   EXPECT_EQ(s.supported, 1);
   // A coverage query (no shapes) and an older caller's shorter attribute struct are both legal.

@@ -1,11 +1,12 @@
 /*
- * primkit.h — the PrimKit stable C ABI, version 1.1.
+ * primkit.h — the PrimKit stable C ABI, version 1.2.
  *
  * One header for both sides of the plugin boundary:
  *   - the BACKEND side: what a plugin (.so) exports — one entry symbol, `pk_backend_entry`, that negotiates
  *     the ABI version and hands the host a table of function pointers (`pk_backend_api`);
  *   - the HOST side: what `libprimkit` (the runtime) offers frameworks — discovery, devices, memory, streams,
  *     events, validated op launches with fallback, and graphs with fusion.
+ * The collectives extension (communicators, all-reduce, ...) is declared beside it, in primkit_collectives.h.
  *
  * Rules that hold for every declaration below (see docs/abi.md for the rationale):
  *   - Plain C99. Opaque handles, `pk_` prefix, no C++ types, no exceptions and no longjmp across the boundary.
@@ -45,7 +46,7 @@ extern "C" {
 #define PK_VERSION_MINOR(v) ((uint32_t)(v)&0xffffu)
 
 #define PK_ABI_VERSION_MAJOR 1
-#define PK_ABI_VERSION_MINOR 1
+#define PK_ABI_VERSION_MINOR 2
 #define PK_ABI_VERSION PK_MAKE_VERSION(PK_ABI_VERSION_MAJOR, PK_ABI_VERSION_MINOR)
 
 /* Sets struct_size of a struct variable before it is filled: `pk_tensor t; PK_STRUCT_INIT(t);` zeroes it. */
@@ -88,7 +89,9 @@ enum {
   PK_ERROR_FALLBACK_FORBIDDEN = 8, /* strict mode: the op would have needed the fallback backend */
   PK_ERROR_PLUGIN = 9,             /* the plugin misbehaved (broke the ABI contract, returned garbage) */
   PK_ERROR_INTERNAL = 10,          /* a bug in PrimKit or the backend; the message says where */
-  PK_NOT_READY = 11                /* query functions: the work is still in flight (not an error) */
+  PK_NOT_READY = 11,               /* query functions: the work is still in flight (not an error) */
+  PK_ERROR_TIMEOUT = 12,           /* ABI 1.2: a collective did not finish within its communicator's timeout */
+  PK_ERROR_COMM_FAILED = 13        /* ABI 1.2: the communicator was aborted or failed earlier; destroy it */
 };
 
 /* ------------------------------------------------------------------------------------------------------------
@@ -302,6 +305,10 @@ typedef struct pk_be_context pk_be_context; /* the backend's process-wide state,
 typedef struct pk_be_stream pk_be_stream;   /* an in-order queue of work on one device */
 typedef struct pk_be_event pk_be_event;     /* a marker in a stream */
 typedef struct pk_be_kernel pk_be_kernel;   /* a compiled fused region */
+typedef struct pk_be_comm pk_be_comm;       /* ABI 1.2: a communicator of the backend's native collectives */
+/* Defined in primkit_collectives.h, which a backend with native collectives includes. */
+struct pk_comm_unique_id;
+struct pk_collective_desc;
 
 /* Services the host offers a backend. Every slot may be called from any thread. */
 typedef struct pk_host_services {
@@ -402,6 +409,30 @@ typedef struct pk_backend_api {
   pk_status (*kernel_launch)(pk_be_stream *stream, pk_be_kernel *kernel, const pk_tensor *args, uint32_t num_args);
   /* Releases a kernel. The host guarantees no enqueued launch still uses it. */
   pk_status (*kernel_destroy)(pk_be_context *ctx, pk_be_kernel *kernel);
+
+  /* --- native collectives (ABI 1.2; primkit_collectives.h) ---
+   * All NULL, or all set: a backend whose chips talk to each other directly (an NCCL-like library) fills them;
+   * NULL means the runtime carries collectives through an engine (MPI), staging through host memory when the
+   * device memory is not host-addressable. Contracts are those of the host functions of the same names; the
+   * runtime validates every argument (and, unless PK_COMM_UNCHECKED, that the ranks agree) first. This release's
+   * runtime does not call them yet (every communicator uses an engine); the slots are frozen so that a backend can
+   * fill them now. */
+  /* Writes a fresh bootstrap token (the runtime sets engine = "native"; the backend fills internal). */
+  pk_status (*comm_get_unique_id)(pk_be_context *ctx, struct pk_comm_unique_id *out);
+  /* Joins the communicator `id` as `rank` of `nranks` on `device`. Collective over the ranks. */
+  pk_status (*comm_create)(pk_be_context *ctx, uint32_t device, const struct pk_comm_unique_id *id, int32_t nranks,
+                           int32_t rank, pk_be_comm **out);
+  /* As pk_comm_split: *out = NULL for color -1. */
+  pk_status (*comm_split)(pk_be_comm *comm, int32_t color, int32_t key, pk_be_comm **out);
+  pk_status (*comm_destroy)(pk_be_comm *comm);
+  /* Fails work in flight and every later call; may be called from any thread at any time. */
+  pk_status (*comm_abort)(pk_be_comm *comm);
+  /* Enqueues one collective on `stream`, ordered like op_launch. Asynchronous failures (a timeout included)
+   * surface as the stream's sticky error. */
+  pk_status (*collective_launch)(pk_be_stream *stream, pk_be_comm *comm, const struct pk_collective_desc *desc);
+  /* Brackets the launches of a group (pk_group_start / pk_group_end) on this backend. */
+  pk_status (*group_start)(pk_be_context *ctx);
+  pk_status (*group_end)(pk_be_context *ctx);
 } pk_backend_api;
 
 /* The one symbol a plugin exports. The host passes the newest ABI version it speaks in `host->host_abi_version`;
@@ -444,16 +475,55 @@ enum {
   PK_RUNTIME_NO_DISCOVERY = 1u << 1 /* do not scan PRIMKIT_PLUGIN_PATH and the install folder */
 };
 
+/* Levels of a log line, most severe first (the `level` of pk_host_services.log and pk_log_fn). */
+enum { PK_LOG_ERROR = 0, PK_LOG_WARNING = 1, PK_LOG_INFO = 2, PK_LOG_DEBUG = 3 };
+/* pk_runtime_options.log_verbosity that delivers every line of `level` and the more severe ones. */
+#define PK_LOG_UP_TO(level) ((uint32_t)(level) + 1u)
+
+/* Receives one diagnostic line of a runtime (since 1.2): `level` is a PK_LOG_* value, `message` a NUL-terminated
+ * line without its newline, valid during the call only. Threading: called from any thread that calls into the
+ * runtime, never concurrently for one runtime (the runtime serializes its lines). It must not call pk_ functions
+ * of the same runtime. */
+typedef void (*pk_log_fn)(void *user, int32_t level, const char *message);
+/* A host allocator (since 1.2): returns `bytes` bytes aligned to `alignment` (a power of two, at most 64), or NULL
+ * when it cannot (the pk_ call that needed it then fails with PK_ERROR_OUT_OF_MEMORY). Threading: called from any
+ * thread, possibly concurrently. */
+typedef void *(*pk_host_alloc_fn)(void *user, size_t bytes, size_t alignment);
+/* Frees a block of pk_host_alloc_fn with the `bytes` and `alignment` it was asked for. Never called with NULL. */
+typedef void (*pk_host_free_fn)(void *user, void *block, size_t bytes, size_t alignment);
+
 typedef struct pk_runtime_options {
   uint32_t struct_size;
   uint32_t flags;               /* PK_RUNTIME_* */
   const char *plugin_path;      /* extra ':'-separated folders to scan before the defaults; may be NULL */
   const char *fallback_backend; /* name of the backend used for fallback; NULL = "cpu" */
+  /* --- since 1.2 (a caller with an older struct_size gets the defaults) --- */
+  /* Where the runtime's diagnostics go: what it would otherwise print to stderr, and the lines its plugins log
+   * through pk_host_services.log. NULL: stderr, as "primkit [warning] message". */
+  pk_log_fn log;
+  void *log_user; /* passed to `log` */
+  /* Which lines reach the log: PK_LOG_UP_TO(level) for `level` and the more severe ones; 0 (the default) means
+   * $PRIMKIT_LOG (a level, 0-3) when it is set, else PK_LOG_UP_TO(PK_LOG_WARNING). Above PK_LOG_UP_TO(PK_LOG_DEBUG)
+   * is PK_ERROR_INVALID_ARGUMENT. */
+  uint32_t log_verbosity;
+  /* The allocator of the runtime's own host objects, set both or neither (NULL: malloc). It allocates the
+   * runtime handle, every backend and device object, every stream, event, buffer and executable handle (not
+   * the memory a buffer holds: that is the backend's mem_alloc), and each device's allocator cache. It does
+   * not allocate the contents of the runtime's C++ containers and strings (names, paths, lists, maps), graphs
+   * (pk_graph_create has no runtime), error messages, or anything a plugin allocates. Every block is freed by
+   * pk_runtime_destroy at the latest; both functions must work until it returns. */
+  pk_host_alloc_fn host_alloc;
+  pk_host_free_fn host_free;
+  void *host_alloc_user; /* passed to host_alloc and host_free */
 } pk_runtime_options;
 
 /* Creates a runtime and, unless PK_RUNTIME_NO_DISCOVERY, loads every plugin found in `options->plugin_path`,
  * $PRIMKIT_PLUGIN_PATH and the install's plugin folder (files named libprimkit_backend_*.so). A plugin that
  * fails to load does not fail the runtime: it is listed by pk_runtime_load_errors. options may be NULL.
+ * The runtime reads its environment variables (docs/environment.md) here, once: a later change to the
+ * environment affects the next runtime created, not this one. PK_ERROR_INVALID_ARGUMENT for a struct_size too
+ * small, log_verbosity out of range, or only one of host_alloc and host_free; PK_ERROR_OUT_OF_MEMORY when
+ * host_alloc fails.
  * Threading: the runtime may be used from several threads; loading and creation are serialized internally. */
 PK_API pk_status pk_runtime_create(const pk_runtime_options *options, pk_runtime_t *out);
 /* Destroys every stream, event, buffer, executable and backend of the runtime, then the runtime. */
@@ -529,6 +599,11 @@ PK_API pk_status pk_event_query(pk_event_t event);
  * capability query declines, the op runs on the fallback backend with copies through host memory (counted per
  * op, see pk_runtime_fallback_report) unless the runtime is strict. `attrs` must point to the op's attribute
  * struct with struct_size set, or be NULL for ops without attributes. Nothing is written on failure.
+ * Run time: bounded by the tensors' sizes, never by their values. A backend's kernel does work within a fixed
+ * multiple of the elements it reads and writes whatever they hold (iterative special functions stop after a
+ * fixed number of steps per element: the reference backends' longest is the incomplete gamma's, 10,000; the
+ * Hurwitz zeta's recurrence is bounded for any q). A launch cannot be cancelled once enqueued: a caller that
+ * needs bounded latency splits the work into smaller launches.
  * Threading: ordered with other work on `stream`. The launch path performs no heap allocation. */
 PK_API pk_status pk_launch(pk_stream_t stream, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
                            const pk_tensor *outputs, uint32_t num_outputs, const void *attrs);
@@ -537,8 +612,8 @@ PK_API pk_status pk_launch(pk_stream_t stream, uint32_t op_id, const pk_tensor *
 PK_API pk_status pk_infer_outputs(uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs, const void *attrs,
                                   uint32_t num_outputs, pk_dtype *out_dtypes, int32_t *out_ndims, int64_t *out_shapes);
 
-/* One line per op that fell back: "op backend->fallback launches=N bytes_copied=B". Valid until the next call
- * on this runtime. */
+/* One line per op that fell back: "op backend->fallback launches=N bytes_copied=B". Valid until the calling
+ * thread's next call of this function (each thread has its own text). */
 PK_API const char *pk_runtime_fallback_report(pk_runtime_t runtime);
 /* Fallback counters of one op (0 if it never fell back). */
 PK_API pk_status pk_runtime_fallback_count(pk_runtime_t runtime, uint32_t op_id, uint64_t *launches,

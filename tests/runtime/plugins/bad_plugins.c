@@ -51,13 +51,17 @@ PK_EXPORT pk_status pk_backend_entry(const pk_host_services *host, uint32_t *cho
 }
 
 #elif defined(BAD_OPEN_FAILS)
-/* Its device is missing: open fails with a device error and a message that must reach the user. */
+/* Its device is missing: open fails with a device error and a message that must reach the user. On the way it
+ * logs through the host a warning and an error (test_hooks.cpp checks where they go and at which level). */
 struct pk_be_context {
   int unused;
 };
 static pk_status bad_open(const pk_host_services *h, pk_be_context **out) {
-  (void)h;
   (void)out;
+  if (h != NULL && h->log != NULL) {
+    h->log(PK_LOG_WARNING, "broken: looking for the device");
+    h->log(PK_LOG_ERROR, "broken: the device is missing");
+  }
   return PK_ERROR_DEVICE;
 }
 static void bad_close(pk_be_context *c) { (void)c; }

@@ -28,7 +28,9 @@ struct pk_be_kernel {
 };
 
 static struct pk_be_context g_context;
-static pk_error_info g_error; /* single-threaded tests; a real backend keeps this per thread */
+/* Per thread, as get_last_error reports the calling thread's error: the stress test fails calls on several
+ * threads at once. (__thread: C99 has no thread storage class; GCC and clang accept this one in C99 mode.) */
+static __thread pk_error_info g_error;
 
 /* What the host holds right now (allocations, streams, events, fused kernels) and the bytes of every allocation
  * so far, so that the tests can see what the runtime frees and allocates (sim_live_objects below). Atomic: a
@@ -56,13 +58,17 @@ static pk_status fail(pk_status st, uint32_t op, int32_t vendor, const char *msg
   return st;
 }
 
+/* One context for the process, shared by every runtime that loads the plugin (several may open and close it at
+ * once): it counts the opens that are not closed yet. */
 static pk_status sim_open(const pk_host_services *host, pk_be_context **out) {
   (void)host;
-  g_context.open = 1;
+  __atomic_fetch_add(&g_context.open, 1, __ATOMIC_RELAXED);
   *out = &g_context;
   return PK_OK;
 }
-static void sim_close(pk_be_context *ctx) { ctx->open = 0; }
+static void sim_close(pk_be_context *ctx) {
+  __atomic_fetch_sub(&ctx->open, 1, __ATOMIC_RELAXED);
+}
 static pk_status sim_get_info(pk_be_context *ctx, pk_backend_info *out) {
   (void)ctx;
   snprintf(out->name, sizeof(out->name), "%s", "sim");
@@ -185,7 +191,9 @@ static pk_status sim_event_sync(pk_be_event *e) {
   return PK_OK;
 }
 
-static int is_f32(const pk_tensor *t) { return t->dtype.code == PK_DTYPE_CODE_FLOAT && t->dtype.bits == 32; }
+static int is_f32(const pk_tensor *t) {
+  return t->dtype.code == PK_DTYPE_CODE_FLOAT && t->dtype.bits == 32;
+}
 
 static pk_status sim_op_query(pk_be_context *ctx, const pk_op_query *q, pk_op_support *out) {
   uint32_t i;
@@ -253,7 +261,8 @@ static pk_status sim_fusion_offer(pk_be_context *ctx, uint32_t device, const pk_
   *out = NULL;
   if (g->num_values > 64) return PK_OK;
   while (n < g->num_nodes && n < SIM_MAX_NODES && (g->nodes[n].op_id == PK_OP_ADD || g->nodes[n].op_id == PK_OP_MUL) &&
-         g->values[g->nodes[n].outputs[0]].dtype.bits == 32 && g->values[g->nodes[n].outputs[0]].dtype.code == PK_DTYPE_CODE_FLOAT)
+         g->values[g->nodes[n].outputs[0]].dtype.bits == 32 &&
+         g->values[g->nodes[n].outputs[0]].dtype.code == PK_DTYPE_CODE_FLOAT)
     ++n;
   if (n < 2) return PK_OK;
   kern = (pk_be_kernel *)calloc(1, sizeof(pk_be_kernel));
@@ -291,8 +300,10 @@ static pk_status sim_fusion_offer(pk_be_context *ctx, uint32_t device, const pk_
         for (m = 0; m < k; ++m)
           if (g->nodes[m].outputs[0] == val) src = 1000 + m;
       }
-      if (j == 0) kern->a[k] = src;
-      else kern->b[k] = src;
+      if (j == 0)
+        kern->a[k] = src;
+      else
+        kern->b[k] = src;
     }
   }
   *out = kern;
@@ -325,7 +336,46 @@ static pk_status sim_kernel_destroy(pk_be_context *ctx, pk_be_kernel *kern) {
   return PK_OK;
 }
 
-static pk_backend_api g_api;
+/* Initialized at compile time, as entry may run on several threads at once (runtimes loading the plugin
+ * together): filling it in entry would rewrite it under a host that is copying it. */
+static const pk_backend_api g_api = {
+#ifndef SIM_OLD_MINOR
+    .struct_size = sizeof(pk_backend_api),
+#else
+    /* Simulates a plugin built against an older minor whose table ended before the capability query: the
+     * struct_size it reports stops there, and the runtime must treat every later slot as NULL. */
+    .struct_size = (uint32_t)offsetof(pk_backend_api, op_query),
+#endif
+    .abi_version = PK_ABI_VERSION,
+    .open = sim_open,
+    .close = sim_close,
+    .get_info = sim_get_info,
+    .get_last_error = sim_get_last_error,
+    .device_count = sim_device_count,
+    .device_get_props = sim_device_get_props,
+    .mem_alloc = sim_mem_alloc,
+    .mem_free = sim_mem_free,
+    .copy_host_to_device = sim_h2d,
+    .copy_device_to_host = sim_d2h,
+    .copy_device_to_device = sim_d2d,
+    .stream_create = sim_stream_create,
+    .stream_destroy = sim_stream_destroy,
+    .stream_synchronize = sim_stream_sync,
+    .stream_query = sim_stream_sync,
+    .event_create = sim_event_create,
+    .event_destroy = sim_event_destroy,
+    .event_record = sim_event_record,
+    .stream_wait_event = sim_wait,
+    .event_synchronize = sim_event_sync,
+    .event_query = sim_event_sync,
+    .op_query = sim_op_query,
+    .op_launch = sim_op_launch,
+#ifndef SIM_OLD_MINOR
+    .fusion_offer = sim_fusion_offer,
+    .kernel_launch = sim_kernel_launch,
+    .kernel_destroy = sim_kernel_destroy,
+#endif
+};
 
 PK_EXPORT pk_status pk_backend_entry(const pk_host_services *host, uint32_t *chosen, const pk_backend_api **out_api,
                                      char *message, size_t capacity) {
@@ -333,41 +383,8 @@ PK_EXPORT pk_status pk_backend_entry(const pk_host_services *host, uint32_t *cho
     snprintf(message, capacity, "sim speaks ABI major %d only", PK_ABI_VERSION_MAJOR);
     return PK_ERROR_ABI_MISMATCH;
   }
-  memset(&g_api, 0, sizeof(g_api));
-  g_api.struct_size = sizeof(g_api);
-  g_api.abi_version = PK_ABI_VERSION;
-  g_api.open = sim_open;
-  g_api.close = sim_close;
-  g_api.get_info = sim_get_info;
-  g_api.get_last_error = sim_get_last_error;
-  g_api.device_count = sim_device_count;
-  g_api.device_get_props = sim_device_get_props;
-  g_api.mem_alloc = sim_mem_alloc;
-  g_api.mem_free = sim_mem_free;
-  g_api.copy_host_to_device = sim_h2d;
-  g_api.copy_device_to_host = sim_d2h;
-  g_api.copy_device_to_device = sim_d2d;
-  g_api.stream_create = sim_stream_create;
-  g_api.stream_destroy = sim_stream_destroy;
-  g_api.stream_synchronize = sim_stream_sync;
-  g_api.stream_query = sim_stream_sync;
-  g_api.event_create = sim_event_create;
-  g_api.event_destroy = sim_event_destroy;
-  g_api.event_record = sim_event_record;
-  g_api.stream_wait_event = sim_wait;
-  g_api.event_synchronize = sim_event_sync;
-  g_api.event_query = sim_event_sync;
-  g_api.op_query = sim_op_query;
-  g_api.op_launch = sim_op_launch;
-#ifndef SIM_OLD_MINOR
-  g_api.fusion_offer = sim_fusion_offer;
-  g_api.kernel_launch = sim_kernel_launch;
-  g_api.kernel_destroy = sim_kernel_destroy;
-#else
-  /* Simulates a plugin built against an older minor whose table ended before the capability query: the
-   * struct_size it reports stops there, and the runtime must treat every later slot as NULL. */
-  g_api.struct_size = (uint32_t)offsetof(pk_backend_api, op_query);
-  (void)sim_fusion_offer;
+#ifdef SIM_OLD_MINOR
+  (void)sim_fusion_offer; /* slots past the older table's end */
   (void)sim_kernel_launch;
   (void)sim_kernel_destroy;
 #endif

@@ -199,12 +199,51 @@ bool check_attrs(const OpInfo &op, const void *attrs, const TensorType *inputs, 
 // and shape. `attrs` must be normalized. outputs has op.num_outputs entries.
 bool infer_outputs(const OpInfo &op, const TensorType *inputs, uint32_t num_inputs, const void *attrs,
                    TensorType *outputs, Diag &diag);
-// Everything the runtime checks before a backend sees a launch: descriptors, attributes (normalized into
-// attrs_out, kMaxAttrsSize bytes), inferred output types equal to the given outputs, every view inside its
-// storage_bytes, outputs not read-only, outputs without zero strides or self-overlap, outputs not overlapping
-// inputs (unless alias == inplace for output 0 and input 0 exactly) or each other.
+// The bytes [lo, hi) relative to `data` a validated view reaches (0, 0 when it is empty).
+struct ViewSpan {
+  uint64_t lo, hi;
+};
+// One tensor under validation, as a message names it: "add: input 1 (b)", or "pk_executable_run: input 1" when
+// the tensors are not an op's.
+struct TensorRef {
+  const OpInfo *op;
+  const char *entry;
+  bool output;
+  uint32_t idx;
+  struct Name {
+    char text[192];
+  };
+  Name name() const;  // built only when a check fails
+};
+// Checks of one tensor that need what only the caller knows (the runtime: the device that runs the kernel, the real
+// size of a buffer it allocated). validate_tensors runs it on each tensor after that tensor's own checks and
+// before any check across tensors, so a tensor is known sound before its bytes are compared with others'.
+class TensorCheck {
+ public:
+  virtual bool check(const pk_tensor &t, const TensorRef &ref, int32_t arg, Diag &diag) const = 0;
+
+ protected:
+  ~TensorCheck() = default;
+};
+// The one check of the tensors a kernel will read and write, shared by every entry point that runs kernels on a
+// caller's tensors (pk_launch through validate_launch, pk_executable_run): each descriptor (struct_size, rank,
+// extents, dtype, size bounds), every view inside its storage_bytes, the placement rule, outputs writable with
+// positive non-overlapping strides, no output overlapping an input or another output (except, for an op
+// declared in-place, output 0 on exactly input 0's view). `op` names the tensors ("add: input 1 (b)"); without
+// one, `entry` does ("pk_executable_run: input 1"). `extra` (may be NULL) adds the caller's checks of each tensor.
+// types and spans have num_inputs + num_outputs entries.
+bool validate_tensors(const OpInfo *op, const char *entry, const pk_tensor *inputs, uint32_t num_inputs,
+                      const pk_tensor *outputs, uint32_t num_outputs, const TensorCheck *extra, TensorType *types,
+                      ViewSpan *spans, Diag &diag);
+// A capability query's tensor, held to the launch's descriptor rule as far as a query says anything: shape may
+// be NULL (any extents; `out`'s extents are then meaningless), struct_size may end before `strides`.
+bool validate_query_tensor(const OpInfo &op, const pk_tensor &t, bool output, uint32_t idx, int32_t arg,
+                           TensorType &out, Diag &diag);
+// Everything the runtime checks before a backend sees a launch: arity, validate_tensors (with `extra`),
+// attributes (normalized into attrs_out, kMaxAttrsSize bytes) and inferred output types equal to the outputs.
 bool validate_launch(const OpInfo &op, const pk_tensor *inputs, uint32_t num_inputs, const pk_tensor *outputs,
-                     uint32_t num_outputs, const void *attrs, void *attrs_out, Diag &diag);
+                     uint32_t num_outputs, const void *attrs, void *attrs_out, Diag &diag,
+                     const TensorCheck *extra = nullptr);
 
 // Writes the op's attribute struct with every attribute at its table default (0 / empty where there is none)
 // and struct_size set; out has at least op.attrs_size bytes. No-op for ops without attributes.
