@@ -21,4 +21,10 @@ if [ "${PRIMKIT_SKIP_TSAN:-0}" != 1 ]; then
 else
   echo "run-tests: PRIMKIT_SKIP_TSAN=1: the ThreadSanitizer run (tools/run-tsan.sh) skipped" >&2
 fi
+# The ASan + UBSan build with its tests and a short run of every fuzzer (build-asan/); PRIMKIT_SKIP_ASAN=1 skips it.
+if [ "${PRIMKIT_SKIP_ASAN:-0}" != 1 ]; then
+  "$root/tools/run-asan.sh" || status=$?
+else
+  echo "run-tests: PRIMKIT_SKIP_ASAN=1: the sanitizer run (tools/run-asan.sh) skipped" >&2
+fi
 exit $status

@@ -4,6 +4,7 @@
 # OpenBLAS (OpenMP flavour) as the system BLAS: Debian's libtorch calls libblas.so.3 for f32 matmul, which is
 # otherwise the netlib reference BLAS (about 4 GFLOP/s here, 20-30x below oneDNN): no peer anyone would run.
 # Open MPI carries the collectives extension's MPI engine (libprimkit_engine_mpi.so) and its multi-rank tests.
+# clang-19 with its runtimes (ASan, UBSan, TSan, libFuzzer) builds the sanitizer runs (tools/run-asan.sh, run-tsan.sh).
 # LLVM is pinned to 19: Debian's default (14) emits invalid PTX for sm_90 and crashes next to PoCL's LLVM.
 set -euo pipefail
 

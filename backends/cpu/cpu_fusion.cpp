@@ -121,7 +121,7 @@ pk_status kernel_launch_impl(pk_be_kernel *k, const pk_tensor *args, uint32_t nu
   pk::codegen::Params params(ptrs, n, cols, shape, strides);
   void **values = params.values();
   const int64_t grain = std::max<int64_t>(1, kGrainElements / std::max<int64_t>(cols, 1));
-  parallel_for(0, n, grain, [&](int64_t lo, int64_t hi) { fn(values, lo, hi); });
+  parallel_for(0, n, grain, [&](int64_t lo, int64_t hi) { pk::codegen::call_jit(fn, values, lo, hi); });
   return PK_OK;
 }
 

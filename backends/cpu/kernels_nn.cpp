@@ -296,7 +296,10 @@ template <bool Prev, SoftmaxTerms Terms>
 __attribute__((target("avx2,fma"))) PendingRow softmax_terms_avx2(const float *x, float *y, int64_t n, float *buf,
                                                                   float mf, const PendingRow &prev, bool stream,
                                                                   const float *next) {
-  const int k = static_cast<int>(std::nearbyint(static_cast<double>(mf) * 1.4426950408889634));
+  // k is kScaledExp's (|max| <= 88): any other finite row may have a max past int's range (its k is unused).
+  const int k = Terms == SoftmaxTerms::kScaledExp
+                    ? static_cast<int>(std::nearbyint(static_cast<double>(mf) * 1.4426950408889634))
+                    : 0;
   const __m256i k_bits = _mm256_set1_epi32(k * (1 << 23));
   // prev's fields in locals: the intrinsics' stores may alias anything, so fields read through `prev` would be
   // reloaded after each store.

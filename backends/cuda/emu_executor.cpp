@@ -108,7 +108,7 @@ class EmuExecutor final : public Executor {
   }
   pk_status launch(void *, void *kernel, void **params, int64_t n) override {
     // The grid the cuda backend would launch: kBlock threads per block, grid_for(n) blocks.
-    reinterpret_cast<codegen::EmuFn>(kernel)(params, codegen::grid_for(n), codegen::kBlock);
+    codegen::call_jit(reinterpret_cast<codegen::EmuFn>(kernel), params, codegen::grid_for(n), codegen::kBlock);
     return PK_OK;
   }
 

@@ -97,7 +97,9 @@ pk_status kernel_for(pk_be_context *ctx, uint32_t device, const pk::codegen::Ker
 }
 
 void *element0(const pk_tensor &t) {
-  return static_cast<char *>(t.data) + t.byte_offset;
+  // In integers: an empty view may carry any byte_offset (it reaches no byte), and pointer arithmetic past the
+  // allocation is undefined even when the result is never used (UBSan, fuzz_launch: var_mean of an empty input).
+  return reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(t.data) + t.byte_offset);
 }
 
 // Strides of a tensor over the element space of rank `rank`; a tensor of rank rank-1 (a reduced output) gets

@@ -504,6 +504,15 @@ PairResult check_pair(pk_device_t device, const OpInfo &op, int32_t dtype, Profi
     // Outputs: poisoned storage with guard regions around the view (an output left unwritten shows up as
     // garbage, a write outside the view as a changed guard byte), in the case's output layout.
     std::vector<detail::OutputView> views(expected.size());
+    // The uploads read views[o].storage when the stream gets to them (OpenCL copies asynchronously): every way out
+    // of this case waits for the stream before the views' memory goes. Found under ASan: a case the capability
+    // query declined left the loop with its upload still queued, and PoCL read the freed vector.
+    struct SyncOnExit {
+      std::unique_ptr<Stream> &stream;
+      ~SyncOnExit() {
+        if (stream) pk_stream_synchronize(stream->handle);
+      }
+    } sync_on_exit{stream};
     for (size_t o = 0; o < expected.size() && st == PK_OK; ++o) {
       views[o] = detail::plan_output(c.output_layout, expected[o].dtype, expected[o].shape);
       const uint64_t bytes = views[o].storage.size();

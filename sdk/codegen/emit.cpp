@@ -304,7 +304,7 @@ class Emitter {
   llvm::LLVMContext &ctx_;
   llvm::Module &m_;
   llvm::IRBuilder<> b_;
-  const KernelSpec &spec_;
+  [[maybe_unused]] const KernelSpec &spec_;
   const Region &r_;
   Target target_;
   llvm::Type *i1_, *i8_, *i16_, *i32_, *i64_, *f16_, *f32_, *f64_, *ptr_;
@@ -770,7 +770,7 @@ constexpr double kPiLo = 0x1.1a62633145c07p-53;
 constexpr double kPio4Hi = 0x1.921fb54442d18p-1;
 constexpr double kPio4Lo = 0x1.1a62633145c07p-55;
 constexpr double kThreePio4Hi = 0x1.2d97c7f3321d2p+1;
-constexpr double kThreePio4Lo = 0x1.a79394c9e8a0ap-54;
+[[maybe_unused]] constexpr double kThreePio4Lo = 0x1.a79394c9e8a0ap-54;
 constexpr double kTwoThirdsHi = 0x1.5555555555555p-1;
 constexpr double kTwoThirdsLo = 0x1.5555555555555p-55;
 constexpr double kTwoOverSqrtPiHi = 0x1.20dd750429b6dp+0;

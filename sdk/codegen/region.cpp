@@ -1667,7 +1667,20 @@ bool region_for_query(const pk_op_query &q, Region &out, std::string &why) {
     why = "inputs is NULL";
     return false;
   }
-  if (q.num_outputs == 0 || q.outputs == nullptr) {
+  // A coverage query gives no shape in any tensor (primkit.h), outputs or not; an exact one gives every shape.
+  // Found by fuzz_query: a coverage query with outputs went on to plan_op, which read the NULL shapes.
+  uint32_t shapeless = 0, ranked = 0;
+  for (uint32_t i = 0; i < q.num_inputs + (q.outputs ? q.num_outputs : 0); ++i) {
+    const pk_tensor &t = i < q.num_inputs ? q.inputs[i] : q.outputs[i - q.num_inputs];
+    if (t.ndim > 0) ++ranked, shapeless += t.shape == nullptr;
+  }
+  if (shapeless != 0 && shapeless != ranked) {
+    why = "some tensors give a shape and others none: neither a coverage nor an exact query";
+    return false;
+  }
+  // NULL attrs mean "any attribute values" (primkit.h): answered as coverage too, never planned from a NULL struct
+  // (fuzz_query: an exact as_strided query without attrs bound a reference to NULL).
+  if (q.num_outputs == 0 || q.outputs == nullptr || shapeless != 0 || (q.attrs == nullptr && op->num_attrs > 0)) {
     if (q.num_inputs > 64) {
       why = "too many inputs";
       return false;

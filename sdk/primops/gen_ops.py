@@ -53,8 +53,123 @@ def fail(op, msg):
 
 
 def load_table(path=TABLE):
-    with open(path, encoding="utf-8") as f:
-        table = yaml.safe_load(f)
+    try:
+        with open(path, encoding="utf-8") as f:
+            table = yaml.safe_load(f)
+    except yaml.YAMLError as e:
+        raise TableError("ops.yaml: not valid YAML (%s): %s" % (path, " ".join(str(e).split())))
+    except (OSError, UnicodeDecodeError) as e:
+        raise TableError("ops.yaml: cannot read %s: %s" % (path, e))
+    return normalize_table(table)
+
+
+# The types of every field the generator reads, checked before anything else reads them, so that a malformed table
+# fails with a message naming the row and field instead of a Python traceback. A value of None (YAML's empty
+# value) for an optional field counts as absent only where the generator treats it so (types).
+def _type_name(t):
+    names = {str: "a string", int: "an integer", float: "a number", bool: "true/false", list: "a list",
+             dict: "a mapping"}
+    if isinstance(t, tuple):
+        return " or ".join(names[x] for x in t)
+    return names[t]
+
+
+def _is(value, t):
+    ts = t if isinstance(t, tuple) else (t,)
+    if isinstance(value, bool) and bool not in ts:
+        return False  # YAML's true/false is not an integer or a number here
+    if float in ts and isinstance(value, int) and not isinstance(value, bool):
+        return True
+    return isinstance(value, ts)
+
+
+def _field(where, row, key, t, required=False):
+    if key not in row:
+        if required:
+            raise TableError("ops.yaml: %s: missing field %s" % (where, key))
+        return
+    if not _is(row[key], t):
+        raise TableError("ops.yaml: %s: field %s must be %s, not %r" % (where, key, _type_name(t), row[key]))
+
+
+def _list_of(where, value, t, what):
+    if not isinstance(value, list):
+        raise TableError("ops.yaml: %s: %s must be a list, not %r" % (where, what, value))
+    for i, item in enumerate(value):
+        if not _is(item, t):
+            raise TableError("ops.yaml: %s: %s[%d] must be %s, not %r" % (where, what, i, _type_name(t), item))
+
+
+def check_schema(table):
+    if not isinstance(table, dict):
+        raise TableError("ops.yaml: the table must be a mapping with version, dtypes, dtype_groups, enums and ops")
+    for key, t in (("version", (str, float)), ("dtypes", list), ("dtype_groups", dict), ("ops", list)):
+        _field("top level", table, key, t, required=True)
+    _field("top level", table, "enums", dict)
+    for key in ("dtypes", "ops"):
+        if not table[key]:
+            raise TableError("ops.yaml: %s is empty" % key)
+    for i, d in enumerate(table["dtypes"]):
+        where = "dtype #%d" % i
+        if not isinstance(d, dict):
+            raise TableError("ops.yaml: %s must be a mapping, not %r" % (where, d))
+        for key, t in (("name", str), ("id", int), ("code", str), ("bits", int), ("doc", str)):
+            _field(where, d, key, t, required=True)
+    for g, members in table["dtype_groups"].items():
+        _list_of("dtype group %s" % g, members, str, "the group")
+    for name, e in (table.get("enums") or {}).items():
+        where = "enum %s" % name
+        if not isinstance(name, str) or not isinstance(e, dict):
+            raise TableError("ops.yaml: %s must be a mapping with values and doc" % where)
+        _field(where, e, "doc", str, required=True)
+        _field(where, e, "values", list, required=True)
+        _list_of(where, e["values"], str, "values")
+    for i, op in enumerate(table["ops"]):
+        if not isinstance(op, dict):
+            raise TableError("ops.yaml: op #%d must be a mapping, not %r" % (i, op))
+        where = "op %s" % (op.get("name") if isinstance(op.get("name"), str) else "#%d" % i)
+        for key, t in (("id", int), ("name", str), ("category", str)):
+            _field(where, op, key, t, required=True)
+        for key in ("tier", "shape", "alias", "since", "doc", "example", "decomposition", "opmath"):
+            _field(where, op, key, str)
+        _field(where, op, "contract", (str, dict))
+        if isinstance(op.get("contract"), dict):
+            for key in ("ulp", "quality", "half", "bound"):
+                _field(where + " contract", op["contract"], key, float)
+            _field(where + " contract", op["contract"], "scale", str)
+        if op.get("types") is not None:
+            _field(where, op, "types", dict)
+            for var, spec in op["types"].items():
+                if not isinstance(var, str):
+                    raise TableError("ops.yaml: %s: type variable %r must be a name" % (where, var))
+                if not isinstance(spec, str):
+                    _list_of("%s type %s" % (where, var), spec, str, "its dtypes")
+        for key in ("inputs", "outputs", "attrs"):
+            if key in op:
+                _list_of(where, op[key], dict, key)
+        for operand in op.get("inputs", []) + op.get("outputs", []):
+            _field(where, operand, "name", str, required=True)
+            _field("%s operand %s" % (where, operand["name"]), operand, "type", str, required=True)
+            for key in ("variadic", "optional"):
+                _field("%s operand %s" % (where, operand["name"]), operand, key, bool)
+        for a in op.get("attrs", []):
+            _field(where, a, "name", str, required=True)
+            aw = "%s attr %s" % (where, a["name"])
+            _field(aw, a, "type", str, required=True)
+            for key, t in (("min", float), ("max", float), ("dim_of", str), ("choices", str), ("required", bool)):
+                _field(aw, a, key, t)
+            if "default" in a:
+                d, t = a["default"], a["type"]
+                ok = {"i64": lambda: _is(d, int), "f64": lambda: _is(d, float), "bool": lambda: _is(d, bool),
+                      "dtype": lambda: _is(d, str), "enum": lambda: _is(d, str),
+                      "ints": lambda: isinstance(d, list) and all(_is(x, int) for x in d)}.get(t, lambda: True)()
+                if not ok:
+                    raise TableError("ops.yaml: %s: default %r does not fit type %s" % (aw, d, t))
+
+
+def normalize_table(table):
+    """Checks and normalizes a parsed table (load_table's work after YAML); returns (table, ops by name)."""
+    check_schema(table)
     dtypes = table["dtypes"]
     dnames = [d["name"] for d in dtypes]
     DTYPE_NAMES.clear()

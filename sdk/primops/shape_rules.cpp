@@ -65,6 +65,14 @@ bool shape_from_attr(const OpInfo &op, const int64_t *v, int32_t n, TensorType &
     return d.fail(PK_ERROR_INVALID_ARGUMENT, -1, "%s: attribute shape has %d entries (at most %d)", op.name, n,
                   PK_MAX_RANK);
   }
+  for (int32_t k = 0; k < n; ++k) {
+    if (v[k] < 0) return d.fail(PK_ERROR_INVALID_ARGUMENT, -1, "%s: attribute shape has a negative extent", op.name);
+  }
+  // The sizes rule of pk_tensor before anything multiplies the extents (fuzz_launch: reshape's element count
+  // overflowed int64 on shape=[2^57+3, 65536]); byte sizes are checked with the output's dtype by validation.
+  char what[PK_NAME_CAPACITY + 32];
+  std::snprintf(what, sizeof what, "%s: attribute shape", op.name);
+  if (!check_shape_size(v, n, PK_DTYPE_U8, what, -1, d)) return false;
   set_shape(out, v, n);
   return true;
 }

@@ -441,10 +441,25 @@ pk_status pk_device_query_op(pk_device_t device, const pk_op_query *query, pk_op
   }
   alignas(16) unsigned char normalized[pk::meta::kMaxAttrsSize];
   const void *attrs = nullptr;
-  if (op->num_attrs > 0 && query->struct_size > offsetof(pk_op_query, attrs) && query->attrs != nullptr) {
+  // attrs counts only when the whole pointer lies inside struct_size (fuzz_query: a struct_size ending inside it
+  // had the pointer read past the caller's struct).
+  if (op->num_attrs > 0 && query->struct_size >= offsetof(pk_op_query, attrs) + sizeof(query->attrs) &&
+      query->attrs != nullptr) {
     Diag diag;
     if (!pk::meta::normalize_attrs(*op, query->attrs, normalized, diag)) return set_error_from_diag(diag, op->id);
     attrs = normalized;  // an older caller's shorter struct reaches the backend at this build's size
+    // An exact query (shapes given) has its attributes checked against its inputs as a launch's are (axes within
+    // the rank, ...): backends plan from them. fuzz_query: cuda-emu's reduction plan indexed past the rank.
+    pk::meta::TensorType types[pk::meta::kMaxLaunchInputs];
+    bool exact = true;
+    for (uint32_t i = 0; i < query->num_inputs && exact; ++i) {
+      const pk_tensor &t = query->inputs[i];
+      exact = t.ndim == 0 || t.shape != nullptr;
+      types[i] = pk::meta::TensorType{pk::meta::dtype_id(t.dtype), t.ndim, {0}};
+      for (int32_t d = 0; exact && d < t.ndim; ++d) types[i].shape[d] = t.shape[d];
+    }
+    if (exact && !pk::meta::check_attrs(*op, attrs, types, query->num_inputs, diag))
+      return set_error_from_diag(diag, op->id);
   }
   pk_op_query q;
   PK_STRUCT_INIT(q);

@@ -29,6 +29,9 @@ void host_log(int32_t level, const char *message) {
 
 const pk_host_services k_host_services = {sizeof(pk_host_services), PK_ABI_VERSION, host_log};
 
+// More devices than any machine has: a plugin reporting more is refused.
+constexpr uint32_t k_max_devices = 4096;
+
 // The slots every plugin must fill; everything after them may be NULL.
 constexpr size_t k_required_api_bytes = offsetof(pk_backend_api, get_last_error) + sizeof(void *);
 
@@ -103,8 +106,11 @@ pk_status load_plugin(Runtime &rt, const std::string &path, Backend **out) {
                      "plugin %s returned %s function table (struct_size %u, at least %zu needed)", path.c_str(),
                      table ? "a truncated" : "no", table ? table->struct_size : 0u, k_required_api_bytes);
   }
-  // Copy the plugin's table into this build's layout: slots an older minor does not have stay NULL.
-  std::memcpy(&backend->api, table, std::min<size_t>(table->struct_size, sizeof(pk_backend_api)));
+  // Copy the plugin's table into this build's layout: slots an older minor does not have stay NULL, and so does a
+  // slot that struct_size cuts through (half a pointer would be called as a function).
+  size_t api_bytes = std::min<size_t>(table->struct_size, sizeof(pk_backend_api));
+  api_bytes -= (api_bytes - offsetof(pk_backend_api, open)) % sizeof(void *);  // >= k_required_api_bytes
+  std::memcpy(&backend->api, table, api_bytes);
   backend->api.struct_size = sizeof(pk_backend_api);
   backend->abi_version = chosen;
   const pk_backend_api &api = backend->api;
@@ -138,6 +144,12 @@ pk_status load_plugin(Runtime &rt, const std::string &path, Backend **out) {
   if (api.device_count != nullptr) {
     st = api.device_count(backend->context, &count);
     if (st != PK_OK) return forward_backend_error(*backend, st, PK_OP_NONE, "device_count failed");
+  }
+  // Every device costs the host a record and an allocator: a count no machine has is the plugin's garbage, not
+  // a reason to allocate billions of them (fuzz_plugin: 0x7f7f7f7f devices exhausted the host's memory).
+  if (count > k_max_devices) {
+    return set_error(PK_ERROR_PLUGIN, PK_OP_NONE, -1, 0, "plugin %s reports %u devices; at most %u are supported",
+                     path.c_str(), count, k_max_devices);
   }
   if (count == 0) {
     // The ABI asks a backend with no device to say why in its last-error record (no driver, no GPU, ...).

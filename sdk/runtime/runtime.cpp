@@ -412,7 +412,7 @@ void pk_buffer_destroy(pk_buffer_t b) {
   d.untrack_buffer(b);
   // Memory returns to the cache and may be reused on another stream: on an asynchronous device wait for the
   // work already queued (the CPU and other synchronous devices have none left).
-  if (d.async()) {
+  if (d.async() && d.backend->api.stream_synchronize) {  // a NULL slot is never called
     std::lock_guard<std::mutex> lock(d.streams_mu);
     for (pk_stream_s *s : d.streams) d.backend->api.stream_synchronize(s->stream);
   }

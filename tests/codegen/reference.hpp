@@ -94,7 +94,7 @@ inline int64_t wrap(int32_t d, int64_t v) {
   }
 }
 inline int64_t int_min(int32_t d) {
-  return is_uns(d) ? 0 : -(int64_t{1} << (bits_of(d) - 1));
+  return is_uns(d) ? 0 : -(int64_t{1} << (bits_of(d) - 2)) * 2;  // -2^(bits-1) without negating INT64_MIN
 }
 inline int64_t int_max(int32_t d) {
   if (d == PK_DTYPE_BOOL) return 1;

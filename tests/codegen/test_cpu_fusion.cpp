@@ -277,7 +277,7 @@ TEST(CpuFusionJit, CompileOnceThenCacheHits) {
   std::vector<float> a(1000), b(1000), o(1000);
   for (int i = 0; i < 1000; ++i) a[i] = 0.013f * static_cast<float>(i - 500), b[i] = 0.5f;
   pk::codegen::Params p({a.data(), b.data(), o.data()}, 1000, 1, {}, {});
-  reinterpret_cast<pk::codegen::CpuFn>(f1)(p.values(), 0, 1000);
+  pk::codegen::call_jit(reinterpret_cast<pk::codegen::CpuFn>(f1), p.values(), 0, 1000);
   for (int i = 0; i < 1000; ++i) {
     const float want = static_cast<float>(std::tanh(static_cast<long double>(a[i] - b[i])));
     EXPECT_LE(std::fabs(o[i] - want), std::fabs(std::nextafter(want, 2.0f) - want)) << i;

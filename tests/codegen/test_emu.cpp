@@ -305,6 +305,89 @@ TEST_F(Emu, EverySupportedSingleOpMatchesTheReference) {
   for (const auto &w : worst) std::printf("  %-32s %.2f\n", w.first.c_str(), w.second);
 }
 
+// Found by fuzz_query: a coverage query (no shape in any tensor, primkit.h) that also lists its outputs made the
+// code generator plan a launch from the NULL shapes (a read of address 0). It is answered as a coverage query; a
+// query mixing shapes and NULL shapes is declined with a reason.
+TEST_F(Emu, CoverageQueriesWithOutputsAndNoShapesAreAnswered) {
+  pk_tensor in[2], out[1];
+  for (pk_tensor *t : {&in[0], &in[1], &out[0]}) {
+    PK_STRUCT_INIT(*t);
+    t->dtype = pk::meta::dtype_desc(PK_DTYPE_F32);
+    t->ndim = 2;  // a rank, but no shape
+  }
+  pk_op_query q;
+  PK_STRUCT_INIT(q);
+  q.op_id = PK_OP_ADD;
+  q.num_inputs = 2;
+  q.inputs = in;
+  q.num_outputs = 1;
+  q.outputs = out;
+  pk_op_support sup;
+  PK_STRUCT_INIT(sup);
+  ASSERT_EQ(pk_device_query_op(dev_, &q, &sup), PK_OK) << last_error().message;
+  EXPECT_EQ(sup.supported, 1) << sup.reason;
+  const int64_t shape[2] = {2, 3};
+  in[0].shape = shape;  // one shape among NULL ones
+  PK_STRUCT_INIT(sup);
+  ASSERT_EQ(pk_device_query_op(dev_, &q, &sup), PK_OK) << last_error().message;
+  EXPECT_EQ(sup.supported, 0);
+  EXPECT_NE(std::string(sup.reason).find("neither a coverage nor an exact query"), std::string::npos) << sup.reason;
+}
+
+// Found by fuzz_query: an exact query of a reduction over an axis past the input's rank reached cuda-emu's plan,
+// which marked that axis in a vector of rank entries (a write out of bounds). The runtime checks a query's
+// attributes against its inputs as it checks a launch's, so the backend never sees the axis.
+TEST_F(Emu, ExactQueriesWithAnAxisPastTheRankAreRefused) {
+  const int64_t in_shape[2] = {2, 3}, out_shape[1] = {2};
+  pk_tensor in, out;
+  PK_STRUCT_INIT(in);
+  PK_STRUCT_INIT(out);
+  in.dtype = out.dtype = pk::meta::dtype_desc(PK_DTYPE_F32);
+  in.ndim = 2;
+  in.shape = in_shape;
+  out.ndim = 1;
+  out.shape = out_shape;
+  pk_attrs_sum a = PK_ATTRS_SUM_INIT;
+  a.num_dims = 1;
+  a.dims[0] = 5;
+  pk_op_query q;
+  PK_STRUCT_INIT(q);
+  q.op_id = PK_OP_SUM;
+  q.num_inputs = 1;
+  q.inputs = &in;
+  q.num_outputs = 1;
+  q.outputs = &out;
+  q.attrs = &a;
+  pk_op_support sup;
+  PK_STRUCT_INIT(sup);
+  EXPECT_EQ(pk_device_query_op(dev_, &q, &sup), PK_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(last_error().message).find("sum"), std::string::npos) << last_error().message;
+  a.dims[0] = 1;  // the same query with a valid axis is answered
+  EXPECT_EQ(pk_device_query_op(dev_, &q, &sup), PK_OK) << last_error().message;
+  EXPECT_EQ(sup.supported, 1) << sup.reason;
+  // And without attributes ("any attribute values"): fuzz_query found the plan reading the NULL struct.
+  q.attrs = nullptr;
+  EXPECT_EQ(pk_device_query_op(dev_, &q, &sup), PK_OK) << last_error().message;
+  EXPECT_EQ(sup.supported, 1) << sup.reason;
+}
+
+// Found by fuzz_launch (UBSan): an empty input may carry any byte_offset (it reaches no byte), and the backend's
+// data + byte_offset on it was pointer arithmetic far past the allocation. The reduction of an empty axis runs.
+TEST_F(Emu, EmptyInputsWithAnyByteOffsetRun) {
+  const int32_t d = PK_DTYPE_F32;
+  auto a = make(d, {3});
+  auto out = make(d, {3});
+  std::vector<int64_t> shape{0, 3};
+  pk_tensor in;
+  ASSERT_EQ(pk_buffer_tensor(a->b, pk::meta::dtype_desc(d), 2, shape.data(), nullptr, ~uint64_t{0} - 63, &in), PK_OK);
+  pk_attrs_sum s = PK_ATTRS_SUM_INIT;
+  s.num_dims = 1;
+  s.dims[0] = 0;
+  ASSERT_EQ(pk_launch(stream_, PK_OP_SUM, &in, 1, &out->t, 1, &s), PK_OK) << last_error().message;
+  auto got = download(*out, d, 3);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(static_cast<float>(got[i].f), 0.0f) << i;
+}
+
 TEST_F(Emu, StridedBroadcastAndNegativeStridesUseTheStridedKernel) {
   // out[i][j] = a[j][i] (transposed view) * b[i] (zero stride on axis 1) - c[i][3-j] (negative stride).
   const int32_t d = PK_DTYPE_F32;

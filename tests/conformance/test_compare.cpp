@@ -44,7 +44,8 @@ TEST(UlpDistance, OppositeSignsOfF64DoNotOverflow) {
   // +max and -max f64 are 2 * 0x7fefffffffffffff values apart (zero counted once: -0 and +0 are one point),
   // about 2^64: past int64. 1.0 and -1.0: 2 * 0x3ff0000000000000.
   const double max = std::numeric_limits<double>::max();
-  EXPECT_EQ(pc::ulp_distance_bits(PK_DTYPE_F64, bits_of(max), bits_of(-max)), 2.0 * 0x7fefffffffffffffull);
+  EXPECT_EQ(pc::ulp_distance_bits(PK_DTYPE_F64, bits_of(max), bits_of(-max)),
+            2.0 * static_cast<double>(0x7fefffffffffffffull));
   EXPECT_EQ(pc::ulp_distance_bits(PK_DTYPE_F64, bits_of(1.0), bits_of(-1.0)), 2.0 * 0x3ff0000000000000ull);
   // Near 1.0 the distance stays exact: one step.
   EXPECT_EQ(pc::ulp_distance_bits(PK_DTYPE_F64, bits_of(1.0), bits_of(std::nextafter(1.0, 0.0))), 1.0);

@@ -162,6 +162,27 @@ TEST_F(CpuNn, SoftmaxRowsAcrossTheWholeExpRange) {
   }
 }
 
+// Rows whose maximum is past int's range once divided by ln 2 (found by fuzz_launch under UBSan): the shifted path
+// computed the scaled path's k = round(max / ln 2) anyway, a float-to-int conversion outside int's range (undefined
+// behaviour; UBSan aborts on it in tools/run-asan.sh). The values: two equal maxima share the row.
+TEST_F(CpuNn, SoftmaxRowsWithMaximaPastIntRange) {
+  const int64_t n = 19;  // two 8-lane blocks and a scalar tail
+  for (float big : {1e20f, -1e20f, 3.0e38f, 2.0e9f}) {
+    std::vector<float> x(n, big - std::fabs(big) * 0.5f);
+    x[3] = big;
+    x[17] = big;
+    std::vector<float> out(n, -1.0f);
+    pk_attrs_softmax sa = PK_ATTRS_SOFTMAX_INIT;
+    sa.dim = 0;
+    ASSERT_EQ(launch(PK_OP_SOFTMAX, {tensor(x, kF32, {n})}, {tensor(out, kF32, {n})}, &sa), PK_OK)
+        << last_error().message;
+    const std::vector<ld> ref = softmax_ref(std::vector<ld>(x.begin(), x.end()), false);
+    for (int64_t i = 0; i < n; ++i) expect_close(out[i], ref[i], 2, 0.0L, "element " + std::to_string(i));
+    EXPECT_EQ(out[3], 0.5f) << big;
+    EXPECT_EQ(out[17], 0.5f) << big;
+  }
+}
+
 // Rows on both sides of the limits of the scaled-exp path (|x| <= 88 and max - min <= 80; past them the
 // shifted path): ranges of 79.9 and 80.5, maxima of 88 and 88.5, minima of -88 and -88.5, all-negative rows, and
 // rows inside +-88 whose range (110, 176) would leave the normal range if they were scaled. The

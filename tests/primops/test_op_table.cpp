@@ -160,6 +160,8 @@ TEST(OpTable, BadShapesNameTheOpArgumentAndReason) {
     std::vector<const char *> words;
   } cases[] = {
       {"reshape", "a: f32[2,6]; shape=[5,2]", {"reshape", "12", "10"}},
+      // fuzz_launch: the element count of this shape overflowed int64 before it was compared (UBSan)
+      {"reshape", "a: f32[2,6]; shape=[144115188075855875,65536]", {"reshape", "attribute shape"}},
       {"matmul", "a: f32[4,3]; b: f32[2,5]", {"matmul", "input 1 (b)", "K"}},
       {"broadcast_in_dim", "a: f32[3]; shape=[2,4]; broadcast_dimensions=[1]", {"broadcast_in_dim", "extent 3"}},
       {"cat", "tensors: f32[2,3], f32[3,1]; dim=1", {"cat", "input 1"}},

@@ -1,5 +1,8 @@
 // Single launches: validation errors name the op, the argument and the reason and write nothing; fallback
 // copies and counts; strict mode forbids it; backend errors reach the caller with their details.
+#include <cstddef>
+#include <memory>
+
 #include "runtime_fixture.hpp"
 
 using namespace pk::test;
@@ -393,6 +396,30 @@ TEST_F(LaunchTest, CapabilityQueriesAreValidatedBeforeTheBackendSeesThem) {
   sm.dim = 1;
   ASSERT_EQ(pk_device_query_op(cpu_dev, &q, &s), PK_OK) << last_error().message;
   EXPECT_EQ(s.supported, 1);
+}
+
+// Found by fuzz_query (ASan): a pk_op_query whose struct_size ends inside the attrs pointer had the runtime read the
+// whole pointer past the caller's struct. A struct that short has no attrs ("any attribute values").
+TEST_F(LaunchTest, AQueryStructEndingInsideItsAttrsPointerHasNoAttrs) {
+  std::vector<int64_t> shape{2, 3};
+  float a[6] = {0};
+  pk_tensor c[2] = {host(a, 6, shape), host(a, 6, shape)};
+  pk_op_query full;
+  PK_STRUCT_INIT(full);
+  full.op_id = PK_OP_SOFTMAX;
+  full.num_inputs = 1;
+  full.inputs = c;
+  full.num_outputs = 1;
+  full.outputs = c + 1;
+  const size_t size = offsetof(pk_op_query, attrs) + 4;  // half of the pointer
+  std::unique_ptr<unsigned char[]> bytes(new unsigned char[size]);  // exactly that long: ASan sees a read past it
+  full.struct_size = static_cast<uint32_t>(size);
+  std::memcpy(bytes.get(), &full, size);
+  pk_op_support s;
+  PK_STRUCT_INIT(s);
+  ASSERT_EQ(pk_device_query_op(cpu_dev, reinterpret_cast<const pk_op_query *>(bytes.get()), &s), PK_OK)
+      << last_error().message;
+  EXPECT_EQ(s.supported, 1) << s.reason;
 }
 
 }  // namespace

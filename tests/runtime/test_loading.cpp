@@ -125,6 +125,46 @@ TEST_F(LoadingTest, OlderMinorPluginWithAShorterTableLoadsAndItsMissingSlotsAreN
   EXPECT_EQ(bytes, 4u * 12u) << "two inputs and the output down, the output back up";
 }
 
+TEST_F(LoadingTest, ATableWhoseStructSizeCutsASlotLeavesThatSlotNull) {
+  // Found by fuzz_plugin: struct_size ending inside op_launch made the host keep the low half of the pointer and
+  // call it (SEGV). The cut slot counts as absent: the launch falls back to the CPU backend with the right result.
+  open_sim("primkit_test_sim_torn_table");
+  float a[2] = {1.0f, 2.0f}, b[2] = {0.5f, -3.0f};
+  DeviceTensor ta(sim_dev, f32(), {2}), tb(sim_dev, f32(), {2}), to(sim_dev, f32(), {2});
+  ta.upload(sim_stream, a, sizeof(a));
+  tb.upload(sim_stream, b, sizeof(b));
+  pk_tensor in[2] = {ta.t, tb.t};
+  ASSERT_EQ(pk_launch(sim_stream, PK_OP_ADD, in, 2, &to.t, 1, nullptr), PK_OK) << last_error().message;
+  auto r = to.download<float>(sim_stream, 2);
+  EXPECT_EQ(r[0], 1.5f);
+  EXPECT_EQ(r[1], -1.0f);
+  uint64_t launches = 0;
+  ASSERT_EQ(pk_runtime_fallback_count(rt, PK_OP_ADD, &launches, nullptr), PK_OK);
+  EXPECT_EQ(launches, 1u);
+}
+
+TEST_F(LoadingTest, FreeingABufferOnAnAsyncDeviceWithoutStreamSynchronizeDoesNotCallTheNullSlot) {
+  // Found by fuzz_plugin: pk_buffer_destroy synchronized every stream of an asynchronous device through the
+  // stream_synchronize slot without checking it, and called NULL (SEGV). Without the slot there is nothing to wait
+  // with: the buffer is released, and the explicit call says the slot is missing.
+  open_sim("primkit_test_sim_async_no_sync");
+  pk_buffer_t b = nullptr;
+  ASSERT_EQ(pk_buffer_create(sim_dev, 64, &b), PK_OK) << last_error().message;
+  pk_buffer_destroy(b);
+  EXPECT_NE(pk_stream_synchronize(sim_stream), PK_OK);
+}
+
+TEST_F(LoadingTest, APluginReportingBillionsOfDevicesIsRefused) {
+  // Found by fuzz_plugin: the host made a device record and allocator for each of 0x7f7f7f7f devices until memory
+  // ran out. The count is refused with a message naming the plugin and the count.
+  pk_backend_t b = nullptr;
+  const std::string path = plugin("primkit_test_sim_billion_devices");
+  EXPECT_EQ(pk_runtime_load_plugin(rt, path.c_str(), &b), PK_ERROR_PLUGIN);
+  const std::string msg = last_error().message;
+  EXPECT_NE(msg.find("2139062143 devices"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(path), std::string::npos) << msg;
+}
+
 }  // namespace
 
 // DESIGN §3: a plugin built against the oldest released 1.x header (tests/abi/released/) loads in this host and

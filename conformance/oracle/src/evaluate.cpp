@@ -90,7 +90,8 @@ std::vector<WTensor> run_composite(const meta::OpInfo &op, const std::vector<con
     std::vector<meta::TensorType> out_types;
     for (int32_t v : node.outputs) out_types.push_back(d.values.at(static_cast<size_t>(v)));
     std::vector<uint8_t> node_attrs(meta::kMaxAttrsSize, 0);
-    std::memcpy(node_attrs.data(), node.attrs.data(), node.attrs.size());
+    // An empty vector's data() may be NULL, which memcpy must not get even for 0 bytes (UBSan reports it).
+    if (!node.attrs.empty()) std::memcpy(node_attrs.data(), node.attrs.data(), node.attrs.size());
     std::vector<WTensor> res;
     try {
       res = run_primitive(*callee, args, node_attrs.data(), out_types);

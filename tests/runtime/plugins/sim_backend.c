@@ -90,7 +90,11 @@ static pk_status sim_get_last_error(pk_be_context *ctx, pk_error_info *out) {
 }
 static pk_status sim_device_count(pk_be_context *ctx, uint32_t *out) {
   (void)ctx;
+#ifdef SIM_BILLION_DEVICES
+  *out = 0x7f7f7f7fu; /* garbage the host must refuse rather than allocate for */
+#else
   *out = 1;
+#endif
   return PK_OK;
 }
 static pk_status sim_device_get_props(pk_be_context *ctx, uint32_t index, pk_device_props *out) {
@@ -101,6 +105,9 @@ static pk_status sim_device_get_props(pk_be_context *ctx, uint32_t index, pk_dev
   out->memory_bytes = 1u << 30;
   out->compute_units = 1;
   out->features = PK_DEVICE_FEATURE_FUSION;
+#ifdef SIM_ASYNC_NO_SYNC
+  out->features |= PK_DEVICE_FEATURE_ASYNC; /* says it is asynchronous, yet has no stream_synchronize slot */
+#endif
   out->dtype_mask = 1u << PK_DTYPE_F32;
   out->max_allocation_bytes = 1u << 30;
   out->alignment = 64;
@@ -380,6 +387,14 @@ PK_EXPORT pk_status pk_backend_entry(const pk_host_services *host, uint32_t *cho
   (void)sim_fusion_offer; /* slots past the older table's end */
   (void)sim_kernel_launch;
   (void)sim_kernel_destroy;
+#endif
+#ifdef SIM_ASYNC_NO_SYNC
+  g_api.stream_synchronize = NULL;
+#endif
+#ifdef SIM_TORN_TABLE
+  /* A corrupt table whose struct_size ends in the middle of the op_launch slot: the host must not keep the half
+   * pointer (fuzz_plugin found it calling one), so launches fall back as if the slot were NULL. */
+  g_api.struct_size = (uint32_t)(offsetof(pk_backend_api, op_launch) + sizeof(void *) / 2);
 #endif
   *chosen = PK_ABI_VERSION;
   *out_api = &g_api;

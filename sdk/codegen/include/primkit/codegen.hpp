@@ -146,6 +146,22 @@ bool emit_ir(const KernelSpec &spec, const std::string &target, std::string &ir,
 using EmuFn = void (*)(void **params, uint32_t grid, uint32_t block);
 using CpuFn = void (*)(void **params, int64_t begin, int64_t end);
 
+// The only calls into JIT-compiled code. UBSan's -fsanitize=function (clang 17+) checks an indirect call by
+// reading a type signature that clang places just before every function it compiles; LLVM's JIT emits none, so
+// the check reads bytes before the kernel (a SEGV when the kernel starts a page). Sanitizer builds exempt these
+// two calls from that one check (cmake/Sanitizers.cmake, tools/run-asan.sh).
+#if defined(__clang__)
+#define PK_NO_SANITIZE_FUNCTION_TYPE __attribute__((no_sanitize("function")))
+#else
+#define PK_NO_SANITIZE_FUNCTION_TYPE
+#endif
+PK_NO_SANITIZE_FUNCTION_TYPE inline void call_jit(EmuFn fn, void **params, uint32_t grid, uint32_t block) {
+  fn(params, grid, block);
+}
+PK_NO_SANITIZE_FUNCTION_TYPE inline void call_jit(CpuFn fn, void **params, int64_t begin, int64_t end) {
+  fn(params, begin, end);
+}
+
 // cpu_streaming: the cpu entry with non-temporal vector stores (x86; elsewhere the same as cpu), for elementwise
 // regions whose outputs are far larger than the caches. Reducing regions get the plain cpu entry.
 enum class HostMode { emu, cpu, cpu_streaming };
