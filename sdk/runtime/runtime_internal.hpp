@@ -248,9 +248,6 @@ struct pk_runtime_s {
   uint32_t flags = 0;
   std::string fallback_name = "cpu";
   std::mutex mu;  // guards backends and load_errors: every reader of the list takes it (loads append)
-  std::vector<std::unique_ptr<pk_backend_s>> backends;
-
-  std::mutex mu;  // guards backends, load_errors, report: every reader of the list takes it (loads append)
   std::vector<pk::rt::HostPtr<pk_backend_s>> backends;
   std::string load_errors;
   std::unique_ptr<pk::rt::FallbackCounter[]> fallback;  // PK_OP_ID_LIMIT entries
