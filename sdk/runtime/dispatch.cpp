@@ -1,5 +1,6 @@
 // dispatch.cpp — single-op launches: validation against the op table, dispatch to the stream's backend,
 // decomposition of composites the backend lacks, and fallback to the CPU backend with copies.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -345,6 +346,54 @@ pk_status validate_and_launch(pk_stream_s *stream, uint32_t op_id, const pk_tens
   return launch_validated(stream, *op, inputs, num_inputs, outputs, num_outputs, op->num_attrs ? normalized : nullptr);
 }
 
+namespace {
+
+// An exact query (every input's shape given) that the op's shape rule refuses, or whose outputs differ from what
+// the rule infers, describes no launch: it is answered "not supported" with the rule's reason and never reaches
+// the backend, which plans from the shapes (fuzz_query: cuda-emu's gather, dot and index_put plans indexed past
+// such inputs). Without attributes the rule is checked at the defaults. True when the query may go on.
+bool exact_query_is_possible(const OpInfo &op, const pk_op_query &query, const void *attrs, pk_op_support &out) {
+  pk::meta::TensorType types[pk::meta::kMaxLaunchInputs];
+  bool shaped = false;  // queries that give no shape at all ask about dtypes only
+  for (uint32_t i = 0; i < query.num_inputs; ++i) shaped = shaped || query.inputs[i].shape != nullptr;
+  if (!shaped) return true;
+  for (uint32_t i = 0; i < query.num_inputs; ++i) {
+    const pk_tensor &t = query.inputs[i];
+    if (t.ndim > 0 && t.shape == nullptr) return true;  // a coverage query: nothing to infer from
+    types[i] = pk::meta::TensorType{pk::meta::dtype_id(t.dtype), t.ndim, {0}};
+    for (int32_t d = 0; d < t.ndim; ++d) types[i].shape[d] = t.shape[d];
+  }
+  Diag diag;
+  alignas(16) unsigned char defaults[pk::meta::kMaxAttrsSize];
+  if (op.num_attrs > 0 && attrs == nullptr) {
+    if (!pk::meta::normalize_attrs(op, nullptr, defaults, diag)) return true;  // a required attribute: unknown
+    attrs = defaults;
+  }
+  pk::meta::TensorType inferred[pk::meta::kMaxLaunchOutputs];
+  bool possible = pk::meta::check_attrs(op, attrs, types, query.num_inputs, diag) &&
+                  pk::meta::infer_outputs(op, types, query.num_inputs, attrs, inferred, diag);
+  for (uint32_t k = 0; possible && k < query.num_outputs && k < op.num_outputs; ++k) {
+    const pk_tensor &t = query.outputs[k];
+    if (t.ndim > 0 && t.shape == nullptr) continue;
+    bool same = pk::meta::dtype_id(t.dtype) == inferred[k].dtype && t.ndim == inferred[k].ndim;
+    for (int32_t d = 0; same && d < t.ndim; ++d) same = t.shape[d] == inferred[k].shape[d];
+    if (!same) {
+      std::snprintf(diag.message, sizeof diag.message,
+                    "%s: output %u (%s): dtype or shape differs from what the op gives its inputs", op.name, k,
+                    op.outputs[k].name);
+      possible = false;
+    }
+  }
+  if (possible) return true;
+  out.supported = 0;
+  const size_t n = std::min(std::strlen(diag.message), sizeof(out.reason) - 1);  // the rule's reason, cut to fit
+  std::memcpy(out.reason, diag.message, n);
+  out.reason[n] = '\0';
+  return false;
+}
+
+}  // namespace
+
 }  // namespace pk::rt
 
 extern "C" {
@@ -461,6 +510,7 @@ pk_status pk_device_query_op(pk_device_t device, const pk_op_query *query, pk_op
     if (exact && !pk::meta::check_attrs(*op, attrs, types, query->num_inputs, diag))
       return set_error_from_diag(diag, op->id);
   }
+  if (!exact_query_is_possible(*op, *query, attrs, *out)) return PK_OK;
   pk_op_query q;
   PK_STRUCT_INIT(q);
   std::memcpy(&q, query, std::min<size_t>(query->struct_size, sizeof(q)));

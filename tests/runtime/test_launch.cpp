@@ -377,6 +377,19 @@ TEST_F(LaunchTest, CapabilityQueriesAreValidatedBeforeTheBackendSeesThem) {
   t[1].shape = negative;
   expect_error(pk_device_query_op(cpu_dev, &q, &s), PK_ERROR_INVALID_ARGUMENT, 1, {"add", "input 1 (b)", "negative"});
   t[1].shape = shape.data();
+  // An exact query the shape rule refuses, or whose outputs differ from what it infers, describes no launch: it is
+  // answered "not supported" with the rule's reason without reaching the backend (which plans from the shapes).
+  const std::vector<int64_t> two{2};
+  t[1].shape = two.data();
+  ASSERT_EQ(pk_device_query_op(cpu_dev, &q, &s), PK_OK) << last_error().message;
+  EXPECT_EQ(s.supported, 0);
+  EXPECT_EQ(std::string(s.reason).rfind("add: ", 0), 0u) << s.reason;
+  t[1].shape = shape.data();
+  t[2].shape = two.data();
+  ASSERT_EQ(pk_device_query_op(cpu_dev, &q, &s), PK_OK) << last_error().message;
+  EXPECT_EQ(s.supported, 0);
+  EXPECT_NE(std::string(s.reason).find("output 0"), std::string::npos) << s.reason;
+  t[2].shape = shape.data();
   ASSERT_EQ(pk_device_query_op(cpu_dev, &q, &s), PK_OK) << last_error().message;
   EXPECT_EQ(s.supported, 1);
   // A coverage query (no shapes) and an older caller's shorter attribute struct are both legal.
@@ -411,7 +424,7 @@ TEST_F(LaunchTest, AQueryStructEndingInsideItsAttrsPointerHasNoAttrs) {
   full.inputs = c;
   full.num_outputs = 1;
   full.outputs = c + 1;
-  const size_t size = offsetof(pk_op_query, attrs) + 4;  // half of the pointer
+  const size_t size = offsetof(pk_op_query, attrs) + 4;             // half of the pointer
   std::unique_ptr<unsigned char[]> bytes(new unsigned char[size]);  // exactly that long: ASan sees a read past it
   full.struct_size = static_cast<uint32_t>(size);
   std::memcpy(bytes.get(), &full, size);

@@ -338,8 +338,14 @@ static pk_status sim_kernel_destroy(pk_be_context *ctx, pk_be_kernel *kern) {
 
 /* Initialized at compile time, as entry may run on several threads at once (runtimes loading the plugin
  * together): filling it in entry would rewrite it under a host that is copying it. */
+/* Built once at compile time: several runtimes may load this plugin at once, and rewriting the table on each
+ * entry raced with the hosts copying it. The variants below differ only here. */
 static const pk_backend_api g_api = {
-#ifndef SIM_OLD_MINOR
+#if defined(SIM_TORN_TABLE)
+    /* A corrupt table whose struct_size ends in the middle of the op_launch slot: the host must not keep the half
+     * pointer (fuzz_plugin found it calling one), so launches fall back as if the slot were NULL. */
+    .struct_size = (uint32_t)(offsetof(pk_backend_api, op_launch) + sizeof(void *) / 2),
+#elif !defined(SIM_OLD_MINOR)
     .struct_size = sizeof(pk_backend_api),
 #else
     /* Simulates a plugin built against an older minor whose table ended before the capability query: the
@@ -360,7 +366,9 @@ static const pk_backend_api g_api = {
     .copy_device_to_device = sim_d2d,
     .stream_create = sim_stream_create,
     .stream_destroy = sim_stream_destroy,
+#ifndef SIM_ASYNC_NO_SYNC
     .stream_synchronize = sim_stream_sync,
+#endif
     .stream_query = sim_stream_sync,
     .event_create = sim_event_create,
     .event_destroy = sim_event_destroy,
@@ -387,14 +395,6 @@ PK_EXPORT pk_status pk_backend_entry(const pk_host_services *host, uint32_t *cho
   (void)sim_fusion_offer; /* slots past the older table's end */
   (void)sim_kernel_launch;
   (void)sim_kernel_destroy;
-#endif
-#ifdef SIM_ASYNC_NO_SYNC
-  g_api.stream_synchronize = NULL;
-#endif
-#ifdef SIM_TORN_TABLE
-  /* A corrupt table whose struct_size ends in the middle of the op_launch slot: the host must not keep the half
-   * pointer (fuzz_plugin found it calling one), so launches fall back as if the slot were NULL. */
-  g_api.struct_size = (uint32_t)(offsetof(pk_backend_api, op_launch) + sizeof(void *) / 2);
 #endif
   *chosen = PK_ABI_VERSION;
   *out_api = &g_api;
