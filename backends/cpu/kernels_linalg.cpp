@@ -28,10 +28,7 @@
 #include <vector>
 
 #include "cpu_kernels.hpp"
-
-#ifdef PRIMKIT_CPU_HAVE_ONEDNN
-#include <oneapi/dnnl/dnnl.hpp>
-#endif
+#include "onednn_matmul.hpp"
 
 namespace pk::cpu {
 namespace {
@@ -265,12 +262,8 @@ void bmm_loops(const A *a, const A *bm, A *c, int64_t B, int64_t M, int64_t K, i
 }
 
 #ifdef PRIMKIT_CPU_HAVE_ONEDNN
-// One CPU engine per process, created on first use (thread-safe static initialization). oneDNN caches the
-// primitives it creates (its primitive cache), so building one per launch is cheap after the first.
-dnnl::engine &dnnl_engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
+// dnnl_engine() (onednn_matmul.hpp) is the one engine. oneDNN caches the primitives it creates (its primitive
+// cache), so building one per launch is cheap after the first.
 
 template <class E>
 constexpr dnnl::memory::data_type dnnl_type() {
@@ -656,6 +649,25 @@ pk_status k_affine_matmul(const Launch &l) {
   });
 }
 
+// linear in f32 on dense operands (the weight may be transposed), straight from the caller's memory into out on
+// oneDNN with the bias added to the accumulator: no packing, no scratch, no epilogue pass. It meets
+// contract_affine's contract: the product is the same f32 accumulation, and an f32 add of it and the bias is the
+// one rounding of their exact sum that the wide epilogue gives. The same range guard as bmm (operands or result,
+// whichever scan is smaller) sends values that could overflow the f32 accumulation to the exact path. False where
+// it does not apply (out untouched, or overwritten by the caller's path).
+bool linear_fast_f32(const View &x, const View &w, const View &bias, const View &out, int64_t M, int64_t K, int64_t N) {
+  if (M == 0 || K == 0 || N == 0 || !x.contiguous || !out.contiguous) return false;
+  // w [N, K] dense, or the transposed view of a dense [K, N] (addmm's weight as nn.Linear's t() leaves it).
+  const int64_t wsn = w.strides[0], wsk = w.strides[1];
+  if (!((wsk == 1 && wsn == K) || (wsn == 1 && wsk == N))) return false;
+  if (N > 1 && bias.strides[0] != 1) return false;
+  const float *xp = x.at<float>(0), *wp = w.at<float>(0), *bp = bias.at<float>(0);
+  float *op = out.at<float>(0);
+  const auto run = [&] { return onednn_linear_f32(xp, wp, wsn, wsk, bp, op, M, K, N); };
+  if (guard_on_result<float>(1, M, K, N)) return run() && all_finite(op, M * N, M * K * N);
+  return all_moderate(xp, M * K) && all_moderate(wp, K * N) && run();
+}
+
 // linear: x [..., K] x weight [N, K]^T + bias [N] along the last axis.
 pk_status k_linear(const Launch &l) {
   return guarded(l, [&]() -> pk_status {
@@ -670,6 +682,9 @@ pk_status k_linear(const Launch &l) {
     c.base = bias.base;
     for (int32_t d = 0; d < c.ndim; ++d) c.strides[d] = d == c.ndim - 1 ? bias.strides[0] : 0;
     return dispatch_std_float(l.inputs[0], [&](auto tag) -> pk_status {
+      if constexpr (std::is_same_v<decltype(tag), float>) {
+        if (linear_fast_f32(x, w, bias, out, M, K, N)) return PK_OK;
+      }
       return contract_affine<decltype(tag)>(x, xperm, w, wperm, out, 1, M, K, N, c, 1.0, 1.0);
     });
   });

@@ -557,6 +557,66 @@ TEST_F(CpuLinalg, BaddbmmAndLinearMatchADoubleLoop) {
     }
 }
 
+// linear f32 on dense operands (the fast path: the weight read in place, dense [N, K] or the transposed view of a
+// dense [K, N], the bias added to the accumulator) against a double loop, at a size a library kernel takes; then
+// the cases its range guard must hand to the exact path: an infinite x (inf * 0 would be NaN in a blocked kernel
+// that pads), products that overflow f32 while the exact sum does not, and a bias that overflows the sum.
+TEST_F(CpuLinalg, LinearF32DenseAndTransposedWeightMatchADoubleLoop) {
+  const int64_t M = 37, K = 70, N = 53;
+  std::vector<float> x = values<float>(M * K, 0.8), w = values<float>(N * K, 1.9), bias = values<float>(N, 2.6);
+  std::vector<float> wt(K * N);  // w^T stored dense [K, N]
+  for (int64_t j = 0; j < N; ++j)
+    for (int64_t k = 0; k < K; ++k) wt[k * N + j] = w[j * K + k];
+  const auto check = [&](const std::vector<float> &y, const char *what) {
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double want = bias[j], mag = std::fabs(bias[j]);
+        for (int64_t k = 0; k < K; ++k) {
+          want += static_cast<double>(x[i * K + k]) * w[j * K + k];
+          mag += std::fabs(static_cast<double>(x[i * K + k]) * w[j * K + k]);
+        }
+        ASSERT_NEAR(y[i * N + j], want, (K + 2) * kEpsF32 * mag) << what << " " << i << "," << j;
+      }
+  };
+  std::vector<float> y(M * N, -7.0f), yt(M * N, -7.0f);
+  ASSERT_EQ(launch(PK_OP_LINEAR, {tensor(x, kF32, {M, K}), tensor(w, kF32, {N, K}), tensor(bias, kF32, {N})},
+                   {tensor(y, kF32, {M, N})}, nullptr),
+            PK_OK)
+      << last_error().message;
+  check(y, "dense weight");
+  ASSERT_EQ(launch(PK_OP_LINEAR, {tensor(x, kF32, {M, K}), tensor(wt, kF32, {N, K}, {1, N}), tensor(bias, kF32, {N})},
+                   {tensor(yt, kF32, {M, N})}, nullptr),
+            PK_OK)
+      << last_error().message;
+  check(yt, "transposed weight");
+
+  // Row 0 of x holds an infinity that meets only positive weights: that row is +inf, the others stay finite.
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> xi = x, wp(N * K, 0.5f), yi(M * N);
+  xi[3] = inf;
+  ASSERT_EQ(launch(PK_OP_LINEAR, {tensor(xi, kF32, {M, K}), tensor(wp, kF32, {N, K}), tensor(bias, kF32, {N})},
+                   {tensor(yi, kF32, {M, N})}, nullptr),
+            PK_OK);
+  for (int64_t j = 0; j < N; ++j) EXPECT_EQ(yi[j], inf) << j;
+  for (int64_t j = 0; j < N; ++j) {
+    double want = bias[j];
+    for (int64_t k = 0; k < K; ++k) want += 0.5 * static_cast<double>(x[K + k]);  // row 1
+    EXPECT_NEAR(yi[N + j], want, (K + 2) * kEpsF32 * (std::fabs(want) + K)) << j;
+  }
+  // 2^100 * 2^100 overflows f32 twice over, and the two products cancel exactly: the answer is the bias.
+  std::vector<float> xo = {0x1p100f, 0x1p100f}, wo = {0x1p100f, -0x1p100f}, bo = {1.5f}, yo = {0};
+  ASSERT_EQ(launch(PK_OP_LINEAR, {tensor(xo, kF32, {1, 2}), tensor(wo, kF32, {1, 2}), tensor(bo, kF32, {1})},
+                   {tensor(yo, kF32, {1, 1})}, nullptr),
+            PK_OK);
+  EXPECT_EQ(yo[0], 1.5f);
+  // A finite product plus a bias past the range rounds to +inf, once (as the exact sum would).
+  std::vector<float> xb = {3e38f}, wb = {1.0f}, bb = {3e38f}, yb = {0};
+  ASSERT_EQ(launch(PK_OP_LINEAR, {tensor(xb, kF32, {1, 1}), tensor(wb, kF32, {1, 1}), tensor(bb, kF32, {1})},
+                   {tensor(yb, kF32, {1, 1})}, nullptr),
+            PK_OK);
+  EXPECT_EQ(yb[0], inf);
+}
+
 // --- pooling ---
 
 struct PoolCase {

@@ -563,8 +563,11 @@ def _transposed_weight(b, node):
 def _addmm(b, node, c, x, y, beta=1, alpha=1):
     shape = out_shape(node)
     w = _transposed_weight(b, node)
-    if w is not None and beta == 1 and alpha == 1 and isinstance(c, Value) and list(c.shape) in ([shape[1]],
-                                                                                                  [1, shape[1]]):
+    bias_like = isinstance(c, Value) and list(c.shape) in ([shape[1]], [1, shape[1]])
+    if beta == 1 and alpha == 1 and bias_like and isinstance(y, Value) and len(y.shape) == 2:
+        # nn.Linear's t(w) is read as w; any other [K, N] weight (Hugging Face's Conv1D) as a transposed view,
+        # which graphs alias rather than copy.
+        w = w if w is not None else b.op("transpose", y, permutation=[1, 0])
         return b.op("linear", x, w, b.reshape(c, [shape[1]]))
     mm = b.op("matmul", x, y)
     if alpha != 1:

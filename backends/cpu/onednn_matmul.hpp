@@ -1,0 +1,25 @@
+// onednn_matmul.hpp — the CPU backend's one oneDNN engine, and linear's f32 fast path on oneDNN's matmul.
+#pragma once
+
+#include <cstdint>
+
+#ifdef PRIMKIT_CPU_HAVE_ONEDNN
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
+namespace pk::cpu {
+
+#ifdef PRIMKIT_CPU_HAVE_ONEDNN
+// One CPU engine per process, created on first use (thread-safe static initialization).
+dnnl::engine &dnnl_engine();
+#endif
+
+// out[M, N] = x[M, K] x w^T + bias[N] for dense row-major f32 x and out, and a weight w[N, K] with element strides
+// (w_stride_n, w_stride_k) — dense [N, K] (K, 1), or the transposed view of a dense [K, N] (1, N) — read in place;
+// bias may be null (no bias). oneDNN's matmul adds the bias to the f32 accumulator: one rounding, as an f32 add
+// after the product. No range guard: the caller checks the operands or the result. False where oneDNN is absent
+// or fails (out may then hold anything).
+bool onednn_linear_f32(const float *x, const float *w, int64_t w_stride_n, int64_t w_stride_k, const float *bias,
+                       float *out, int64_t M, int64_t K, int64_t N);
+
+}  // namespace pk::cpu
