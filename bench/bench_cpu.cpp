@@ -300,7 +300,7 @@ void BM_matmul_vs_onednn(benchmark::State &state) {
   if (bf16) {
     try {
       const auto t = memory::data_type::bf16;
-      prim = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(md(t), md(t), md(t)), eng));
+      prim = dnnl::matmul(dnnl::matmul::primitive_desc(eng, md(t), md(t), md(t)));
       am = memory(md(t), eng, ah.data()), bm = memory(md(t), eng, bh.data()), cm = memory(md(t), eng, chy.data());
       native_bf16 = true;
     } catch (const dnnl::error &) {
@@ -308,7 +308,7 @@ void BM_matmul_vs_onednn(benchmark::State &state) {
   }
   if (!native_bf16) {
     const auto t = memory::data_type::f32;
-    prim = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(md(t), md(t), md(t)), eng));
+    prim = dnnl::matmul(dnnl::matmul::primitive_desc(eng, md(t), md(t), md(t)));
     am = memory(md(t), eng, af.data()), bm = memory(md(t), eng, bf.data()), cm = memory(md(t), eng, cy.data());
   }
   const pk_dtype dt = bf16 ? pk_dtype PK_DTYPE_BF16_DESC : f32();
@@ -350,10 +350,8 @@ void BM_pool_vs_onednn(benchmark::State &state) {
   const memory::desc xbd({n, c, h, h}, memory::data_type::f32, blocked);
   const memory::desc ybd({n, c, oh, oh}, memory::data_type::f32, blocked);
   const dnnl::algorithm alg = is_max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_include_padding;
-  const dnnl::pooling_v2_forward prim(dnnl::pooling_v2_forward::primitive_desc(
-      dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference, alg, xbd, ybd, {2, 2}, {3, 3}, {0, 0}, {1, 1},
-                                     {0, 0}),
-      eng));
+  const dnnl::pooling_forward prim(dnnl::pooling_forward::primitive_desc(
+      eng, dnnl::prop_kind::forward_inference, alg, xbd, ybd, {2, 2}, {3, 3}, {0, 0}, {1, 1}, {0, 0}));
   memory xm(xmd, eng, x.data()), ym(ymd, eng, yy.data()), xbm(xbd, eng), ybm(ybd, eng);
   const dnnl::reorder to_blocked(xm, xbm), to_plain(ybm, ym);
   HostTensor tx(x.data(), {n, c, h, h}, f32(), x.size() * 4), ty(y.data(), {n, c, oh, oh}, f32(), y.size() * 4);

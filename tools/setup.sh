@@ -14,7 +14,6 @@ APT_PACKAGES=(
   clang-format
   libgtest-dev libgmock-dev libbenchmark-dev
   llvm-19-dev libzstd-dev
-  libdnnl-dev
   libcli11-dev
   libmpfr-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
@@ -23,8 +22,11 @@ APT_PACKAGES=(
 # The Python package (nanobind, scikit-build-core), its tests (pytest) and the PyTorch bridge's peers and models
 # (torch, torchvision, transformers from PyPI: the CUDA build of torch is what PyPI serves, about 3 GB with its
 # NVIDIA wheels; nothing else is reachable).
+# oneDNN 3 for the CPU backend comes from PyPI too: Intel's CPU-only build with GNU OpenMP (headers, CMake config
+# and libdnnl.so.3 land in the Python prefix, where CMake looks). Debian 12 has only oneDNN 2.7, and Intel's newer
+# PyPI builds (onednn 2025+) are SYCL builds that pull about 600 MB of compiler, SYCL and OpenCL runtimes.
 PY_PACKAGES=(pyyaml numpy ml_dtypes mpmath nanobind scikit-build-core pytest "torch>=2.4" torchvision transformers
-             expecttest hypothesis)
+             expecttest hypothesis onednn-devel-cpu-gomp==2023.2.0)
 for arg in "$@"; do
   case "$arg" in
     --peers) APT_PACKAGES+=(libtorch-dev libopenblas0-openmp) ;;
@@ -45,7 +47,8 @@ fi
 
 # The python3 first on PATH is the one the build and tests use (tools/primkit-python picks the same).
 PY=${PRIMKIT_PYTHON:-python3}
-if ! "$PY" -c 'import yaml, numpy, ml_dtypes, mpmath, nanobind, scikit_build_core, pytest, torch, torchvision, transformers, expecttest, hypothesis' 2>/dev/null; then
+if ! "$PY" -c 'import yaml, numpy, ml_dtypes, mpmath, nanobind, scikit_build_core, pytest, torch, torchvision, transformers, expecttest, hypothesis' 2>/dev/null ||
+   ! "$PY" -c 'import os, sys; assert os.path.isfile(os.path.join(sys.prefix, "lib/cmake/dnnl/dnnl-config.cmake"))' 2>/dev/null; then
   echo "setup: installing python packages into $("$PY" -c 'import sys; print(sys.executable)'): ${PY_PACKAGES[*]}"
   "$PY" -m pip install -q "${PY_PACKAGES[@]}" || "$PY" -m pip install -q --break-system-packages "${PY_PACKAGES[@]}"
 fi

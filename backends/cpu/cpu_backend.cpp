@@ -258,6 +258,12 @@ bool runs_serially(int64_t n, int64_t grain) {
          pool().size() == 1;
 }
 
+int64_t cpu_threads() {
+  const int64_t have = static_cast<int64_t>(pool().size());
+  const int cap = g_max_threads.load(std::memory_order_relaxed);
+  return cap > 0 ? std::min<int64_t>(cap, have) : have;
+}
+
 void parallel_run(int64_t begin, int64_t end, int64_t grain, RangeFn f) {
   if (end <= begin) return;
   if (runs_serially(end - begin, grain)) {

@@ -79,6 +79,9 @@ inline bool have_isa(Isa isa) {
   return static_cast<int>(cpu_isa()) >= static_cast<int>(isa);
 }
 
+// The threads an op may use, the calling thread included: the worker pool's size (PRIMKIT_CPU_THREADS, else every
+// core), capped by pk_cpu_set_max_threads.
+int64_t cpu_threads();
 // True when a range of n iterations with this grain runs on the calling thread alone.
 bool runs_serially(int64_t n, int64_t grain);
 // Splits [begin, end) into chunks of at least `grain` over the worker pool (the calling thread takes part).

@@ -281,7 +281,7 @@ bool bmm_onednn(const In *a, const In *bm, Out *c, int64_t B, int64_t M, int64_t
     const memory::desc amd({B, M, K}, dnnl_type<In>(), memory::format_tag::abc);
     const memory::desc bmd({B, K, N}, dnnl_type<In>(), memory::format_tag::abc);
     const memory::desc cmd({B, M, N}, dnnl_type<Out>(), memory::format_tag::abc);
-    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(amd, bmd, cmd), eng);
+    const dnnl::matmul::primitive_desc pd(eng, amd, bmd, cmd);
     const dnnl::matmul prim(pd);
     memory am(amd, eng, const_cast<In *>(a)), bmem(bmd, eng, const_cast<In *>(bm)), cm(cmd, eng, c);
     dnnl::stream s(eng);
@@ -303,7 +303,7 @@ bool have_native_bf16() {
     try {
       using dnnl::memory;
       const memory::desc md({64, 64}, memory::data_type::bf16, memory::format_tag::ab);
-      const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(md, md, md), dnnl_engine());
+      const dnnl::matmul::primitive_desc pd(dnnl_engine(), md, md, md);
       return std::string(pd.impl_info_str()).rfind("ref", 0) != 0;
     } catch (const dnnl::error &) {
       return false;
@@ -790,9 +790,9 @@ bool conv_onednn(const ConvGeom &g, const In *x, const In *w, Out *y) {
     const tag wt = g.g > 1 ? (g.ns == 1 ? tag::abcd : g.ns == 2 ? tag::abcde : tag::abcdef) : act;
     const memory::desc xmd(xd, dnnl_type<In>(), act), ymd(yd, dnnl_type<Out>(), act);
     const memory::desc wmd(wd, dnnl_type<In>(), wt);
-    const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                               xmd, wmd, ymd, strides, dilates, pl, pr);
-    const dnnl::convolution_forward::primitive_desc pd(desc, eng);
+    const dnnl::convolution_forward::primitive_desc pd(eng, dnnl::prop_kind::forward_inference,
+                                                       dnnl::algorithm::convolution_direct, xmd, wmd, ymd, strides,
+                                                       dilates, pl, pr);
     const dnnl::convolution_forward prim(pd);
     memory xm(xmd, eng, const_cast<In *>(x)), wm(wmd, eng, const_cast<In *>(w)), ym(ymd, eng, y);
     dnnl::stream s(eng);
@@ -927,15 +927,14 @@ bool pool_onednn(const PoolGeom &g, dnnl::algorithm alg, int64_t n, int64_t c, c
       pl.push_back(g.pad[a]);
       pr.push_back((g.out[a] - 1) * g.stride[a] + (g.k[a] - 1) * g.dil[a] + 1 - g.in[a] - g.pad[a]);
     }
-    const dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, alg, xbd, ybd, strides, kernel,
-                                              dilation, pl, pr);
-    const dnnl::pooling_v2_forward::primitive_desc pd(desc, eng);
+    const dnnl::pooling_forward::primitive_desc pd(eng, dnnl::prop_kind::forward_inference, alg, xbd, ybd, strides,
+                                                   kernel, dilation, pl, pr);
     float *xb = scratch<float>(kScratchB, xbd.get_size() / sizeof(float));
     float *yb = scratch<float>(kScratchC, ybd.get_size() / sizeof(float));
     memory xm(xmd, eng, const_cast<float *>(x)), ym(ymd, eng, y), xbm(xbd, eng, xb), ybm(ybd, eng, yb);
     dnnl::stream s(eng);
     dnnl::reorder(xm, xbm).execute(s, xm, xbm);
-    dnnl::pooling_v2_forward(pd).execute(s, {{DNNL_ARG_SRC, xbm}, {DNNL_ARG_DST, ybm}});
+    dnnl::pooling_forward(pd).execute(s, {{DNNL_ARG_SRC, xbm}, {DNNL_ARG_DST, ybm}});
     dnnl::reorder(ybm, ym).execute(s, ybm, ym);
     s.wait();
     return true;

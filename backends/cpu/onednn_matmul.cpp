@@ -1,10 +1,18 @@
 // onednn_matmul.cpp — the oneDNN engine and linear's f32 fast path (see onednn_matmul.hpp).
 #include "onednn_matmul.hpp"
 
+#include "cpu_kernels.hpp"
+
 #ifdef PRIMKIT_CPU_HAVE_ONEDNN
 #include <exception>
 #include <map>
 #include <tuple>
+#endif
+
+#if defined(PRIMKIT_CPU_HAVE_ONEDNN) && DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP
+// The OpenMP API function (C linkage, libgomp), declared here rather than through omp.h, which clang does not find
+// in GCC's folder; the build links libgomp, oneDNN's own runtime, by file.
+extern "C" void omp_set_num_threads(int);
 #endif
 
 namespace pk::cpu {
@@ -12,6 +20,16 @@ namespace pk::cpu {
 #ifdef PRIMKIT_CPU_HAVE_ONEDNN
 dnnl::engine &dnnl_engine() {
   static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+#if DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP
+  // oneDNN runs a primitive in an OpenMP region whose size is an ICV of the calling thread: kept at the threads an
+  // op may use, so that PRIMKIT_CPU_THREADS (and pk_cpu_set_max_threads) bound oneDNN's threads as they bound the
+  // pool's.
+  thread_local int64_t threads = 0;
+  if (const int64_t want = cpu_threads(); want != threads) {
+    omp_set_num_threads(static_cast<int>(want));
+    threads = want;
+  }
+#endif
   return engine;
 }
 
@@ -41,7 +59,7 @@ const dnnl::matmul &linear_primitive(int64_t M, int64_t K, int64_t N, int64_t w_
   const memory::desc bmd =
       with_bias ? memory::desc({1, N}, memory::data_type::f32, memory::format_tag::ab) : memory::desc();
   const memory::desc omd({M, N}, memory::data_type::f32, memory::format_tag::ab);
-  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(xmd, wmd, bmd, omd), dnnl_engine());
+  const dnnl::matmul::primitive_desc pd(dnnl_engine(), xmd, wmd, bmd, omd);
   return cache.emplace(key, dnnl::matmul(pd)).first->second;
 }
 

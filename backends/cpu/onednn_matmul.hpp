@@ -10,7 +10,8 @@
 namespace pk::cpu {
 
 #ifdef PRIMKIT_CPU_HAVE_ONEDNN
-// One CPU engine per process, created on first use (thread-safe static initialization).
+// One CPU engine per process, created on first use (thread-safe static initialization). Every oneDNN call goes
+// through it, and it bounds the calling thread's OpenMP threads (oneDNN's) by the worker pool's size.
 dnnl::engine &dnnl_engine();
 #endif
 
