@@ -162,7 +162,7 @@ class ComplexEmitter {
   Value *cexp_dd(DD wr, DD wi);                      // (f64, f64) pair vector
   Value *cpow128(Value *a, Value *x);
   // pow's exact path where b log a is huge (a, x: finite (f64, f64) pairs, a != 0): Re(b log a) and the phase in
-  // fixed point (BigNumEmitter, emit_complex.cpp), then cexp_dd.
+  // fixed point (BigNumEmitter, emit_complex_pow.cpp), then cexp_dd.
   Value *cpow_exact(Value *a, Value *x);
   Value *cpow_c64(Value *a, Value *x);  // c64 a^b (pair vectors): through cpow128 where |b log a| may be huge
   friend class BigNumEmitter;

@@ -1,0 +1,717 @@
+// emit_special.cpp — the emitter's special functions (see emit.cpp for the numerics): erfcx, erf_inv, ndtri,
+// lgamma, digamma, the Bessel functions, the incomplete gamma functions and Hurwitz zeta, with the double-double
+// arithmetic they carry their cancelling steps in.
+#include "emit_internal.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "primkit/special_constants.hpp"
+
+namespace pk::codegen::detail {
+
+// ------------------------------------------------------------------------------------- special functions
+
+Emitter::DD Emitter::dd_two_sum(Value *a, Value *b) {
+  DD r;
+  two_sum(a, b, r.hi, r.lo);
+  return r;
+}
+Emitter::DD Emitter::dd_add(DD a, DD b) {
+  DD s = dd_two_sum(a.hi, b.hi), t = dd_two_sum(a.lo, b.lo), r;
+  fast_two_sum(s.hi, b_.CreateFAdd(s.lo, t.hi), s.hi, s.lo);
+  fast_two_sum(s.hi, b_.CreateFAdd(s.lo, t.lo), r.hi, r.lo);
+  return r;
+}
+Emitter::DD Emitter::dd_add_d(DD a, Value *b) {
+  DD s = dd_two_sum(a.hi, b), r;
+  fast_two_sum(s.hi, b_.CreateFAdd(s.lo, a.lo), r.hi, r.lo);
+  return r;
+}
+Emitter::DD Emitter::dd_mul(DD a, DD b) {
+  Value *p = b_.CreateFMul(a.hi, b.hi);
+  Value *e = b_.CreateFAdd(fma(a.hi, b.hi, b_.CreateFNeg(p)),
+                           b_.CreateFAdd(b_.CreateFMul(a.hi, b.lo), b_.CreateFMul(a.lo, b.hi)));
+  DD r;
+  fast_two_sum(p, e, r.hi, r.lo);
+  return r;
+}
+Emitter::DD Emitter::dd_mul_d(DD a, Value *b) {
+  Value *p = b_.CreateFMul(a.hi, b);
+  DD r;
+  fast_two_sum(p, b_.CreateFAdd(fma(a.hi, b, b_.CreateFNeg(p)), b_.CreateFMul(a.lo, b)), r.hi, r.lo);
+  return r;
+}
+// Long division with two correction steps: about 2^-104 relative.
+Emitter::DD Emitter::dd_div(DD a, DD b) {
+  Value *q1 = b_.CreateFDiv(a.hi, b.hi);
+  DD r = dd_add(a, dd_mul_d({b_.CreateFNeg(b.hi), b_.CreateFNeg(b.lo)}, q1));
+  Value *q2 = b_.CreateFDiv(r.hi, b.hi);
+  DD r2 = dd_add(r, dd_mul_d({b_.CreateFNeg(b.hi), b_.CreateFNeg(b.lo)}, q2));
+  DD q;
+  fast_two_sum(q1, q2, q.hi, q.lo);
+  return dd_add_d(q, b_.CreateFDiv(r2.hi, b.hi));
+}
+// log(hi + lo) = log(hi) + lo / hi (the next term is below 2^-104); log_dd is good to about 2^-64 relative.
+Emitter::DD Emitter::dd_log(DD x) {
+  DD r;
+  r.hi = log_dd(x.hi, r.lo);
+  return dd_add_d(r, b_.CreateFDiv(x.lo, x.hi));
+}
+
+// erfcx(x) = exp(x^2) erfc(x). x >= 1/2: erfc's own tables and continued fraction (which need no exp). |x| < 1/2:
+// exp(x^2) (1 - erf(x)), x^2 carried in double-double into the exp. x <= -1/2: 2 exp(x^2) - erfcx(-x), no
+// cancellation (the first term is at least 2.5, the second below 0.62); it overflows where the function does.
+Value *Emitter::erfcx_d(Value *x) {
+  const double inf = HUGE_VAL;
+  Value *a = intr(llvm::Intrinsic::fabs, {x});
+  Value *small = b_.CreateFCmpOLE(a, f64c(0.5));
+  Value *ab = b_.CreateSelect(small, f64c(1.0), a);
+  Value *big = erfcx_pos(ab);
+  auto exp_sq = [&](Value *v) {  // exp(v^2) with the square's rounding error folded in
+    Value *v2 = b_.CreateFMul(v, v);
+    Value *v2l = fma(v, v, b_.CreateFNeg(v2));
+    Value *E = exp_d(v2);
+    return b_.CreateSelect(b_.CreateFCmpOEQ(E, f64c(inf)), E, fma(E, v2l, E));
+  };
+  Value *xs = b_.CreateSelect(small, x, f64c(0.0));
+  Value *near = b_.CreateFMul(exp_sq(xs), b_.CreateFSub(f64c(1.0), erf_small(xs)));
+  Value *neg = b_.CreateFSub(b_.CreateFMul(exp_sq(ab), f64c(2.0)), big);
+  Value *res = b_.CreateSelect(small, near, b_.CreateSelect(b_.CreateFCmpOGT(x, f64c(0.0)), big, neg));
+  return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, res);
+}
+
+// Giles' single-precision erf_inv start for w = -log((1 - y)(1 + y)) < 5, times y.
+static const std::vector<double> kGilesSmall = {1.50140941,     0.246640727,    -0.00417768164,
+                                                -0.00125372503, 0.00021858087,  -4.39150654e-06,
+                                                -3.5233877e-06, 3.43273939e-07, 2.81022636e-08};
+
+// erf_inv(y) for 0 <= y <= 1/2 (so x <= 0.477 < 1/2, erf_small's range): Giles' start (about 1e-7 relative),
+// then Newton steps on erf, each squaring the relative error; three reach the rounding of the last step.
+Value *Emitter::erf_inv_small(Value *y) {
+  Value *w = b_.CreateFNeg(log_d(b_.CreateFMul(b_.CreateFSub(f64c(1.0), y), b_.CreateFAdd(f64c(1.0), y))));
+  Value *x0 = b_.CreateFMul(horner(b_.CreateFSub(w, f64c(2.5)), kGilesSmall), y);
+  return loop_n(i64c(3), {x0}, [&](Value *, const std::vector<Value *> &a) {
+    Value *x = a[0];
+    Value *f = b_.CreateFSub(erf_small(x), y);
+    Value *d = b_.CreateFMul(f64c(1.1283791670955126), exp_d(b_.CreateFNeg(b_.CreateFMul(x, x))));
+    return std::vector<Value *>{b_.CreateFSub(x, b_.CreateFDiv(f, d))};
+  })[0];
+}
+
+// erfc_inv(q) for 0 < q <= 1/2 (x >= 0.476), relative in the whole tail down to subnormal q: Newton on
+// log erfc(x) = log erfcx(x) - x^2, whose derivative is -2 / (sqrt(pi) erfcx(x)); neither side underflows.
+// Start: Giles' formula where it was fitted (w < 5), else the asymptotic x^2 = L - log(sqrt(pi L)), L = -log q
+// (within 1 %); five steps converge from either.
+Value *Emitter::erfc_inv(Value *q) {
+  Value *w = b_.CreateFNeg(log_d(b_.CreateFMul(q, b_.CreateFSub(f64c(2.0), q))));
+  Value *giles = b_.CreateFMul(horner(b_.CreateFSub(w, f64c(2.5)), kGilesSmall), b_.CreateFSub(f64c(1.0), q));
+  Value *lq_lo;
+  Value *lq = log_dd(q, lq_lo);
+  Value *L = b_.CreateFNeg(lq);
+  Value *asym = intr(llvm::Intrinsic::sqrt,
+                     {b_.CreateFSub(b_.CreateFSub(L, b_.CreateFMul(f64c(0.5), log_d(L))), f64c(0.5723649429247001))});
+  Value *x0 = b_.CreateSelect(b_.CreateFCmpOLT(w, f64c(5.0)), giles, asym);
+  return loop_n(i64c(5), {x0}, [&](Value *, const std::vector<Value *> &a) {
+    Value *x = a[0];
+    Value *e = erfcx_d(x);
+    Value *x2 = b_.CreateFMul(x, x);
+    Value *x2l = fma(x, x, b_.CreateFNeg(x2));
+    // f = log erfc(x) - log q, the two large terms (x^2 and log q) cancelling first.
+    Value *f = b_.CreateFAdd(b_.CreateFSub(b_.CreateFNeg(x2), lq), log_d(e));
+    f = b_.CreateFSub(b_.CreateFSub(f, x2l), lq_lo);
+    return std::vector<Value *>{fma(b_.CreateFMul(f, f64c(0.88622692545275801)), e, x)};  // sqrt(pi) / 2
+  })[0];
+}
+
+// erf_inv: Newton on erf up to 1/2, on log erfc above (1 - |y| is exact there).
+Value *Emitter::erf_inv_d(Value *y) {
+  const double inf = HUGE_VAL, nan = std::numeric_limits<double>::quiet_NaN();
+  Value *ay = intr(llvm::Intrinsic::fabs, {y});
+  Value *small = b_.CreateFCmpOLE(ay, f64c(0.5));
+  Value *xs = erf_inv_small(b_.CreateSelect(small, ay, f64c(0.25)));
+  Value *qb = b_.CreateSelect(b_.CreateAnd(b_.CreateNot(small), b_.CreateFCmpOLT(ay, f64c(1.0))),
+                              b_.CreateFSub(f64c(1.0), ay), f64c(0.25));
+  Value *xb = erfc_inv(qb);
+  Value *r = b_.CreateSelect(small, xs, xb);
+  r = b_.CreateSelect(b_.CreateFCmpOEQ(ay, f64c(1.0)), f64c(inf), r);
+  r = intr(llvm::Intrinsic::copysign, {r, y});
+  r = b_.CreateSelect(b_.CreateFCmpOEQ(y, f64c(0.0)), y, r);
+  return b_.CreateSelect(b_.CreateFCmpUGT(ay, f64c(1.0)), f64c(nan), r);  // NaN and |y| > 1
+}
+
+// ndtri(p) = -sqrt(2) erfc_inv(2 p) on the lower half (2 p exact), mirrored for p > 1/2 (1 - p exact); for p in
+// [1/4, 3/4] it is sqrt(2) erf_inv(2 p - 1), which keeps the relative precision near 1/2.
+Value *Emitter::ndtri_d(Value *p) {
+  const double inf = HUGE_VAL, nan = std::numeric_limits<double>::quiet_NaN();
+  Value *lower = b_.CreateFCmpOLT(p, f64c(0.5));
+  Value *pl = b_.CreateSelect(lower, p, b_.CreateFSub(f64c(1.0), p));
+  Value *mid = b_.CreateFCmpOGE(pl, f64c(0.25));
+  Value *xm = erf_inv_small(b_.CreateSelect(mid, b_.CreateFSub(f64c(1.0), b_.CreateFMul(pl, f64c(2.0))), f64c(0.25)));
+  Value *q = b_.CreateFMul(pl, f64c(2.0));
+  Value *xt = erfc_inv(b_.CreateSelect(b_.CreateAnd(b_.CreateNot(mid), b_.CreateFCmpOGT(q, f64c(0.0))), q, f64c(0.25)));
+  Value *x = b_.CreateSelect(mid, xm, xt);
+  Value *r = fma(x, f64c(0x1.6a09e667f3bcdp+0), b_.CreateFMul(x, f64c(-0x1.bdd3413b26456p-54)));  // x sqrt(2)
+  r = b_.CreateSelect(lower, b_.CreateFNeg(r), r);
+  r = b_.CreateSelect(b_.CreateFCmpOEQ(p, f64c(0.5)), f64c(0.0), r);
+  r = b_.CreateSelect(b_.CreateFCmpOEQ(p, f64c(0.0)), f64c(-inf), r);
+  r = b_.CreateSelect(b_.CreateFCmpOEQ(p, f64c(1.0)), f64c(inf), r);
+  return b_.CreateSelect(b_.CreateOr(b_.CreateFCmpULT(p, f64c(0.0)), b_.CreateFCmpUGT(p, f64c(1.0))), f64c(nan), r);
+}
+
+// sin(pi r) and cos(pi r) for |r| <= 1/2, pi r in double-double: the kernels directly up to 1/4, else through the
+// complement 1/2 - |r| (exact).
+void Emitter::sincos_pi(Value *r, Value *&s, Value *&c) {
+  using namespace consts;
+  Value *ar = intr(llvm::Intrinsic::fabs, {r});
+  Value *near = b_.CreateFCmpOLE(ar, f64c(0.25));
+  Value *t = b_.CreateSelect(near, ar, b_.CreateFSub(f64c(0.5), ar));
+  Value *h = b_.CreateFMul(t, f64c(kPiHi));
+  Value *l = b_.CreateFAdd(fma(t, f64c(kPiHi), b_.CreateFNeg(h)), b_.CreateFMul(t, f64c(kPiLo)));
+  DD u;
+  fast_two_sum(h, l, u.hi, u.lo);
+  Value *st = sin_kernel(u.hi, u.lo), *ct = cos_kernel(u.hi, u.lo);
+  s = intr(llvm::Intrinsic::copysign, {b_.CreateSelect(near, st, ct), r});
+  c = b_.CreateSelect(near, ct, st);
+}
+
+// ln Gamma(z), z > 0 in double-double: the recurrence up to w >= 20 (the product in double-double), then
+// Stirling's series; (w - 1/2) log w - w is written (w - 1/2)(log w - 1) - 1/2 so that nothing overflows
+// before the result does. Near the zeros at 1 and 2 the two terms cancel to an absolute error of about 1e-17.
+Emitter::DD Emitter::lgamma_pos(DD z) {
+  Value *steps = b_.CreateFPToSI(
+      intr(llvm::Intrinsic::ceil,
+           {b_.CreateSelect(b_.CreateFCmpOLT(z.hi, f64c(20.0)), b_.CreateFSub(f64c(20.0), z.hi), f64c(0.0))}),
+      i64_);
+  std::vector<Value *> pr = loop_n(steps, {f64c(1.0), f64c(0.0)}, [&](Value *k, const std::vector<Value *> &a) {
+    DD p = dd_mul({a[0], a[1]}, dd_add_d(z, b_.CreateSIToFP(k, f64_)));
+    return std::vector<Value *>{p.hi, p.lo};
+  });
+  DD w = dd_add_d(z, b_.CreateSIToFP(steps, f64_));
+  DD L = dd_log(w);
+  DD r = dd_add_d(dd_mul(dd_add_d(w, f64c(-0.5)), dd_add_d(L, f64c(-1.0))), f64c(-0.5));
+  r = dd_add(r, {f64c(0.9189385332046728), f64c(-3.8782941580672414e-17)});  // log(2 pi) / 2
+  r = dd_add(r, dd_div(dd(f64c(1.0)), dd_mul_d(w, f64c(12.0))));
+  Value *iw = b_.CreateFDiv(f64c(1.0), w.hi);
+  Value *iw2 = b_.CreateFMul(iw, iw);
+  r = dd_add_d(r, b_.CreateFMul(b_.CreateFMul(iw, iw2), horner(iw2, {-1.0 / 360, 1.0 / 1260, -1.0 / 1680, 1.0 / 1188,
+                                                                     -691.0 / 360360, 1.0 / 156, -3617.0 / 122400})));
+  DD lp = dd_log({pr[0], pr[1]});
+  return dd_add(r, {b_.CreateFNeg(lp.hi), b_.CreateFNeg(lp.lo)});
+}
+
+// ln|Gamma(x)|: lgamma_pos for 0 < x <= 1e300; below 0 the reflection log(pi / |sin(pi x)|) - ln Gamma(1 - x)
+// (sin(pi x) from the exact x - rint(x)); -log|x| below 1e-300 (the next term, -gamma x, is far below an ulp);
+// Stirling in double above 1e300 (no cancellation there). +inf at the poles (non-positive integers) and at
+// +-inf; exactly 0 at 1 and 2.
+Value *Emitter::lgamma_d(Value *x) {
+  using namespace consts;
+  const double inf = HUGE_VAL;
+  Value *ax = intr(llvm::Intrinsic::fabs, {x});
+  Value *ok = b_.CreateAnd(b_.CreateFCmpOGE(ax, f64c(1e-300)), b_.CreateFCmpOLE(ax, f64c(1e300)));
+  Value *pos = b_.CreateFCmpOGT(x, f64c(0.0));
+  DD zn = dd_two_sum(f64c(1.0), b_.CreateFNeg(x));
+  DD z{b_.CreateSelect(ok, b_.CreateSelect(pos, x, zn.hi), f64c(2.0)),
+       b_.CreateSelect(b_.CreateAnd(ok, b_.CreateNot(pos)), zn.lo, f64c(0.0))};
+  DD P = lgamma_pos(z);
+  Value *lg = b_.CreateFAdd(P.hi, P.lo);
+  Value *r = b_.CreateFSub(x, intr(llvm::Intrinsic::rint, {x}));
+  Value *s, *c;
+  sincos_pi(b_.CreateSelect(ok, r, f64c(0.25)), s, c);
+  Value *refl = b_.CreateFSub(log_d(b_.CreateFDiv(f64c(kPiHi), intr(llvm::Intrinsic::fabs, {s}))), lg);
+  Value *res = b_.CreateSelect(pos, lg, refl);
+  Value *L = log_d(ax);
+  Value *stirling = b_.CreateFSub(b_.CreateFMul(ax, b_.CreateFSub(L, f64c(1.0))), b_.CreateFMul(L, f64c(0.5)));
+  res = b_.CreateSelect(b_.CreateFCmpOGT(x, f64c(1e300)), stirling, res);
+  res = b_.CreateSelect(b_.CreateFCmpOLT(ax, f64c(1e-300)), b_.CreateFNeg(L), res);
+  Value *pole = b_.CreateAnd(b_.CreateFCmpOLE(x, f64c(0.0)), b_.CreateFCmpOEQ(r, f64c(0.0)));
+  res = b_.CreateSelect(b_.CreateOr(pole, b_.CreateFCmpOEQ(ax, f64c(inf))), f64c(inf), res);
+  res = b_.CreateSelect(b_.CreateOr(b_.CreateFCmpOEQ(x, f64c(1.0)), b_.CreateFCmpOEQ(x, f64c(2.0))), f64c(0.0), res);
+  return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, res);
+}
+
+// Digamma (the OpenCL backend's algorithm): every x in [-128, 10) moves by whole steps into [2, 3), where a
+// Taylor series at c = x0 + 1 (x0 the positive root; coefficients psi^(k)(c) / k! as hi/lo pairs) converges by a
+// factor < 0.22 a term; the steps' reciprocals and the series are summed in double-double, so the cancellation
+// near the roots costs nothing. Above 10 the asymptotic series, below -128 the reflection formula, in double.
+Value *Emitter::digamma_d(Value *x) {
+  using namespace consts;
+  const double *const kTaylor = pk::kit::special::kDigammaTaylorAtRootPlusOne;
+  std::vector<uint64_t> words(72);
+  std::memcpy(words.data(), kTaylor, 72 * sizeof(double));
+  Value *tbl = table("pk_psi_taylor", words);
+  const double inf = HUGE_VAL, nan = std::numeric_limits<double>::quiet_NaN();
+  auto asym = [&](Value *v) {
+    Value *z = b_.CreateFDiv(f64c(1.0), b_.CreateFMul(v, v));
+    Value *series =
+        b_.CreateFMul(z, horner(z, {1.0 / 12, -1.0 / 120, 1.0 / 252, -1.0 / 240, 1.0 / 132, -691.0 / 32760, 1.0 / 12}));
+    return b_.CreateFSub(b_.CreateFSub(log_d(v), b_.CreateFDiv(f64c(0.5), v)), series);
+  };
+  Value *mid = b_.CreateAnd(b_.CreateFCmpOGE(x, f64c(-128.0)), b_.CreateFCmpOLT(x, f64c(10.0)));
+  Value *xm = b_.CreateSelect(mid, x, f64c(2.5));
+  Value *ge3 = b_.CreateFCmpOGE(xm, f64c(3.0)), *lt2 = b_.CreateFCmpOLT(xm, f64c(2.0));
+  Value *n =
+      b_.CreateSelect(ge3, b_.CreateFSub(intr(llvm::Intrinsic::floor, {xm}), f64c(2.0)),
+                      b_.CreateSelect(lt2, intr(llvm::Intrinsic::ceil, {b_.CreateFSub(f64c(2.0), xm)}), f64c(0.0)));
+  Value *base = b_.CreateSelect(ge3, b_.CreateFSub(xm, n), xm);  // exact: x - k for whole k below x
+  DD zt = dd_two_sum(xm, n);
+  DD z{b_.CreateSelect(lt2, zt.hi, base), b_.CreateSelect(lt2, zt.lo, f64c(0.0))};
+  std::vector<Value *> sum =
+      loop_n(b_.CreateFPToSI(n, i64_), {f64c(0.0), f64c(0.0)}, [&](Value *k, const std::vector<Value *> &a) {
+        DD t = dd_add({a[0], a[1]}, dd_div(dd(f64c(1.0)), dd_two_sum(base, b_.CreateSIToFP(k, f64_))));
+        return std::vector<Value *>{t.hi, t.lo};
+      });
+  DD dx = dd_add(z, {f64c(-pk::kit::special::kDigammaRootPlusOneHi), f64c(-pk::kit::special::kDigammaRootPlusOneLo)});
+  auto coef = [&](Value *i) { return b_.CreateLoad(f64_, b_.CreateGEP(f64_, tbl, i)); };
+  std::vector<Value *> ps =
+      loop_n(i64c(35), {f64c(kTaylor[70]), f64c(kTaylor[71])}, [&](Value *c, const std::vector<Value *> &a) {
+        Value *k2 = b_.CreateMul(b_.CreateSub(i64c(34), c), i64c(2));
+        DD t = dd_add(dd_mul({a[0], a[1]}, dx), {coef(k2), coef(b_.CreateAdd(k2, i64c(1)))});
+        return std::vector<Value *>{t.hi, t.lo};
+      });
+  Value *sh = b_.CreateSelect(ge3, sum[0], b_.CreateFNeg(sum[0]));
+  Value *sl = b_.CreateSelect(ge3, sum[1], b_.CreateFNeg(sum[1]));
+  DD m = dd_add({ps[0], ps[1]}, {sh, sl});
+  Value *res = b_.CreateFAdd(m.hi, m.lo);
+  res = b_.CreateSelect(b_.CreateFCmpOGE(x, f64c(10.0)), asym(b_.CreateSelect(mid, f64c(10.0), x)), res);
+  // Below -128: psi(1 - x) - pi cot(pi r), r = x - rint(x) exact, 1 - x exact (larger |x| are integers). Near
+  // each negative root the two terms (about log|x|) cancel, so both are carried in double-double: log(1 - x) from
+  // log_dd, and pi cot(pi r) = 1/r - r sum_k 2 zeta(2k) r^(2k-2), 32 terms for |r| <= 1/2 (below 2^-64 there).
+  Value *xf = b_.CreateSelect(b_.CreateFCmpOLT(x, f64c(-128.0)), x, f64c(-128.5));
+  Value *rf = b_.CreateFSub(xf, intr(llvm::Intrinsic::rint, {xf}));
+  rf = b_.CreateSelect(b_.CreateFCmpOEQ(rf, f64c(0.0)), f64c(0.5), rf);
+  constexpr int kZeta = 32;
+  std::vector<uint64_t> zw(2 * kZeta);
+  std::memcpy(zw.data(), pk::kit::special::kTwoZetaEven, sizeof pk::kit::special::kTwoZetaEven);
+  Value *ztbl = table("pk_two_zeta_even", zw);
+  DD t;
+  t.hi = b_.CreateFMul(rf, rf);
+  t.lo = fma(rf, rf, b_.CreateFNeg(t.hi));
+  auto zc = [&](Value *i) { return b_.CreateLoad(f64_, b_.CreateGEP(f64_, ztbl, i)); };
+  std::vector<Value *> zs = loop_n(i64c(kZeta), {f64c(0.0), f64c(0.0)}, [&](Value *c, const std::vector<Value *> &a) {
+    Value *k2 = b_.CreateMul(b_.CreateSub(i64c(kZeta - 1), c), i64c(2));
+    DD v = dd_add(dd_mul({a[0], a[1]}, t), {zc(k2), zc(b_.CreateAdd(k2, i64c(1)))});
+    return std::vector<Value *>{v.hi, v.lo};
+  });
+  DD cot = dd_add(dd_div(dd(f64c(1.0)), dd(rf)), dd_mul_d({b_.CreateFNeg(zs[0]), b_.CreateFNeg(zs[1])}, rf));
+  Value *vf = b_.CreateFSub(f64c(1.0), xf);
+  DD lv;
+  lv.hi = log_dd(vf, lv.lo);
+  DD fd = dd_add(lv, {b_.CreateFNeg(cot.hi), b_.CreateFNeg(cot.lo)});
+  Value *zf = b_.CreateFDiv(f64c(1.0), b_.CreateFMul(vf, vf));
+  // 1/(2v) ~ 4e-3 in double-double too: its double rounding alone is 1e-6 of psi at the double nearest a root.
+  const DD half_inv = dd_div(dd(f64c(0.5)), dd(vf));
+  fd = dd_add(fd, {b_.CreateFNeg(half_inv.hi), b_.CreateFNeg(half_inv.lo)});
+  // 1/(12 v^2) likewise; the later terms (below 1e-11 here) in double, through B_14 (the first omitted one is below
+  // 1e-30 from v = 129 on).
+  DD v2;
+  v2.hi = b_.CreateFMul(vf, vf);
+  v2.lo = fma(vf, vf, b_.CreateFNeg(v2.hi));
+  const DD twelfth = dd_div(dd(f64c(1.0)), dd_mul_d(v2, f64c(12.0)));
+  fd = dd_add(fd, {b_.CreateFNeg(twelfth.hi), b_.CreateFNeg(twelfth.lo)});
+  Value *small_terms = b_.CreateFMul(
+      b_.CreateFMul(zf, zf), horner(zf, {-1.0 / 120, 1.0 / 252, -1.0 / 240, 1.0 / 132, -691.0 / 32760, 1.0 / 12}));
+  fd = dd_add_d(fd, b_.CreateFNeg(small_terms));
+  Value *far = b_.CreateFAdd(fd.hi, fd.lo);
+  res = b_.CreateSelect(b_.CreateFCmpOLT(x, f64c(-128.0)), far, res);
+  res = b_.CreateSelect(b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {x}), f64c(1e-300)), b_.CreateFDiv(f64c(-1.0), x),
+                        res);  // -1/x - gamma: the constant is below an ulp
+  Value *negint = b_.CreateAnd(b_.CreateFCmpOLT(x, f64c(0.0)), b_.CreateFCmpOEQ(intr(llvm::Intrinsic::floor, {x}), x));
+  res = b_.CreateSelect(negint, f64c(nan), res);  // -inf included
+  res = b_.CreateSelect(b_.CreateFCmpOEQ(x, f64c(inf)), x, res);
+  return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, res);
+}
+
+// Modified Bessel functions of the first kind, order 0 and 1, scaled by exp(-|x|) when `scaled` (the OpenCL
+// backend's algorithm): below 20 the power series (positive terms) in double-double, above the asymptotic
+// expansion, also in double-double up to the one exp; beyond 709 exp(x) is applied as two halves so that the
+// result overflows only where it is out of range itself. Each branch runs on an argument clamped to its own
+// range, so both converge and a select picks the result.
+Value *Emitter::bessel_i_d(int order, Value *xd, bool scaled) {
+  Value *x = intr(llvm::Intrinsic::fabs, {xd});
+  Value *small = b_.CreateFCmpOLT(x, f64c(20.0));
+  Value *xs = b_.CreateSelect(small, x, f64c(0.0)), *xl = b_.CreateSelect(small, f64c(20.0), x);
+  // Series: sum_k (x^2/4)^k / (k! (k + order)!) times (x/2)^order.
+  DD q = dd_mul_d(dd_two_sum(b_.CreateFMul(xs, xs), fma(xs, xs, b_.CreateFNeg(b_.CreateFMul(xs, xs)))), f64c(0.25));
+  DD term0 = dd(order == 0 ? f64c(1.0) : b_.CreateFMul(xs, f64c(0.5)));
+  std::vector<Value *> ser =
+      loop_until(i64c(199), {term0.hi, term0.lo, term0.hi, term0.lo}, [&](Value *c, const std::vector<Value *> &a) {
+        Value *k = b_.CreateSIToFP(b_.CreateAdd(c, i64c(1)), f64_);
+        DD term = dd_div(dd_mul({a[0], a[1]}, q), dd(b_.CreateFMul(k, b_.CreateFAdd(k, f64c(order)))));
+        DD sum = dd_add({a[2], a[3]}, term);
+        return std::vector<Value *>{term.hi, term.lo, sum.hi, sum.lo,
+                                    b_.CreateFCmpOLT(term.hi, b_.CreateFMul(sum.hi, f64c(1e-18)))};
+      });
+  Value *series = scaled ? b_.CreateFMul(ser[2], exp_d(b_.CreateFNeg(xs))) : ser[2];
+  // Asymptotic: e^x / sqrt(2 pi x) sum_k (-1)^k prod_j (mu - (2j - 1)^2) / (k! (8x)^k).
+  const double mu = 4.0 * order * order;
+  std::vector<Value *> as =
+      loop_until(i64c(59), {f64c(1.0), f64c(1.0), f64c(0.0)}, [&](Value *c, const std::vector<Value *> &a) {
+        Value *k = b_.CreateSIToFP(b_.CreateAdd(c, i64c(1)), f64_);
+        Value *odd = b_.CreateFSub(b_.CreateFMul(k, f64c(2.0)), f64c(1.0));
+        Value *ratio = b_.CreateFDiv(b_.CreateFNeg(b_.CreateFSub(f64c(mu), b_.CreateFMul(odd, odd))),
+                                     b_.CreateFMul(b_.CreateFMul(k, f64c(8.0)), xl));
+        Value *term = b_.CreateFMul(a[0], ratio);
+        DD sum = dd_add_d({a[1], a[2]}, term);
+        Value *stop = b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {term}),
+                                       b_.CreateFMul(f64c(1e-18), intr(llvm::Intrinsic::fabs, {sum.hi})));
+        return std::vector<Value *>{term, sum.hi, sum.lo, stop};
+      });
+  Value *sq = intr(llvm::Intrinsic::sqrt, {xl});
+  DD root;
+  fast_two_sum(sq, b_.CreateFDiv(fma(b_.CreateFNeg(sq), sq, xl), b_.CreateFMul(sq, f64c(2.0))), root.hi, root.lo);
+  Value *pre = dd_div(dd_mul({as[1], as[2]}, {f64c(0.3989422804014327), f64c(-2.49232720227773e-17)}), root).hi;
+  Value *large = pre;
+  if (!scaled) {
+    Value *h = exp_d(b_.CreateFMul(xl, f64c(0.5)));
+    large = b_.CreateSelect(b_.CreateFCmpOLT(xl, f64c(709.0)), b_.CreateFMul(pre, exp_d(xl)),
+                            b_.CreateFMul(b_.CreateFMul(h, pre), h));
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  large = b_.CreateSelect(b_.CreateFCmpOEQ(xl, f64c(inf)), f64c(scaled ? 0.0 : inf), large);
+  Value *r = b_.CreateSelect(small, series, large);
+  if (order == 1) r = b_.CreateSelect(b_.CreateFCmpOLT(xd, f64c(0.0)), b_.CreateFNeg(r), r);
+  return b_.CreateSelect(b_.CreateFCmpUNO(xd, xd), xd, r);
+}
+
+// Bessel functions of the first kind, order 0 and 1 (the OpenCL backend's algorithm; absolute error near the
+// zeros): below 20 the alternating power series in double-double (its terms reach ~e^x / x before cancelling to
+// O(1)); above, Hankel's expansion up to its smallest term with sin and cos of x itself (Payne-Hanek reduced).
+Value *Emitter::bessel_j_d(int order, Value *xd) {
+  Value *x = intr(llvm::Intrinsic::fabs, {xd});
+  Value *small = b_.CreateFCmpOLT(x, f64c(20.0));
+  Value *xs = b_.CreateSelect(small, x, f64c(0.0)), *xl = b_.CreateSelect(small, f64c(20.0), x);
+  DD q = dd_mul_d(dd_two_sum(b_.CreateFMul(xs, xs), fma(xs, xs, b_.CreateFNeg(b_.CreateFMul(xs, xs)))), f64c(0.25));
+  DD term0 = dd(order == 0 ? f64c(1.0) : b_.CreateFMul(xs, f64c(0.5)));
+  std::vector<Value *> ser =
+      loop_until(i64c(79), {term0.hi, term0.lo, term0.hi, term0.lo}, [&](Value *c, const std::vector<Value *> &a) {
+        Value *k = b_.CreateSIToFP(b_.CreateAdd(c, i64c(1)), f64_);
+        DD term = dd_div(dd_mul({a[0], a[1]}, q), dd(b_.CreateFNeg(b_.CreateFMul(k, b_.CreateFAdd(k, f64c(order))))));
+        DD sum = dd_add({a[2], a[3]}, term);
+        Value *at = intr(llvm::Intrinsic::fabs, {term.hi});
+        Value *stop =
+            b_.CreateOr(b_.CreateFCmpOLT(at, f64c(1e-33)),
+                        b_.CreateFCmpOLT(at, b_.CreateFMul(intr(llvm::Intrinsic::fabs, {sum.hi}), f64c(1e-33))));
+        return std::vector<Value *>{term.hi, term.lo, sum.hi, sum.lo, stop};
+      });
+  Value *series = b_.CreateFAdd(ser[2], ser[3]);
+  // Hankel: P and Q from the terms t_k = t_(k-1) (mu - (2k - 1)^2) / (8 k x), by k mod 4: +Q, -P, -Q, +P; stop
+  // before the first term that does not decrease.
+  const double mu = 4.0 * order * order;
+  Value *z8 = b_.CreateFMul(xl, f64c(8.0));
+  std::vector<Value *> h =
+      loop_until(i64c(79), {f64c(1.0), f64c(0.0), f64c(1.0)}, [&](Value *c, const std::vector<Value *> &a) {
+        Value *kk = b_.CreateAdd(c, i64c(1));
+        Value *k = b_.CreateSIToFP(kk, f64_);
+        Value *odd = b_.CreateFSub(b_.CreateFMul(k, f64c(2.0)), f64c(1.0));
+        Value *next =
+            b_.CreateFDiv(b_.CreateFMul(a[2], b_.CreateFSub(f64c(mu), b_.CreateFMul(odd, odd))), b_.CreateFMul(k, z8));
+        Value *grows = b_.CreateFCmpOGE(intr(llvm::Intrinsic::fabs, {next}), intr(llvm::Intrinsic::fabs, {a[2]}));
+        Value *m = b_.CreateAnd(kk, i64c(3));
+        Value *p = b_.CreateSelect(b_.CreateICmpEQ(m, i64c(2)), b_.CreateFSub(a[0], next),
+                                   b_.CreateSelect(b_.CreateICmpEQ(m, i64c(0)), b_.CreateFAdd(a[0], next), a[0]));
+        Value *qq = b_.CreateSelect(b_.CreateICmpEQ(m, i64c(1)), b_.CreateFAdd(a[1], next),
+                                    b_.CreateSelect(b_.CreateICmpEQ(m, i64c(3)), b_.CreateFSub(a[1], next), a[1]));
+        Value *stop = b_.CreateOr(grows, b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {next}), f64c(1e-17)));
+        return std::vector<Value *>{b_.CreateSelect(grows, a[0], p), b_.CreateSelect(grows, a[1], qq),
+                                    b_.CreateSelect(grows, a[2], next), stop};
+      });
+  Value *sn = trig_d(xl, PK_OP_SIN), *cs = trig_d(xl, PK_OP_COS);
+  Value *amp = b_.CreateFDiv(f64c(0.56418958354775628695), intr(llvm::Intrinsic::sqrt, {xl}));
+  Value *v =
+      order == 0
+          ? b_.CreateFSub(b_.CreateFMul(h[0], b_.CreateFAdd(cs, sn)), b_.CreateFMul(h[1], b_.CreateFSub(sn, cs)))
+          : b_.CreateFAdd(b_.CreateFMul(h[0], b_.CreateFSub(sn, cs)), b_.CreateFMul(h[1], b_.CreateFAdd(sn, cs)));
+  Value *large = b_.CreateFMul(amp, v);
+  large = b_.CreateSelect(b_.CreateFCmpOEQ(xl, f64c(std::numeric_limits<double>::infinity())), f64c(0.0), large);
+  Value *r = b_.CreateSelect(small, series, large);
+  if (order == 1) r = b_.CreateSelect(b_.CreateFCmpOLT(xd, f64c(0.0)), b_.CreateFNeg(r), r);
+  return b_.CreateSelect(b_.CreateFCmpUNO(xd, xd), xd, r);
+}
+
+// sin(x) / x: 1 at 0, 0 at the infinities.
+Value *Emitter::spherical_j0_d(Value *x) {
+  Value *r = b_.CreateFDiv(trig_d(x, PK_OP_SIN), x);
+  r = b_.CreateSelect(b_.CreateFCmpOEQ(intr(llvm::Intrinsic::fabs, {x}), f64c(std::numeric_limits<double>::infinity())),
+                      f64c(0.0), r);
+  return b_.CreateSelect(b_.CreateFCmpOEQ(x, f64c(0.0)), f64c(1.0), r);
+}
+
+Value *Emitter::if_else(Value *cond, const std::function<Value *()> &then_fn, const std::function<Value *()> &else_fn) {
+  llvm::Function *f = b_.GetInsertBlock()->getParent();
+  auto *then_bb = llvm::BasicBlock::Create(ctx_, "then", f), *else_bb = llvm::BasicBlock::Create(ctx_, "else", f);
+  auto *join = llvm::BasicBlock::Create(ctx_, "join", f);
+  b_.CreateCondBr(cond, then_bb, else_bb);
+  b_.SetInsertPoint(then_bb);
+  Value *t = then_fn();
+  auto *then_end = b_.GetInsertBlock();
+  b_.CreateBr(join);
+  b_.SetInsertPoint(else_bb);
+  Value *e = else_fn();
+  auto *else_end = b_.GetInsertBlock();
+  b_.CreateBr(join);
+  b_.SetInsertPoint(join);
+  auto *phi = b_.CreatePHI(t->getType(), 2);
+  phi->addIncoming(t, then_end);
+  phi->addIncoming(e, else_end);
+  return phi;
+}
+
+// Regularized incomplete gamma P(a, x) and Q(a, x), the OpenCL backend's algorithm (after the CPU backend's
+// choice of branches): the power series of P and Legendre's continued fraction of Q, each where it converges;
+// the prefactor x^a e^-x / Gamma(a) through its logarithm in double-double (a log x and ln Gamma(a) are each
+// hundreds where the result is O(1)); series and fraction in double-double; Q for a < 1 where 1 - P would
+// cancel by Gautschi's form.
+
+// x^a e^-x / Gamma(a + plus1); plus1 keeps tiny a off the subnormal range.
+Value *Emitter::igam_prefactor(Value *a, Value *x, bool plus1) {
+  // Far out of range (the double-double would meet inf - inf): the sign of a rough exponent decides.
+  Value *ap = plus1 ? b_.CreateFAdd(a, f64c(1.0)) : a;
+  Value *rough = b_.CreateFSub(b_.CreateFSub(b_.CreateFMul(a, log_d(x)), x), lgamma_d(ap));
+  Value *stirling = b_.CreateFMul(a, b_.CreateFAdd(b_.CreateFSub(log_d(x), log_d(a)), f64c(1.0)));
+  rough = b_.CreateSelect(b_.CreateFCmpUNO(rough, rough), stirling, rough);
+  DD g = lgamma_pos(plus1 ? dd_two_sum(a, f64c(1.0)) : dd(a));
+  Value *llo = nullptr;
+  Value *lhi = log_dd(x, llo);
+  DD e = dd_add(dd_add_d(dd_mul_d({lhi, llo}, a), b_.CreateFNeg(x)), {b_.CreateFNeg(g.hi), b_.CreateFNeg(g.lo)});
+  Value *r = b_.CreateFMul(exp_d(e.hi), b_.CreateFAdd(f64c(1.0), e.lo));
+  r = b_.CreateSelect(b_.CreateFCmpOLT(rough, f64c(-800.0)), f64c(0.0), r);
+  return b_.CreateSelect(b_.CreateFCmpOGT(rough, f64c(800.0)), f64c(std::numeric_limits<double>::infinity()), r);
+}
+
+Value *Emitter::igam_series(Value *a, Value *x) {
+  Value *pre = igam_prefactor(a, x, true);
+  std::vector<Value *> s = loop_until(
+      i64c(10000), {a, f64c(0.0), f64c(1.0), f64c(0.0), f64c(1.0), f64c(0.0)},
+      [&](Value *, const std::vector<Value *> &v) {
+        DD r = dd_add_d({v[0], v[1]}, f64c(1.0));
+        DD c = dd_mul_d(dd_div({v[2], v[3]}, r), x);
+        DD ans = dd_add({v[4], v[5]}, c);
+        return std::vector<Value *>{
+            r.hi, r.lo, c.hi, c.lo, ans.hi, ans.lo, b_.CreateFCmpOLE(c.hi, b_.CreateFMul(ans.hi, f64c(1e-18)))};
+      });
+  return b_.CreateSelect(b_.CreateFCmpOEQ(pre, f64c(0.0)), f64c(0.0), b_.CreateFMul(s[4], pre));
+}
+
+// Legendre's continued fraction by the modified Lentz method, in double-double (in double its ~30+ rounded steps
+// drift by tens of ulps).
+Value *Emitter::igamc_fraction(Value *a, Value *x) {
+  Value *pre = igam_prefactor(a, x, false);
+  const double tiny = 1e-300;
+  auto floor_tiny = [&](DD v) {
+    Value *small = b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {v.hi}), f64c(tiny));
+    return DD{b_.CreateSelect(small, f64c(tiny), v.hi), b_.CreateSelect(small, f64c(0.0), v.lo)};
+  };
+  DD b0 = dd_add_d(dd_two_sum(f64c(1.0), b_.CreateFNeg(a)), x);
+  DD d0 = dd_div(dd(f64c(1.0)), b0);
+  std::vector<Value *> s = loop_until(
+      i64c(9999), {b0.hi, b0.lo, f64c(1.0 / tiny), f64c(0.0), d0.hi, d0.lo, d0.hi, d0.lo},
+      [&](Value *c, const std::vector<Value *> &v) {
+        Value *nn = b_.CreateSIToFP(b_.CreateAdd(c, i64c(1)), f64_);
+        DD an = dd_mul_d(dd_two_sum(nn, b_.CreateFNeg(a)), b_.CreateFNeg(nn));
+        DD bb = dd_add_d({v[0], v[1]}, f64c(2.0));
+        DD d = floor_tiny(dd_add(dd_mul(an, {v[4], v[5]}), bb));
+        DD cc = floor_tiny(dd_add(bb, dd_div(an, {v[2], v[3]})));
+        d = dd_div(dd(f64c(1.0)), d);
+        DD delta = dd_mul(d, cc);
+        DD h = dd_mul({v[6], v[7]}, delta);
+        Value *conv = b_.CreateFCmpOLT(
+            intr(llvm::Intrinsic::fabs, {b_.CreateFAdd(b_.CreateFSub(delta.hi, f64c(1.0)), delta.lo)}), f64c(1e-20));
+        return std::vector<Value *>{bb.hi, bb.lo, cc.hi, cc.lo, d.hi, d.lo, h.hi, h.lo, conv};
+      });
+  return b_.CreateSelect(b_.CreateFCmpOEQ(pre, f64c(0.0)), f64c(0.0), b_.CreateFMul(s[6], pre));
+}
+
+// Q(a, x) for a < 1 and x <= 1 or x <= a (Gautschi): Q = -expm1(v) - a e^v S with v = a ln x - ln Gamma(1 + a),
+// S = sum_{n>=1} (-x)^n / (n! (a + n)); the two terms cancel up to ~4x, so v, S and their product carry
+// double-double. ln Gamma(1 + a) for |a| <= 0.05 from its zeta series (special_constants.hpp).
+Value *Emitter::igamc_small_a(Value *a, Value *x) {
+  namespace sp = pk::kit::special;
+  Value *sum = f64c(0.0), *power = b_.CreateFNeg(a);
+  for (int k = 2; k <= 13; ++k) {
+    power = b_.CreateFMul(power, b_.CreateFNeg(a));
+    sum = b_.CreateFAdd(sum, b_.CreateFDiv(b_.CreateFMul(f64c(sp::kZetaAtIntegers2To13[k - 2]), power), f64c(k)));
+  }
+  DD series_lg = dd_add_d(dd_mul_d({f64c(sp::kEulerGammaHi), f64c(sp::kEulerGammaLo)}, b_.CreateFNeg(a)), sum);
+  Value *tiny_a = b_.CreateFCmpOLE(intr(llvm::Intrinsic::fabs, {a}), f64c(0.05));
+  // lgamma_pos of 1 + a is only needed (and well-conditioned) above 0.05; the select keeps its argument sane.
+  DD rec_lg = lgamma_pos(dd_two_sum(f64c(1.0), b_.CreateSelect(tiny_a, f64c(0.5), a)));
+  DD lg{b_.CreateSelect(tiny_a, series_lg.hi, rec_lg.hi), b_.CreateSelect(tiny_a, series_lg.lo, rec_lg.lo)};
+  Value *llo = nullptr;
+  Value *lhi = log_dd(x, llo);
+  DD v = dd_add(dd_mul_d({lhi, llo}, a), {b_.CreateFNeg(lg.hi), b_.CreateFNeg(lg.lo)});
+  Value *em1 = b_.CreateFAdd(expm1_d(v.hi), b_.CreateFMul(exp_d(v.hi), v.lo));
+  std::vector<Value *> s =
+      loop_until(i64c(199), {f64c(1.0), f64c(0.0), f64c(0.0), f64c(0.0)}, [&](Value *c, const std::vector<Value *> &w) {
+        Value *nn = b_.CreateSIToFP(b_.CreateAdd(c, i64c(1)), f64_);
+        DD term = dd_div(dd_mul_d({w[0], w[1]}, b_.CreateFNeg(x)), dd(nn));
+        DD t = dd_div(term, dd_two_sum(a, nn));
+        DD series = dd_add({w[2], w[3]}, t);
+        Value *stop = b_.CreateFCmpOLE(intr(llvm::Intrinsic::fabs, {t.hi}),
+                                       b_.CreateFMul(f64c(1e-20), intr(llvm::Intrinsic::fabs, {series.hi})));
+        return std::vector<Value *>{term.hi, term.lo, series.hi, series.lo, stop};
+      });
+  DD f = dd_mul(dd_mul_d({s[2], s[3]}, a), dd_two_sum(f64c(1.0), em1));
+  return dd_add_d({b_.CreateFNeg(f.hi), b_.CreateFNeg(f.lo)}, b_.CreateFNeg(em1)).hi;
+}
+
+Value *Emitter::igamma_any(Value *a, Value *x, bool upper) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  // The special cases first; the branches then see finite a, x > 0 (and a, x replaced by 1 elsewhere).
+  Value *bad =
+      b_.CreateOr(b_.CreateOr(b_.CreateFCmpUNO(a, x), b_.CreateFCmpOLT(a, f64c(0.0))), b_.CreateFCmpOLT(x, f64c(0.0)));
+  Value *x0 = b_.CreateFCmpOEQ(x, f64c(0.0)), *a0 = b_.CreateFCmpOEQ(a, f64c(0.0));
+  Value *ainf = b_.CreateFCmpOEQ(a, f64c(inf)), *xinf = b_.CreateFCmpOEQ(x, f64c(inf));
+  Value *special = b_.CreateOr(b_.CreateOr(bad, b_.CreateOr(x0, a0)), b_.CreateOr(ainf, xinf));
+  Value *sa = b_.CreateSelect(special, f64c(1.0), a), *sx = b_.CreateSelect(special, f64c(1.0), x);
+  Value *frac = b_.CreateAnd(b_.CreateFCmpOGT(sx, f64c(1.0)), b_.CreateFCmpOGT(sx, sa));
+  Value *r = if_else(
+      frac,
+      [&]() {
+        Value *q = igamc_fraction(sa, sx);
+        return upper ? q : b_.CreateFSub(f64c(1.0), q);
+      },
+      [&]() -> Value * {
+        if (!upper) return igam_series(sa, sx);
+        return if_else(
+            b_.CreateFCmpOLT(sa, f64c(1.0)), [&]() { return igamc_small_a(sa, sx); },
+            [&]() { return b_.CreateFSub(f64c(1.0), igam_series(sa, sx)); });
+      });
+  Value *lo = f64c(upper ? 1.0 : 0.0), *hi = f64c(upper ? 0.0 : 1.0);
+  r = b_.CreateSelect(xinf, hi, r);
+  r = b_.CreateSelect(ainf, b_.CreateSelect(xinf, f64c(nan), lo), r);
+  r = b_.CreateSelect(a0, hi, r);
+  r = b_.CreateSelect(x0, lo, r);
+  return b_.CreateSelect(bad, f64c(nan), r);
+}
+
+// Hurwitz zeta(s, q) = sum_k (k + q)^-s for s > 1 (the OpenCL backend's algorithm): direct terms, then
+// Euler-Maclaurin with the Bernoulli numbers (special_constants.hpp). The direct terms are summed in
+// double-double; for q < 0 (s is then an integer) terms of both signs cancel, so there they are exact integer
+// powers in double-double too, where those stay in range.
+Emitter::DD Emitter::zeta_term(Value *q, Value *k, Value *s, Value *exact) {
+  DD b = dd_two_sum(q, k);
+  Value *plain = pow_d(b_.CreateFAdd(q, k), b_.CreateFNeg(s));
+  Value *far = b_.CreateFCmpOGT(
+      intr(llvm::Intrinsic::fabs, {b_.CreateFMul(s, log2_d(intr(llvm::Intrinsic::fabs, {b.hi})))}), f64c(900.0));
+  Value *use_power = b_.CreateAnd(exact, b_.CreateNot(far));
+  // b^s by squaring (s <= 2^20: at most 21 steps), only where it is used (the exponent is 0 elsewhere).
+  Value *e0 = b_.CreateSelect(use_power, b_.CreateFPToUI(s, i64_), i64c(0));
+  std::vector<Value *> pw =
+      loop_until(i64c(64), {e0, f64c(1.0), f64c(0.0), b.hi, b.lo}, [&](Value *, const std::vector<Value *> &v) {
+        Value *odd = b_.CreateICmpEQ(b_.CreateAnd(v[0], i64c(1)), i64c(1));
+        DD r = dd_mul({v[1], v[2]}, {v[3], v[4]});
+        DD p = dd_mul({v[3], v[4]}, {v[3], v[4]});
+        Value *e = b_.CreateLShr(v[0], 1);
+        return std::vector<Value *>{e,    b_.CreateSelect(odd, r.hi, v[1]), b_.CreateSelect(odd, r.lo, v[2]), p.hi,
+                                    p.lo, b_.CreateICmpEQ(e, i64c(0))};
+      });
+  DD inv = dd_div(dd(f64c(1.0)), {pw[1], pw[2]});
+  return {b_.CreateSelect(use_power, inv.hi, b_.CreateSelect(exact, pow_d(b.hi, b_.CreateFNeg(s)), plain)),
+          b_.CreateSelect(use_power, inv.lo, f64c(0.0))};
+}
+
+// sum_{k >= k0} (q + k)^-s for q + k0 > 0: direct terms (zeta_term forms each base q + k exactly, in double-double
+// where `exact`) until the ninth and q + k > 9, then Euler-Maclaurin.
+Emitter::DD Emitter::zeta_sum(Value *ss, Value *qq, Value *exact, Value *k0) {
+  namespace sp = pk::kit::special;
+  const double inf = std::numeric_limits<double>::infinity();
+  DD t0 = zeta_term(qq, k0, ss, exact);
+  // Direct terms until the ninth and q + i > 9; a term below 1e-18 of the sum ends it early (done).
+  std::vector<Value *> d = loop_until(
+      i64c(std::numeric_limits<int64_t>::max()), {t0.hi, t0.lo, b_.CreateFAdd(qq, k0), f64c(0.0), b_.getFalse()},
+      [&](Value *c, const std::vector<Value *> &v) {
+        Value *n = b_.CreateSIToFP(b_.CreateAdd(c, i64c(1)), f64_);
+        Value *i = b_.CreateFAdd(k0, n);
+        Value *a = b_.CreateFAdd(qq, i);
+        DD t = zeta_term(qq, i, ss, exact);
+        auto finite = [&](Value *x) { return b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {x}), f64c(inf)); };
+        DD added = dd_add({v[0], v[1]}, t);
+        Value *both = b_.CreateAnd(finite(t.hi), finite(v[0]));
+        DD sum{b_.CreateSelect(both, added.hi, b_.CreateFAdd(v[0], t.hi)), b_.CreateSelect(both, added.lo, f64c(0.0))};
+        // The terms only shrink: one that underflows ends the sum (the tail would meet inf * 0).
+        Value *done =
+            b_.CreateOr(b_.CreateFCmpOEQ(t.hi, f64c(0.0)),
+                        b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {b_.CreateFDiv(t.hi, sum.hi)}), f64c(1e-18)));
+        Value *more = b_.CreateOr(b_.CreateFCmpOLT(n, f64c(9.0)), b_.CreateFCmpOLE(a, f64c(9.0)));
+        return std::vector<Value *>{sum.hi, sum.lo, a, t.hi, done, b_.CreateOr(done, b_.CreateNot(more))};
+      });
+  DD sum{d[0], d[1]};
+  Value *w = d[2], *b = d[3];
+  Value *tail =
+      b_.CreateFSub(b_.CreateFDiv(b_.CreateFMul(b, w), b_.CreateFSub(ss, f64c(1.0))), b_.CreateFMul(b, f64c(0.5)));
+  Value *fac = f64c(1.0), *k = f64c(0.0), *stopped = b_.getFalse();
+  for (int j = 0; j < 12; ++j) {
+    // Unrolled; after convergence the terms stop being added (as the OpenCL loop breaks).
+    fac = b_.CreateFMul(fac, b_.CreateFAdd(ss, k));
+    b = b_.CreateFDiv(b, w);
+    Value *t = b_.CreateFDiv(b_.CreateFMul(fac, b), f64c(sp::kZetaEulerMaclaurin[j]));
+    Value *nt = b_.CreateFAdd(tail, t);
+    tail = b_.CreateSelect(stopped, tail, nt);
+    stopped = b_.CreateOr(
+        stopped,
+        b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {b_.CreateFDiv(t, b_.CreateFAdd(sum.hi, nt))}), f64c(1e-18)));
+    k = b_.CreateFAdd(k, f64c(1.0));
+    fac = b_.CreateFMul(fac, b_.CreateFAdd(ss, k));
+    b = b_.CreateFDiv(b, w);
+    k = b_.CreateFAdd(k, f64c(1.0));
+  }
+  DD with_tail = dd_add_d(sum, tail);
+  Value *use_tail =
+      b_.CreateAnd(b_.CreateNot(d[4]), b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {sum.hi}), f64c(inf)));
+  return {b_.CreateSelect(use_tail, with_tail.hi, sum.hi), b_.CreateSelect(use_tail, with_tail.lo, sum.lo)};
+}
+
+Value *Emitter::zeta_d(Value *s, Value *q) {
+  namespace sp = pk::kit::special;
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  Value *special_result = f64c(nan);
+  // The special cases, in the order the OpenCL backend tests them (the first that applies wins).
+  struct Case {
+    Value *when, *value;
+  };
+  Value *sinf = b_.CreateFCmpOEQ(s, f64c(inf)), *qinf = b_.CreateFCmpOEQ(intr(llvm::Intrinsic::fabs, {q}), f64c(inf));
+  Value *qint = b_.CreateFCmpOEQ(q, intr(llvm::Intrinsic::floor, {q}));
+  Value *sint = b_.CreateFCmpOEQ(s, intr(llvm::Intrinsic::floor, {s}));
+  const Case cases[] = {
+      {b_.CreateFCmpUNO(s, q), f64c(nan)},
+      {b_.CreateFCmpOEQ(s, f64c(1.0)), f64c(inf)},
+      {b_.CreateFCmpOLT(s, f64c(1.0)), f64c(nan)},
+      {sinf, b_.CreateSelect(b_.CreateFCmpOGT(q, f64c(1.0)), f64c(0.0),
+                             b_.CreateSelect(b_.CreateFCmpOEQ(q, f64c(1.0)), f64c(1.0), f64c(inf)))},
+      {qinf, b_.CreateSelect(b_.CreateFCmpOGT(q, f64c(0.0)), f64c(0.0), f64c(inf))},
+      {b_.CreateAnd(b_.CreateFCmpOLE(q, f64c(0.0)), qint), f64c(inf)},
+      {b_.CreateAnd(b_.CreateFCmpOLE(q, f64c(0.0)), b_.CreateNot(sint)), f64c(nan)},
+  };
+  Value *none = b_.getTrue();
+  for (auto it = std::rbegin(cases); it != std::rend(cases); ++it)
+    special_result = b_.CreateSelect(it->when, it->value, special_result);
+  for (const Case &c : cases) none = b_.CreateAnd(none, b_.CreateNot(c.when));
+  Value *is_special = b_.CreateNot(none);
+  // The branches below see s = 2, q = 1 for special inputs.
+  Value *ss = b_.CreateSelect(is_special, f64c(2.0), s), *qq = b_.CreateSelect(is_special, f64c(1.0), q);
+  // q < 0 (s an integer): the terms over negative bases, k < m = ceil(-q), are (-1)^s (f + j)^-s for j < m with
+  // f = -(q + (m - 1)) in (0, 1) (exact: |q + (m - 1)| <= |q| is a multiple of q's ulp), i.e.
+  // (-1)^s [zeta(s, f) - zeta(s, f + m)]; the terms from k = m on keep their exact bases. Bounded work however
+  // negative q is (stepping one unit at a time from q = -9.35e13 ran for weeks), as the OpenCL backend does.
+  Value *neg = b_.CreateFCmpOLT(qq, f64c(0.0));
+  Value *exact = b_.CreateAnd(neg, b_.CreateFCmpOLE(ss, f64c(1048576.0)));
+  Value *m = b_.CreateSelect(neg, intr(llvm::Intrinsic::ceil, {b_.CreateFNeg(qq)}), f64c(0.0));
+  Value *f = b_.CreateSelect(neg, b_.CreateFNeg(b_.CreateFAdd(qq, b_.CreateFSub(m, f64c(1.0)))), f64c(1.0));
+  DD zp = zeta_sum(ss, qq, exact, m);
+  DD zf = zeta_sum(ss, f, exact, f64c(0.0));
+  DD zfm = zeta_sum(ss, b_.CreateFAdd(f, m), b_.getFalse(), f64c(0.0));
+  Value *sign = b_.CreateSelect(
+      b_.CreateFCmpOEQ(intr(llvm::Intrinsic::floor, {b_.CreateFMul(ss, f64c(0.5))}), b_.CreateFMul(ss, f64c(0.5))),
+      f64c(1.0), f64c(-1.0));
+  auto finite = [&](Value *x) { return b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {x}), f64c(inf)); };
+  DD negative = dd_add(zf, {b_.CreateFNeg(zfm.hi), b_.CreateFNeg(zfm.lo)});
+  DD total = dd_add({b_.CreateFMul(sign, negative.hi), b_.CreateFMul(sign, negative.lo)}, zp);
+  Value *plain = b_.CreateFAdd(b_.CreateFMul(sign, b_.CreateFSub(zf.hi, zfm.hi)), zp.hi);
+  Value *rneg = b_.CreateSelect(b_.CreateAnd(finite(zf.hi), finite(zp.hi)), total.hi, plain);
+  Value *r = b_.CreateSelect(neg, rneg, zp.hi);
+  return b_.CreateSelect(is_special, special_result, r);
+}
+
+}  // namespace pk::codegen::detail
