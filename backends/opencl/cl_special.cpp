@@ -1,5 +1,5 @@
 // cl_special.cpp — OpenCL C sources of the special functions (see cl_special.hpp). The algorithms follow the CPU
-// backend's (backends/cpu/kernels_elementwise.cpp); where that one leans on long double, these use double-double
+// backend's (backends/cpu/elementwise_special.cpp); where that one leans on long double, these use double-double
 // (fma-based exact products and sums) or a formulation without the cancellation.
 #include "cl_special.hpp"
 

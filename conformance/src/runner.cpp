@@ -452,6 +452,326 @@ pk_status run_fused_decomposition(pk_device_t device, pk_stream_t stream, const 
   return st;
 }
 
+namespace {
+
+// What check_pair keeps across the cases of one pair.
+struct PairRun {
+  pk_device_t device;
+  const OpInfo &op;
+  bool fused;
+  const std::function<void(const std::string &)> &on_case;
+  const std::function<void(bool)> &on_backend;
+  pk_device_props props;
+  PairResult &r;
+  std::string not_supported_reason{}, no_reference_reason{};
+  uint32_t cases_with_elements = 0;  // run cases with a non-empty output
+  bool quality = false;
+  std::unique_ptr<Stream> stream{};
+};
+
+// The device side of one case. Members are destroyed in reverse order: the views before the buffers they were
+// uploaded to.
+struct CaseBuffers {
+  std::vector<Buffer> in_bufs, out_bufs;
+  std::vector<pk_tensor> ins, outs;
+  std::vector<detail::OutputView> views;
+  CaseBuffers(size_t inputs, size_t outputs)
+      : in_bufs(inputs), out_bufs(outputs), ins(inputs), outs(outputs), views(outputs) {}
+};
+
+// Device buffers: inputs hold the case's whole storage (gaps and offsets included), outputs are contiguous.
+pk_status upload_inputs(pk_device_t device, pk_stream_t stream, const Case &c, CaseBuffers &b) {
+  pk_status st = PK_OK;
+  for (size_t i = 0; i < c.inputs.size() && st == PK_OK; ++i) {
+    const HostTensor &t = c.inputs[i];
+    st = pk_buffer_create(device, std::max<uint64_t>(t.storage.size(), 1), &b.in_bufs[i].handle);
+    if (st == PK_OK && !t.storage.empty())
+      st = pk_copy_host_to_buffer(stream, b.in_bufs[i].handle, 0, t.storage.data(), t.storage.size());
+    if (st == PK_OK)
+      st = pk_buffer_tensor(b.in_bufs[i].handle, meta::dtype_desc(t.dtype), static_cast<int32_t>(t.shape.size()),
+                            t.shape.data(), t.strides.empty() ? nullptr : t.strides.data(), t.byte_offset, &b.ins[i]);
+    if (st == PK_OK) b.ins[i].storage_bytes = t.storage.size();
+  }
+  return st;
+}
+
+// Outputs: poisoned storage with guard regions around the view (an output left unwritten shows up as
+// garbage, a write outside the view as a changed guard byte), in the case's output layout.
+pk_status upload_outputs(pk_device_t device, pk_stream_t stream, const Case &c,
+                         const std::vector<oracle::OutputValue> &expected, CaseBuffers &b) {
+  pk_status st = PK_OK;
+  for (size_t o = 0; o < expected.size() && st == PK_OK; ++o) {
+    b.views[o] = detail::plan_output(c.output_layout, expected[o].dtype, expected[o].shape);
+    const uint64_t bytes = b.views[o].storage.size();
+    st = pk_buffer_create(device, bytes, &b.out_bufs[o].handle);
+    if (st == PK_OK) st = pk_copy_host_to_buffer(stream, b.out_bufs[o].handle, 0, b.views[o].storage.data(), bytes);
+    if (st == PK_OK)
+      st = pk_buffer_tensor(b.out_bufs[o].handle, meta::dtype_desc(expected[o].dtype),
+                            static_cast<int32_t>(expected[o].shape.size()), expected[o].shape.data(),
+                            b.views[o].strides.empty() ? nullptr : b.views[o].strides.data(), b.views[o].byte_offset,
+                            &b.outs[o]);
+    if (st == PK_OK) b.outs[o].storage_bytes = bytes;
+  }
+  return st;
+}
+
+// The exact launch (shapes and strides) through the capability query: a declined layout is reported as
+// not supported instead of a failure, and a backend that accepts must then run it. True if it declines.
+bool query_declines(PairRun &p, const CaseBuffers &b, const void *attrs, const std::string &cid) {
+  pk_op_query q;
+  PK_STRUCT_INIT(q);
+  q.op_id = p.op.id;
+  q.num_inputs = static_cast<uint32_t>(b.ins.size());
+  q.inputs = b.ins.data();
+  q.num_outputs = static_cast<uint32_t>(b.outs.size());
+  q.outputs = b.outs.data();
+  q.attrs = attrs;
+  pk_op_support sup;
+  PK_STRUCT_INIT(sup);
+  if (pk_device_query_op(p.device, &q, &sup) == PK_OK && !sup.supported) {
+    ++p.r.cases_not_supported;
+    if (p.not_supported_reason.empty()) p.not_supported_reason = cid + ": " + sup.reason;
+    return true;
+  }
+  return false;
+}
+
+// Launches the case (or its fused decomposition) and waits for it. False when the case ends there: declined,
+// failed (counted in p.r) or not supported.
+bool launch_case(PairRun &p, const Case &c, CaseBuffers &b, const void *attrs, const std::string &cid) {
+  PairResult &r = p.r;
+  std::unique_ptr<Stream> &stream = p.stream;
+  pk_status st = PK_OK;
+  if (p.fused) {
+    uint32_t kernels = 0;
+    std::string why;
+    st = run_fused_decomposition(p.device, stream->handle, p.op, b.ins, b.outs, attrs, &kernels, why);
+    if (st == PK_UNIMPLEMENTED) {
+      ++r.cases_not_supported;
+      if (p.not_supported_reason.empty()) p.not_supported_reason = cid + ": " + why;
+      return false;
+    }
+  } else {
+    st = pk_launch(stream->handle, p.op.id, b.ins.data(), static_cast<uint32_t>(b.ins.size()), b.outs.data(),
+                   static_cast<uint32_t>(b.outs.size()), attrs);
+  }
+  if (st == PK_OK) st = pk_stream_synchronize(stream->handle);
+  if (st == PK_ERROR_FALLBACK_FORBIDDEN || st == PK_UNIMPLEMENTED) {
+    std::string msg = last_error();
+    if (r.primitive && st == PK_UNIMPLEMENTED) {
+      // The query said yes and the launch said no: the backend contradicts itself.
+      ++r.cases_failed;
+      if (r.message.empty()) r.message = cid + ": the capability query accepts the launch, op_launch declines: " + msg;
+    } else {
+      ++r.cases_not_supported;
+      if (p.not_supported_reason.empty()) p.not_supported_reason = cid + ": " + msg;
+    }
+    stream = std::make_unique<Stream>(p.device);
+    return false;
+  }
+  if (st != PK_OK) {
+    ++r.cases_failed;
+    if (r.message.empty()) r.message = cid + ": launch failed: " + pk_status_name(st) + ": " + last_error();
+    if (r.worst_case.empty()) {
+      r.worst_case = cid;
+      r.worst_inputs = detail::describe_inputs(c);
+    }
+    stream = std::make_unique<Stream>(p.device);
+    return false;
+  }
+  return true;
+}
+
+// Copies the outputs' whole storage (guard regions included) back into raw, and the inputs back to compare them
+// with what was uploaded.
+pk_status read_back(pk_stream_t stream, const Case &c, const CaseBuffers &b, std::vector<std::vector<uint8_t>> &raw,
+                    bool &input_modified) {
+  pk_status st = PK_OK;
+  for (size_t o = 0; o < raw.size() && st == PK_OK; ++o) {
+    raw[o].resize(b.views[o].storage.size());
+    st = pk_copy_buffer_to_host(stream, raw[o].data(), b.out_bufs[o].handle, 0, raw[o].size());
+  }
+  // Inputs must come back unchanged (a kernel writing into an input is a bug the outputs may not show).
+  input_modified = false;
+  for (size_t i = 0; i < c.inputs.size() && st == PK_OK; ++i) {
+    const HostTensor &t = c.inputs[i];
+    std::vector<uint8_t> back(t.storage.size());
+    if (!back.empty()) st = pk_copy_buffer_to_host(stream, back.data(), b.in_bufs[i].handle, 0, back.size());
+    if (st == PK_OK) st = pk_stream_synchronize(stream);
+    if (st == PK_OK && back != t.storage) input_modified = true;
+  }
+  if (st == PK_OK) st = pk_stream_synchronize(stream);
+  return st;
+}
+
+// Compares each output with its reference (or the alternative one) under the op's check, into p.r's histogram,
+// worst element and message. True if an output has failed elements.
+bool compare_outputs(PairRun &p, const Case &c, const std::vector<oracle::OutputValue> &expected,
+                     const std::vector<std::vector<uint8_t>> &actual,
+                     const std::vector<oracle::OutputValue> &alternative, bool have_alternative, const void *attrs,
+                     const std::string &cid) {
+  PairResult &r = p.r;
+  const OpInfo &op = p.op;
+  bool case_failed = false;
+  for (size_t o = 0; o < expected.size(); ++o) {
+    detail::Tolerance tol;
+    tol.check = classify(op, expected[o].dtype);
+    tol.float_policy = p.props.float_policy;
+    tol.complex_zero_sign_free = has_name(op, {"div", "reciprocal"}) && meta::is_complex(expected[o].dtype);
+    if (r.check.empty() || o == 0) {
+      r.check = check_name(tol.check.check);
+      if (tol.check.fail_limit > 0) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, " %g", tol.check.fail_limit);
+        r.check += buf;
+      }
+    }
+    if (tol.check.check == Check::composite_bound) {
+      tol.sensitivity = detail::composite_sensitivity(op, c.inputs, attrs, o, expected[o]);
+      tol.absolute = detail::composite_absolute(op, c.inputs, expected[o]);
+    }
+    if (tol.check.check == Check::reduction) {
+      tol.reduction_length = reduction_length(op, c, expected[0]);
+      tol.magnitude = magnitudes(op, c, expected[o], o, tol.reduction_length);
+      tol.nonfinite_terms_any = has_name(op, {"fft_c2c", "fft_r2c", "fft_c2r"}) ||
+                                (has_name(op, {"prod", "cumprod"}) && meta::is_complex(expected[o].dtype));
+      if (has_name(op, {"prod", "cumprod"})) {
+        std::vector<oracle::OutputValue> outs;
+        if (oracle::evaluate(op.id, detail::magnitude_inputs(c.inputs, true), attrs, outs).ok() && o < outs.size())
+          for (const oracle::Wide &w : outs[o].wide) tol.overflow_scale.push_back(std::fabs(w.re) + std::fabs(w.im));
+      }
+    }
+    detail::OutputComparison cmp = detail::compare_output(
+        expected[o], actual[o], tol, have_alternative && o < alternative.size() ? &alternative[o] : nullptr);
+    for (int b = 0; b < 5; ++b) r.histogram.bucket[b] += cmp.histogram.bucket[b];
+    p.quality = p.quality || cmp.quality_warning;
+    r.max_ulp = std::max(r.max_ulp, cmp.max_ulp);
+    const bool worse = cmp.worst_index >= 0 && (cmp.worst_ratio > r.worst_ratio || r.worst_index < 0) &&
+                       (cmp.failed_elements > 0 || r.cases_failed == 0);
+    if (worse) {
+      r.worst_ratio = cmp.worst_ratio;
+      r.worst_case = cid;
+      r.worst_inputs = detail::describe_inputs(c);
+      r.worst_index = cmp.worst_index;
+      r.worst_detail = worst_text(c, expected[o], actual[o], o, cmp.worst_index);
+    }
+    if (cmp.failed_elements > 0) {
+      case_failed = true;
+      if (r.message.empty() || r.message.find("elements differ") != std::string::npos) {
+        if (worse || r.message.empty())
+          r.message = cid + ": " + std::to_string(cmp.failed_elements) + " of " + std::to_string(expected[o].numel()) +
+                      " elements differ (" + c.note + ")";
+      }
+    }
+  }
+  return case_failed;
+}
+
+// One case of a pair: its reference, the launch on the backend and the comparison, counted into p.r.
+void run_case(PairRun &p, const Case &c) {
+  PairResult &r = p.r;
+  const OpInfo &op = p.op;
+  std::unique_ptr<Stream> &stream = p.stream;
+  const std::string cid = (p.fused ? "fused:" : "") + c.id;  // what --case takes to re-run it
+  if (p.on_case) p.on_case(cid);
+  const void *attrs = c.attrs.empty() ? nullptr : c.attrs.data();
+  std::vector<oracle::OutputValue> expected;
+  oracle::Result ev = oracle::evaluate(op.id, c.inputs, attrs, expected);
+  if (!ev.ok()) {
+    ++r.cases_no_reference;
+    if (p.no_reference_reason.empty()) p.no_reference_reason = ev.message;
+    return;
+  }
+  if (p.on_backend) p.on_backend(true);
+  CaseBuffers b(c.inputs.size(), expected.size());
+  pk_status st = upload_inputs(p.device, stream->handle, c, b);
+  // The uploads read b.views[o].storage when the stream gets to them (OpenCL copies asynchronously): every way out
+  // of this case waits for the stream before the views' memory goes. Found under ASan: a case the capability
+  // query declined left the loop with its upload still queued, and PoCL read the freed vector.
+  struct SyncOnExit {
+    std::unique_ptr<Stream> &stream;
+    ~SyncOnExit() {
+      if (stream) pk_stream_synchronize(stream->handle);
+    }
+  } sync_on_exit{stream};
+  if (st == PK_OK) st = upload_outputs(p.device, stream->handle, c, expected, b);
+  if (st != PK_OK) {
+    ++r.cases_failed;
+    if (r.message.empty()) r.message = cid + ": setting up buffers failed: " + last_error();
+    stream = std::make_unique<Stream>(p.device);
+    return;
+  }
+  if (r.primitive && query_declines(p, b, attrs, cid)) return;
+  if (!launch_case(p, c, b, attrs, cid)) return;
+  std::vector<std::vector<uint8_t>> actual(expected.size()), raw(expected.size());
+  bool input_modified = false;
+  st = read_back(stream->handle, c, b, raw, input_modified);
+  if (st != PK_OK) {
+    ++r.cases_failed;
+    if (r.message.empty()) r.message = cid + ": copying results back failed: " + last_error();
+    stream = std::make_unique<Stream>(p.device);
+    return;
+  }
+  if (p.on_backend) p.on_backend(false);
+  ++r.cases_run;
+  for (const oracle::OutputValue &e : expected) p.cases_with_elements += e.numel() > 0 ? 1 : 0;
+  if (input_modified) {
+    ++r.cases_failed;
+    if (r.message.empty()) r.message = cid + ": the backend wrote into an input tensor";
+    if (r.worst_case.empty()) {
+      r.worst_case = cid;
+      r.worst_inputs = detail::describe_inputs(c);
+    }
+  }
+  bool wrote_outside = false;
+  for (size_t o = 0; o < expected.size(); ++o) {
+    const std::string outside = detail::gather_output(b.views[o], raw[o], actual[o]);
+    if (outside.empty()) continue;
+    wrote_outside = true;
+    if (r.message.empty() || r.message.find("elements differ") != std::string::npos)
+      r.message =
+          cid + ": output " + std::to_string(o) + " (" + detail::output_layout_name(c.output_layout) + "): " + outside;
+    if (r.worst_case.empty()) r.worst_case = cid;
+  }
+  // Devices that read subnormal inputs as zero get a second reference computed on flushed inputs; composites
+  // get the program with rounded intermediates.
+  std::vector<oracle::OutputValue> alternative;
+  bool have_alternative = false;
+  if (op.tier == meta::Tier::composite) {
+    have_alternative = rounded_chain(op, c, alternative) && alternative.size() == expected.size();
+  } else if (p.props.float_policy & PK_FLOAT_FLUSH_SUBNORMAL_INPUTS) {
+    std::vector<HostTensor> in2 = c.inputs;
+    if (flush_subnormal_inputs(in2)) have_alternative = oracle::evaluate(op.id, in2, attrs, alternative).ok();
+  }
+  const bool case_failed = compare_outputs(p, c, expected, actual, alternative, have_alternative, attrs, cid);
+  if (case_failed || wrote_outside) ++r.cases_failed;
+}
+
+// The pair's status and message from its counts.
+void finish_pair(PairRun &p) {
+  PairResult &r = p.r;
+  if (r.cases_failed > 0) {
+    r.status = Status::fail;
+  } else if (r.cases_run == 0 || (p.cases_with_elements == 0 && r.cases_not_supported > 0)) {
+    // Only empty results ran (a composite's decomposition needs no launch for them) while the backend declined
+    // every case with elements: not supported, not a pass.
+    if (r.cases_not_supported > 0) {
+      r.status = Status::not_supported;
+      r.message = p.not_supported_reason;
+    } else {
+      r.status = Status::no_reference;
+      r.message =
+          r.cases == 0 ? "no valid case could be generated" : "the oracle cannot evaluate it: " + p.no_reference_reason;
+    }
+  } else {
+    r.status = p.quality ? Status::quality_warning : Status::pass;
+    if (r.cases_not_supported > 0)
+      r.message = std::to_string(r.cases_not_supported) + " cases declined: " + p.not_supported_reason;
+  }
+}
+
+}  // namespace
+
 PairResult check_pair(pk_device_t device, const OpInfo &op, int32_t dtype, Profile profile, uint64_t seed,
                       const std::string &only_case, const std::function<void(const std::string &)> &on_case,
                       const std::function<void(bool)> &on_backend, bool fused) {
@@ -470,250 +790,12 @@ PairResult check_pair(pk_device_t device, const OpInfo &op, int32_t dtype, Profi
                 cases.end());
   }
   r.cases = static_cast<uint32_t>(cases.size());
-  std::string not_supported_reason, no_reference_reason;
-  uint32_t cases_with_elements = 0;  // run cases with a non-empty output
-  bool quality = false;
-  auto stream = std::make_unique<Stream>(device);
+  PairRun p{device, op, fused, on_case, on_backend, props, r};
+  p.stream = std::make_unique<Stream>(device);
 
-  for (const Case &c : cases) {
-    const std::string cid = (fused ? "fused:" : "") + c.id;  // what --case takes to re-run it
-    if (on_case) on_case(cid);
-    const void *attrs = c.attrs.empty() ? nullptr : c.attrs.data();
-    std::vector<oracle::OutputValue> expected;
-    oracle::Result ev = oracle::evaluate(op.id, c.inputs, attrs, expected);
-    if (!ev.ok()) {
-      ++r.cases_no_reference;
-      if (no_reference_reason.empty()) no_reference_reason = ev.message;
-      continue;
-    }
-    if (on_backend) on_backend(true);
-    // Device buffers: inputs hold the case's whole storage (gaps and offsets included), outputs are contiguous.
-    std::vector<Buffer> in_bufs(c.inputs.size()), out_bufs(expected.size());
-    std::vector<pk_tensor> ins(c.inputs.size()), outs(expected.size());
-    pk_status st = PK_OK;
-    for (size_t i = 0; i < c.inputs.size() && st == PK_OK; ++i) {
-      const HostTensor &t = c.inputs[i];
-      st = pk_buffer_create(device, std::max<uint64_t>(t.storage.size(), 1), &in_bufs[i].handle);
-      if (st == PK_OK && !t.storage.empty())
-        st = pk_copy_host_to_buffer(stream->handle, in_bufs[i].handle, 0, t.storage.data(), t.storage.size());
-      if (st == PK_OK)
-        st = pk_buffer_tensor(in_bufs[i].handle, meta::dtype_desc(t.dtype), static_cast<int32_t>(t.shape.size()),
-                              t.shape.data(), t.strides.empty() ? nullptr : t.strides.data(), t.byte_offset, &ins[i]);
-      if (st == PK_OK) ins[i].storage_bytes = t.storage.size();
-    }
-    // Outputs: poisoned storage with guard regions around the view (an output left unwritten shows up as
-    // garbage, a write outside the view as a changed guard byte), in the case's output layout.
-    std::vector<detail::OutputView> views(expected.size());
-    // The uploads read views[o].storage when the stream gets to them (OpenCL copies asynchronously): every way out
-    // of this case waits for the stream before the views' memory goes. Found under ASan: a case the capability
-    // query declined left the loop with its upload still queued, and PoCL read the freed vector.
-    struct SyncOnExit {
-      std::unique_ptr<Stream> &stream;
-      ~SyncOnExit() {
-        if (stream) pk_stream_synchronize(stream->handle);
-      }
-    } sync_on_exit{stream};
-    for (size_t o = 0; o < expected.size() && st == PK_OK; ++o) {
-      views[o] = detail::plan_output(c.output_layout, expected[o].dtype, expected[o].shape);
-      const uint64_t bytes = views[o].storage.size();
-      st = pk_buffer_create(device, bytes, &out_bufs[o].handle);
-      if (st == PK_OK)
-        st = pk_copy_host_to_buffer(stream->handle, out_bufs[o].handle, 0, views[o].storage.data(), bytes);
-      if (st == PK_OK)
-        st = pk_buffer_tensor(out_bufs[o].handle, meta::dtype_desc(expected[o].dtype),
-                              static_cast<int32_t>(expected[o].shape.size()), expected[o].shape.data(),
-                              views[o].strides.empty() ? nullptr : views[o].strides.data(), views[o].byte_offset,
-                              &outs[o]);
-      if (st == PK_OK) outs[o].storage_bytes = bytes;
-    }
-    if (st != PK_OK) {
-      ++r.cases_failed;
-      if (r.message.empty()) r.message = cid + ": setting up buffers failed: " + last_error();
-      stream = std::make_unique<Stream>(device);
-      continue;
-    }
-    if (r.primitive) {
-      // The exact launch (shapes and strides) through the capability query: a declined layout is reported as
-      // not supported instead of a failure, and a backend that accepts must then run it.
-      pk_op_query q;
-      PK_STRUCT_INIT(q);
-      q.op_id = op.id;
-      q.num_inputs = static_cast<uint32_t>(ins.size());
-      q.inputs = ins.data();
-      q.num_outputs = static_cast<uint32_t>(outs.size());
-      q.outputs = outs.data();
-      q.attrs = attrs;
-      pk_op_support sup;
-      PK_STRUCT_INIT(sup);
-      if (pk_device_query_op(device, &q, &sup) == PK_OK && !sup.supported) {
-        ++r.cases_not_supported;
-        if (not_supported_reason.empty()) not_supported_reason = cid + ": " + sup.reason;
-        continue;
-      }
-    }
-    if (fused) {
-      uint32_t kernels = 0;
-      std::string why;
-      st = run_fused_decomposition(device, stream->handle, op, ins, outs, attrs, &kernels, why);
-      if (st == PK_UNIMPLEMENTED) {
-        ++r.cases_not_supported;
-        if (not_supported_reason.empty()) not_supported_reason = cid + ": " + why;
-        continue;
-      }
-    } else {
-      st = pk_launch(stream->handle, op.id, ins.data(), static_cast<uint32_t>(ins.size()), outs.data(),
-                     static_cast<uint32_t>(outs.size()), attrs);
-    }
-    if (st == PK_OK) st = pk_stream_synchronize(stream->handle);
-    if (st == PK_ERROR_FALLBACK_FORBIDDEN || st == PK_UNIMPLEMENTED) {
-      std::string msg = last_error();
-      if (r.primitive && st == PK_UNIMPLEMENTED) {
-        // The query said yes and the launch said no: the backend contradicts itself.
-        ++r.cases_failed;
-        if (r.message.empty())
-          r.message = cid + ": the capability query accepts the launch, op_launch declines: " + msg;
-      } else {
-        ++r.cases_not_supported;
-        if (not_supported_reason.empty()) not_supported_reason = cid + ": " + msg;
-      }
-      stream = std::make_unique<Stream>(device);
-      continue;
-    }
-    if (st != PK_OK) {
-      ++r.cases_failed;
-      if (r.message.empty()) r.message = cid + ": launch failed: " + pk_status_name(st) + ": " + last_error();
-      if (r.worst_case.empty()) {
-        r.worst_case = cid;
-        r.worst_inputs = detail::describe_inputs(c);
-      }
-      stream = std::make_unique<Stream>(device);
-      continue;
-    }
-    std::vector<std::vector<uint8_t>> actual(expected.size()), raw(expected.size());
-    for (size_t o = 0; o < expected.size() && st == PK_OK; ++o) {
-      raw[o].resize(views[o].storage.size());
-      st = pk_copy_buffer_to_host(stream->handle, raw[o].data(), out_bufs[o].handle, 0, raw[o].size());
-    }
-    // Inputs must come back unchanged (a kernel writing into an input is a bug the outputs may not show).
-    bool input_modified = false;
-    for (size_t i = 0; i < c.inputs.size() && st == PK_OK; ++i) {
-      const HostTensor &t = c.inputs[i];
-      std::vector<uint8_t> back(t.storage.size());
-      if (!back.empty()) st = pk_copy_buffer_to_host(stream->handle, back.data(), in_bufs[i].handle, 0, back.size());
-      if (st == PK_OK) st = pk_stream_synchronize(stream->handle);
-      if (st == PK_OK && back != t.storage) input_modified = true;
-    }
-    if (st == PK_OK) st = pk_stream_synchronize(stream->handle);
-    if (st != PK_OK) {
-      ++r.cases_failed;
-      if (r.message.empty()) r.message = cid + ": copying results back failed: " + last_error();
-      stream = std::make_unique<Stream>(device);
-      continue;
-    }
-    if (on_backend) on_backend(false);
-    ++r.cases_run;
-    for (const oracle::OutputValue &e : expected) cases_with_elements += e.numel() > 0 ? 1 : 0;
-    if (input_modified) {
-      ++r.cases_failed;
-      if (r.message.empty()) r.message = cid + ": the backend wrote into an input tensor";
-      if (r.worst_case.empty()) {
-        r.worst_case = cid;
-        r.worst_inputs = detail::describe_inputs(c);
-      }
-    }
-    bool wrote_outside = false;
-    for (size_t o = 0; o < expected.size(); ++o) {
-      const std::string outside = detail::gather_output(views[o], raw[o], actual[o]);
-      if (outside.empty()) continue;
-      wrote_outside = true;
-      if (r.message.empty() || r.message.find("elements differ") != std::string::npos)
-        r.message = cid + ": output " + std::to_string(o) + " (" + detail::output_layout_name(c.output_layout) +
-                    "): " + outside;
-      if (r.worst_case.empty()) r.worst_case = cid;
-    }
-    // Devices that read subnormal inputs as zero get a second reference computed on flushed inputs; composites
-    // get the program with rounded intermediates.
-    std::vector<oracle::OutputValue> alternative;
-    bool have_alternative = false;
-    if (op.tier == meta::Tier::composite) {
-      have_alternative = rounded_chain(op, c, alternative) && alternative.size() == expected.size();
-    } else if (props.float_policy & PK_FLOAT_FLUSH_SUBNORMAL_INPUTS) {
-      std::vector<HostTensor> in2 = c.inputs;
-      if (flush_subnormal_inputs(in2)) have_alternative = oracle::evaluate(op.id, in2, attrs, alternative).ok();
-    }
-    bool case_failed = false;
-    for (size_t o = 0; o < expected.size(); ++o) {
-      detail::Tolerance tol;
-      tol.check = classify(op, expected[o].dtype);
-      tol.float_policy = props.float_policy;
-      tol.complex_zero_sign_free = has_name(op, {"div", "reciprocal"}) && meta::is_complex(expected[o].dtype);
-      if (r.check.empty() || o == 0) {
-        r.check = check_name(tol.check.check);
-        if (tol.check.fail_limit > 0) {
-          char buf[32];
-          std::snprintf(buf, sizeof buf, " %g", tol.check.fail_limit);
-          r.check += buf;
-        }
-      }
-      if (tol.check.check == Check::composite_bound) {
-        tol.sensitivity = detail::composite_sensitivity(op, c.inputs, attrs, o, expected[o]);
-        tol.absolute = detail::composite_absolute(op, c.inputs, expected[o]);
-      }
-      if (tol.check.check == Check::reduction) {
-        tol.reduction_length = reduction_length(op, c, expected[0]);
-        tol.magnitude = magnitudes(op, c, expected[o], o, tol.reduction_length);
-        tol.nonfinite_terms_any = has_name(op, {"fft_c2c", "fft_r2c", "fft_c2r"}) ||
-                                  (has_name(op, {"prod", "cumprod"}) && meta::is_complex(expected[o].dtype));
-        if (has_name(op, {"prod", "cumprod"})) {
-          std::vector<oracle::OutputValue> outs;
-          if (oracle::evaluate(op.id, detail::magnitude_inputs(c.inputs, true), attrs, outs).ok() && o < outs.size())
-            for (const oracle::Wide &w : outs[o].wide) tol.overflow_scale.push_back(std::fabs(w.re) + std::fabs(w.im));
-        }
-      }
-      detail::OutputComparison cmp = detail::compare_output(
-          expected[o], actual[o], tol, have_alternative && o < alternative.size() ? &alternative[o] : nullptr);
-      for (int b = 0; b < 5; ++b) r.histogram.bucket[b] += cmp.histogram.bucket[b];
-      quality = quality || cmp.quality_warning;
-      r.max_ulp = std::max(r.max_ulp, cmp.max_ulp);
-      const bool worse = cmp.worst_index >= 0 && (cmp.worst_ratio > r.worst_ratio || r.worst_index < 0) &&
-                         (cmp.failed_elements > 0 || r.cases_failed == 0);
-      if (worse) {
-        r.worst_ratio = cmp.worst_ratio;
-        r.worst_case = cid;
-        r.worst_inputs = detail::describe_inputs(c);
-        r.worst_index = cmp.worst_index;
-        r.worst_detail = worst_text(c, expected[o], actual[o], o, cmp.worst_index);
-      }
-      if (cmp.failed_elements > 0) {
-        case_failed = true;
-        if (r.message.empty() || r.message.find("elements differ") != std::string::npos) {
-          if (worse || r.message.empty())
-            r.message = cid + ": " + std::to_string(cmp.failed_elements) + " of " +
-                        std::to_string(expected[o].numel()) + " elements differ (" + c.note + ")";
-        }
-      }
-    }
-    if (case_failed || wrote_outside) ++r.cases_failed;
-  }
+  for (const Case &c : cases) run_case(p, c);
 
-  if (r.cases_failed > 0) {
-    r.status = Status::fail;
-  } else if (r.cases_run == 0 || (cases_with_elements == 0 && r.cases_not_supported > 0)) {
-    // Only empty results ran (a composite's decomposition needs no launch for them) while the backend declined
-    // every case with elements: not supported, not a pass.
-    if (r.cases_not_supported > 0) {
-      r.status = Status::not_supported;
-      r.message = not_supported_reason;
-    } else {
-      r.status = Status::no_reference;
-      r.message =
-          r.cases == 0 ? "no valid case could be generated" : "the oracle cannot evaluate it: " + no_reference_reason;
-    }
-  } else {
-    r.status = quality ? Status::quality_warning : Status::pass;
-    if (r.cases_not_supported > 0)
-      r.message = std::to_string(r.cases_not_supported) + " cases declined: " + not_supported_reason;
-  }
+  finish_pair(p);
   r.seconds = now_s() - start;
   return r;
 }
@@ -912,21 +994,10 @@ void apply_expected_failures(Report &report,
   }
 }
 
-Report run(const Options &options) {
-  const double start = now_s();
-  // Which pairs (and, for --case, which case): errors here name what matched nothing.
-  detail::Selection selection = detail::select_pairs(options);
-  Options stripped = options;
-  stripped.case_id = selection.case_id;
-  const Options &opt = stripped;
-  const std::vector<Pair> &pairs = selection.pairs;
-  Report report;
-  report.profile = opt.profile == Profile::full ? "full" : "quick";
-  report.seed = opt.seed;
-  report.timeout_s = opt.timeout_s;
-  report.narrowed_by = selection.narrowed_by;
+namespace {
 
-  // Probe: load the backend once, in a child unless isolation is off.
+// Probe: load the backend once, in a child unless isolation is off.
+ProbeInfo probe_backend(const Options &opt, const std::vector<Pair> &pairs) {
   ProbeInfo probe;
   if (!opt.isolate) {
     probe_in(opt, pairs, probe);
@@ -957,6 +1028,281 @@ Report run(const Options &options) {
       throw SetupError("the probe child sent a malformed answer");
     }
   }
+  return probe;
+}
+
+// The groups of pairs a child runs (up to opt.ops_per_group ops each, in order). A pair the probe's capability
+// query declined is finished here as NOT_SUPPORTED.
+std::vector<std::vector<size_t>> group_pairs(const Options &opt, const std::vector<Pair> &pairs, const ProbeInfo &probe,
+                                             std::vector<PairResult> &results, std::vector<bool> &done,
+                                             const std::function<void(const PairResult &)> &progress) {
+  std::vector<std::vector<size_t>> groups;
+  std::vector<size_t> current;
+  const OpInfo *last_op = nullptr;
+  int ops_in_group = 0;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const Pair &p = pairs[i];
+    bool covered = i < probe.coverage.size() ? probe.coverage[i].first : true;
+    if (!covered && !p.fused && p.op->tier == meta::Tier::primitive) {
+      PairResult &r = results[i];
+      r.op = p.name();
+      r.dtype = meta::dtype_name(p.dtype);
+      r.primitive = true;
+      r.status = Status::not_supported;
+      r.message = probe.coverage[i].second;
+      done[i] = true;
+      progress(r);
+      continue;
+    }
+    if (p.op != last_op) {
+      if (ops_in_group >= std::max(1, opt.ops_per_group) && !current.empty()) {
+        groups.push_back(current);
+        current.clear();
+        ops_in_group = 0;
+      }
+      ++ops_in_group;
+      last_op = p.op;
+    }
+    current.push_back(i);
+  }
+  if (!current.empty()) groups.push_back(current);
+  return groups;
+}
+
+// Isolation off: every pair in this process.
+void run_in_process(const Options &opt, const std::vector<Pair> &pairs, const std::vector<std::vector<size_t>> &groups,
+                    std::vector<PairResult> &results, const std::function<void(const PairResult &)> &progress) {
+  Session s(opt.backend, opt.device_index);
+  if (s.device == nullptr) throw SetupError(s.error.empty() ? "no devices: " + s.no_devices : s.error);
+  for (const auto &g : groups)
+    for (size_t i : g) {
+      results[i] = check_pair(s.device, *pairs[i].op, pairs[i].dtype, opt.profile, opt.seed, opt.case_id, nullptr,
+                              nullptr, pairs[i].fused);
+      progress(results[i]);
+    }
+}
+
+// Isolation on: each group in a forked child (opt.jobs at a time) that streams its progress back (see the file
+// comment). A child that dies or hangs ends the pair it was in; the ops of its group that had not started are
+// queued again, one op per child.
+class ChildRunner {
+ public:
+  ChildRunner(const Options &opt, const std::vector<Pair> &pairs, const std::vector<std::vector<size_t>> &groups,
+              std::vector<PairResult> &results, std::vector<bool> &done,
+              const std::function<void(const PairResult &)> &progress)
+      : opt_(opt),
+        pairs_(pairs),
+        results_(results),
+        done_(done),
+        progress_(progress),
+        queue_(groups.begin(), groups.end()),
+        jobs_(std::max(1, opt.jobs)) {}
+
+  void run() {
+    while (!queue_.empty() || !running_.empty()) {
+      while (static_cast<int>(running_.size()) < jobs_ && !queue_.empty()) {
+        std::vector<size_t> g = queue_.front();
+        queue_.pop_front();
+        start_child(g);
+      }
+      std::vector<pollfd> pfds;
+      for (const Child &ch : running_) pfds.push_back({ch.fd, POLLIN, 0});
+      int pr = ::poll(pfds.data(), pfds.size(), 200);
+      if (pr < 0 && errno != EINTR) throw SetupError("poll() failed");
+      const double t = now_s();
+      for (size_t k = 0; k < running_.size(); ++k) {
+        Child &ch = running_[k];
+        bool eof = false;
+        if (pr > 0 && (pfds[k].revents & (POLLIN | POLLHUP | POLLERR))) eof = read_child(ch);
+        take_lines(ch, t);
+        if (!eof && t - ch.last_progress > opt_.timeout_s) {
+          ::kill(ch.pid, SIGKILL);
+          ch.killed_for_timeout = true;
+          eof = true;
+        }
+        if (!eof) continue;
+        end_child(ch);
+        running_.erase(running_.begin() + static_cast<long>(k));
+        pfds.erase(pfds.begin() + static_cast<long>(k));
+        --k;
+      }
+    }
+  }
+
+ private:
+  // Forks a child for group g.
+  void start_child(const std::vector<size_t> &g) {
+    std::vector<Pair> ps;
+    for (size_t i : g) ps.push_back(pairs_[i]);
+    int fds[2];
+    if (::pipe(fds) != 0) throw SetupError("pipe() failed");
+    pid_t pid = ::fork();
+    if (pid < 0) throw SetupError("fork() failed");
+    if (pid == 0) {
+      ::close(fds[0]);
+      for (const Child &other : running_) ::close(other.fd);
+      child_main(opt_, ps, fds[1]);
+    }
+    ::close(fds[1]);
+    Child ch;
+    ch.pid = pid;
+    ch.fd = fds[0];
+    ch.last_progress = now_s();
+    for (size_t i : g) ch.pairs.push_back({pairs_[i].op, static_cast<int32_t>(i), pairs_[i].fused});  // dtype: index
+    running_.push_back(std::move(ch));
+  }
+
+  // Reads what the child wrote so far; true at its end (EOF or a failed read).
+  static bool read_child(Child &ch) {
+    char buf[65536];
+    ssize_t n = ::read(ch.fd, buf, sizeof buf);
+    if (n > 0) {
+      ch.buffer.append(buf, static_cast<size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      return true;
+    }
+    return false;
+  }
+
+  // Takes the child's complete lines: pairs and cases starting, results, a setup error.
+  void take_lines(Child &ch, double t) {
+    size_t nl;
+    while ((nl = ch.buffer.find('\n')) != std::string::npos) {
+      std::string line = ch.buffer.substr(0, nl);
+      ch.buffer.erase(0, nl + 1);
+      if (line.size() < 2) continue;
+      // The clock restarts only where a pair or a case starts (B, C, R), so the timeout bounds a whole
+      // case: its reference, its launch and its comparison together, the oracle's time included.
+      if (line[0] == 'B' || line[0] == 'C' || line[0] == 'R') ch.last_progress = t;
+      if (line[0] == 'B') {
+        ch.in_pair = true;
+        ch.current_case.clear();
+      } else if (line[0] == 'C') {
+        ch.current_case = unescape(line.substr(2));
+        ch.in_oracle = true;
+      } else if (line[0] == 'L' || line[0] == 'K') {
+        ch.in_oracle = line[0] == 'K';
+      } else if (line[0] == 'R' && ch.next < ch.pairs.size()) {
+        size_t idx = static_cast<size_t>(ch.pairs[ch.next].dtype);
+        PairResult r;
+        if (decode(line.substr(2), r)) {
+          results_[idx] = r;
+        } else {
+          results_[idx].op = pairs_[idx].name();
+          results_[idx].dtype = meta::dtype_name(pairs_[idx].dtype);
+          results_[idx].status = Status::crash;
+          results_[idx].message = "the child sent a malformed result";
+        }
+        done_[idx] = true;
+        progress_(results_[idx]);
+        ++ch.next;
+        ch.in_pair = false;
+        ch.current_case.clear();
+      } else if (line[0] == 'X') {
+        ch.current_case = "";
+        ch.buffer = "X" + unescape(line.substr(2));  // keep the child's setup error for the report
+        break;
+      }
+    }
+  }
+
+  // Reaps a child that ended or was killed. If a pair was still in progress, it is a CRASH or TIMEOUT (or, when
+  // the oracle was the one running, NO_REFERENCE) and the pairs after it go back to the queue.
+  void end_child(Child &ch) {
+    int ws = 0;
+    ::waitpid(ch.pid, &ws, 0);
+    ::close(ch.fd);
+    if (ch.next < ch.pairs.size()) {
+      const size_t idx = static_cast<size_t>(ch.pairs[ch.next].dtype);
+      std::string why;
+      Status st = Status::crash;
+      if (ch.killed_for_timeout) {
+        st = Status::timeout;
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "still running after %.0f s (killed)", opt_.timeout_s);
+        why = buf;
+      } else if (!ch.buffer.empty() && ch.buffer[0] == 'X') {
+        why = "the child could not set up the backend: " + ch.buffer.substr(1);
+      } else {
+        why = "the child " + describe_exit(ws);
+      }
+      if (ch.in_oracle && ch.killed_for_timeout) {
+        // The case's time limit covers the oracle too: a reference that does not finish is a TIMEOUT of the
+        // case like any other (a problem of the run), said to be the oracle's so nobody blames the backend.
+        why = "the ORACLE (not the backend) was " + why;
+      } else if (ch.in_oracle) {
+        // The reference itself crashed: nothing of the backend was measured.
+        st = Status::no_reference;
+        why = "the ORACLE (not the backend) crashed: " + why;
+      }
+      abort_pair(ch, idx, st, why);
+      // The pairs that had not started: one op per child from now on.
+      std::vector<size_t> rest;
+      const OpInfo *op = nullptr;
+      for (size_t j = ch.next + 1; j < ch.pairs.size(); ++j) {
+        size_t i = static_cast<size_t>(ch.pairs[j].dtype);
+        if (op != nullptr && pairs_[i].op != op) {
+          queue_.push_front(rest);
+          rest.clear();
+        }
+        op = pairs_[i].op;
+        rest.push_back(i);
+      }
+      if (!rest.empty()) queue_.push_front(rest);
+    }
+  }
+
+  // The inputs of a case that crashed or hung, regenerated here (a case depends only on profile, seed and id)
+  // since the child died before it could say.
+  std::string inputs_of_case(const Pair &p, const std::string &cid) const {
+    const std::string id = cid.compare(0, 6, "fused:") == 0 ? cid.substr(6) : cid;
+    if (id.empty()) return "";
+    for (const Case &c : generate_cases(*p.op, p.dtype, opt_.profile, opt_.seed))
+      if (c.id == id) return detail::describe_inputs(c);
+    return "";
+  }
+
+  // A pair ended by its child dying or hanging.
+  void abort_pair(Child &ch, size_t idx, Status st, const std::string &why) {
+    PairResult &r = results_[idx];
+    r.op = pairs_[idx].name();
+    r.dtype = meta::dtype_name(pairs_[idx].dtype);
+    r.primitive = !pairs_[idx].fused && pairs_[idx].op->tier == meta::Tier::primitive;
+    r.status = st;
+    r.worst_case = ch.current_case;
+    r.message = why + (ch.current_case.empty() ? "" : " in case " + ch.current_case);
+    r.worst_inputs = inputs_of_case(pairs_[idx], ch.current_case);
+    done_[idx] = true;
+    progress_(r);
+  }
+
+  const Options &opt_;
+  const std::vector<Pair> &pairs_;
+  std::vector<PairResult> &results_;
+  std::vector<bool> &done_;
+  const std::function<void(const PairResult &)> &progress_;
+  std::deque<std::vector<size_t>> queue_;
+  std::vector<Child> running_;
+  const int jobs_;
+};
+
+}  // namespace
+
+Report run(const Options &options) {
+  const double start = now_s();
+  // Which pairs (and, for --case, which case): errors here name what matched nothing.
+  detail::Selection selection = detail::select_pairs(options);
+  Options stripped = options;
+  stripped.case_id = selection.case_id;
+  const Options &opt = stripped;
+  const std::vector<Pair> &pairs = selection.pairs;
+  Report report;
+  report.profile = opt.profile == Profile::full ? "full" : "quick";
+  report.seed = opt.seed;
+  report.timeout_s = opt.timeout_s;
+  report.narrowed_by = selection.narrowed_by;
+
+  const ProbeInfo probe = probe_backend(opt, pairs);
   if (!probe.error.empty()) throw SetupError(probe.error);
   if (!probe.no_devices.empty()) throw SetupError("no devices: " + probe.no_devices);
   report.backend = probe.name;
@@ -972,10 +1318,9 @@ Report run(const Options &options) {
   // decomposes them into the backend's primitives).
   std::vector<PairResult> results(pairs.size());
   std::vector<bool> done(pairs.size(), false);
-  std::vector<std::vector<size_t>> groups;
   size_t completed = 0;
   const size_t total = pairs.size() + selection.stages.size();
-  auto progress = [&](const PairResult &r) {
+  const std::function<void(const PairResult &)> progress = [&](const PairResult &r) {
     ++completed;
     if (!opt.progress) return;
     std::string line = "[" + std::to_string(completed) + "/" + std::to_string(total) + "] " + r.op + " " + r.dtype +
@@ -990,203 +1335,12 @@ Report run(const Options &options) {
     }
     opt.progress(line);
   };
-  {
-    std::vector<size_t> current;
-    const OpInfo *last_op = nullptr;
-    int ops_in_group = 0;
-    for (size_t i = 0; i < pairs.size(); ++i) {
-      const Pair &p = pairs[i];
-      bool covered = i < probe.coverage.size() ? probe.coverage[i].first : true;
-      if (!covered && !p.fused && p.op->tier == meta::Tier::primitive) {
-        PairResult &r = results[i];
-        r.op = p.name();
-        r.dtype = meta::dtype_name(p.dtype);
-        r.primitive = true;
-        r.status = Status::not_supported;
-        r.message = probe.coverage[i].second;
-        done[i] = true;
-        progress(r);
-        continue;
-      }
-      if (p.op != last_op) {
-        if (ops_in_group >= std::max(1, opt.ops_per_group) && !current.empty()) {
-          groups.push_back(current);
-          current.clear();
-          ops_in_group = 0;
-        }
-        ++ops_in_group;
-        last_op = p.op;
-      }
-      current.push_back(i);
-    }
-    if (!current.empty()) groups.push_back(current);
-  }
+  const std::vector<std::vector<size_t>> groups = group_pairs(opt, pairs, probe, results, done, progress);
 
   if (!opt.isolate) {
-    Session s(opt.backend, opt.device_index);
-    if (s.device == nullptr) throw SetupError(s.error.empty() ? "no devices: " + s.no_devices : s.error);
-    for (const auto &g : groups)
-      for (size_t i : g) {
-        results[i] = check_pair(s.device, *pairs[i].op, pairs[i].dtype, opt.profile, opt.seed, opt.case_id, nullptr,
-                                nullptr, pairs[i].fused);
-        progress(results[i]);
-      }
+    run_in_process(opt, pairs, groups, results, progress);
   } else {
-    std::deque<std::vector<size_t>> queue(groups.begin(), groups.end());
-    std::vector<Child> running;
-    const int jobs = std::max(1, opt.jobs);
-    // The inputs of a case that crashed or hung, regenerated here (a case depends only on profile, seed and id)
-    // since the child died before it could say.
-    auto inputs_of_case = [&](const Pair &p, const std::string &cid) -> std::string {
-      const std::string id = cid.compare(0, 6, "fused:") == 0 ? cid.substr(6) : cid;
-      if (id.empty()) return "";
-      for (const Case &c : generate_cases(*p.op, p.dtype, opt.profile, opt.seed))
-        if (c.id == id) return detail::describe_inputs(c);
-      return "";
-    };
-    // A pair ended by its child dying or hanging.
-    auto abort_pair = [&](Child &ch, size_t idx, Status st, const std::string &why) {
-      PairResult &r = results[idx];
-      r.op = pairs[idx].name();
-      r.dtype = meta::dtype_name(pairs[idx].dtype);
-      r.primitive = !pairs[idx].fused && pairs[idx].op->tier == meta::Tier::primitive;
-      r.status = st;
-      r.worst_case = ch.current_case;
-      r.message = why + (ch.current_case.empty() ? "" : " in case " + ch.current_case);
-      r.worst_inputs = inputs_of_case(pairs[idx], ch.current_case);
-      done[idx] = true;
-      progress(r);
-    };
-    while (!queue.empty() || !running.empty()) {
-      while (static_cast<int>(running.size()) < jobs && !queue.empty()) {
-        std::vector<size_t> g = queue.front();
-        queue.pop_front();
-        std::vector<Pair> ps;
-        for (size_t i : g) ps.push_back(pairs[i]);
-        int fds[2];
-        if (::pipe(fds) != 0) throw SetupError("pipe() failed");
-        pid_t pid = ::fork();
-        if (pid < 0) throw SetupError("fork() failed");
-        if (pid == 0) {
-          ::close(fds[0]);
-          for (const Child &other : running) ::close(other.fd);
-          child_main(opt, ps, fds[1]);
-        }
-        ::close(fds[1]);
-        Child ch;
-        ch.pid = pid;
-        ch.fd = fds[0];
-        ch.last_progress = now_s();
-        for (size_t i : g) ch.pairs.push_back({pairs[i].op, static_cast<int32_t>(i), pairs[i].fused});  // dtype: index
-        running.push_back(std::move(ch));
-      }
-      std::vector<pollfd> pfds;
-      for (const Child &ch : running) pfds.push_back({ch.fd, POLLIN, 0});
-      int pr = ::poll(pfds.data(), pfds.size(), 200);
-      if (pr < 0 && errno != EINTR) throw SetupError("poll() failed");
-      const double t = now_s();
-      for (size_t k = 0; k < running.size(); ++k) {
-        Child &ch = running[k];
-        bool eof = false;
-        if (pr > 0 && (pfds[k].revents & (POLLIN | POLLHUP | POLLERR))) {
-          char buf[65536];
-          ssize_t n = ::read(ch.fd, buf, sizeof buf);
-          if (n > 0) {
-            ch.buffer.append(buf, static_cast<size_t>(n));
-          } else if (n == 0 || errno != EINTR) {
-            eof = true;
-          }
-        }
-        size_t nl;
-        while ((nl = ch.buffer.find('\n')) != std::string::npos) {
-          std::string line = ch.buffer.substr(0, nl);
-          ch.buffer.erase(0, nl + 1);
-          if (line.size() < 2) continue;
-          // The clock restarts only where a pair or a case starts (B, C, R), so the timeout bounds a whole
-          // case: its reference, its launch and its comparison together, the oracle's time included.
-          if (line[0] == 'B' || line[0] == 'C' || line[0] == 'R') ch.last_progress = t;
-          if (line[0] == 'B') {
-            ch.in_pair = true;
-            ch.current_case.clear();
-          } else if (line[0] == 'C') {
-            ch.current_case = unescape(line.substr(2));
-            ch.in_oracle = true;
-          } else if (line[0] == 'L' || line[0] == 'K') {
-            ch.in_oracle = line[0] == 'K';
-          } else if (line[0] == 'R' && ch.next < ch.pairs.size()) {
-            size_t idx = static_cast<size_t>(ch.pairs[ch.next].dtype);
-            PairResult r;
-            if (decode(line.substr(2), r)) {
-              results[idx] = r;
-            } else {
-              results[idx].op = pairs[idx].name();
-              results[idx].dtype = meta::dtype_name(pairs[idx].dtype);
-              results[idx].status = Status::crash;
-              results[idx].message = "the child sent a malformed result";
-            }
-            done[idx] = true;
-            progress(results[idx]);
-            ++ch.next;
-            ch.in_pair = false;
-            ch.current_case.clear();
-          } else if (line[0] == 'X') {
-            ch.current_case = "";
-            ch.buffer = "X" + unescape(line.substr(2));  // keep the child's setup error for the report
-            break;
-          }
-        }
-        if (!eof && t - ch.last_progress > opt.timeout_s) {
-          ::kill(ch.pid, SIGKILL);
-          ch.killed_for_timeout = true;
-          eof = true;
-        }
-        if (!eof) continue;
-        int ws = 0;
-        ::waitpid(ch.pid, &ws, 0);
-        ::close(ch.fd);
-        if (ch.next < ch.pairs.size()) {
-          const size_t idx = static_cast<size_t>(ch.pairs[ch.next].dtype);
-          std::string why;
-          Status st = Status::crash;
-          if (ch.killed_for_timeout) {
-            st = Status::timeout;
-            char buf[96];
-            std::snprintf(buf, sizeof buf, "still running after %.0f s (killed)", opt.timeout_s);
-            why = buf;
-          } else if (!ch.buffer.empty() && ch.buffer[0] == 'X') {
-            why = "the child could not set up the backend: " + ch.buffer.substr(1);
-          } else {
-            why = "the child " + describe_exit(ws);
-          }
-          if (ch.in_oracle && ch.killed_for_timeout) {
-            // The case's time limit covers the oracle too: a reference that does not finish is a TIMEOUT of the
-            // case like any other (a problem of the run), said to be the oracle's so nobody blames the backend.
-            why = "the ORACLE (not the backend) was " + why;
-          } else if (ch.in_oracle) {
-            // The reference itself crashed: nothing of the backend was measured.
-            st = Status::no_reference;
-            why = "the ORACLE (not the backend) crashed: " + why;
-          }
-          abort_pair(ch, idx, st, why);
-          // The pairs that had not started: one op per child from now on.
-          std::vector<size_t> rest;
-          const OpInfo *op = nullptr;
-          for (size_t j = ch.next + 1; j < ch.pairs.size(); ++j) {
-            size_t i = static_cast<size_t>(ch.pairs[j].dtype);
-            if (op != nullptr && pairs[i].op != op) {
-              queue.push_front(rest);
-              rest.clear();
-            }
-            op = pairs[i].op;
-            rest.push_back(i);
-          }
-          if (!rest.empty()) queue.push_front(rest);
-        }
-        running.erase(running.begin() + static_cast<long>(k));
-        pfds.erase(pfds.begin() + static_cast<long>(k));
-        --k;
-      }
-    }
+    ChildRunner(opt, pairs, groups, results, done, progress).run();
   }
   for (size_t i = 0; i < pairs.size(); ++i) {
     // How the pair ran, in the words `primkit info` uses for it.
