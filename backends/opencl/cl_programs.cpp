@@ -2,6 +2,8 @@
 // names every message of this backend carries.
 #include "cl_programs.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 namespace pk::ocl {
@@ -126,8 +129,41 @@ std::string find_cache_dir() {
   return make_dirs(dir) ? dir : "";
 }
 
-// Entry layout: magic, binary length, FNV hash of the binary, the binary.
-constexpr char kMagic[8] = {'P', 'K', 'C', 'L', 'B', 'I', 'N', '1'};
+// Entry layout: magic, binary length, FNV hash of the binary, the binary. Version 2: entries written before the
+// entry lock below may hold a binary PoCL aborts on; they are ignored (and rewritten).
+constexpr char kMagic[8] = {'P', 'K', 'C', 'L', 'B', 'I', 'N', '2'};
+
+// An exclusive advisory lock on "<entry>.lock", held while one process builds a program and reads its binary back,
+// or loads the entry. PoCL keeps its own kernel cache shared by every process of the user, in a folder named
+// after the program; the binary it hands back is a snapshot of that folder. A second process building the same
+// program at the same moment snapshots a kernel file another is still writing (empty), the entry stores a binary
+// that passes our hash, and every later load aborts inside PoCL (pocl_binary.c: "len > 0"). Found with two test
+// runs side by side. Only processes building the same program wait on each other. No lock (no cache) when the
+// lock file cannot be opened.
+class EntryLock {
+ public:
+  explicit EntryLock(const std::string &entry_path) {
+    fd_ = open((entry_path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) return;
+    int rc;
+    do {
+      rc = flock(fd_, LOCK_EX);
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) {
+      close(fd_);
+      fd_ = -1;
+    }
+  }
+  ~EntryLock() {
+    if (fd_ >= 0) close(fd_);  // closing the descriptor releases the lock
+  }
+  EntryLock(const EntryLock &) = delete;
+  EntryLock &operator=(const EntryLock &) = delete;
+  bool held() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
 
 bool read_entry(const std::string &path, std::vector<unsigned char> &bin) {
   FILE *f = std::fopen(path.c_str(), "rb");
@@ -184,6 +220,7 @@ Program build_program(cl_context context, cl_device_id device, const std::string
   };
   const std::string &dir = disk_cache_dir();
   std::string path;
+  std::unique_ptr<EntryLock> lock;  // held to the end: the build and the binary's read-back are one step
   if (!dir.empty()) {
     const std::string key = source + '\0' + options + '\0' + device_key;
     char name[64];
@@ -191,6 +228,10 @@ Program build_program(cl_context context, cl_device_id device, const std::string
                   static_cast<unsigned long long>(fnv1a(key.data(), key.size(), 0xcbf29ce484222325ull)),
                   static_cast<unsigned long long>(fnv1a(key.data(), key.size(), 0x84222325cbf29ce4ull)));
     path = dir + name;
+    lock = std::make_unique<EntryLock>(path);
+    if (!lock->held()) path.clear();  // no lock, no cache: build from source and store nothing
+  }
+  if (!path.empty()) {
     std::vector<unsigned char> bin;
     if (read_entry(path, bin)) {
       const unsigned char *ptr = bin.data();
