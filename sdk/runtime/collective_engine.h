@@ -52,7 +52,7 @@ typedef struct pk_engine_transfer {
   const int64_t *recv_counts;
   const int64_t *recv_displs;
   int32_t peer;
-  int32_t tag;
+  int32_t tag; /* SEND / RECV: 0 .. 32766 (an engine may keep 32767 for itself) */
 } pk_engine_transfer;
 
 typedef struct pk_engine_api {

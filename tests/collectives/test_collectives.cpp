@@ -364,6 +364,79 @@ TEST(Group, SeveralCollectivesRunTogether) {
       [&](int64_t k) { return input(PK_DTYPE_I32, static_cast<int>(k / 100), k % 100); }, "group gather");
 }
 
+// Small transfers take the engine's direct path (point-to-point messages in fragments, up to 16 KiB per peer); larger
+// ones MPI's nonblocking collectives. Sizes on both sides of the fragment and the direct-path limits, back to back
+// on a checked and an unchecked communicator and mixed in one group, so that the messages of successive transfers
+// must not cross; inputs are enqueued on the stream without a wait, so each call must also order after them.
+TEST(SmallTransfers, SizesAroundTheDirectPathLimitsStayInOrderAndCorrect) {
+  World &w = world();
+  pk_comm_t unchecked = nullptr;
+  pk_comm_options o;
+  PK_STRUCT_INIT(o);
+  o.nranks = o.rank = -1;
+  o.flags = PK_COMM_UNCHECKED;
+  o.timeout_ms = 120000;
+  ASSERT_EQ(pk_comm_create(w.device, &o, &unchecked), PK_OK) << last_error().message;
+  const int64_t sizes[] = {1, 2047, 2048, 2049, 4096, 16384, 16385, 70001};
+  for (pk_comm_t c : {w.comm, unchecked}) {
+    const std::string which = c == w.comm ? " (checked)" : " (unchecked)";
+    for (int64_t count : sizes) {
+      const std::string what = " u8 n=" + std::to_string(count) + which;
+      std::vector<uint8_t> in = make_input(PK_DTYPE_U8, w.rank, count);
+      DeviceTensor send(PK_DTYPE_U8, {count}), sum(PK_DTYPE_U8, {count}), all(PK_DTYPE_U8, {w.size, count}),
+          bc(PK_DTYPE_U8, {count});
+      ASSERT_EQ(pk_copy_host_to_buffer(w.stream, send.buffer, 0, in.data(), in.size()), PK_OK);  // no wait
+      ASSERT_EQ(pk_all_reduce(c, w.stream, &send.t, &sum.t, PK_REDUCE_SUM), PK_OK) << last_error().message;
+      ASSERT_EQ(pk_all_gather(c, w.stream, &send.t, &all.t), PK_OK) << last_error().message;
+      const int root = w.size - 1;
+      ASSERT_EQ(pk_broadcast(c, w.stream, w.rank == root ? &send.t : nullptr, &bc.t, root), PK_OK)
+          << last_error().message;
+      expect_elements(
+          PK_DTYPE_U8, sum.get(), count,
+          [&](int64_t i) { return expected_reduction(PK_DTYPE_U8, PK_REDUCE_SUM, w.size, i); }, "all_reduce" + what);
+      expect_elements(
+          PK_DTYPE_U8, all.get(), w.size * count,
+          [&](int64_t k) { return input(PK_DTYPE_U8, static_cast<int>(k / count), k % count); }, "all_gather" + what);
+      expect_elements(
+          PK_DTYPE_U8, bc.get(), count, [&](int64_t i) { return input(PK_DTYPE_U8, root, i); }, "broadcast" + what);
+    }
+    // One group: small and large transfers of several collectives in one round, and an in-place all_gather.
+    const int64_t small = 1000, large = 70001;
+    DeviceTensor a(PK_DTYPE_F32, {small}), ra(PK_DTYPE_F32, {small}), b(PK_DTYPE_F32, {large}),
+        rb(PK_DTYPE_F32, {large}), g(PK_DTYPE_I32, {w.size * small});
+    a.put(make_input(PK_DTYPE_F32, w.rank, small));
+    b.put(make_input(PK_DTYPE_F32, w.rank, large));
+    std::vector<uint8_t> gin(g.bytes, 0xEE), mine = make_input(PK_DTYPE_I32, w.rank, small);
+    std::memcpy(gin.data() + static_cast<size_t>(w.rank) * mine.size(), mine.data(), mine.size());
+    g.put(gin);
+    pk_tensor slice = g.t;
+    int64_t slice_shape[1] = {small};
+    slice.shape = slice_shape;
+    slice.byte_offset = static_cast<uint64_t>(w.rank) * mine.size();
+    ASSERT_EQ(pk_group_start(), PK_OK);
+    ASSERT_EQ(pk_all_reduce(c, w.stream, &a.t, &ra.t, PK_REDUCE_MAX), PK_OK) << last_error().message;
+    ASSERT_EQ(pk_all_reduce(c, w.stream, &b.t, &rb.t, PK_REDUCE_SUM), PK_OK) << last_error().message;
+    ASSERT_EQ(pk_all_gather(c, w.stream, &slice, &g.t), PK_OK) << last_error().message;
+    ASSERT_EQ(pk_all_reduce(c, w.stream, &a.t, &a.t, PK_REDUCE_SUM), PK_OK) << last_error().message;
+    ASSERT_EQ(pk_group_end(), PK_OK) << last_error().message;
+    expect_elements(
+        PK_DTYPE_F32, ra.get(), small,
+        [&](int64_t i) { return expected_reduction(PK_DTYPE_F32, PK_REDUCE_MAX, w.size, i); }, "group max" + which);
+    expect_elements(
+        PK_DTYPE_F32, rb.get(), large,
+        [&](int64_t i) { return expected_reduction(PK_DTYPE_F32, PK_REDUCE_SUM, w.size, i); }, "group sum" + which);
+    expect_elements(
+        PK_DTYPE_I32, g.get(), w.size * small,
+        [&](int64_t k) { return input(PK_DTYPE_I32, static_cast<int>(k / small), k % small); },
+        "group in-place all_gather" + which);
+    expect_elements(
+        PK_DTYPE_F32, a.get(), small,
+        [&](int64_t i) { return expected_reduction(PK_DTYPE_F32, PK_REDUCE_SUM, w.size, i); },
+        "group in-place sum" + which);
+  }
+  pk_comm_destroy(unchecked);
+}
+
 TEST(Mismatch, ShapesThatDisagreeAcrossRanksAreAClearErrorOnEveryRankAndMoveNothing) {
   World &w = world();
   const int64_t count = w.rank == w.size - 1 ? 7 : 8;

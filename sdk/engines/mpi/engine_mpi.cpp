@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdarg>
 #include <cstdio>
@@ -34,8 +35,20 @@ struct Comm {
   int size = 0;
 };
 
+// Small collective transfers skip MPI's nonblocking collectives: their schedules (Open MPI's libnbc) advance one
+// step per MPI_Test and cost several microseconds more than the blocking calls for a few KiB. Instead each message
+// goes straight to its peer (MPI_Isend / MPI_Irecv, tested together), cut into fragments that stay below the
+// shared-memory transports' eager limits (Open MPI's vader: 4 KiB including its header), so that no message waits
+// for a rendezvous handshake. The choice depends only on what every rank passes alike (count, recv_counts, the
+// communicator's size), so all ranks take the same path for a transfer.
+constexpr uint64_t kDirectMaxMessage = 16 * 1024;  // bytes per peer, at most
+constexpr int kDirectMaxRanks = 32;                // n - 1 messages per rank: a direct exchange, not a tree
+constexpr uint64_t kFragmentBytes = 2048;
+constexpr int kDirectTag = 32767;  // the runtime's SEND / RECV tags stay below it (collective_engine.h)
+
 struct Request {
   MPI_Request request = MPI_REQUEST_NULL;
+  std::vector<MPI_Request> direct;  // a small transfer's point-to-point messages, when it took the direct path
   // The v-collectives read their count arrays until they complete.
   std::vector<int> send_counts, send_displs, recv_counts, recv_displs;
 };
@@ -100,6 +113,73 @@ bool to_ints(const int64_t *v, int n, std::vector<int> &out) {
     if (!to_int(v[i], out[static_cast<size_t>(i)])) return false;
   }
   return true;
+}
+
+// Posts `bytes` at `p` to (or from) `peer` as fragments of kFragmentBytes, in order (MPI keeps the order of
+// messages between two ranks on one tag, so the fragments of successive transfers cannot cross).
+int post_fragments(Request &req, bool send, const uint8_t *p, uint64_t bytes, int peer, MPI_Comm comm) {
+  uint64_t off = 0;
+  do {
+    const int len = static_cast<int>(std::min(kFragmentBytes, bytes - off));
+    req.direct.emplace_back(MPI_REQUEST_NULL);
+    int rc = send
+                 ? MPI_Isend(p + off, len, MPI_BYTE, peer, kDirectTag, comm, &req.direct.back())
+                 : MPI_Irecv(const_cast<uint8_t *>(p) + off, len, MPI_BYTE, peer, kDirectTag, comm, &req.direct.back());
+    if (rc != MPI_SUCCESS) return rc;
+    off += static_cast<uint64_t>(len);
+  } while (off < bytes);
+  return MPI_SUCCESS;
+}
+
+// The direct path for ALLGATHER, ALLGATHERV and BCAST (see kDirectMaxMessage); false when the transfer is not
+// small. `rc` is MPI's verdict on the messages posted. Called under g_mpi_mu.
+bool start_direct(const Comm &comm, const pk_engine_transfer &t, Request &req, int &rc) {
+  const int n = comm.size, me = comm.rank;
+  const uint64_t unit = t.unit_bytes;
+  if (n < 2 || n > kDirectMaxRanks) return false;
+  const uint8_t *send = static_cast<const uint8_t *>(t.send);
+  uint8_t *recv = static_cast<uint8_t *>(t.recv);
+  rc = MPI_SUCCESS;
+  switch (t.kind) {
+    case PK_TRANSFER_ALLGATHER:
+    case PK_TRANSFER_ALLGATHERV: {
+      const bool v = t.kind == PK_TRANSFER_ALLGATHERV;
+      uint64_t largest = 0;
+      for (int r = 0; r < n; ++r)
+        largest =
+            std::max<uint64_t>(largest, v ? static_cast<uint64_t>(t.recv_counts[r]) : static_cast<uint64_t>(t.count));
+      if (largest * unit > kDirectMaxMessage) return false;
+      auto part = [&](int r) {
+        return recv + (v ? static_cast<uint64_t>(t.recv_displs[r]) : static_cast<uint64_t>(r) * t.count) * unit;
+      };
+      auto bytes = [&](int r) {
+        return (v ? static_cast<uint64_t>(t.recv_counts[r]) : static_cast<uint64_t>(t.count)) * unit;
+      };
+      if (send != nullptr && bytes(me) && send != part(me)) std::memcpy(part(me), send, bytes(me));
+      const uint8_t *mine = part(me);
+      req.direct.reserve(static_cast<size_t>(2 * (n - 1)) *
+                         ((largest * unit + kFragmentBytes - 1) / kFragmentBytes + 1));
+      for (int j = 1; j < n && rc == MPI_SUCCESS; ++j) {
+        const int from = (me - j + n) % n, to = (me + j) % n;
+        if (bytes(from)) rc = post_fragments(req, false, part(from), bytes(from), from, comm.comm);
+        if (rc == MPI_SUCCESS && bytes(me)) rc = post_fragments(req, true, mine, bytes(me), to, comm.comm);
+      }
+      return true;
+    }
+    case PK_TRANSFER_BCAST: {
+      const uint64_t bytes = static_cast<uint64_t>(t.count) * unit;
+      if (bytes > kDirectMaxMessage) return false;
+      if (bytes == 0) return true;
+      if (me != t.peer) return (rc = post_fragments(req, false, recv, bytes, t.peer, comm.comm)), true;
+      req.direct.reserve(static_cast<size_t>(n - 1) * ((bytes + kFragmentBytes - 1) / kFragmentBytes));
+      for (int r = 0; r < n && rc == MPI_SUCCESS; ++r) {
+        if (r != me) rc = post_fragments(req, true, recv, bytes, r, comm.comm);
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
 }
 
 pk_status engine_init(char *err) {
@@ -248,6 +328,16 @@ pk_status engine_start(pk_engine_comm *ec, const pk_engine_transfer *t, pk_engin
   int rc = MPI_SUCCESS;
   const char *call = "";
   void *send = const_cast<void *>(t->send);
+  if (start_direct(*comm, *t, *req, rc)) {
+    if (rc != MPI_SUCCESS) {
+      // Messages already posted may still move: the request is dropped as an abandoned one would be.
+      g_abandoned = true;
+      static_cast<void>(req.release());
+      return mpi_fail(err, rc, "MPI_Isend/MPI_Irecv");
+    }
+    *out = reinterpret_cast<pk_engine_request *>(req.release());
+    return PK_OK;
+  }
   switch (t->kind) {
     case PK_TRANSFER_ALLGATHER:
       call = "MPI_Iallgather";
@@ -299,11 +389,16 @@ pk_status engine_test(pk_engine_request *er, char *err) {
   int rc;
   {
     std::lock_guard<std::mutex> lock(g_mpi_mu);
-    rc = MPI_Test(&req->request, &done, MPI_STATUS_IGNORE);
+    if (req->direct.empty()) {
+      rc = MPI_Test(&req->request, &done, MPI_STATUS_IGNORE);
+    } else {
+      rc = MPI_Testall(static_cast<int>(req->direct.size()), req->direct.data(), &done, MPI_STATUSES_IGNORE);
+    }
   }
   if (rc != MPI_SUCCESS) {
+    const bool direct = !req->direct.empty();
     delete req;
-    return mpi_fail(err, rc, "MPI_Test");
+    return mpi_fail(err, rc, direct ? "MPI_Testall" : "MPI_Test");
   }
   if (!done) return PK_NOT_READY;
   delete req;
