@@ -347,6 +347,54 @@ pk_status k_exp(const Launch &l) {
   return unary<Exp>(l);
 }
 
+// --- the dense f32 tanh fast path --------------------------------------------------------------------------------
+
+// f32 tanh in double lanes (vec_math.hpp: tanh8_pd / tanh4_pd, relative error < 1e-11 before the one rounding to
+// f32): 16 floats per step on AVX-512, 8 on AVX2. Every f32 input has a lane result (inf, NaN, -0, subnormals), so
+// no lane takes a scalar path.
+// GCC 12 warns that the AVX-512 intrinsics' own placeholder operand (_mm512_undefined_*) is uninitialized.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+__attribute__((target("avx512f,avx2,fma"))) void tanh_f32_avx512(const float *a, float *o, int64_t lo, int64_t hi) {
+  int64_t i = lo;
+  for (; i + 16 <= hi; i += 16) {
+    const __m512 x = _mm512_loadu_ps(a + i);
+    const __m256 y0 = _mm512_cvtpd_ps(tanh8_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(x))));
+    const __m256 y1 =
+        _mm512_cvtpd_ps(tanh8_pd(_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1)))));
+    _mm256_storeu_ps(o + i, y0);
+    _mm256_storeu_ps(o + i + 8, y1);
+  }
+  for (; i < hi; ++i) o[i] = static_cast<float>(std::tanh(static_cast<double>(a[i])));
+}
+#pragma GCC diagnostic pop
+
+__attribute__((target("avx2,fma"))) void tanh_f32_avx2(const float *a, float *o, int64_t lo, int64_t hi) {
+  int64_t i = lo;
+  for (; i + 8 <= hi; i += 8) {
+    const __m256 x = _mm256_loadu_ps(a + i);
+    _mm_storeu_ps(o + i, _mm256_cvtpd_ps(tanh4_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(x)))));
+    _mm_storeu_ps(o + i + 4, _mm256_cvtpd_ps(tanh4_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(x, 1)))));
+  }
+  for (; i < hi; ++i) o[i] = static_cast<float>(std::tanh(static_cast<double>(a[i])));
+}
+
+pk_status k_tanh(const Launch &l) {
+  using VecFn = void (*)(const float *, float *, int64_t, int64_t);
+  static const VecFn vec_tanh = have_isa(Isa::avx512) ? tanh_f32_avx512 : have_isa(Isa::avx2) ? tanh_f32_avx2 : nullptr;
+  const View in = kit::view_of(l.inputs[0]);
+  const View out = kit::view_of(l.outputs[0]);
+  if (vec_tanh && l.inputs[0].dtype.code == PK_DTYPE_CODE_FLOAT && l.inputs[0].dtype.bits == 32 && in.contiguous &&
+      out.contiguous) {
+    const float *a = at<const float>(in, 0);
+    float *o = at<float>(out, 0);
+    parallel_for(0, out.numel, int64_t{1} << 14, [&](int64_t lo, int64_t hi) { vec_tanh(a, o, lo, hi); });
+    return PK_OK;
+  }
+  return unary<Tanh>(l);
+}
+
 }  // namespace
 
 void register_unary_kernels(KernelRegistry &r) {
@@ -373,7 +421,7 @@ void register_unary_kernels(KernelRegistry &r) {
   u(PK_OP_SIN, unary<Sin>, mask_of<Sin>());
   u(PK_OP_SINH, unary<Sinh>, mask_of<Sinh>());
   u(PK_OP_TAN, unary<Tan>, mask_of<Tan>());
-  u(PK_OP_TANH, unary<Tanh>, mask_of<Tanh>());
+  u(PK_OP_TANH, k_tanh, mask_of<Tanh>());
   u(PK_OP_CBRT, unary<Cbrt>, mask_of<Cbrt>());
   u(PK_OP_ERF, unary<Erf>, mask_of<Erf>());
   u(PK_OP_ERFC, unary<Erfc>, mask_of<Erfc>());

@@ -102,7 +102,7 @@ std::vector<Value *> Emitter::unravel(Value *linear) {
 }
 
 Value *Emitter::offset_of(int arg, Value *linear, const std::vector<Value *> &idx) {
-  if (rank_ == 0) return linear;
+  if (rank_ == 0) return is_uniform(arg) ? i64c(0) : linear;
   Value *off = i64c(0);
   for (int d = 0; d < rank_; ++d) off = b_.CreateAdd(off, b_.CreateMul(idx[d], strides_[arg][d]));
   return off;

@@ -77,6 +77,7 @@ class Emitter {
     ptr_ = llvm::PointerType::getUnqual(ctx);
     nargs_ = static_cast<int>(r_.num_args());
     rank_ = spec.rank;
+    uniform_ = spec.rank == 0 ? spec.uniform : 0;
     nscalars_ = 2 + rank_ + nargs_ * rank_ + static_cast<int>(r_.num_extra);
   }
 
@@ -339,6 +340,8 @@ class Emitter {
   Target target_;
   llvm::Type *i1_, *i8_, *i16_, *i32_, *i64_, *f16_, *f32_, *f64_, *ptr_;
   int nargs_, rank_, nscalars_;
+  uint64_t uniform_ = 0;  // KernelSpec::uniform of a dense kernel
+  bool is_uniform(int arg) const { return arg >= 0 && arg < 64 && ((uniform_ >> arg) & 1) != 0; }
   std::vector<Value *> args_;  // the current function's K pointers
   Value *n_ = nullptr, *cols_ = nullptr;
   std::vector<Value *> extra_;

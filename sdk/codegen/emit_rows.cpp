@@ -61,7 +61,7 @@ std::vector<Value *> Emitter::loop(Value *count, const std::vector<Value *> &ini
 }
 
 Value *Emitter::arg_offset(int arg, Kind k, Value *j, Value *row0, Value *c) {
-  if (rank_ == 0) return k == kRow ? j : k == kCol ? c : b_.CreateAdd(row0, c);
+  if (rank_ == 0) return is_uniform(arg) ? i64c(0) : k == kRow ? j : k == kCol ? c : b_.CreateAdd(row0, c);
   // Row values have stride 0 on the reduced axes and column values on the others, so one formula serves all.
   Value *lin = k == kRow ? row0 : b_.CreateAdd(row0, c);
   return offset_of(arg, lin, unravel(lin));

@@ -513,6 +513,7 @@ std::string check(const Region &r) {
 std::string key(const KernelSpec &spec) {
   const Region &r = spec.region;
   std::string k = "r" + std::to_string(spec.rank) + "|";
+  if (spec.uniform) k += "u" + std::to_string(spec.uniform) + "|";
   for (int32_t d : r.dtypes) k += std::to_string(d) + ",";
   k += "|in";
   for (uint32_t v : r.inputs) k += " " + std::to_string(v);

@@ -671,6 +671,21 @@ bool plan_op(uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs, const
 }
 
 bool plan_is_dense(const PlannedLaunch &l) {
+  return plan_is_dense(l, 0);
+}
+
+uint64_t plan_uniform_inputs(const PlannedLaunch &l) {
+  uint64_t bits = 0;
+  const size_t nin = std::min<size_t>(l.region.inputs.size(), 64);
+  for (size_t k = 0; k < nin && k < l.args.size(); ++k) {
+    bool zero = true;
+    for (size_t d = 0; d < l.shape.size() && zero; ++d) zero = l.shape[d] == 1 || l.args[k].strides[d] == 0;
+    if (zero) bits |= uint64_t{1} << k;
+  }
+  return bits;
+}
+
+bool plan_is_dense(const PlannedLaunch &l, uint64_t uniform) {
   // The convolution kernel reads its element-space coordinates, which only the strided kernel has.
   if (l.region.nodes.size() == 1 &&
       (l.region.nodes[0].op_id == PK_OP_CONVOLUTION || is_fft_op(l.region.nodes[0].op_id)))
@@ -682,6 +697,7 @@ bool plan_is_dense(const PlannedLaunch &l) {
   const Strides full = dense_strides(l.shape), ls = dense_strides(lead_shape), rs = dense_strides(red_shape);
   const size_t nin = l.region.inputs.size();
   for (size_t k = 0; k < l.args.size(); ++k) {
+    if (k < 64 && ((uniform >> k) & 1)) continue;  // read at element 0 (KernelSpec::uniform)
     const uint32_t v = k < nin ? l.region.inputs[k] : l.region.outputs[k - nin];
     const Kind kind = l.region.kind(v);
     for (size_t d = 0; d < r; ++d) {

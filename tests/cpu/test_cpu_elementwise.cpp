@@ -60,6 +60,42 @@ TEST_F(CpuElementwise, ExpF32WithinOneUlpOverItsWholeRange) {
   RecordProperty("exp_f32_max_ulp", std::to_string(worst));
 }
 
+TEST_F(CpuElementwise, TanhF32CorrectlyRoundedAcrossTheSeriesAndExpBranches) {
+  // Every 2^-12 step of [-12, 12] (98 305 values; the series below |x| = 1/2, e^(-2|x|) above, saturation to +-1
+  // near 9), small magnitudes down to the subnormals, and the specials; the reference is long double tanh. The
+  // double-lane kernel is correctly rounded but within ~1e-11 of a tie, so no result may be 1/2 ulp or more off
+  // by more than that; the 16-lane body, the 8-lane body (cpu.isa_avx2) and the scalar path (cpu.isa_generic) all
+  // run this test.
+  std::vector<float> x;
+  for (int k = -12 * 4096; k <= 12 * 4096; ++k) x.push_back(static_cast<float>(k) / 4096.0f);
+  for (int e = -149; e <= 0; ++e) {
+    x.push_back(std::ldexp(1.0f, e));
+    x.push_back(-std::ldexp(1.3f, e < -126 ? -126 : e));
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float v : {0.0f, -0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(), 0.49999997f, 0.5f, 0.50000006f})
+    x.push_back(v);
+  std::vector<float> y(x.size(), -7.0f);
+  ASSERT_EQ(launch(PK_OP_TANH, {tensor(x, kF32, {static_cast<int64_t>(x.size())})},
+                   {tensor(y, kF32, {static_cast<int64_t>(y.size())})}, nullptr),
+            PK_OK)
+      << last_error().message;
+  double worst = 0;
+  size_t worst_at = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double e = ulp_error(y[i], static_cast<double>(std::tanh(static_cast<long double>(x[i]))));
+    if (e > worst) worst = e, worst_at = i;
+  }
+  EXPECT_LE(worst, 0.5 + 1e-6) << "tanh(" << x[worst_at] << ") = " << y[worst_at];
+  const size_t sp = x.size() - 8;
+  EXPECT_TRUE(y[sp] == 0.0f && !std::signbit(y[sp]));         // tanh(0) = 0
+  EXPECT_TRUE(y[sp + 1] == 0.0f && std::signbit(y[sp + 1]));  // tanh(-0) = -0
+  EXPECT_EQ(y[sp + 2], 1.0f);                                 // tanh(inf)
+  EXPECT_EQ(y[sp + 3], -1.0f);                                // tanh(-inf)
+  EXPECT_TRUE(std::isnan(y[sp + 4]));                         // tanh(NaN)
+  RecordProperty("tanh_f32_max_ulp", std::to_string(worst));
+}
+
 // Outputs of 16 MiB and more are written with non-temporal stores in 16- or 32-byte units: check the unaligned head,
 // the body and the tail on a misaligned output, for 4- and 8-byte elements.
 TEST_F(CpuElementwise, LargeAddWithStreamingStoresIsExact) {

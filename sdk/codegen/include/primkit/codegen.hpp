@@ -68,6 +68,10 @@ struct Region {
 struct KernelSpec {
   Region region;
   int32_t rank = 0;
+  // Dense kernels (rank 0) only: argument i with bit i set is read at its element 0 wherever the others are read at
+  // the linear index, for an input broadcast over the whole element space (all strides 0, e.g. a scalar constant),
+  // which would otherwise send the whole launch to the strided kernel.
+  uint64_t uniform = 0;
 };
 
 // Empty when the generator compiles the region; otherwise why not (names the op and dtype).
@@ -84,9 +88,9 @@ bool region_for_query(const pk_op_query &query, Region &out, std::string &why);
 
 // Fusion: chooses the longest run of consecutive offered nodes the generator compiles that all read (and, but for
 // a closing reduction, write) values of one shape (a run of a topological order is always convex), marks it in
-// `claimed`, and builds its region with the arguments in the order pk_fusion_claim defines. `shape`/`ndim` receive the element shape (the reduced node's input shape when the
-// run ends in a reduction). Returns false (claiming nothing) when no node qualifies or the run is a lone node
-// not worth a kernel of its own.
+// `claimed`, and builds its region with the arguments in the order pk_fusion_claim defines. `shape`/`ndim` receive the
+// element shape (the reduced node's input shape when the run ends in a reduction). Returns false (claiming nothing)
+// when no node qualifies or the run is a lone node not worth a kernel of its own.
 bool region_from_subgraph(const pk_subgraph &graph, uint8_t *claimed, Region &out, int64_t *shape, int32_t &ndim,
                           std::string &why);
 // Fusion of a whole offered subgraph as one row program: every node is elementwise over the element shape E,
@@ -125,6 +129,11 @@ bool plan_op(uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs, const
 // Whether a planned launch may use the dense (rank 0) kernel: every argument row-major over the element space
 // (row values over the leading axes, column values over the reduced ones).
 bool plan_is_dense(const PlannedLaunch &l);
+// The inputs (bit i: argument i, i < 64) of a planned launch that are broadcast over the whole element space (every
+// axis of extent above 1 has stride 0), and whether the launch may use the dense kernel with those inputs read as
+// KernelSpec::uniform.
+uint64_t plan_uniform_inputs(const PlannedLaunch &l);
+bool plan_is_dense(const PlannedLaunch &l, uint64_t uniform);
 // Whether `args` are the tensors a fused region was planned for: Region::num_args of them, each with its value's
 // dtype and its kind's shape over the element space `shape` (kElem: all of it, kRow: the leading
 // shape.size() - red axes, kCol: the trailing `red` axes). The kernel indexes every argument through that space
