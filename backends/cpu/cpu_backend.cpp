@@ -285,8 +285,7 @@ struct pk_be_context {
 
 struct pk_be_stream {
   pk_be_context *ctx = nullptr;
-  pk_status sticky = PK_OK;
-  char sticky_message[PK_MESSAGE_CAPACITY] = {0};
+  pk::kit::StickyError sticky;
 };
 
 struct pk_be_event {
@@ -300,14 +299,9 @@ using pk::kit::fail;
 
 constexpr uint32_t kAllDtypes = (1u << PK_DTYPE_COUNT) - 1;
 
+// PK_OK, or PK_ERROR_STREAM_FAILED once a launch on the stream failed ("cpu: stream failed earlier: ...").
 pk_status sticky_check(pk_be_stream *s) {
-  if (s->sticky == PK_OK) return PK_OK;
-  return fail(PK_ERROR_STREAM_FAILED, 0, -1, "cpu: stream failed earlier: %s", s->sticky_message);
-}
-
-void make_sticky(pk_be_stream *s, pk_status st) {
-  s->sticky = st;
-  std::snprintf(s->sticky_message, sizeof s->sticky_message, "%s", pk::kit::last_error().message);
+  return s->sticky.check("cpu");
 }
 
 pk_status cpu_open(const pk_host_services *host, pk_be_context **out) {
@@ -325,27 +319,9 @@ void cpu_close(pk_be_context *ctx) {
   std::unique_ptr<pk_be_context> owned(ctx);
 }
 
-template <class T>
-void copy_out(const T &value, T *out) {
-  const uint32_t n = std::min<uint32_t>(out->struct_size, sizeof value);
-  std::memcpy(out, &value, n);
-  out->struct_size = n;
-}
-
 pk_status cpu_get_info(pk_be_context *, pk_backend_info *out) {
   if (out == nullptr) return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "cpu: get_info: out is NULL");
-  pk_backend_info info;
-  PK_STRUCT_INIT(info);
-  std::snprintf(info.name, sizeof info.name, "cpu");
-  std::snprintf(info.vendor, sizeof info.vendor, "PrimKit reference");
-  info.version_major = 1;
-  info.abi_version = PK_ABI_VERSION;
-  copy_out(info, out);
-  return PK_OK;
-}
-
-pk_status cpu_get_last_error(pk_be_context *, pk_error_info *out) {
-  return pk::kit::copy_last_error(out);
+  return pk::kit::write_backend_info(out, "cpu", "PrimKit reference", 1);
 }
 
 pk_status cpu_device_count(pk_be_context *, uint32_t *out) {
@@ -390,7 +366,7 @@ pk_status cpu_device_get_props(pk_be_context *, uint32_t index, pk_device_props 
   p.dtype_mask = kAllDtypes;
   p.max_allocation_bytes = p.memory_bytes;
   p.alignment = 64;
-  copy_out(p, out);
+  pk::kit::copy_out(p, out);
   return PK_OK;
 }
 
@@ -478,7 +454,7 @@ pk_status cpu_event_destroy(pk_be_event *e) {
 // Work is finished when the enqueueing call returns, so recording captures only the stream's status.
 pk_status cpu_event_record(pk_be_event *e, pk_be_stream *s) {
   e->recorded_on = s;
-  e->status = s->sticky;
+  e->status = s->sticky.status;
   return PK_OK;
 }
 pk_status cpu_stream_wait_event(pk_be_stream *s, pk_be_event *) {
@@ -511,7 +487,7 @@ pk_status cpu_op_query(pk_be_context *, const pk_op_query *q, pk_op_support *out
     s.supported = 1;
     s.native = 1;
   }
-  copy_out(s, out);
+  pk::kit::copy_out(s, out);
   return PK_OK;
 }
 
@@ -538,18 +514,14 @@ pk_status cpu_op_launch(pk_be_stream *stream, uint32_t op_id, const pk_tensor *i
     st = fail(PK_ERROR_INTERNAL, op_id, -1, "cpu: %s: unexpected exception", op->name);
   }
   // PK_UNIMPLEMENTED wrote nothing and leaves the stream usable; a real failure is sticky.
-  if (st != PK_OK && st != PK_UNIMPLEMENTED) make_sticky(stream, st);
-  return st;
+  return stream->sticky.record(st);
 }
 
 pk_backend_api make_api() {
-  pk_backend_api a;
-  PK_STRUCT_INIT(a);
-  a.abi_version = PK_ABI_VERSION;
+  pk_backend_api a = pk::kit::api_table();  // get_last_error: the kit's
   a.open = pk::kit::guarded<cpu_open>;
   a.close = pk::kit::guarded<cpu_close>;
   a.get_info = pk::kit::guarded<cpu_get_info>;
-  a.get_last_error = pk::kit::guarded<cpu_get_last_error>;
   a.device_count = pk::kit::guarded<cpu_device_count>;
   a.device_get_props = pk::kit::guarded<cpu_device_get_props>;
   a.mem_alloc = pk::kit::guarded<cpu_mem_alloc>;

@@ -39,8 +39,7 @@ struct pk_be_stream {
   pk_be_context *ctx = nullptr;
   uint32_t device = 0;
   void *handle = nullptr;
-  pk_status sticky = PK_OK;
-  char sticky_message[PK_MESSAGE_CAPACITY] = {0};
+  pk::kit::StickyError sticky;
 };
 
 struct pk_be_event {
@@ -59,25 +58,9 @@ struct pk_be_kernel {
 
 namespace {
 
+// PK_OK, or PK_ERROR_STREAM_FAILED once work on the stream failed ("<backend>: stream failed earlier: ...").
 pk_status sticky_check(pk_be_stream *s) {
-  if (s->sticky == PK_OK) return PK_OK;
-  return fail(PK_ERROR_STREAM_FAILED, 0, -1, "%s: stream failed earlier: %s", pk::gpu::backend_name(),
-              s->sticky_message);
-}
-
-pk_status make_sticky(pk_be_stream *s, pk_status st) {
-  if (st != PK_OK && st != PK_UNIMPLEMENTED && st != PK_NOT_READY) {
-    s->sticky = st;
-    std::snprintf(s->sticky_message, sizeof s->sticky_message, "%s", pk::kit::last_error().message);
-  }
-  return st;
-}
-
-template <class T>
-void copy_out(const T &value, T *out) {
-  const uint32_t n = std::min<uint32_t>(out->struct_size, sizeof value);
-  std::memcpy(out, &value, n);
-  out->struct_size = n;
+  return s->sticky.check(pk::gpu::backend_name());
 }
 
 // Kernel handle for a spec on a device, compiled once per context.
@@ -217,19 +200,7 @@ void g_close(pk_be_context *ctx) {
 
 pk_status g_get_info(pk_be_context *, pk_backend_info *out) {
   if (out == nullptr) return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "get_info: out is NULL");
-  pk_backend_info info;
-  PK_STRUCT_INIT(info);
-  std::snprintf(info.name, sizeof info.name, "%s", pk::gpu::backend_name());
-  std::snprintf(info.vendor, sizeof info.vendor, "PrimKit reference (LLVM codegen)");
-  info.version_major = 0;
-  info.version_minor = 1;
-  info.abi_version = PK_ABI_VERSION;
-  copy_out(info, out);
-  return PK_OK;
-}
-
-pk_status g_get_last_error(pk_be_context *, pk_error_info *out) {
-  return pk::kit::copy_last_error(out);
+  return pk::kit::write_backend_info(out, pk::gpu::backend_name(), "PrimKit reference (LLVM codegen)", 0, 1);
 }
 
 pk_status g_device_count(pk_be_context *ctx, uint32_t *out) {
@@ -243,7 +214,7 @@ pk_status g_device_get_props(pk_be_context *ctx, uint32_t index, pk_device_props
   pk_device_props p;
   PK_STRUCT_INIT(p);
   if (pk_status st = ctx->exec->device_props(index, p)) return st;
-  copy_out(p, out);
+  pk::kit::copy_out(p, out);
   return PK_OK;
 }
 
@@ -259,19 +230,19 @@ pk_status g_mem_free(pk_be_context *ctx, uint32_t device, void *ptr) {
 pk_status g_copy_h2d(pk_be_stream *s, void *dst, uint64_t dst_offset, const void *src, uint64_t bytes) {
   if (pk_status st = sticky_check(s)) return st;
   if (bytes == 0) return PK_OK;
-  return make_sticky(s, s->ctx->exec->copy_h2d(s->handle, static_cast<char *>(dst) + dst_offset, src, bytes));
+  return s->sticky.record(s->ctx->exec->copy_h2d(s->handle, static_cast<char *>(dst) + dst_offset, src, bytes));
 }
 pk_status g_copy_d2h(pk_be_stream *s, void *dst, const void *src, uint64_t src_offset, uint64_t bytes) {
   if (pk_status st = sticky_check(s)) return st;
   if (bytes == 0) return PK_OK;
-  return make_sticky(s, s->ctx->exec->copy_d2h(s->handle, dst, static_cast<const char *>(src) + src_offset, bytes));
+  return s->sticky.record(s->ctx->exec->copy_d2h(s->handle, dst, static_cast<const char *>(src) + src_offset, bytes));
 }
 pk_status g_copy_d2d(pk_be_stream *s, void *dst, uint64_t dst_offset, const void *src, uint64_t src_offset,
                      uint64_t bytes) {
   if (pk_status st = sticky_check(s)) return st;
   if (bytes == 0) return PK_OK;
-  return make_sticky(s, s->ctx->exec->copy_d2d(s->handle, static_cast<char *>(dst) + dst_offset,
-                                               static_cast<const char *>(src) + src_offset, bytes));
+  return s->sticky.record(s->ctx->exec->copy_d2d(s->handle, static_cast<char *>(dst) + dst_offset,
+                                                 static_cast<const char *>(src) + src_offset, bytes));
 }
 
 pk_status g_stream_create(pk_be_context *ctx, uint32_t device, pk_be_stream **out) {
@@ -289,11 +260,11 @@ pk_status g_stream_destroy(pk_be_stream *s) {
 }
 pk_status g_stream_synchronize(pk_be_stream *s) {
   if (pk_status st = sticky_check(s)) return st;
-  return make_sticky(s, s->ctx->exec->stream_synchronize(s->handle));
+  return s->sticky.record(s->ctx->exec->stream_synchronize(s->handle));
 }
 pk_status g_stream_query(pk_be_stream *s) {
   if (pk_status st = sticky_check(s)) return st;
-  return make_sticky(s, s->ctx->exec->stream_query(s->handle));
+  return s->sticky.record(s->ctx->exec->stream_query(s->handle));
 }
 pk_status g_event_create(pk_be_context *ctx, uint32_t device, pk_be_event **out) {
   auto e = std::unique_ptr<pk_be_event>(new (std::nothrow) pk_be_event);
@@ -310,18 +281,18 @@ pk_status g_event_destroy(pk_be_event *e) {
 pk_status g_event_record(pk_be_event *e, pk_be_stream *s) {
   if (pk_status st = sticky_check(s)) return st;
   e->recorded_on = s;
-  return make_sticky(s, s->ctx->exec->event_record(e->handle, s->handle));
+  return s->sticky.record(s->ctx->exec->event_record(e->handle, s->handle));
 }
 pk_status g_stream_wait_event(pk_be_stream *s, pk_be_event *e) {
   if (pk_status st = sticky_check(s)) return st;
-  return make_sticky(s, s->ctx->exec->stream_wait_event(s->handle, e->handle));
+  return s->sticky.record(s->ctx->exec->stream_wait_event(s->handle, e->handle));
 }
 pk_status g_event_synchronize(pk_be_event *e) {
-  if (e->recorded_on && e->recorded_on->sticky != PK_OK) return sticky_check(e->recorded_on);
+  if (e->recorded_on && e->recorded_on->sticky.failed()) return sticky_check(e->recorded_on);
   return e->ctx->exec->event_synchronize(e->handle);
 }
 pk_status g_event_query(pk_be_event *e) {
-  if (e->recorded_on && e->recorded_on->sticky != PK_OK) return sticky_check(e->recorded_on);
+  if (e->recorded_on && e->recorded_on->sticky.failed()) return sticky_check(e->recorded_on);
   return e->ctx->exec->event_query(e->handle);
 }
 
@@ -340,7 +311,7 @@ pk_status g_op_query(pk_be_context *, const pk_op_query *q, pk_op_support *out) 
   } else {
     std::snprintf(s.reason, sizeof s.reason, "%s", why.c_str());
   }
-  copy_out(s, out);
+  pk::kit::copy_out(s, out);
   return PK_OK;
 }
 
@@ -351,17 +322,17 @@ pk_status g_op_launch(pk_be_stream *stream, uint32_t op_id, const pk_tensor *inp
     pk_status st = PK_OK;
     std::shared_ptr<const PlannedOp> plan =
         planned_op(stream, op_id, inputs, num_inputs, outputs, num_outputs, attrs, &st);
-    if (plan == nullptr) return st == PK_UNIMPLEMENTED ? st : make_sticky(stream, st);
+    if (plan == nullptr) return stream->sticky.record(st);  // PK_UNIMPLEMENTED leaves the stream usable
     std::vector<pk_tensor> tensors(inputs, inputs + num_inputs);
     tensors.insert(tensors.end(), outputs, outputs + num_outputs);
     // Launches of one plan run in order on the stream (pad: the fill, then the copy over it).
     for (size_t i = 0; i < plan->launches.size(); ++i) {
       if (pk_status st2 = run(stream, plan->launches[i], plan->kernels[i], tensors.data()))
-        return make_sticky(stream, st2);
+        return stream->sticky.record(st2);
     }
     return PK_OK;
   } catch (const std::bad_alloc &) {
-    return make_sticky(stream, fail(PK_ERROR_OUT_OF_MEMORY, op_id, -1, "%s: out of memory", pk::gpu::backend_name()));
+    return stream->sticky.record(fail(PK_ERROR_OUT_OF_MEMORY, op_id, -1, "%s: out of memory", pk::gpu::backend_name()));
   }
 }
 
@@ -405,18 +376,17 @@ pk_status g_kernel_launch(pk_be_stream *stream, pk_be_kernel *kernel, const pk_t
     l.red = l.region.reduces() ? 1 : 0;
     std::string mismatch;
     if (!pk::codegen::fused_args_match(l.region, l.shape, l.red, args, num_args, mismatch)) {
-      return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "%s: kernel_launch: %s", pk::gpu::backend_name(),
-                  mismatch.c_str());
+      return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "%s: kernel_launch: %s", pk::gpu::backend_name(), mismatch.c_str());
     }
     const int32_t rank = static_cast<int32_t>(l.shape.size());
     for (uint32_t k = 0; k < num_args; ++k) l.args.push_back(pk::codegen::PlanArg{k, 0, strides_over(args[k], rank)});
     void *k = kernel->dense;
     if (strided_launch(l)) {
-      if (pk_status st = kernel_of(stream->ctx, stream->device, l, &k)) return make_sticky(stream, st);
+      if (pk_status st = kernel_of(stream->ctx, stream->device, l, &k)) return stream->sticky.record(st);
     }
-    return make_sticky(stream, run(stream, l, k, args));
+    return stream->sticky.record(run(stream, l, k, args));
   } catch (const std::bad_alloc &) {
-    return make_sticky(stream, fail(PK_ERROR_OUT_OF_MEMORY, 0, -1, "%s: out of memory", pk::gpu::backend_name()));
+    return stream->sticky.record(fail(PK_ERROR_OUT_OF_MEMORY, 0, -1, "%s: out of memory", pk::gpu::backend_name()));
   }
 }
 
@@ -427,13 +397,10 @@ pk_status g_kernel_destroy(pk_be_context *, pk_be_kernel *kernel) {
 }
 
 pk_backend_api make_api() {
-  pk_backend_api a;
-  PK_STRUCT_INIT(a);
-  a.abi_version = PK_ABI_VERSION;
+  pk_backend_api a = pk::kit::api_table();  // get_last_error: the kit's
   a.open = g_open;
   a.close = g_close;
   a.get_info = g_get_info;
-  a.get_last_error = g_get_last_error;
   a.device_count = g_device_count;
   a.device_get_props = g_device_get_props;
   a.mem_alloc = g_mem_alloc;

@@ -62,8 +62,7 @@ struct pk_be_stream {
   pk_be_context *ctx = nullptr;
   pk::ocl::DeviceState *dev = nullptr;
   pk::ocl::Queue queue;
-  pk_status sticky = PK_OK;
-  char sticky_message[PK_MESSAGE_CAPACITY] = {0};
+  pk::kit::StickyError sticky;  // the first failed enqueue (or clFinish); every later call reports it
   // Scratch for two-stage reductions; reused by later launches (the queue is in order).
   pk::ocl::Mem scratch;
   size_t scratch_bytes = 0;

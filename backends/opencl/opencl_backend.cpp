@@ -72,16 +72,14 @@ bool has_extension(const std::string &exts, const char *name) {
 }  // namespace
 
 pk_status sticky_check(pk_be_stream *s) {
-  if (s->sticky == PK_OK) return PK_OK;
-  return fail(PK_ERROR_STREAM_FAILED, 0, -1, "opencl: stream failed earlier: %s", s->sticky_message);
+  return s->sticky.check("opencl");
 }
 
 // Records an enqueue failure and makes it the stream's sticky error.
 pk_status stream_fail(pk_be_stream *s, cl_int err, uint32_t op, const char *what) {
   pk_status st =
       cl_fail(status_of(err), err, op, "opencl: %s%s%s", op ? pk::meta::op_name(op) : "", op ? ": " : "", what);
-  s->sticky = st;
-  std::snprintf(s->sticky_message, sizeof s->sticky_message, "%s", kit::last_error().message);
+  s->sticky.set(st);
   return st;
 }
 
@@ -92,13 +90,6 @@ void log_line(pk_be_context *ctx, int level, const std::string &msg) {
 namespace {
 
 // --- ABI slots --------------------------------------------------------------------------------------------------
-
-template <class T>
-void copy_out(const T &value, T *out) {
-  const uint32_t n = std::min<uint32_t>(out->struct_size, sizeof value);
-  std::memcpy(out, &value, n);
-  out->struct_size = n;
-}
 
 // Runtimes created on several threads open this backend at once (the ABI allows opens of different contexts to
 // overlap), and PoCL 3.1 does not survive concurrent discovery: clGetDeviceInfo(CL_DEVICE_NAME) crashed in strlen
@@ -187,18 +178,7 @@ void ocl_close(pk_be_context *ctx) {
 
 pk_status ocl_get_info(pk_be_context *, pk_backend_info *out) {
   if (out == nullptr) return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "opencl: get_info: out is NULL");
-  pk_backend_info info;
-  PK_STRUCT_INIT(info);
-  std::snprintf(info.name, sizeof info.name, "opencl");
-  std::snprintf(info.vendor, sizeof info.vendor, "PrimKit reference");
-  info.version_major = 1;
-  info.abi_version = PK_ABI_VERSION;
-  copy_out(info, out);
-  return PK_OK;
-}
-
-pk_status ocl_get_last_error(pk_be_context *, pk_error_info *out) {
-  return kit::copy_last_error(out);
+  return kit::write_backend_info(out, "opencl", "PrimKit reference", 1);
 }
 
 pk_status ocl_device_count(pk_be_context *ctx, uint32_t *out) {
@@ -229,7 +209,7 @@ pk_status ocl_device_get_props(pk_be_context *ctx, uint32_t index, pk_device_pro
   }
   p.max_allocation_bytes = d.max_alloc;
   p.alignment = d.alignment;
-  copy_out(p, out);
+  kit::copy_out(p, out);
   return PK_OK;
 }
 
@@ -322,7 +302,7 @@ pk_status ocl_stream_destroy(pk_be_stream *s) {
 
 pk_status ocl_stream_synchronize(pk_be_stream *s) {
   cl_int err = clFinish(s->queue.get());
-  if (err != CL_SUCCESS && s->sticky == PK_OK) stream_fail(s, err, 0, "stream_synchronize: clFinish failed");
+  if (err != CL_SUCCESS && !s->sticky.failed()) stream_fail(s, err, 0, "stream_synchronize: clFinish failed");
   return sticky_check(s);
 }
 
@@ -392,7 +372,7 @@ pk_status event_status(pk_be_event *e, bool block) {
   if (status < 0) {
     return cl_fail(PK_ERROR_STREAM_FAILED, status, 0, "opencl: the recording stream failed before the event");
   }
-  if (e->recorded_on && e->recorded_on->sticky != PK_OK) return sticky_check(e->recorded_on);
+  if (e->recorded_on && e->recorded_on->sticky.failed()) return sticky_check(e->recorded_on);
   return status == CL_COMPLETE ? PK_OK : PK_NOT_READY;
 }
 
@@ -480,7 +460,7 @@ pk_status ocl_op_query(pk_be_context *ctx, const pk_op_query *q, pk_op_support *
     s.native = ok ? 1 : 0;
   }
   std::snprintf(s.reason, sizeof s.reason, "%s", why.c_str());
-  copy_out(s, out);
+  kit::copy_out(s, out);
   return PK_OK;
 }
 
@@ -555,13 +535,10 @@ pk_status ocl_op_launch(pk_be_stream *stream, uint32_t op_id, const pk_tensor *i
 }
 
 pk_backend_api make_api() {
-  pk_backend_api a;
-  PK_STRUCT_INIT(a);
-  a.abi_version = PK_ABI_VERSION;
+  pk_backend_api a = kit::api_table();  // get_last_error: the kit's
   a.open = ocl_open;
   a.close = ocl_close;
   a.get_info = ocl_get_info;
-  a.get_last_error = ocl_get_last_error;
   a.device_count = ocl_device_count;
   a.device_get_props = ocl_device_get_props;
   a.mem_alloc = ocl_mem_alloc;

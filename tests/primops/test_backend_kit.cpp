@@ -1,11 +1,17 @@
 // backend_kit.hpp's 8/16-bit float conversions (bit-level, used by every f16/bf16/fp8 kernel) against a
 // straightforward reference written here with frexp/ldexp/nearbyint, over every bit pattern of each format and
-// every midpoint between neighbours (the round-to-nearest-even ties), plus hand-checked encodings.
+// every midpoint between neighbours (the round-to-nearest-even ties), plus hand-checked encodings; and the slot
+// glue (copy_out, write_backend_info, StickyError, catch_exceptions, api_table) that every backend builds on.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <new>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "primkit/backend_kit.hpp"
@@ -176,6 +182,75 @@ TEST(BackendKit, DtypeIdOfEveryDescriptorAndOfNone) {
     }
   }
   EXPECT_EQ(matched, PK_DTYPE_COUNT);
+}
+
+// An older host's struct is shorter: copy_out must write only the prefix it knows and say so in struct_size.
+TEST(BackendKit, CopyOutRespectsTheHostsStructSize) {
+  pk_backend_info full;
+  PK_STRUCT_INIT(full);
+  ASSERT_EQ(pk::kit::write_backend_info(&full, "acme", "Acme Corp", 2, 3, 4), PK_OK);
+  EXPECT_STREQ(full.name, "acme");
+  EXPECT_STREQ(full.vendor, "Acme Corp");
+  EXPECT_EQ(full.version_major, 2u);
+  EXPECT_EQ(full.version_minor, 3u);
+  EXPECT_EQ(full.version_patch, 4u);
+  EXPECT_EQ(full.abi_version, static_cast<uint32_t>(PK_ABI_VERSION));
+  EXPECT_EQ(full.struct_size, sizeof full);
+
+  pk_backend_info older;
+  std::memset(&older, 0x5a, sizeof older);
+  const uint32_t prefix = offsetof(pk_backend_info, vendor);
+  older.struct_size = prefix;
+  pk::kit::copy_out(full, &older);
+  EXPECT_EQ(older.struct_size, prefix);
+  EXPECT_STREQ(older.name, "acme");
+  EXPECT_EQ(static_cast<unsigned char>(older.vendor[0]), 0x5au) << "wrote past the host's struct_size";
+}
+
+// primkit.h: once failed, a stream stays failed; PK_UNIMPLEMENTED and PK_NOT_READY are not failures.
+TEST(BackendKit, StickyErrorKeepsTheFirstFailureAndItsMessage) {
+  pk::kit::StickyError sticky;
+  EXPECT_FALSE(sticky.failed());
+  EXPECT_EQ(sticky.check("acme"), PK_OK);
+  EXPECT_EQ(sticky.record(pk::kit::fail(PK_UNIMPLEMENTED, PK_OP_ADD, -1, "declined")), PK_UNIMPLEMENTED);
+  EXPECT_EQ(sticky.record(PK_NOT_READY), PK_NOT_READY);
+  EXPECT_FALSE(sticky.failed());
+  EXPECT_EQ(sticky.record(pk::kit::fail(PK_ERROR_DEVICE, PK_OP_ADD, -1, "acme: the device fell over")),
+            PK_ERROR_DEVICE);
+  EXPECT_TRUE(sticky.failed());
+  EXPECT_EQ(sticky.status, PK_ERROR_DEVICE);
+  EXPECT_EQ(sticky.check("acme"), PK_ERROR_STREAM_FAILED);
+  EXPECT_STREQ(pk::kit::last_error().message, "acme: stream failed earlier: acme: the device fell over");
+  EXPECT_EQ(pk::kit::last_error().op_id, static_cast<uint32_t>(PK_OP_NONE));
+}
+
+TEST(BackendKit, CatchExceptionsTurnsThemIntoStatuses) {
+  EXPECT_EQ(pk::kit::catch_exceptions(PK_OP_NONE, "acme: open", [] { return PK_OK; }), PK_OK);
+  EXPECT_EQ(pk::kit::catch_exceptions(PK_OP_NONE, "acme: open", []() -> pk_status { throw std::bad_alloc(); }),
+            PK_ERROR_OUT_OF_MEMORY);
+  EXPECT_STREQ(pk::kit::last_error().message, "acme: open: out of host memory");
+  EXPECT_EQ(pk::kit::catch_exceptions(PK_OP_ADD, "acme: add", []() -> pk_status { throw std::runtime_error("boom"); }),
+            PK_ERROR_INTERNAL);
+  EXPECT_STREQ(pk::kit::last_error().message, "acme: add: unexpected exception");
+  EXPECT_EQ(pk::kit::last_error().op_id, static_cast<uint32_t>(PK_OP_ADD));
+}
+
+TEST(BackendKit, ApiTableHasOnlyTheKitsGetLastError) {
+  const pk_backend_api api = pk::kit::api_table();
+  EXPECT_EQ(api.struct_size, sizeof api);
+  EXPECT_EQ(api.abi_version, static_cast<uint32_t>(PK_ABI_VERSION));
+  EXPECT_EQ(api.get_last_error, &pk::kit::last_error_slot);
+  EXPECT_EQ(api.open, nullptr);
+  EXPECT_EQ(api.op_launch, nullptr);
+  EXPECT_EQ(api.fusion_offer, nullptr);
+
+  pk::kit::fail(PK_ERROR_DEVICE, PK_OP_ADD, 1, "acme: %s", "lost");
+  pk_error_info info;
+  PK_STRUCT_INIT(info);
+  ASSERT_EQ(api.get_last_error(nullptr, &info), PK_OK);
+  EXPECT_EQ(info.status, PK_ERROR_DEVICE);
+  EXPECT_EQ(info.arg_index, 1);
+  EXPECT_STREQ(info.message, "acme: lost");
 }
 
 }  // namespace

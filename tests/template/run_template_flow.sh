@@ -78,8 +78,8 @@ test -f "$work/empty/src/acme_backend.cpp" || fail "new-backend did not fill the
 step "new-backend acme"
 "$primkit" new-backend acme --dir "$work/acme" | tee "$work/new.log"
 grep -q "CMAKE_PREFIX_PATH=$prefix" "$work/new.log" || fail "the next steps do not name the install prefix"
-for f in CMakeLists.txt README.md .gitignore src/acme_backend.cpp src/kernels.cpp src/kernels.hpp src/kernel_add.cpp \
-  test/smoke_test.cpp; do
+for f in CMakeLists.txt README.md .gitignore src/acme_backend.cpp src/backend.hpp src/device.cpp src/memory.cpp \
+  src/streams.cpp src/ops.cpp src/fusion.cpp src/kernels.cpp src/kernels.hpp src/kernel_add.cpp test/smoke_test.cpp; do
   test -f "$work/acme/$f" || fail "the generated project lacks $f"
 done
 ! grep -rq "@BACKEND_" "$work/acme" || fail "a placeholder was left unsubstituted"

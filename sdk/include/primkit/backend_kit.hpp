@@ -1,7 +1,8 @@
 // backend_kit.hpp — header-only C++17 helpers for writing a PrimKit backend: storage types for the 8/16-bit
-// float formats, dtype dispatch, strided tensor views and their iteration, and a thread-local error record
-// behind the get_last_error slot. Shared by the reference backends and the backend template so that no
-// backend re-derives these. Not part of the C ABI: nothing here crosses the plugin boundary.
+// float formats, dtype dispatch, strided tensor views and their iteration, a thread-local error record behind the
+// get_last_error slot, and the slot glue every backend needs (struct_size-aware copies, get_info, a stream's
+// sticky error, exception guards, the table and negotiation). Shared by the reference backends and the backend
+// template so that no backend re-types these. Not part of the C ABI: nothing here crosses the plugin boundary.
 //
 // Conversions follow convert_element_type (docs/ops.md): round to nearest even; overflow gives inf (f16, bf16,
 // f8e5m2) or saturates to ±448 (f8e4m3fn, which has no inf); NaN stays NaN.
@@ -16,6 +17,7 @@
 #include <cstring>
 #include <exception>
 #include <limits>
+#include <new>
 #include <type_traits>
 
 #include "primkit/primkit.h"
@@ -425,6 +427,99 @@ inline pk_status copy_last_error(pk_error_info *out) {
   std::memcpy(out, &info, n);
   out->struct_size = static_cast<uint32_t>(n);
   return PK_OK;
+}
+
+// --- slot glue ------------------------------------------------------------------------------------------------
+// The few lines every backend's ABI table re-typed. Each serves one contract of primkit.h; a backend that needs
+// something else (another message, a driver code) keeps its own version.
+
+// Copies a struct the backend filled into the host's. primkit.h's versioning rule: the caller sets struct_size,
+// an older host has a shorter struct and must receive only the fields it knows, and the callee writes back how
+// much it filled. For pk_backend_info, pk_device_props, pk_op_support (get_info, device_get_props, op_query).
+template <class T>
+inline void copy_out(const T &value, T *out) {
+  const uint32_t n = out->struct_size < sizeof value ? out->struct_size : static_cast<uint32_t>(sizeof value);
+  std::memcpy(out, &value, n);
+  out->struct_size = n;
+}
+
+// The get_info slot's body: names the backend (what `primkit list` and --backend NAME match), its vendor and
+// version, and the ABI it was built for. Copied with copy_out, so an older host gets the prefix it knows.
+inline pk_status write_backend_info(pk_backend_info *out, const char *name, const char *vendor, uint32_t major,
+                                    uint32_t minor = 0, uint32_t patch = 0) {
+  pk_backend_info info;
+  PK_STRUCT_INIT(info);
+  std::snprintf(info.name, sizeof info.name, "%s", name);
+  std::snprintf(info.vendor, sizeof info.vendor, "%s", vendor);
+  info.version_major = major;
+  info.version_minor = minor;
+  info.version_patch = patch;
+  info.abi_version = PK_ABI_VERSION;
+  copy_out(info, out);
+  return PK_OK;
+}
+
+// The get_last_error slot, ready to put in the table: the record is the calling thread's (kit::fail writes it),
+// so the context is not needed. `api.get_last_error = pk::kit::last_error_slot;`
+inline pk_status last_error_slot(pk_be_context *, pk_error_info *out) {
+  return copy_last_error(out);
+}
+
+// A stream's sticky error. primkit.h: once asynchronous work on a stream failed, the stream stays failed and
+// every later enqueue, synchronize and query returns PK_ERROR_STREAM_FAILED (details via get_last_error). Keep
+// one in your pk_be_stream; call check() first in every slot that takes the stream, and record() (or set()) with
+// the status of work that failed.
+struct StickyError {
+  pk_status status = PK_OK;                 // the first failure; PK_OK while the stream is healthy
+  char message[PK_MESSAGE_CAPACITY] = {0};  // its message, repeated by every later check()
+
+  bool failed() const { return status != PK_OK; }
+
+  // PK_OK on a healthy stream; otherwise records and returns PK_ERROR_STREAM_FAILED with the message
+  // "<backend>: stream failed earlier: <the first failure's message>".
+  pk_status check(const char *backend) const {
+    if (status == PK_OK) return PK_OK;
+    return fail(PK_ERROR_STREAM_FAILED, PK_OP_NONE, -1, "%s: stream failed earlier: %s", backend, message);
+  }
+
+  // Makes `failure` the stream's sticky error, with the calling thread's last-error message (kit::fail has just
+  // written it).
+  void set(pk_status failure) {
+    status = failure;
+    std::snprintf(message, sizeof message, "%s", last_error().message);
+  }
+
+  // Passes a status through, making it sticky if it is a failure. PK_UNIMPLEMENTED (a launch that declined and
+  // wrote nothing) and PK_NOT_READY (a query's answer) leave the stream usable, as primkit.h says.
+  pk_status record(pk_status st) {
+    if (st != PK_OK && st != PK_UNIMPLEMENTED && st != PK_NOT_READY) set(st);
+    return st;
+  }
+};
+
+// Runs body() (returning pk_status) so that no exception leaves it: std::bad_alloc becomes PK_ERROR_OUT_OF_MEMORY
+// ("<where>: out of host memory"), anything else PK_ERROR_INTERNAL ("<where>: unexpected exception"). For a slot
+// body that allocates with the standard library; guarded<fn> below is the table-wide last line of defence, this
+// one gives the message a precise status and the slot's name. primkit.h: slots never throw, abort or exit.
+template <class Body>
+inline pk_status catch_exceptions(uint32_t op_id, const char *where, Body &&body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc &) {
+    return fail(PK_ERROR_OUT_OF_MEMORY, op_id, -1, "%s: out of host memory", where);
+  } catch (...) {
+    return fail(PK_ERROR_INTERNAL, op_id, -1, "%s: unexpected exception", where);
+  }
+}
+
+// A pk_backend_api of this header's ABI with every slot NULL (a NULL slot means "not implemented") except
+// get_last_error. A backend fills the rest and returns it from pk_backend_entry (through negotiate).
+inline pk_backend_api api_table() {
+  pk_backend_api api;
+  PK_STRUCT_INIT(api);
+  api.abi_version = PK_ABI_VERSION;
+  api.get_last_error = last_error_slot;
+  return api;
 }
 
 // --- exception guard ------------------------------------------------------------------------------------------
