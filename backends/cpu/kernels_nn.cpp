@@ -1,6 +1,6 @@
 // kernels_nn.cpp — native kernels for the hot composite ops: softmax, log_softmax, layer_norm, rms_norm, gelu,
-// gelu_tanh, silu and scaled_dot_product_attention, and for tanhshrink, whose decomposition cancels, for every
-// dtype their rows admit (f16, bf16, f32, f64).
+// gelu_tanh, silu, sigmoid and scaled_dot_product_attention, and for tanhshrink, whose decomposition cancels,
+// for every dtype their rows admit (f16, bf16, f32, f64).
 // Without them the runtime runs each op as its decomposition: several primitive launches and full-size
 // temporaries.
 //
@@ -820,6 +820,15 @@ struct Silu {
   }
 };
 
+// sigmoid's decomposition 1 / (1 + exp(-x)), computed wide and rounded once: never cancels (both tails are
+// relatively accurate); x = -inf gives 0, +inf gives 1.
+struct Sigmoid {
+  template <class C>
+  static C f(C x) {
+    return 1 / (1 + std::exp(-x));
+  }
+};
+
 // Taylor coefficients t_k of tanh(x) = sum t_k x^(2k+1), from tanh' = 1 - tanh^2: (2k+1) t_k = -sum t_i t_(k-1-i).
 template <size_t N>
 constexpr std::array<long double, N> tanh_taylor() {
@@ -850,8 +859,8 @@ struct Tanhshrink {
   }
 };
 
-// Dense f32 gelu_tanh / silu, 4 lanes at a time in double: x / (1 + exp(a)) with a = -2u or -x. Lanes whose a is
-// outside exp_pd's range or not finite (inf, NaN) take the scalar formula.
+// Dense f32 gelu_tanh / silu / sigmoid, 4 lanes at a time in double: num / (1 + exp(a)) with a = -2u or -x and num
+// = x (1 for sigmoid). Lanes whose a is outside exp_pd's range or not finite (inf, NaN) take the scalar formula.
 template <class Op>
 __attribute__((target("avx2,fma"))) void sigmoid_like_f32_avx2(const float *a, float *o, int64_t lo, int64_t hi) {
   const __m256d lim = _mm256_set1_pd(708.0), one = _mm256_set1_pd(1.0);
@@ -860,7 +869,7 @@ __attribute__((target("avx2,fma"))) void sigmoid_like_f32_avx2(const float *a, f
   for (; i + 4 <= hi; i += 4) {
     const __m256d x = _mm256_cvtps_pd(_mm_loadu_ps(a + i));
     __m256d arg;
-    if constexpr (std::is_same_v<Op, Silu>) {
+    if constexpr (std::is_same_v<Op, Silu> || std::is_same_v<Op, Sigmoid>) {
       arg = _mm256_sub_pd(_mm256_setzero_pd(), x);
     } else {
       const __m256d x3 = _mm256_mul_pd(_mm256_mul_pd(x, x), x);
@@ -869,7 +878,8 @@ __attribute__((target("avx2,fma"))) void sigmoid_like_f32_avx2(const float *a, f
     }
     // |arg| <= 708 is false for NaN and inf.
     int ok = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_and_pd(arg, abs_mask), lim, _CMP_LE_OQ));
-    const __m256d r = _mm256_div_pd(x, _mm256_add_pd(one, exp_pd(_mm256_min_pd(_mm256_max_pd(arg, -lim), lim))));
+    const __m256d num = std::is_same_v<Op, Sigmoid> ? one : x;
+    const __m256d r = _mm256_div_pd(num, _mm256_add_pd(one, exp_pd(_mm256_min_pd(_mm256_max_pd(arg, -lim), lim))));
     _mm_storeu_ps(o + i, _mm256_cvtpd_ps(r));
     if (ok != 0xf) {
       for (int k = 0; k < 4; ++k) {
@@ -884,6 +894,43 @@ __attribute__((target("avx2,fma"))) void sigmoid_like_f32_avx2(const float *a, f
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// sigmoid_like_f32_avx2 on 8 double lanes, with no scalar lanes: t = e^(-|a|) (exp8_nonpos_pd, relative error
+// < 1e-11, 2^n applied by vscalefpd so tiny t stays right) gives num / (1 + e^a) as num / (1 + t) for a <= 0 and
+// num t / (1 + t) for a > 0, so the exponential never overflows. a = -inf gives num; a = +inf gives num * 0 (0 for
+// sigmoid; NaN for silu and gelu_tanh at x = -inf, as their formulas -inf / inf give); NaN stays NaN.
+template <class Op>
+__attribute__((target("avx512f,avx2,fma"))) inline __m512d sigmoid_like8_pd(__m512d x) {
+  __m512d arg;
+  if constexpr (std::is_same_v<Op, Silu> || std::is_same_v<Op, Sigmoid>) {
+    arg = _mm512_sub_pd(_mm512_setzero_pd(), x);
+  } else {
+    const __m512d x3 = _mm512_mul_pd(_mm512_mul_pd(x, x), x);
+    const __m512d u = _mm512_mul_pd(_mm512_fmadd_pd(x3, _mm512_set1_pd(kGeluCubic), x), _mm512_set1_pd(kSqrt2OverPi));
+    arg = _mm512_mul_pd(u, _mm512_set1_pd(-2.0));
+  }
+  const __m512d one = _mm512_set1_pd(1.0);
+  const __m512d t = exp8_nonpos_pd(_mm512_sub_pd(_mm512_setzero_pd(), _mm512_abs_pd(arg)));
+  const __m512d num = std::is_same_v<Op, Sigmoid> ? one : x;
+  const __m512d top = _mm512_mask_mul_pd(num, _mm512_cmp_pd_mask(arg, _mm512_setzero_pd(), _CMP_GT_OQ), num, t);
+  const __m512d y = _mm512_div_pd(top, _mm512_add_pd(one, t));
+  return _mm512_mask_mov_pd(y, _mm512_cmp_pd_mask(arg, arg, _CMP_UNORD_Q), arg);  // NaN stays NaN
+}
+
+template <class Op>
+__attribute__((target("avx512f,avx2,fma"))) void sigmoid_like_f32_avx512(const float *a, float *o, int64_t lo,
+                                                                         int64_t hi) {
+  int64_t i = lo;
+  for (; i + 16 <= hi; i += 16) {
+    const __m512 x = _mm512_loadu_ps(a + i);
+    const __m256 y0 = _mm512_cvtpd_ps(sigmoid_like8_pd<Op>(_mm512_cvtps_pd(_mm512_castps512_ps256(x))));
+    const __m256 y1 = _mm512_cvtpd_ps(
+        sigmoid_like8_pd<Op>(_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1)))));
+    _mm256_storeu_ps(o + i, y0);
+    _mm256_storeu_ps(o + i + 8, y1);
+  }
+  for (; i < hi; ++i) o[i] = static_cast<float>(Op::f(static_cast<double>(a[i])));
+}
+
 // The arithmetic of gelu16 for lanes with v = |x| <= 15.99 (others get garbage).
 __attribute__((target("avx512f,avx2,fma"))) inline __m512 gelu16_core(__m512 x, __m512 v) {
   const Erfc16 e = half_erfc_sqrt2_16(v);
@@ -968,7 +1015,13 @@ pk_status k_activation(const Launch &l) {
             return PK_OK;
           }
         }
-        if constexpr (std::is_same_v<T, float> && (std::is_same_v<Op, GeluTanh> || std::is_same_v<Op, Silu>)) {
+        if constexpr (std::is_same_v<T, float> &&
+                      (std::is_same_v<Op, GeluTanh> || std::is_same_v<Op, Silu> || std::is_same_v<Op, Sigmoid>)) {
+          if (have_isa(Isa::avx512)) {
+            parallel_for(0, in.numel, kGrain,
+                         [&](int64_t lo, int64_t hi) { sigmoid_like_f32_avx512<Op>(x, y, lo, hi); });
+            return PK_OK;
+          }
           if (have_isa(Isa::avx2)) {
             parallel_for(0, in.numel, kGrain, [&](int64_t lo, int64_t hi) { sigmoid_like_f32_avx2<Op>(x, y, lo, hi); });
             return PK_OK;
@@ -1402,6 +1455,7 @@ void register_nn_kernels(KernelRegistry &r) {
   r.add(PK_OP_GELU, k_activation<Gelu>, kFloatStd);
   r.add(PK_OP_GELU_TANH, k_activation<GeluTanh>, kFloatStd);
   r.add(PK_OP_SILU, k_activation<Silu>, kFloatStd);
+  r.add(PK_OP_SIGMOID, k_activation<Sigmoid>, kFloatStd);
   r.add(PK_OP_TANHSHRINK, k_activation<Tanhshrink>, kFloatStd);
   r.add(PK_OP_SCALED_DOT_PRODUCT_ATTENTION, k_attention, kFloatStd);
 }

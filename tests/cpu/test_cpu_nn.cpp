@@ -457,13 +457,14 @@ TEST_F(CpuNn, RmsNormHandChecked) {
 
 // The activations against their definitions in long double, including the negative range where 1 + erf and
 // 1 + tanh cancel (gelu(-5.5) = -1.1e-7 and gelu(-10) = -7.6e-23 need erfc), and x = -inf, where the
-// decomposition gives -inf * 0 = NaN. Values below f32's range are checked in f64 only.
+// decomposition gives -inf * 0 = NaN (sigmoid: 1 / inf = 0). Values below f32's range are checked in f64 only.
+// The cpu.isa_avx2 and cpu.isa_generic runs check the AVX2 and scalar paths; the default one AVX-512's.
 TEST_F(CpuNn, ActivationsMatchTheirDefinitions) {
   std::vector<float> x = {-30, -10, -5.5f, -1, -0.25f, 0, 1e-3f, 0.5f, 2, 7, 40, -kInf, kInf, kNaN};
   for (int n = 0; n < 40; ++n) x.push_back(-9.0f + 0.45f * static_cast<float>(n));  // fills whole vectors
   std::vector<float> out(x.size());
   std::vector<double> xd(x.begin(), x.end()), outd(x.size());
-  const uint32_t ops[] = {PK_OP_GELU, PK_OP_GELU_TANH, PK_OP_SILU};
+  const uint32_t ops[] = {PK_OP_GELU, PK_OP_GELU_TANH, PK_OP_SILU, PK_OP_SIGMOID};
   for (uint32_t op : ops) {
     const int64_t n = static_cast<int64_t>(x.size());
     ASSERT_EQ(launch(op, {tensor(x, kF32, {n})}, {tensor(out, kF32, {n})}, nullptr), PK_OK);
@@ -476,10 +477,12 @@ TEST_F(CpuNn, ActivationsMatchTheirDefinitions) {
       } else if (op == PK_OP_GELU_TANH) {
         // 1 + tanh(u) = 2 / (1 + e^-2u), without the cancellation
         ref = v / (1 + expl(-2 * (v + static_cast<ld>(0.044715) * v * v * v) * static_cast<ld>(0.7978845608028654)));
-      } else {
+      } else if (op == PK_OP_SILU) {
         ref = v / (1 + expl(-v));
+      } else {
+        ref = 1 / (1 + expl(-v));  // sigmoid: -inf gives 0, +inf 1; -30 gives 9.4e-14, relatively accurate
       }
-      if (std::isinf(v) && v < 0) ref = std::numeric_limits<ld>::quiet_NaN();
+      if (std::isinf(v) && v < 0 && op != PK_OP_SIGMOID) ref = std::numeric_limits<ld>::quiet_NaN();
       const std::string what = "op " + std::to_string(op) + " at " + std::to_string(x[i]);
       if (std::fabs(ref) >= 1e-37L || ref == 0 || !std::isfinite(ref)) expect_close(out[i], ref, 2, 0, what + " (f32)");
       if (std::isfinite(ref)) {
