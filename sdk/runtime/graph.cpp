@@ -184,11 +184,15 @@ bool view_of_input(const GraphNode &n, const pk_tensor &in, const TensorType &ou
     default:
       return false;
   }
+  // An empty view reads nothing: it keeps its source's placement, so that the empty slice of an empty input whose
+  // data is NULL (a framework's empty tensor) stays at offset 0, as the placement rule wants of NULL data.
+  int64_t elements = 1;
+  for (int32_t d = 0; d < r; ++d) elements *= out_type.shape[d];
   out = in;
   out.ndim = r;
   out.shape = out_type.shape;
   out.strides = strides;
-  out.byte_offset = offset;
+  out.byte_offset = elements == 0 ? in.byte_offset : offset;
   return true;
 }
 
