@@ -397,32 +397,34 @@ pk_status g_kernel_destroy(pk_be_context *, pk_be_kernel *kernel) {
 }
 
 pk_backend_api make_api() {
+  // Every slot behind the kit's catch-all: an exception escaping a slot becomes PK_ERROR_INTERNAL (a void slot
+  // swallows it) instead of unwinding into the host's C frames and terminating it.
   pk_backend_api a = pk::kit::api_table();  // get_last_error: the kit's
-  a.open = g_open;
-  a.close = g_close;
-  a.get_info = g_get_info;
-  a.device_count = g_device_count;
-  a.device_get_props = g_device_get_props;
-  a.mem_alloc = g_mem_alloc;
-  a.mem_free = g_mem_free;
-  a.copy_host_to_device = g_copy_h2d;
-  a.copy_device_to_host = g_copy_d2h;
-  a.copy_device_to_device = g_copy_d2d;
-  a.stream_create = g_stream_create;
-  a.stream_destroy = g_stream_destroy;
-  a.stream_synchronize = g_stream_synchronize;
-  a.stream_query = g_stream_query;
-  a.event_create = g_event_create;
-  a.event_destroy = g_event_destroy;
-  a.event_record = g_event_record;
-  a.stream_wait_event = g_stream_wait_event;
-  a.event_synchronize = g_event_synchronize;
-  a.event_query = g_event_query;
-  a.op_query = g_op_query;
-  a.op_launch = g_op_launch;
-  a.fusion_offer = g_fusion_offer;
-  a.kernel_launch = g_kernel_launch;
-  a.kernel_destroy = g_kernel_destroy;
+  a.open = pk::kit::guarded<g_open>;
+  a.close = pk::kit::guarded<g_close>;
+  a.get_info = pk::kit::guarded<g_get_info>;
+  a.device_count = pk::kit::guarded<g_device_count>;
+  a.device_get_props = pk::kit::guarded<g_device_get_props>;
+  a.mem_alloc = pk::kit::guarded<g_mem_alloc>;
+  a.mem_free = pk::kit::guarded<g_mem_free>;
+  a.copy_host_to_device = pk::kit::guarded<g_copy_h2d>;
+  a.copy_device_to_host = pk::kit::guarded<g_copy_d2h>;
+  a.copy_device_to_device = pk::kit::guarded<g_copy_d2d>;
+  a.stream_create = pk::kit::guarded<g_stream_create>;
+  a.stream_destroy = pk::kit::guarded<g_stream_destroy>;
+  a.stream_synchronize = pk::kit::guarded<g_stream_synchronize>;
+  a.stream_query = pk::kit::guarded<g_stream_query>;
+  a.event_create = pk::kit::guarded<g_event_create>;
+  a.event_destroy = pk::kit::guarded<g_event_destroy>;
+  a.event_record = pk::kit::guarded<g_event_record>;
+  a.stream_wait_event = pk::kit::guarded<g_stream_wait_event>;
+  a.event_synchronize = pk::kit::guarded<g_event_synchronize>;
+  a.event_query = pk::kit::guarded<g_event_query>;
+  a.op_query = pk::kit::guarded<g_op_query>;
+  a.op_launch = pk::kit::guarded<g_op_launch>;
+  a.fusion_offer = pk::kit::guarded<g_fusion_offer>;
+  a.kernel_launch = pk::kit::guarded<g_kernel_launch>;
+  a.kernel_destroy = pk::kit::guarded<g_kernel_destroy>;
   return a;
 }
 

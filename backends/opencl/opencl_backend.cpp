@@ -535,32 +535,34 @@ pk_status ocl_op_launch(pk_be_stream *stream, uint32_t op_id, const pk_tensor *i
 }
 
 pk_backend_api make_api() {
+  // Every slot behind the kit's catch-all: an exception escaping a slot becomes PK_ERROR_INTERNAL (a void slot
+  // swallows it) instead of unwinding into the host's C frames and terminating it.
   pk_backend_api a = kit::api_table();  // get_last_error: the kit's
-  a.open = ocl_open;
-  a.close = ocl_close;
-  a.get_info = ocl_get_info;
-  a.device_count = ocl_device_count;
-  a.device_get_props = ocl_device_get_props;
-  a.mem_alloc = ocl_mem_alloc;
-  a.mem_free = ocl_mem_free;
-  a.copy_host_to_device = ocl_copy_h2d;
-  a.copy_device_to_host = ocl_copy_d2h;
-  a.copy_device_to_device = ocl_copy_d2d;
-  a.stream_create = ocl_stream_create;
-  a.stream_destroy = ocl_stream_destroy;
-  a.stream_synchronize = ocl_stream_synchronize;
-  a.stream_query = ocl_stream_query;
-  a.event_create = ocl_event_create;
-  a.event_destroy = ocl_event_destroy;
-  a.event_record = ocl_event_record;
-  a.stream_wait_event = ocl_stream_wait_event;
-  a.event_synchronize = ocl_event_synchronize;
-  a.event_query = ocl_event_query;
-  a.op_query = ocl_op_query;
-  a.op_launch = ocl_op_launch;
-  a.fusion_offer = ocl_fusion_offer;
-  a.kernel_launch = ocl_kernel_launch;
-  a.kernel_destroy = ocl_kernel_destroy;
+  a.open = pk::kit::guarded<ocl_open>;
+  a.close = pk::kit::guarded<ocl_close>;
+  a.get_info = pk::kit::guarded<ocl_get_info>;
+  a.device_count = pk::kit::guarded<ocl_device_count>;
+  a.device_get_props = pk::kit::guarded<ocl_device_get_props>;
+  a.mem_alloc = pk::kit::guarded<ocl_mem_alloc>;
+  a.mem_free = pk::kit::guarded<ocl_mem_free>;
+  a.copy_host_to_device = pk::kit::guarded<ocl_copy_h2d>;
+  a.copy_device_to_host = pk::kit::guarded<ocl_copy_d2h>;
+  a.copy_device_to_device = pk::kit::guarded<ocl_copy_d2d>;
+  a.stream_create = pk::kit::guarded<ocl_stream_create>;
+  a.stream_destroy = pk::kit::guarded<ocl_stream_destroy>;
+  a.stream_synchronize = pk::kit::guarded<ocl_stream_synchronize>;
+  a.stream_query = pk::kit::guarded<ocl_stream_query>;
+  a.event_create = pk::kit::guarded<ocl_event_create>;
+  a.event_destroy = pk::kit::guarded<ocl_event_destroy>;
+  a.event_record = pk::kit::guarded<ocl_event_record>;
+  a.stream_wait_event = pk::kit::guarded<ocl_stream_wait_event>;
+  a.event_synchronize = pk::kit::guarded<ocl_event_synchronize>;
+  a.event_query = pk::kit::guarded<ocl_event_query>;
+  a.op_query = pk::kit::guarded<ocl_op_query>;
+  a.op_launch = pk::kit::guarded<ocl_op_launch>;
+  a.fusion_offer = pk::kit::guarded<ocl_fusion_offer>;
+  a.kernel_launch = pk::kit::guarded<ocl_kernel_launch>;
+  a.kernel_destroy = pk::kit::guarded<ocl_kernel_destroy>;
   return a;
 }
 
