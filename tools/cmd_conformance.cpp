@@ -63,10 +63,13 @@ void add_conformance_options(CLI::App &cmd, ConformanceArgs &a) {
                  "One case running longer is killed: TIMEOUT (default 20; less than 1 counts as 1)")
       ->check(CLI::Validator(CLI::PositiveNumber).description(""))
       ->type_name("SECONDS");
+  std::string fused_names;  // the op table's fused_check rows
+  for (const pk::meta::OpInfo *op : pk::conformance::fused_composites())
+    fused_names += (fused_names.empty() ? "" : ", ") + std::string(op->name);
   cmd.add_flag_callback(
       "--no-fusion", [&o] { o.fusion = false; },
-      "Skip the fused runs: by default the decompositions of softmax, log_softmax, layer_norm, rms_norm, "
-      "gelu and silu are also compiled as graphs with fusion on and checked like the op (fused:<op> rows)");
+      "Skip the fused runs: by default the decompositions of " + fused_names +
+          " are also compiled as graphs with fusion on and checked like the op (fused:<op> rows)");
   cmd.add_flag_callback(
       "--no-fork", [&o] { o.isolate = false; }, "Run in this process (debugging; a crash ends the run)");
   cmd.add_flag("--require-full", a.require_full,

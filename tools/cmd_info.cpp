@@ -64,8 +64,8 @@ Coverage measure_coverage(pk_device_t dev) {
       t.per_op.push_back(std::move(row));
     }
   }
-  for (const char *name : pk::conformance::kFusedComposites)
-    if (const auto *op = pk::meta::find_op(name)) c.fused_pairs += pk::conformance::op_dtypes(*op).size();
+  for (const pk::meta::OpInfo *op : pk::conformance::fused_composites())
+    c.fused_pairs += pk::conformance::op_dtypes(*op).size();
   return c;
 }
 
@@ -110,7 +110,7 @@ void print_coverage_text(const pk_backend_info &info, const Coverage &c, bool pe
   std::printf(
       "fused decompositions: %zu composites, %u (op, dtype) pairs (conformance's fused:<op> rows: checked by "
       "running the fusion hook, which no capability query answers)\n",
-      std::size(pk::conformance::kFusedComposites), c.fused_pairs);
+      pk::conformance::fused_composites().size(), c.fused_pairs);
   std::printf("conformance checks %u (op, dtype) pairs on this backend: %u op pairs and %u fused\n",
               c.op_pairs() + c.fused_pairs, c.op_pairs(), c.fused_pairs);
 }
@@ -155,7 +155,7 @@ std::string coverage_json(const pk_backend_info &info, const char *path, const c
       first_op = false;
     }
   }
-  j += "}, \"fused\": {\"composites\": " + std::to_string(std::size(pk::conformance::kFusedComposites)) +
+  j += "}, \"fused\": {\"composites\": " + std::to_string(pk::conformance::fused_composites().size()) +
        ", \"pairs\": " + std::to_string(c.fused_pairs) +
        "}, \"conformance_pairs\": " + std::to_string(c.op_pairs() + c.fused_pairs) + "}\n";
   return j;

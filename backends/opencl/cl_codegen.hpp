@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "primkit/op_info.hpp"
 #include "primkit/primkit.h"
 
 namespace pk::ocl {
@@ -62,6 +63,9 @@ std::string gen_elementwise(const EwGraph &g, const DeviceCaps &caps, bool *vect
 // Reductions sum/prod/amax/amin for one dtype: kernels pk_red_direct (one work-item per output),
 // pk_red_partial and pk_red_final (two-stage, work-groups of kRedLocal over a slice of the reduced elements).
 constexpr uint32_t kRedLocal = 64;
+// The fold of a reduction op: its op table row's `reduce:` combine (mean, a composite this backend runs natively,
+// folds as a sum); meta::Combine::none for every other op.
+meta::Combine reduction_fold(uint32_t op_id);
 bool reduction_supported(uint32_t op_id, int32_t dtype, const DeviceCaps &caps, std::string *why);
 std::string gen_reduction(uint32_t op_id, int32_t dtype, const DeviceCaps &caps);
 // argmax / argmin along one axis: kernel pk_arg_direct, one work-item per output (i64 indices).

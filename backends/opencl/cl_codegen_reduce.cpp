@@ -13,6 +13,12 @@
 
 namespace pk::ocl {
 
+meta::Combine reduction_fold(uint32_t op_id) {
+  if (op_id == PK_OP_MEAN) return meta::Combine::add;
+  const meta::OpInfo *info = meta::find_op(op_id);
+  return info != nullptr ? info->reduce.combine : meta::Combine::none;
+}
+
 // --- reductions -------------------------------------------------------------------------------------------------
 
 namespace {
@@ -59,6 +65,8 @@ inline double pk_fprod_st(double4 a) {
 }
 )CL";
 
+using meta::Combine;
+
 struct RedTypes {
   std::string acc;         // accumulator type
   std::string init;        // identity: an expression of the accumulator type
@@ -67,35 +75,37 @@ struct RedTypes {
 
 // Whether the reduction accumulates as kFloatAccumulators does: f64 sums and means, float products (in double).
 bool float_sum_acc(uint32_t op, int32_t dt) {
-  return dt == PK_DTYPE_F64 && (op == PK_OP_SUM || op == PK_OP_MEAN);
+  return dt == PK_DTYPE_F64 && reduction_fold(op) == Combine::add;
 }
 bool float_prod_acc(uint32_t op, int32_t dt, const DeviceCaps &caps) {
-  return op == PK_OP_PROD && is_flt(dt) && caps.fp64;
+  return reduction_fold(op) == Combine::mul && is_flt(dt) && caps.fp64;
 }
 
 RedTypes red_types(uint32_t op, int32_t dt, const DeviceCaps &caps) {
   const ClType &ty = cl_type(dt);
   RedTypes r;
   const bool flt = is_flt(dt);
-  if (op == PK_OP_ALL || op == PK_OP_ANY) {
+  const Combine fold = reduction_fold(op);
+  if (fold == Combine::logical_and || fold == Combine::logical_or) {
     r.acc = "uchar";
-    r.init = op == PK_OP_ALL ? "(uchar)1" : "(uchar)0";
-    r.combine_fn = op == PK_OP_ALL ? "return a & x;" : "return a | x;";
+    r.init = fold == Combine::logical_and ? "(uchar)1" : "(uchar)0";
+    r.combine_fn = fold == Combine::logical_and ? "return a & x;" : "return a | x;";
     return r;
   }
-  if (op == PK_OP_XOR_SUM) {
+  if (fold == Combine::bit_xor) {
     r.acc = "ulong";
     r.init = "(ulong)0";
     r.combine_fn = "return a ^ x;";
     return r;
   }
-  if (is_cx(dt) && (op == PK_OP_SUM || op == PK_OP_PROD)) {
+  const bool prod = fold == Combine::mul;
+  if (is_cx(dt) && (fold == Combine::add || prod)) {
     // Complex values accumulate in double2 (c64's sums and products then round once at the end); products with
     // Annex G recovery of infinities.
     // Sums carry flags of non-finite terms and a scaled copy (pk_csum), products a scale (pk_cprod).
-    r.acc = op == PK_OP_PROD ? "pk_cprod" : "pk_csum";
-    r.init = op == PK_OP_PROD ? "pk_cprod_one()" : "pk_csum_zero()";
-    r.combine_fn = op == PK_OP_PROD ? "return pk_cprod_mul(a, x);" : "return pk_csum_add(a, x);";
+    r.acc = prod ? "pk_cprod" : "pk_csum";
+    r.init = prod ? "pk_cprod_one()" : "pk_csum_zero()";
+    r.combine_fn = prod ? "return pk_cprod_mul(a, x);" : "return pk_csum_add(a, x);";
     return r;
   }
   if (float_sum_acc(op, dt)) {
@@ -110,15 +120,15 @@ RedTypes red_types(uint32_t op, int32_t dt, const DeviceCaps &caps) {
     r.combine_fn = "return pk_fprod_mul(a, x);";
     return r;
   }
-  if (op == PK_OP_SUM || op == PK_OP_PROD || op == PK_OP_MEAN) {
+  if (fold == Combine::add || prod) {
     // Integers accumulate modulo 2^64 (ulong), which wraps to their width on the store; floats in double where
     // the device has it (f32 partial sums overflow where the exact result does not), else in their compute type.
     r.acc = flt ? (caps.fp64 ? "double" : ty.ct) : "ulong";
-    r.init = "(" + r.acc + ")" + (op == PK_OP_PROD ? "1" : "0");
-    r.combine_fn = op == PK_OP_PROD ? "return a * x;" : "return a + x;";
+    r.init = "(" + r.acc + ")" + (prod ? "1" : "0");
+    r.combine_fn = prod ? "return a * x;" : "return a + x;";
     return r;
   }
-  const bool mx = op == PK_OP_AMAX;
+  const bool mx = fold == Combine::max;
   r.acc = ty.ct;
   if (flt) {
     // e4m3fn has no infinities: its lowest (highest) finite value is the identity, and what an empty
@@ -163,24 +173,22 @@ bool reduction_supported(uint32_t op_id, int32_t dt, const DeviceCaps &caps, std
     return false;
   };
   if (!dtype_supported(dt, caps, why)) return false;
-  switch (op_id) {
-    case PK_OP_SUM:
-    case PK_OP_PROD:
+  if (op_id == PK_OP_MEAN && !is_flt(dt)) return no("mean is defined for floating-point dtypes only");
+  switch (reduction_fold(op_id)) {
+    case Combine::add:
+    case Combine::mul:
       if (is_cx(dt) && !caps.fp64) return no("complex kernels compute in double, which needs cl_khr_fp64");
       if (!(is_int(dt) || is_flt(dt) || is_cx(dt))) return no("reductions of this dtype are not generated");
       return true;
-    case PK_OP_AMAX:
-    case PK_OP_AMIN:
+    case Combine::max:
+    case Combine::min:
       if (!(is_int(dt) || is_flt(dt))) return no("reductions of this dtype are not generated");
       return true;
-    case PK_OP_MEAN:
-      if (!is_flt(dt)) return no("mean is defined for floating-point dtypes only");
-      return true;
-    case PK_OP_ALL:
-    case PK_OP_ANY:
+    case Combine::logical_and:
+    case Combine::logical_or:
       if (!(is_int(dt) || is_flt(dt) || is_cx(dt) || dt == PK_DTYPE_BOOL)) return no("not generated for this dtype");
       return true;
-    case PK_OP_XOR_SUM:
+    case Combine::bit_xor:
       if (!(is_int(dt) || dt == PK_DTYPE_BOOL)) return no("integral dtypes only");
       return true;
     default:
@@ -189,7 +197,7 @@ bool reduction_supported(uint32_t op_id, int32_t dt, const DeviceCaps &caps, std
 }
 
 bool argreduce_supported(uint32_t op_id, int32_t dt, const DeviceCaps &caps, std::string *why) {
-  if (op_id != PK_OP_ARGMAX && op_id != PK_OP_ARGMIN) {
+  if (reduction_fold(op_id) != Combine::argmax && reduction_fold(op_id) != Combine::argmin) {
     if (why) *why = "not an index reduction";
     return false;
   }
@@ -203,7 +211,7 @@ bool argreduce_supported(uint32_t op_id, int32_t dt, const DeviceCaps &caps, std
 
 std::string gen_argreduce(uint32_t op, int32_t dt, const DeviceCaps &caps) {
   const ClType &ty = cl_type(dt);
-  const bool mx = op == PK_OP_ARGMAX;
+  const bool mx = reduction_fold(op) == Combine::argmax;
   std::string src = prelude(caps);
   // The first extreme wins (strict comparison); for floats the first NaN wins and ends the walk.
   src += std::string("__kernel void pk_arg_direct(__global const ") + ty.st +
@@ -235,7 +243,8 @@ std::string gen_reduction(uint32_t op, int32_t dt, const DeviceCaps &caps) {
   const ClType &ty = cl_type(dt);
   const RedTypes r = red_types(op, dt, caps);
   const std::string ACC = r.acc;
-  const bool logical = op == PK_OP_ALL || op == PK_OP_ANY;
+  const Combine fold = reduction_fold(op);
+  const bool logical = fold == Combine::logical_and || fold == Combine::logical_or;
   std::string src = prelude(caps);
   if (is_cx(dt) && !logical) src += "#pragma OPENCL FP_CONTRACT OFF\n" + special_helpers(special_helper_bits(op, dt));
   if (float_sum_acc(op, dt) || float_prod_acc(op, dt, caps)) src += kFloatAccumulators;
@@ -247,8 +256,9 @@ std::string gen_reduction(uint32_t op, int32_t dt, const DeviceCaps &caps) {
     src += "#define PK_LD(p, e) ((uchar)(" + load_expr(dt, "p[e]") + " != 0))\n#define PK_ST(v) ((uchar)(v))\n";
   } else if (is_cx(dt)) {
     const std::string ld = dt == PK_DTYPE_C64 ? "convert_double2(p[e])" : "(p[e])";
-    const std::string st = op == PK_OP_SUM ? "pk_csum_st(v)" : "pk_cprod_st(v)";
-    src += "#define PK_LD(p, e) (" + std::string(op == PK_OP_SUM ? "pk_csum_ld(" : "pk_cprod_ld(") + ld + "))\n";
+    const bool sum = fold == Combine::add;
+    const std::string st = sum ? "pk_csum_st(v)" : "pk_cprod_st(v)";
+    src += "#define PK_LD(p, e) (" + std::string(sum ? "pk_csum_ld(" : "pk_cprod_ld(") + ld + "))\n";
     src += "#define PK_ST(v) (" + (dt == PK_DTYPE_C64 ? "convert_float2(" + st + ")" : st) + ")\n";
   } else if (float_sum_acc(op, dt) || float_prod_acc(op, dt, caps)) {
     const bool sum = float_sum_acc(op, dt);

@@ -131,6 +131,18 @@ Path classify(const DeviceState &dev, uint32_t op_id, const int32_t *in_dt, uint
       break;
   }
   if (nout != 1) return no(std::string("no OpenCL kernel for ") + op->name);
+  // The reductions: the op table's folds (and mean); an index reduction has its own kernel.
+  const meta::Combine fold = reduction_fold(op_id);
+  if (fold == meta::Combine::argmax || fold == meta::Combine::argmin) {
+    std::string w;
+    if (nin != 1 || !argreduce_supported(op_id, in_dt[0], dev.caps, &w)) return no(w);
+    return Path::argreduce;
+  }
+  if (fold != meta::Combine::none && fold != meta::Combine::line) {
+    std::string w;
+    if (nin != 1 || !reduction_supported(op_id, in_dt[0], dev.caps, &w)) return no(w);
+    return Path::reduction;
+  }
   switch (op_id) {
     case PK_OP_FILL:
     case PK_OP_FULL:
@@ -145,24 +157,6 @@ Path classify(const DeviceState &dev, uint32_t op_id, const int32_t *in_dt, uint
       std::string w;
       if (!dtype_supported(out_dt[0], dev.caps, &w)) return no(w);
       return Path::iota;
-    }
-    case PK_OP_SUM:
-    case PK_OP_PROD:
-    case PK_OP_AMAX:
-    case PK_OP_AMIN:
-    case PK_OP_MEAN:
-    case PK_OP_ALL:
-    case PK_OP_ANY:
-    case PK_OP_XOR_SUM: {
-      std::string w;
-      if (nin != 1 || !reduction_supported(op_id, in_dt[0], dev.caps, &w)) return no(w);
-      return Path::reduction;
-    }
-    case PK_OP_ARGMAX:
-    case PK_OP_ARGMIN: {
-      std::string w;
-      if (nin != 1 || !argreduce_supported(op_id, in_dt[0], dev.caps, &w)) return no(w);
-      return Path::argreduce;
     }
     case PK_OP_MATMUL:
     case PK_OP_BATCH_MATMUL: {

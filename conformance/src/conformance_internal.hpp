@@ -110,7 +110,7 @@ const char *output_layout_name(OutputLayout l);
 struct Pair {
   const meta::OpInfo *op;
   int32_t dtype;
-  bool fused = false;  // the op's decomposition through the fusion hook (kFusedComposites)
+  bool fused = false;  // the op's decomposition through the fusion hook (the row's fused_check)
   std::string name() const { return fused ? std::string("fused:") + op->name : std::string(op->name); }
 };
 

@@ -32,7 +32,12 @@
 
 namespace pk::conformance {
 
-const char *const kFusedComposites[6] = {"softmax", "log_softmax", "layer_norm", "rms_norm", "gelu", "silu"};
+std::vector<const meta::OpInfo *> fused_composites() {
+  std::vector<const meta::OpInfo *> out;
+  for (const meta::OpInfo *op = meta::ops_begin(); op != meta::ops_end(); ++op)
+    if (op->fused_check) out.push_back(op);
+  return out;
+}
 
 using detail::decode;
 using detail::decode_probe;
@@ -181,12 +186,6 @@ struct Stream {
   ~Stream() { pk_stream_destroy(handle); }
 };
 
-bool has_name(const OpInfo &op, std::initializer_list<const char *> names) {
-  for (const char *n : names)
-    if (std::strcmp(op.name, n) == 0) return true;
-  return false;
-}
-
 const meta::AttrInfo *attr_named(const OpInfo &op, const char *name) {
   for (uint32_t i = 0; i < op.num_attrs; ++i)
     if (std::strcmp(op.attrs[i].name, name) == 0) return &op.attrs[i];
@@ -224,31 +223,39 @@ int64_t reduction_length(const OpInfo &op, const Case &c, const oracle::OutputVa
   if (op.shape == meta::ShapeRule::scan) return std::max<int64_t>(1, extent(0, read_i64(c, attr_named(op, "dim"), 0)));
   if (op.shape == meta::ShapeRule::reduce)
     return std::max<int64_t>(1, c.inputs[0].numel() / std::max<int64_t>(1, out0.numel()));
-  if (has_name(op, {"matmul"})) return std::max<int64_t>(1, extent(0, 1));
-  if (has_name(op, {"batch_matmul"})) return std::max<int64_t>(1, extent(0, 2));
-  if (has_name(op, {"dot_general"})) {
-    int64_t n = 1;
-    for (int64_t a : read_ints(c, attr_named(op, "lhs_contract"))) n *= extent(0, a);
-    return std::max<int64_t>(1, n);
-  }
-  if (has_name(op, {"convolution"}) && c.inputs.size() > 1)
-    return std::max<int64_t>(1, c.inputs[1].numel() / std::max<int64_t>(1, extent(1, 0)));
-  if (has_name(op, {"avg_pool2d"})) {
-    int64_t n = 1;
-    for (int64_t k : read_ints(c, attr_named(op, "kernel_size"))) n *= k;
-    return std::max<int64_t>(1, n);
-  }
-  if (has_name(op, {"adaptive_avg_pool2d"})) {
-    // The widest bin [floor(i H / OH), ceil((i + 1) H / OH)) on each spatial axis.
-    const std::vector<int64_t> sizes = read_ints(c, attr_named(op, "output_size"));
-    int64_t n = 1;
-    for (size_t a = 0; a < sizes.size() && a < 2; ++a) {
-      const int64_t in = extent(0, 2 + static_cast<int64_t>(a)), out = std::max<int64_t>(1, sizes[a]);
-      int64_t widest = 1;
-      for (int64_t i = 0; i < out; ++i) widest = std::max(widest, ((i + 1) * in + out - 1) / out - i * in / out);
-      n *= widest;
+  const meta::GradingInfo &g = op.grading;
+  switch (g.terms) {
+    case meta::TermsRule::automatic:
+      break;
+    case meta::TermsRule::contraction:
+      return c.inputs.empty() ? 1 : std::max<int64_t>(1, extent(0, static_cast<int64_t>(c.inputs[0].shape.size()) - 1));
+    case meta::TermsRule::attr_axes: {
+      int64_t n = 1;
+      for (int64_t a : read_ints(c, attr_named(op, g.terms_attr))) n *= extent(0, a);
+      return std::max<int64_t>(1, n);
     }
-    return std::max<int64_t>(1, n);
+    case meta::TermsRule::attr_product: {
+      int64_t n = 1;
+      for (int64_t k : read_ints(c, attr_named(op, g.terms_attr))) n *= k;
+      return std::max<int64_t>(1, n);
+    }
+    case meta::TermsRule::widest_bin: {
+      // The widest bin [floor(i H / OH), ceil((i + 1) H / OH)) on each trailing spatial axis.
+      const std::vector<int64_t> sizes = read_ints(c, attr_named(op, g.terms_attr));
+      const int64_t rank = c.inputs.empty() ? 0 : static_cast<int64_t>(c.inputs[0].shape.size());
+      int64_t n = 1;
+      for (size_t a = 0; a < sizes.size(); ++a) {
+        const int64_t in = extent(0, rank - static_cast<int64_t>(sizes.size()) + static_cast<int64_t>(a));
+        const int64_t out = std::max<int64_t>(1, sizes[a]);
+        int64_t widest = 1;
+        for (int64_t i = 0; i < out; ++i) widest = std::max(widest, ((i + 1) * in + out - 1) / out - i * in / out);
+        n *= widest;
+      }
+      return std::max<int64_t>(1, n);
+    }
+    case meta::TermsRule::weight_fan_in:
+      if (c.inputs.size() > 1) return std::max<int64_t>(1, c.inputs[1].numel() / std::max<int64_t>(1, extent(1, 0)));
+      break;
   }
   return max_in;
 }
@@ -278,10 +285,9 @@ bool flush_subnormal_inputs(std::vector<HostTensor> &inputs) {
 std::vector<long double> magnitudes(const OpInfo &op, const Case &c, const oracle::OutputValue &expected, size_t output,
                                     int64_t n) {
   std::vector<long double> mag;
-  const bool abs_trick = has_name(op, {"sum", "cumsum", "prod", "cumprod", "matmul", "batch_matmul", "dot_general",
-                                       "convolution", "index_put", "scatter_reduce"}) ||
-                         op.tier == meta::Tier::composite;
-  if (abs_trick) {
+  // The row's grading scale (docs/numerics.md): magnitudes evaluates the op exactly on |inputs|, which bounds
+  // every partial sum and product an algorithm may form.
+  if (op.grading.scale == meta::ErrorScale::magnitudes) {
     std::vector<oracle::OutputValue> outs;
     if (oracle::evaluate(op.id, detail::magnitude_inputs(c.inputs), c.attrs.empty() ? nullptr : c.attrs.data(), outs)
             .ok() &&
@@ -307,8 +313,9 @@ std::vector<long double> magnitudes(const OpInfo &op, const Case &c, const oracl
   }
   long double scale = out_max;
   // |DFT terms| <= sum |a|; c2r counts each stored non-edge term twice (it stands for the Hermitian pair).
-  if (op.category && std::strcmp(op.category, "fft") == 0) scale = (has_name(op, {"fft_c2r"}) ? 2 : 1) * in_l1;
-  if (has_name(op, {"var"})) {
+  if (op.grading.scale == meta::ErrorScale::input_l1) scale = in_l1;
+  if (op.grading.scale == meta::ErrorScale::input_l1_twice) scale = 2 * in_l1;
+  if (op.grading.scale == meta::ErrorScale::squared_spread) {
     // Any algorithm: the squares of deviations are bounded by (2 max|a|)^2; n of them over (n - correction).
     double corr = 1;
     if (const meta::AttrInfo *a = attr_named(op, "correction"); a && c.attrs.size() >= a->offset + 8)
@@ -316,7 +323,8 @@ std::vector<long double> magnitudes(const OpInfo &op, const Case &c, const oracl
     long double denom = std::max<long double>(static_cast<long double>(n) - corr, 1);
     scale = std::max(out_max, 4 * in_max * in_max * static_cast<long double>(n) / denom);
   }
-  if (has_name(op, {"logcumsumexp"})) scale = 1 + in_max;  // an absolute error: log of a relative one
+  // An absolute error: the log of a relative one.
+  if (op.grading.scale == meta::ErrorScale::one_plus_input_max) scale = 1 + in_max;
   mag.assign(static_cast<size_t>(expected.numel()), scale);
   return mag;
 }
@@ -394,7 +402,7 @@ std::string worst_text(const Case &c, const oracle::OutputValue &expected, const
 
 }  // namespace
 
-// Runs a composite's decomposition as a graph compiled with fusion on (see kFusedComposites). *fused_kernels
+// Runs a composite's decomposition as a graph compiled with fusion on (see fused_composites()). *fused_kernels
 // receives how many kernels the backend's fusion hook claimed; with none the graph is not run.
 pk_status run_fused_decomposition(pk_device_t device, pk_stream_t stream, const OpInfo &op,
                                   const std::vector<pk_tensor> &ins, const std::vector<pk_tensor> &outs,
@@ -617,7 +625,7 @@ bool compare_outputs(PairRun &p, const Case &c, const std::vector<oracle::Output
     detail::Tolerance tol;
     tol.check = classify(op, expected[o].dtype);
     tol.float_policy = p.props.float_policy;
-    tol.complex_zero_sign_free = has_name(op, {"div", "reciprocal"}) && meta::is_complex(expected[o].dtype);
+    tol.complex_zero_sign_free = op.grading.complex_zero_sign_free && meta::is_complex(expected[o].dtype);
     if (r.check.empty() || o == 0) {
       r.check = check_name(tol.check.check);
       if (tol.check.fail_limit > 0) {
@@ -633,9 +641,10 @@ bool compare_outputs(PairRun &p, const Case &c, const std::vector<oracle::Output
     if (tol.check.check == Check::reduction) {
       tol.reduction_length = reduction_length(op, c, expected[0]);
       tol.magnitude = magnitudes(op, c, expected[o], o, tol.reduction_length);
-      tol.nonfinite_terms_any = has_name(op, {"fft_c2c", "fft_r2c", "fft_c2r"}) ||
-                                (has_name(op, {"prod", "cumprod"}) && meta::is_complex(expected[o].dtype));
-      if (has_name(op, {"prod", "cumprod"})) {
+      tol.nonfinite_terms_any =
+          op.grading.nonfinite == meta::NonfiniteTerms::any ||
+          (op.grading.nonfinite == meta::NonfiniteTerms::any_complex && meta::is_complex(expected[o].dtype));
+      if (op.grading.overflow_scale) {
         std::vector<oracle::OutputValue> outs;
         if (oracle::evaluate(op.id, detail::magnitude_inputs(c.inputs, true), attrs, outs).ok() && o < outs.size())
           for (const oracle::Wide &w : outs[o].wide) tol.overflow_scale.push_back(std::fabs(w.re) + std::fabs(w.im));

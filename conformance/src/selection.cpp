@@ -35,9 +35,7 @@ std::string dtype_list(const std::vector<int32_t> &dtypes) {
 }
 
 bool is_fused_composite(const OpInfo &op) {
-  for (const char *name : kFusedComposites)
-    if (std::string(name) == op.name) return true;
-  return false;
+  return op.fused_check;
 }
 
 const char *profile_name(Profile p) {
@@ -144,8 +142,7 @@ Selection select_pairs(const Options &options) {
   };
   for (const OpInfo *op = meta::ops_begin(); op != meta::ops_end(); ++op) add_pairs(*op, false);
   if (options.fusion) {
-    for (const char *name : kFusedComposites)
-      if (const OpInfo *op = meta::find_op(name)) add_pairs(*op, true);
+    for (const OpInfo *op : fused_composites()) add_pairs(*op, true);
   }
   // The streams stage is named like ops so that --ops keeps or drops it; it has no dtype, so --dtypes does not
   // narrow it. A stage left out narrows the run like a left-out op.

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "primkit/codegen.hpp"
+#include "primkit/op_info.hpp"
 
 namespace llvm {
 class LLVMContext;
@@ -18,22 +19,15 @@ namespace pk::codegen::detail {
 // first output is 64-byte aligned, then the main loop); targets.cpp marks its vector stores after vectorization.
 enum class Target { nvptx, emu, cpu, cpu_streaming };
 
-// The reductions the generator emits (region planning and IR emission must agree on the list).
+// The reductions the generator emits: the primitive folds of the op table (each row's `reduce:`; region planning
+// and IR emission read the same list, and the accumulator's identity and combine come from the row too).
+inline meta::Combine combine_of(uint32_t op) {
+  const meta::OpInfo *info = meta::find_op(op);
+  return info != nullptr ? info->reduce.combine : meta::Combine::none;
+}
 inline bool is_reduction_op(uint32_t op) {
-  switch (op) {
-    case PK_OP_SUM:
-    case PK_OP_PROD:
-    case PK_OP_AMAX:
-    case PK_OP_AMIN:
-    case PK_OP_ANY:
-    case PK_OP_ALL:
-    case PK_OP_XOR_SUM:
-    case PK_OP_ARGMAX:
-    case PK_OP_ARGMIN:
-      return true;
-    default:
-      return false;
-  }
+  const meta::OpInfo *info = meta::find_op(op);
+  return info != nullptr && meta::is_fold(info->reduce);
 }
 
 // Ops that walk whole lines of their input, one work item per line, as the only node of their region: var

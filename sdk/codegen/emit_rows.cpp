@@ -262,16 +262,17 @@ std::vector<Value *> Emitter::red_init(const Node &n, int32_t xdt) {
   if (is_complex_dtype(xdt)) return cx().red_init(n.op_id);
   const bool fp = is_fp(xdt);
   llvm::Type *ct = compute_type(xdt);
-  switch (n.op_id) {
-    case PK_OP_SUM:
+  const meta::Combine combine = combine_of(n.op_id);
+  switch (combine) {
+    case meta::Combine::add:
       if (xdt == PK_DTYPE_F64) return fsum_init();
       return {fp ? f64c(0.0) : llvm::ConstantInt::get(ct, 0)};
-    case PK_OP_PROD:
+    case meta::Combine::mul:
       if (fp) return fprod_init();
       return {llvm::ConstantInt::get(ct, 1)};
-    case PK_OP_AMAX:
-    case PK_OP_AMIN: {
-      const bool mx = n.op_id == PK_OP_AMAX;
+    case meta::Combine::max:
+    case meta::Combine::min: {
+      const bool mx = combine == meta::Combine::max;
       if (xdt == PK_DTYPE_F8E4M3FN) return {fpc(ct, mx ? -448.0 : 448.0)};  // no infinities
       if (fp) return {fpc(ct, mx ? -HUGE_VAL : HUGE_VAL)};
       const unsigned w = ct->getIntegerBitWidth();
@@ -279,11 +280,11 @@ std::vector<Value *> Emitter::red_init(const Node &n, int32_t xdt) {
         return {mx ? llvm::ConstantInt::get(ct, 0) : llvm::ConstantInt::get(ct, llvm::APInt::getMaxValue(w))};
       return {llvm::ConstantInt::get(ct, mx ? llvm::APInt::getSignedMinValue(w) : llvm::APInt::getSignedMaxValue(w))};
     }
-    case PK_OP_ANY:
+    case meta::Combine::logical_or:
       return {b_.getFalse()};
-    case PK_OP_ALL:
+    case meta::Combine::logical_and:
       return {b_.getTrue()};
-    case PK_OP_XOR_SUM:
+    case meta::Combine::bit_xor:
       return {llvm::ConstantInt::get(ct, 0)};
     default:  // argmax, argmin: best value, its index, and whether a NaN ended the search
       return {fp ? fpc(ct, 0.0) : llvm::ConstantInt::get(ct, 0), i64c(0), b_.getFalse()};
@@ -302,16 +303,17 @@ std::vector<Value *> Emitter::red_step(const Node &n, int32_t xdt, const std::ve
     fmf.setAllowReassoc();
     b_.setFastMathFlags(fmf);
   }
-  switch (n.op_id) {
-    case PK_OP_SUM:
+  const meta::Combine combine = combine_of(n.op_id);
+  switch (combine) {
+    case meta::Combine::add:
       if (xdt == PK_DTYPE_F64) return fsum_step(a, x);
       return {fp ? b_.CreateFAdd(a[0], to_double(x)) : b_.CreateAdd(a[0], x)};
-    case PK_OP_PROD:
+    case meta::Combine::mul:
       if (fp) return fprod_step(a, to_double(x));
       return {b_.CreateMul(a[0], x)};
-    case PK_OP_AMAX:
-    case PK_OP_AMIN: {
-      const bool mx = n.op_id == PK_OP_AMAX;
+    case meta::Combine::max:
+    case meta::Combine::min: {
+      const bool mx = combine == meta::Combine::max;
       // llvm.maximum/minimum have exactly fmaximum's semantics (NaN propagates, -0 < +0) and vectorize as
       // reductions; the NVPTX backend has no f64 lowering for them, so the GPU keeps the compare-and-select.
       if (fp && target_ == Target::cpu) {
@@ -323,15 +325,15 @@ std::vector<Value *> Emitter::red_step(const Node &n, int32_t xdt, const std::ve
                        : (uns ? b_.CreateICmpULT(x, a[0]) : b_.CreateICmpSLT(x, a[0]));
       return {b_.CreateSelect(pick, x, a[0])};
     }
-    case PK_OP_ANY:
+    case meta::Combine::logical_or:
       return {b_.CreateOr(a[0], truth(x, xdt))};
-    case PK_OP_ALL:
+    case meta::Combine::logical_and:
       return {b_.CreateAnd(a[0], truth(x, xdt))};
-    case PK_OP_XOR_SUM:
+    case meta::Combine::bit_xor:
       return {b_.CreateXor(a[0], x)};
     default: {
       // The first extremum in index order; the first NaN wins and ends the search.
-      const bool mx = n.op_id == PK_OP_ARGMAX;
+      const bool mx = combine == meta::Combine::argmax;
       Value *nan = fp ? b_.CreateFCmpUNO(x, x) : b_.getFalse();
       Value *better = fp   ? (mx ? b_.CreateFCmpOGT(x, a[0]) : b_.CreateFCmpOLT(x, a[0]))
                       : mx ? (uns ? b_.CreateICmpUGT(x, a[0]) : b_.CreateICmpSGT(x, a[0]))
@@ -345,22 +347,24 @@ std::vector<Value *> Emitter::red_step(const Node &n, int32_t xdt, const std::ve
 }
 
 Value *Emitter::red_final(const Node &n, int32_t xdt, int32_t ydt, const std::vector<Value *> &a) {
-  if (n.op_id == PK_OP_ARGMAX || n.op_id == PK_OP_ARGMIN) return a[1];
+  const meta::Combine combine = combine_of(n.op_id);
+  if (combine == meta::Combine::argmax || combine == meta::Combine::argmin) return a[1];
   if (is_complex_dtype(xdt)) return cx().red_final(n.op_id, ydt, a);
-  if (n.op_id == PK_OP_SUM && xdt == PK_DTYPE_F64) return from_double(fsum_final(a), ydt);
-  if (n.op_id == PK_OP_PROD && is_fp(xdt)) return from_double(fprod_final(a), ydt);
-  if (n.op_id == PK_OP_SUM && is_fp(xdt)) return from_double(a[0], ydt);
+  if (combine == meta::Combine::add && xdt == PK_DTYPE_F64) return from_double(fsum_final(a), ydt);
+  if (combine == meta::Combine::mul && is_fp(xdt)) return from_double(fprod_final(a), ydt);
+  if (combine == meta::Combine::add && is_fp(xdt)) return from_double(a[0], ydt);
   return a[0];
 }
 
 std::vector<Value *> Emitter::red_first(const Node &n, int32_t xdt, Value *x, Value *c) {
-  if (n.op_id == PK_OP_SUM && xdt == PK_DTYPE_F64) {
+  const meta::Combine combine = combine_of(n.op_id);
+  if (combine == meta::Combine::add && xdt == PK_DTYPE_F64) {
     Value *fin = b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {x}), f64c(HUGE_VAL));
     return {b_.CreateSelect(fin, x, f64c(0.0)), b_.CreateSelect(fin, b_.CreateFMul(x, f64c(0x1p-600)), f64c(0.0)),
             b_.CreateSelect(fin, f64c(0.0), x)};
   }
-  if (n.op_id == PK_OP_PROD && is_fp(xdt)) return fprod_step(fprod_init(), to_double(x));  // 1 * x is x exactly
-  if (n.op_id == PK_OP_SUM && is_fp(xdt)) return {to_double(x)};
+  if (combine == meta::Combine::mul && is_fp(xdt)) return fprod_step(fprod_init(), to_double(x));  // 1 * x is x exactly
+  if (combine == meta::Combine::add && is_fp(xdt)) return {to_double(x)};
   return red_step(n, xdt, red_init(n, xdt), x, c);
 }
 

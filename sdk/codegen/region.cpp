@@ -219,31 +219,14 @@ std::string check_complex(const Node &n, const std::vector<int32_t> &dtypes, int
                 pk::meta::dtype_name(out));
   for (size_t q = op == PK_OP_WHERE ? 1 : 0; q < n.inputs.size(); ++q)
     if (dtypes[n.inputs[q]] != t) return text("%s: operands of different dtypes", name);
+  // The op table's rule for output 0: the operand's dtype, its real part's (abs, real, var, fft_c2r, ...) or a
+  // fixed one (bool for the predicates, comparisons, any, all).
+  const pk::meta::OpInfo *info = pk::meta::find_op(op);
   int32_t want = t;
-  switch (op) {
-    case PK_OP_ABS:
-    case PK_OP_REAL:
-    case PK_OP_IMAG:
-    case PK_OP_ANGLE:
-    case PK_OP_VAR:
-    case PK_OP_FFT_C2R:
-      want = pk::meta::real_of(t);
-      break;
-    case PK_OP_ISNAN:
-    case PK_OP_ISINF:
-    case PK_OP_ISFINITE:
-    case PK_OP_LOGICAL_NOT:
-    case PK_OP_LOGICAL_AND:
-    case PK_OP_LOGICAL_OR:
-    case PK_OP_LOGICAL_XOR:
-    case PK_OP_EQ:
-    case PK_OP_NE:
-    case PK_OP_ANY:
-    case PK_OP_ALL:
-      want = PK_DTYPE_BOOL;
-      break;
-    default:
-      break;
+  if (info != nullptr && info->num_outputs > 0) {
+    const pk::meta::OutputInfo &o0 = info->outputs[0];
+    if (o0.rule == pk::meta::DtypeRule::real_of) want = pk::meta::real_of(t);
+    if (o0.rule == pk::meta::DtypeRule::fixed) want = o0.arg;
   }
   if (out != want) return text("%s: the output must be %s", name, pk::meta::dtype_name(want));
   return "";

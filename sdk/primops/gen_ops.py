@@ -133,6 +133,9 @@ def check_schema(table):
         for key in ("tier", "shape", "alias", "since", "doc", "example", "decomposition", "opmath"):
             _field(where, op, key, str)
         _field(where, op, "contract", (str, dict))
+        _field(where, op, "reduce", (str, dict))
+        _field(where, op, "grading", dict)
+        _field(where, op, "fused_check", bool)
         if isinstance(op.get("contract"), dict):
             for key in ("ulp", "quality", "half", "bound"):
                 _field(where + " contract", op["contract"], key, float)
@@ -327,6 +330,89 @@ def normalize_op(op, dnames, groups, enums):
         fail(op, "opmath: f32 is for composite ops (primitives' kernels choose their own precision)")
     if op["tier"] == "primitive" and op.get("decomposition"):
         fail(op, "primitive ops have no decomposition")
+    op["reduce"] = normalize_reduce(op, op.get("reduce"))
+    op["grading"] = normalize_grading(op, op.get("grading"))
+    op.setdefault("fused_check", False)
+    if op["fused_check"] and op["tier"] != "composite":
+        fail(op, "fused_check: true is for composite ops (their decomposition runs through the fusion hook)")
+
+
+# A primitive reduction's fold: the combine step and the identity of an empty reduction. Each combine admits
+# only the identities that are its identity element for some dtype, so a typo fails here instead of producing a
+# kernel that starts from the wrong value.
+REDUCE_COMBINES = {
+    "add": ["zero"], "mul": ["one"], "max": ["lowest"], "min": ["highest"], "or": ["false"], "and": ["true"],
+    "xor": ["zero"], "argmax": ["lowest"], "argmin": ["highest"],
+}
+
+
+def normalize_reduce(op, r):
+    is_reduction = op["tier"] == "primitive" and op["category"] == "reduction"
+    if r is None:
+        if is_reduction:
+            fail(op, "a primitive reduction needs `reduce: {combine: ..., identity: ...}` (or `reduce: line` for one "
+                     "that walks whole lines); the code generators read their reduction list from it")
+        return {"combine": "none", "identity": "none"}
+    if not is_reduction:
+        fail(op, "reduce: is for primitive ops of category reduction")
+    if isinstance(r, dict) and isinstance(r.get("identity"), bool):
+        r = dict(r, identity="true" if r["identity"] else "false")  # YAML reads `identity: false` as a boolean
+    if r == "line":
+        return {"combine": "line", "identity": "none"}
+    if not isinstance(r, dict) or set(r) != {"combine", "identity"}:
+        fail(op, "reduce must be `line` or {combine: ..., identity: ...}")
+    if not isinstance(r["combine"], str) or r["combine"] not in REDUCE_COMBINES:
+        fail(op, "reduce combine must be one of %s" % sorted(REDUCE_COMBINES))
+    if r["identity"] not in REDUCE_COMBINES[r["combine"]]:
+        fail(op, "reduce identity of combine %s must be %s" % (r["combine"], " or ".join(REDUCE_COMBINES[r["combine"]])))
+    return dict(r)
+
+
+GRADING_SCALES = ["output", "magnitudes", "input_l1", "input_l1_twice", "squared_spread", "one_plus_input_max"]
+GRADING_TERMS = ["automatic", "contraction", "weight_fan_in"]  # and {attr_axes|attr_product|widest_bin: ATTR}
+GRADING_TERMS_WITH_ATTR = ["attr_axes", "attr_product", "widest_bin"]
+GRADING_NONFINITE = ["only_where_exact", "any", "any_complex"]
+
+
+def normalize_grading(op, g):
+    """The conformance grading rules of a row (see docs/numerics.md). Composites are graded against the
+    magnitudes of their terms by default: their programs sum and multiply intermediate results."""
+    g = dict(g or {})
+    known = {"scale", "terms", "nonfinite", "overflow_scale", "complex_zero_sign_free"}
+    for k in g:
+        if k not in known:
+            fail(op, "grading has no field %s (fields: %s)" % (k, ", ".join(sorted(known))))
+    g.setdefault("scale", "magnitudes" if op["tier"] == "composite" else "output")
+    if g["scale"] not in GRADING_SCALES:
+        fail(op, "grading scale must be one of %s" % GRADING_SCALES)
+    terms = g.get("terms", "automatic")
+    g["terms_attr"] = None
+    if isinstance(terms, dict):
+        if len(terms) != 1 or next(iter(terms)) not in GRADING_TERMS_WITH_ATTR:
+            fail(op, "grading terms with an attribute must be one of {%s: ATTR}" % "|".join(GRADING_TERMS_WITH_ATTR))
+        kind, attr = next(iter(terms.items()))
+        if not isinstance(attr, str):
+            fail(op, "grading terms %s: the attribute must be a name" % kind)
+        a = next((x for x in op["attrs"] if x["name"] == attr), None)
+        if a is None or a["type"] != "ints":
+            fail(op, "grading terms %s: %r must name an ints attribute of the op" % (kind, attr))
+        terms, g["terms_attr"] = kind, attr
+    elif terms not in GRADING_TERMS:
+        fail(op, "grading terms must be one of %s or {%s: ATTR}" % (GRADING_TERMS, "|".join(GRADING_TERMS_WITH_ATTR)))
+    g["terms"] = terms
+    g.setdefault("nonfinite", "only_where_exact")
+    if g["nonfinite"] not in GRADING_NONFINITE:
+        fail(op, "grading nonfinite must be one of %s" % GRADING_NONFINITE)
+    for k in ("overflow_scale", "complex_zero_sign_free"):
+        g.setdefault(k, False)
+        if not isinstance(g[k], bool):
+            fail(op, "grading %s must be true or false" % k)
+    if op["contract"]["kind"] != "reduction":
+        for k, default in (("scale", None), ("terms", "automatic"), ("nonfinite", "only_where_exact"),
+                           ("overflow_scale", False)):
+            if default is not None and g[k] != default:
+                fail(op, "grading %s applies to reduction contracts only" % k)
+    return g
 
 
 def normalize_contract(op, c):
@@ -657,7 +743,8 @@ def emit_table(table):
         c = op["contract"]
         dims = ""
         w("  {%d, %s, Tier::%s, %s, %d, k_types_%s, %d, k_inputs_%s, %d, k_outputs_%s, %d, %s, %s, "
-          "ShapeRule::%s, Alias::%s, {Contract::%s, %r, %r, %r, BoundScale::%s}, %s, %s, %s, %s, %s, %s}," % (
+          "ShapeRule::%s, Alias::%s, {Contract::%s, %r, %r, %r, BoundScale::%s}, %s, %s, %s, %s, %s, %s, "
+          "%s, %s, %s}," % (
               op["id"], cstr(n), op["tier"], cstr(op["category"]), len(op["type_vars"]), n,
               len(op["inputs"]), n, len(op["outputs"]), n, len(op["attrs"]),
               ("k_attrs_%s" % n) if op["attrs"] else "nullptr",
@@ -668,7 +755,8 @@ def emit_table(table):
               cstr(op["since"]), cstr(op["doc"]),
               ("&shape_%s" % n) if op["shape"] == "custom" else "nullptr",
               cstr(op["example"]) if "example" in op else "nullptr",
-              "true" if op["opmath"] == "f32" else "false"))
+              "true" if op["opmath"] == "f32" else "false", reduce_c(op["reduce"]), grading_c(op["grading"]),
+              "true" if op["fused_check"] else "false"))
         del dims
     w("};")
     w("")
@@ -686,6 +774,22 @@ def emit_table(table):
     w("// clang-format on")
     body = "\n".join(L) + "\n"
     return stamp(body, "//")
+
+
+C_COMBINE = {"none": "none", "line": "line", "add": "add", "mul": "mul", "max": "max", "min": "min",
+             "or": "logical_or", "and": "logical_and", "xor": "bit_xor", "argmax": "argmax", "argmin": "argmin"}
+C_IDENTITY = {"none": "none", "zero": "zero", "one": "one", "lowest": "lowest", "highest": "highest",
+              "false": "false_", "true": "true_"}
+
+
+def reduce_c(r):
+    return "{Combine::%s, Identity::%s}" % (C_COMBINE[r["combine"]], C_IDENTITY[r["identity"]])
+
+
+def grading_c(g):
+    return "{ErrorScale::%s, TermsRule::%s, %s, NonfiniteTerms::%s, %s, %s}" % (
+        g["scale"], g["terms"], cstr(g["terms_attr"]) if g["terms_attr"] else "nullptr", g["nonfinite"],
+        "true" if g["overflow_scale"] else "false", "true" if g["complex_zero_sign_free"] else "false")
 
 
 def contract_text(c):

@@ -1134,6 +1134,27 @@ def _full(dtypes):
     return out
 
 
+@check("fill")
+def _fill(dtypes):
+    # a's shape and dtype, every element the value converted once (floats: one rounding, e4m3fn saturating;
+    # integers: values they hold exactly; bool: nonzero is true); a's own values must not matter
+    out = []
+    for d in movement_dtypes(dtypes):
+        a = movable(d, 6).reshape(2, 3)
+        if is_float(d):
+            for v in (0.1, -2.5, 1e10, 465.0):
+                sat = max(-448.0, min(448.0, v)) if d == "f8e4m3fn" else v
+                want = np.array([round_fraction(Fraction(sat), d)] * 6, np.float64).astype(NP[d]).reshape(2, 3)
+                out.append(exact_case([(a, d)], {"value": repr(v)}, want, d))
+        elif d == "bool":
+            for v, want in ((2.5, True), (0.0, False)):
+                out.append(exact_case([(a, d)], {"value": repr(v)}, np.full((2, 3), want, np.bool_), d))
+        elif d not in ("c64", "c128"):
+            for v in ((7.0, 0.0) if d == "u8" else (-7.0, 100.0)):
+                out.append(exact_case([(a, d)], {"value": repr(v)}, np.full((2, 3), int(v), NP[d]), d))
+    return out
+
+
 # --- more data movement (attribute names as the op table declares them; see ATTR_NAMES)
 def movable(d, n):
     if d == "bool":
@@ -2035,6 +2056,9 @@ def make_reshape_like(name):
 
 for _n in ("expand_dims", "squeeze", "collapse", "split_dim", "clone"):
     CHECKS[_n] = make_reshape_like(_n)
+# The aliasing forms give the same values as their copying twins.
+CHECKS["collapse_view"] = make_reshape_like("collapse")
+CHECKS["view_of"] = make_reshape_like("clone")
 
 
 @check("mean")

@@ -186,7 +186,7 @@ struct Options {
   double timeout_s = 20;               // one case running longer is killed: TIMEOUT
   int ops_per_group = 6;               // ops run by one child
   bool isolate = true;                 // false: run everything in this process (debugging)
-  bool fusion = true;                  // also run the fused decompositions of kFusedComposites ("fused:<op>")
+  bool fusion = true;                  // also run the fused decompositions of fused_composites() ("fused:<op>")
   std::string expected_failures_file;  // lines "op dtype reason"; dtype may be '*'
   uint32_t device_index = 0;
   // Progress lines (stderr in the CLI); empty = silent.
@@ -223,7 +223,8 @@ PairResult check_pair(pk_device_t device, const meta::OpInfo &op, int32_t dtype,
 // result is held to the composite's contract against the oracle, like the unfused launch (a reference with the
 // decomposition's intermediates rounded is accepted too). A case whose graph gets no fused kernel is
 // NOT_SUPPORTED: the backend's hook declined it.
-extern const char *const kFusedComposites[6];
+// They are the composite rows of the op table with `fused_check: true`, in id order.
+std::vector<const meta::OpInfo *> fused_composites();
 
 // The same, by op and dtype name ("exp", "f32"); a PairResult with status NO_REFERENCE and a message if either
 // name is unknown.

@@ -76,6 +76,53 @@ struct ContractInfo {
   BoundScale scale;  // bound contracts only
 };
 
+// How a primitive reduction folds its reduced elements (the row's `reduce:` in ops.yaml): the combine step and the
+// identity an empty reduction returns. `line` marks a reduction that is no single fold (var walks each line several
+// times); `none` is every op that is not a primitive reduction. Code generators take their reduction list and each
+// accumulator's identity and combine from here, so a new reduction with an existing combine is one table row.
+enum class Combine : uint8_t { none, line, add, mul, max, min, logical_or, logical_and, bit_xor, argmax, argmin };
+enum class Identity : uint8_t { none, zero, one, lowest, highest, false_, true_ };
+struct ReduceInfo {
+  Combine combine = Combine::none;
+  Identity identity = Identity::none;
+};
+inline bool is_fold(const ReduceInfo &r) {
+  return r.combine != Combine::none && r.combine != Combine::line;
+}
+
+// How the conformance suite grades an op beyond its contract kind (the row's `grading:`; docs/numerics.md gives
+// each rule's formula). `scale` is what a reduction-contract error is measured against; `terms` how many terms
+// one output element sums (the n of the reduction bound).
+enum class ErrorScale : uint8_t {
+  output,             // the largest |output| of the case (default)
+  magnitudes,         // the op evaluated exactly on |inputs|, per element (sums, products, contractions; composites)
+  input_l1,           // the sum of |inputs| (every DFT term is bounded by it)
+  input_l1_twice,     // twice that (a c2r transform counts each stored non-edge term for its Hermitian pair)
+  squared_spread,     // (2 max|a|)^2 n / (n - correction): any algorithm's squares of deviations (var)
+  one_plus_input_max  // 1 + max|a|: the absolute error of a log of a relative one (logcumsumexp)
+};
+enum class TermsRule : uint8_t {
+  automatic,     // reduce shape: reduced elements per output; scan: the scanned extent; else max input numel
+  contraction,   // the last extent of input 0 (matmul's and batch_matmul's K)
+  attr_axes,     // the product of input 0's extents at the axes the ints attribute `terms_attr` lists
+  attr_product,  // the product of the ints attribute `terms_attr` (a pooling window)
+  widest_bin,    // the widest adaptive-pooling bin for the output size in the ints attribute `terms_attr`
+  weight_fan_in  // input 1's element count over its first extent (a convolution's terms per output)
+};
+enum class NonfiniteTerms : uint8_t {
+  only_where_exact,  // a non-finite result must match the exact one (default)
+  any,               // any non-finite term may make any non-finite result (DFTs mix every term)
+  any_complex        // the same, for complex outputs only (complex products)
+};
+struct GradingInfo {
+  ErrorScale scale = ErrorScale::output;
+  TermsRule terms = TermsRule::automatic;
+  const char *terms_attr = nullptr;  // attr_axes, attr_product, widest_bin: the ints attribute read
+  NonfiniteTerms nonfinite = NonfiniteTerms::only_where_exact;
+  bool overflow_scale = false;          // also accept what overflows at the magnitudes' scale (products)
+  bool complex_zero_sign_free = false;  // the sign of a complex zero result is not graded (div, reciprocal)
+};
+
 // A tensor's type as shape inference sees it.
 struct TensorType {
   int32_t dtype;  // PK_DTYPE_*
@@ -132,6 +179,11 @@ struct OpInfo {
   // Composite tier: the decomposition computes in f32 when an input of a float type variable is f16, bf16 or
   // fp8 (inputs converted up, each output rounded once at the end), as the row's `opmath: f32` says.
   bool opmath_f32;
+  ReduceInfo reduce;    // primitive reductions: the fold (see Combine)
+  GradingInfo grading;  // conformance grading rules beyond the contract
+  // Composite tier: conformance also runs the decomposition as a graph through the backend's fusion hook
+  // ("fused:<op>" rows), as the row's `fused_check: true` says.
+  bool fused_check;
 
   bool variadic() const { return num_inputs > 0 && inputs[num_inputs - 1].variadic; }
 };
