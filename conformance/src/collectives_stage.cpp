@@ -192,7 +192,7 @@ class Tally {
     if (!first_.empty()) {
       r_.status = Status::fail;
       r_.message = who + first_;
-      if (r_.cases_failed > 1) r_.message += " (and " + std::to_string(r_.cases_failed - 1) + " more problems)";
+      if (r_.cases_failed > 1) r_.message += " (problems in " + std::to_string(r_.cases_failed) + " checks in all)";
     } else if (!declined_.empty()) {
       r_.status = Status::not_supported;
       r_.message = declined_;
@@ -462,7 +462,9 @@ void order_row(const Rank &w, int32_t d, Tally &t) {
           d, rs_recv.get(), each, [&](int64_t i) { return order_expected(d, w.size, w.rank * each + i); }, rs);
   }
   if (w.size >= 3 && sensitive == 0) t.problem("the order row's inputs do not distinguish summation orders");
-  t.result().worst_detail = std::to_string(sensitive) + " elements where the reversed rank order gives other bits";
+  t.result().worst_detail =
+      w.size >= 3 ? std::to_string(sensitive) + " elements where the reversed rank order gives other bits"
+                  : "with 2 ranks every order gives the same bits: the order itself shows with 3 or more ranks";
 }
 
 void nan_and_ties_row(const Rank &w, int32_t d, Tally &t) {
@@ -486,10 +488,10 @@ void nan_and_ties_row(const Rank &w, int32_t d, Tally &t) {
     const double g0 = coll::read_element(d, got.data()).re, g1 = coll::read_element(d, got.data() + es).re,
                  g2 = coll::read_element(d, got.data() + 2 * es).re;
     if (g0 != 0.0 || std::signbit(g0))
-      t.problem(what + ": element 0 is " + std::to_string(g0) + ", expected +0 (rank 0's zero wins the tie)");
-    if (!std::isnan(g1)) t.problem(what + ": element 1 is " + std::to_string(g1) + ", expected NaN (propagated)");
+      t.problem(what + ": element 0 is " + coll::show_real(g0) + ", expected +0 (rank 0's zero wins the tie)");
+    if (!std::isnan(g1)) t.problem(what + ": element 1 is " + coll::show_real(g1) + ", expected NaN (propagated)");
     if (g2 != 0.0 || !std::signbit(g2))
-      t.problem(what + ": element 2 is " + std::to_string(g2) + ", expected -0 (rank 0's zero wins the tie)");
+      t.problem(what + ": element 2 is " + coll::show_real(g2) + ", expected -0 (rank 0's zero wins the tie)");
   }
 }
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <stdexcept>
@@ -252,6 +253,13 @@ inline bool same_value(int32_t id, const Value &a, const Value &b) {
   return false;
 }
 
+// Every digit a double needs (so that two different values never print alike), and the sign of zero.
+inline std::string show_real(double x) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  return buf;
+}
+
 inline std::string show(int32_t id, const Value &v) {
   switch (kind_of(id)) {
     case Kind::boolean:
@@ -259,9 +267,9 @@ inline std::string show(int32_t id, const Value &v) {
     case Kind::uint:
       return std::to_string(v.i);
     case Kind::real:
-      return std::to_string(v.re);
+      return show_real(v.re);
     case Kind::cplx:
-      return "(" + std::to_string(v.re) + "," + std::to_string(v.im) + ")";
+      return "(" + show_real(v.re) + "," + show_real(v.im) + ")";
   }
   return "?";
 }
