@@ -1005,6 +1005,8 @@ std::vector<PairResult> run_collectives_stage(const Options &opt, const std::vec
     std::vector<PairResult> dead{check_row(w, table[k], survivors)};  // the last rank ends in here
     if (reporting_survivors) finish_all(combine_across_ranks(rep.via, reporting_survivors, std::move(dead)));
   }
+  // A call that timed out or failed on the world (a rank crashed, a collective hung) left its transfers behind too.
+  if (pk_comm_status(w.world) != PK_OK || pk_comm_status(rep.via.world) != PK_OK) outcome->end_without_finalize = true;
   if (outcome->end_without_finalize) {
     // Transfers were abandoned (or a peer died): tearing the communicators and the runtimes down could wait on
     // them. The process ends without MPI_Finalize anyway, so all of it is left to the exit.
