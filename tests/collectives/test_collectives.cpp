@@ -362,6 +362,21 @@ TEST(Mismatch, ShapesThatDisagreeAcrossRanksAreAClearErrorOnEveryRankAndMoveNoth
   EXPECT_NE(msg.find("rank " + std::to_string(w.size - 1) + " calls all_reduce(f32[7], sum)"), std::string::npos)
       << msg;
   EXPECT_EQ(recv.get(), sentinel) << "no data may move";
+  // A small all-reduce travels in the slot that carries the call's header (4 KiB of data): a rank whose payload
+  // fits (1024 f32) against one whose does not (1025) still sends a slot of the same size, so the mismatch is the
+  // same clear error, not a truncated or crossed message.
+  if (w.size > 1) {
+    const int64_t n2 = w.rank == w.size - 1 ? 1025 : 1024;
+    DeviceTensor s2(PK_DTYPE_F32, {n2}), r2(PK_DTYPE_F32, {n2});
+    s2.put(make_input(PK_DTYPE_F32, w.rank, n2));
+    std::vector<uint8_t> poison(r2.bytes, 0x5A);
+    r2.put(poison);
+    ASSERT_EQ(pk_all_reduce(w.comm, w.stream, &s2.t, &r2.t, PK_REDUCE_SUM), PK_ERROR_INVALID_ARGUMENT);
+    msg = last_error().message;
+    EXPECT_NE(msg.find("rank 0 calls all_reduce(f32[1024], sum)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("calls all_reduce(f32[1025], sum)"), std::string::npos) << msg;
+    EXPECT_EQ(r2.get(), poison) << "no data may move";
+  }
   // A different reduction is caught the same way, and the communicator stays usable.
   DeviceTensor x(PK_DTYPE_F32, {4}), y(PK_DTYPE_F32, {4});
   x.put(make_input(PK_DTYPE_F32, w.rank, 4));
