@@ -120,6 +120,9 @@ struct Selection {
   // The streams stage's rows the run checks (indices into kStreamStages): those whose name the --ops globs
   // match; none for a --case run.
   std::vector<size_t> stages;
+  // The collectives stage's rows a --collectives run checks (indices into collective_rows()); such a run checks no
+  // pair and no streams row.
+  std::vector<size_t> collective_rows;
   // The case a --case run keeps, without its "fused:" prefix (the cases are the op's); empty: every case.
   std::string case_id;
   // The options that left pairs of the backend unchecked ("--ops exp", "--dtypes f32", "--case ...",
@@ -143,7 +146,9 @@ struct Session {
   pk_device_t device = nullptr;
   std::string error;
   std::string no_devices;  // non-empty: the backend loaded but has no device (the reason)
-  Session(const std::string &name_or_path, uint32_t device_index);
+  // strict: PK_RUNTIME_STRICT (the op cases, so that nothing falls back); the collectives stage passes false unless
+  // staging is refused.
+  Session(const std::string &name_or_path, uint32_t device_index, bool strict = true);
   Session(const Session &) = delete;
   Session &operator=(const Session &) = delete;
   ~Session();
@@ -168,6 +173,46 @@ PairResult check_stream_stage(pk_device_t device, size_t which);
 // `done` is called with each row's result as it comes in.
 std::vector<PairResult> run_stream_stages(const Options &options, const std::vector<size_t> &rows,
                                           const std::function<void(const PairResult &)> &done);
+
+// --- the collectives stage (collectives_stage.cpp) -----------------------------------------------------------------
+
+// Rows checked once per rank under a launcher (op = "collectives:<name>[:<reduction>]", dtype or "-"); --ops
+// selects them by name, --dtypes by dtype, in a --collectives run only.
+enum class CollectiveRowKind {
+  all_reduce,
+  reduce_scatter,
+  reduce,
+  all_gather,
+  broadcast,
+  all_to_all,
+  send_recv,
+  order,
+  nan_and_ties,
+  mismatch,
+  timeout,
+  abort,
+  dead_rank
+};
+struct CollectiveRow {
+  std::string name;
+  int32_t dtype = -1;      // -1: the row has no dtype ("-")
+  int32_t reduce_op = -1;  // PK_REDUCE_* or -1
+  CollectiveRowKind kind = CollectiveRowKind::all_reduce;
+};
+// Every row, in the order they run (the failure rows last, the dead rank's the very last).
+const std::vector<CollectiveRow> &collective_rows();
+bool is_collective_row(const std::string &op);
+struct CollectivesOutcome {
+  int32_t rank = 0, nranks = 1;
+  bool end_without_finalize = false;
+  std::string note;  // ranks, engine, and whether the failure rows ran, for the summary
+};
+// Runs the rows (indices into collective_rows()) in this process, on this rank; every rank of the launcher's world
+// must call it with the same rows. Returns every row combined across the ranks (the worst rank's verdict); `done`
+// is called with each on rank 0. Throws SetupError when the backend cannot be opened or no communicator made.
+std::vector<PairResult> run_collectives_stage(const Options &options, const std::vector<size_t> &rows,
+                                              CollectivesOutcome *outcome,
+                                              const std::function<void(const PairResult &)> &done);
 
 // --- report text (report.cpp), shared with the HTML pages (report_html.cpp) -----------------------------------
 

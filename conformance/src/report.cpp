@@ -167,6 +167,7 @@ std::string summary_text(const Report &r) {
       << " primitive-tier (op, dtype) pairs are NOT_SUPPORTED (every conformant backend implements the primitive "
          "tier)\n";
   }
+  if (!r.collectives_note.empty()) o << r.collectives_note << "\n";
   if (!r.narrowed_by.empty()) o << "NARROWED RUN (" << narrowed_text(r) << "): only part of the backend was checked\n";
   for (const PairResult &p : r.results) {
     if (!is_problem(p.status)) continue;

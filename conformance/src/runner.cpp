@@ -78,12 +78,12 @@ std::string last_error() {
   return e.message;
 }
 
-Session::Session(const std::string &name_or_path, uint32_t device_index) {
+Session::Session(const std::string &name_or_path, uint32_t device_index, bool strict) {
   pk_runtime_options opts;
   PK_STRUCT_INIT(opts);
   const bool by_path = looks_like_path(name_or_path);
-  opts.flags =
-      static_cast<uint32_t>(PK_RUNTIME_STRICT) | (by_path ? static_cast<uint32_t>(PK_RUNTIME_NO_DISCOVERY) : 0u);
+  opts.flags = (strict ? static_cast<uint32_t>(PK_RUNTIME_STRICT) : 0u) |
+               (by_path ? static_cast<uint32_t>(PK_RUNTIME_NO_DISCOVERY) : 0u);
   if (pk_runtime_create(&opts, &runtime) != PK_OK) {
     error = "cannot create the runtime: " + last_error();
     return;
@@ -1297,6 +1297,19 @@ class ChildRunner {
 
 }  // namespace
 
+namespace {
+
+void apply_expected_failures_file(const Options &opt, Report &report) {
+  if (opt.expected_failures_file.empty()) return;
+  std::ifstream in(opt.expected_failures_file);
+  if (!in) throw SetupError("cannot read " + opt.expected_failures_file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  apply_expected_failures(report, parse_expected_failures(ss.str()));
+}
+
+}  // namespace
+
 Report run(const Options &options) {
   const double start = now_s();
   // Which pairs (and, for --case, which case): errors here name what matched nothing.
@@ -1328,7 +1341,7 @@ Report run(const Options &options) {
   std::vector<PairResult> results(pairs.size());
   std::vector<bool> done(pairs.size(), false);
   size_t completed = 0;
-  const size_t total = pairs.size() + selection.stages.size();
+  const size_t total = pairs.size() + selection.stages.size() + selection.collective_rows.size();
   const std::function<void(const PairResult &)> progress = [&](const PairResult &r) {
     ++completed;
     if (!opt.progress) return;
@@ -1344,6 +1357,18 @@ Report run(const Options &options) {
     }
     opt.progress(line);
   };
+  if (opt.collectives) {
+    // Every rank runs the stage in its own process; the rows come back combined across the ranks.
+    detail::CollectivesOutcome outcome;
+    report.results = detail::run_collectives_stage(opt, selection.collective_rows, &outcome, progress);
+    report.rank = outcome.rank;
+    report.nranks = outcome.nranks;
+    report.collectives_note = outcome.note;
+    report.end_without_finalize = outcome.end_without_finalize;
+    apply_expected_failures_file(opt, report);
+    report.seconds = now_s() - start;
+    return report;
+  }
   const std::vector<std::vector<size_t>> groups = group_pairs(opt, pairs, probe, results, done, progress);
 
   if (!opt.isolate) {
@@ -1367,13 +1392,7 @@ Report run(const Options &options) {
     for (PairResult &r : detail::run_stream_stages(opt, selection.stages, progress))
       report.results.push_back(std::move(r));
   }
-  if (!opt.expected_failures_file.empty()) {
-    std::ifstream in(opt.expected_failures_file);
-    if (!in) throw SetupError("cannot read " + opt.expected_failures_file);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    apply_expected_failures(report, parse_expected_failures(ss.str()));
-  }
+  apply_expected_failures_file(opt, report);
   report.seconds = now_s() - start;
   return report;
 }

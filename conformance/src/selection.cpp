@@ -85,7 +85,48 @@ std::string describe_inputs(const Case &c) {
   return s;
 }
 
+namespace {
+
+// A --collectives run: the collectives stage's rows that --ops and --dtypes keep, and nothing else.
+Selection select_collective_rows(const Options &options) {
+  Selection sel;
+  if (!options.case_id.empty()) throw SetupError("--case does not apply to --collectives (its rows have no cases)");
+  const std::vector<CollectiveRow> &rows = collective_rows();
+  for (const std::string &g : split_commas(options.ops_glob)) {
+    bool any = false;
+    for (const CollectiveRow &r : rows) any = any || fnmatch(g.c_str(), r.name.c_str(), 0) == 0;
+    if (!any)
+      throw SetupError("--ops: '" + g + "' matches no row of the collectives stage (" + rows.front().name + ", " +
+                       "collectives:order, collectives:dead_rank, ...)");
+  }
+  bool ops_left_out = false, dtypes_left_out = false;
+  for (size_t k = 0; k < rows.size(); ++k) {
+    if (!glob_match(options.ops_glob, rows[k].name.c_str())) {
+      ops_left_out = true;
+      continue;
+    }
+    // Rows without a dtype (mismatch, timeout, ...) are not narrowed by --dtypes.
+    if (rows[k].dtype >= 0 && !options.dtypes.empty() &&
+        std::find(options.dtypes.begin(), options.dtypes.end(), rows[k].dtype) == options.dtypes.end()) {
+      dtypes_left_out = true;
+      continue;
+    }
+    sel.collective_rows.push_back(k);
+  }
+  // The op pairs and the streams stage are another run's: a collectives run never calls the backend conformant.
+  sel.narrowed_by.push_back("--collectives");
+  if (ops_left_out) sel.narrowed_by.push_back("--ops " + options.ops_glob);
+  if (dtypes_left_out) sel.narrowed_by.push_back("--dtypes " + dtype_list(options.dtypes));
+  if (sel.collective_rows.empty())
+    throw SetupError("no row of the collectives stage matches --ops " + options.ops_glob +
+                     (options.dtypes.empty() ? "" : " --dtypes " + dtype_list(options.dtypes)));
+  return sel;
+}
+
+}  // namespace
+
 Selection select_pairs(const Options &options) {
+  if (options.collectives) return select_collective_rows(options);
   Selection sel;
   // A case id names the fused run of a composite as "fused:<op>.<dtype>.<variant>.<k>"; the cases themselves
   // are the op's.

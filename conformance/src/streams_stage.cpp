@@ -46,6 +46,7 @@ const char *const kStreamStages[kStreamStageCount] = {"streams:events", "streams
                                                       "streams:leak"};
 
 bool is_stage_row(const std::string &op) {
+  if (is_collective_row(op)) return true;  // the collectives stage's rows are stage rows too
   for (const char *name : kStreamStages)
     if (op == name) return true;
   return false;

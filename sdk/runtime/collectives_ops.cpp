@@ -41,13 +41,21 @@ constexpr int32_t kTagHeaderFromSender = 7301, kTagHeaderFromReceiver = 7303, kT
 // Per-rank payloads up to this size are all-reduced in one round (every rank gathers every row and reduces them
 // all); above it, in two (reduce-scatter through all-to-all, then all-gather), which moves 2(n-1)/n of the data.
 constexpr uint64_t kOneRoundBytes = 64 * 1024;
+// A checked call's header travels in a fixed-size slot with room for this much data after it. Fixed, so that every
+// rank sends the same size whatever its arguments (a size that followed them would turn a mismatch into a
+// truncated or crossed message instead of the error the header check gives). A checked all-reduce, all-gather or
+// broadcast whose data fits sends it in the slot: one exchange instead of the header's round trip followed by the
+// data's.
+constexpr uint64_t kSlotDataBytes = 4096;
+constexpr uint64_t kSlotBytes = sizeof(WireHeader) + kSlotDataBytes;
+static_assert(kSlotBytes % 8 == 0, "slots travel as units of 8 bytes");
 
 struct Scratch {
   std::unique_ptr<uint8_t[]> data;
   uint64_t capacity = 0;
 };
 
-enum class After { nothing, check_headers, reduce_into_recv, reduce_into_chunk };
+enum class After { nothing, check_headers, check_slots, reduce_into_recv, reduce_into_chunk };
 
 struct Round {
   std::vector<pk_engine_transfer> transfers;
@@ -68,6 +76,8 @@ struct Op {
   bool staged = false;
   uint8_t *hsend = nullptr, *hrecv = nullptr;  // host views
   Scratch stage_send, stage_recv, tmp, chunk;
+  Scratch slot, slots;        // a checked collective's own slot and every rank's (kSlotBytes each)
+  bool data_in_slot = false;  // a small all-reduce, all-gather or broadcast whose data travels in the slots
   WireHeader mine{};
   std::vector<WireHeader> theirs;
   std::vector<int64_t> counts_a, displs_a, counts_b, displs_b;  // transfer arrays (alive until done)
@@ -106,6 +116,19 @@ std::string type_text(int32_t dtype, int32_t ndim, const int64_t *shape) {
   return s + ']';
 }
 
+// "<collective>: send" / "<collective>: recv", made once: formatting it on every call cost as much as the rest of
+// the validation of a small call, and it is read only when a check fails.
+const char *argument_label(int32_t kind, bool recv) {
+  static const std::vector<std::string> labels = [] {
+    std::vector<std::string> v;
+    for (int32_t k = 0; k <= PK_COLLECTIVE_COUNT; ++k)  // kind_name's "collective" for an unknown kind, last
+      for (const char *arg : {"send", "recv"}) v.push_back(std::string(kind_name(k)) + ": " + arg);
+    return v;
+  }();
+  const int32_t k = kind >= 0 && kind < PK_COLLECTIVE_COUNT ? kind : PK_COLLECTIVE_COUNT;
+  return labels[static_cast<size_t>(k) * 2 + (recv ? 1 : 0)].c_str();
+}
+
 // One tensor argument: a well-formed, dense view on the communicator's device, inside its storage.
 pk_status check_tensor(Op &op, const pk_tensor &t, const char *name, int32_t arg, bool output) {
   Device &dev = *op.comm->device;
@@ -142,9 +165,8 @@ pk_status check_tensor(Op &op, const pk_tensor &t, const char *name, int32_t arg
       expect *= t.shape[i];
     }
   }
-  char what[64];
-  std::snprintf(what, sizeof what, "%s: %s", kind_name(op.kind), name);
-  if (!pk::meta::check_tensor_placement(t, what, arg, diag)) return set_error_from_diag(diag, PK_OP_NONE);
+  if (!pk::meta::check_tensor_placement(t, argument_label(op.kind, std::strcmp(name, "recv") == 0), arg, diag))
+    return set_error_from_diag(diag, PK_OP_NONE);
   uint64_t lo = 0, hi = 0, start = 0, bytes = 0;
   pk::meta::byte_extent(t, lo, hi);
   if (hi > t.storage_bytes) {
@@ -385,6 +407,18 @@ void fill_header(Op &op) {
   h.rank = op.comm->rank;
 }
 
+// The bytes of a checked collective's data that travel in the slots with its header: a small all-reduce's row, a
+// small all-gather's block or a small broadcast; 0 for everything else (its data follows in rounds of its own).
+uint64_t slot_payload(const Op &op) {
+  uint64_t payload = 0;
+  if (op.kind == PK_COLLECTIVE_ALL_REDUCE || op.kind == PK_COLLECTIVE_ALL_GATHER) {
+    payload = static_cast<uint64_t>(op.send_numel) * op.esize;
+  } else if (op.kind == PK_COLLECTIVE_BROADCAST) {
+    payload = static_cast<uint64_t>(op.recv_numel) * op.esize;
+  }
+  return payload <= kSlotDataBytes ? payload : 0;
+}
+
 // Splits `count` elements into one chunk per rank, as even as possible: chunk r is [count*r/n, count*(r+1)/n).
 void balanced_chunks(int64_t count, int32_t n, std::vector<int64_t> &counts, std::vector<int64_t> &displs) {
   counts.resize(static_cast<size_t>(n));
@@ -444,9 +478,19 @@ void build_rounds(Op &op) {
       r.transfers = {s, v};
     } else {
       op.theirs.assign(static_cast<size_t>(n), WireHeader{});
-      r.transfers.push_back(transfer(PK_TRANSFER_ALLGATHER, 8, &op.mine, op.theirs.data(), units, -1));
+      op.slot = take(comm, kSlotBytes);
+      op.slots = take(comm, kSlotBytes * static_cast<uint64_t>(n));
+      std::memcpy(op.slot.data.get(), &op.mine, sizeof op.mine);
+      const uint64_t payload = slot_payload(op);
+      op.data_in_slot = payload > 0;
+      // This rank's data: an all-reduce's row, an all-gather's block, the root's broadcast.
+      if (op.data_in_slot && op.has_send) std::memcpy(op.slot.data.get() + sizeof(WireHeader), op.hsend, payload);
+      r.after = After::check_slots;
+      r.transfers.push_back(
+          transfer(PK_TRANSFER_ALLGATHER, 8, op.slot.data.get(), op.slots.data.get(), kSlotBytes / 8, -1));
     }
     op.rounds.push_back(std::move(r));
+    if (op.data_in_slot) return;  // the slots carry the data: check_slots finishes the call
   }
   switch (op.kind) {
     case PK_COLLECTIVE_ALL_REDUCE: {
@@ -595,12 +639,46 @@ pk_status check_headers(Op &op) {
   return PK_OK;
 }
 
+// The result of a call whose data came in the slots (after its headers matched): rank r's data is at
+// slots + r * kSlotBytes + sizeof(WireHeader).
+void finish_from_slots(Op &op) {
+  const int32_t n = op.comm->size;
+  const uint8_t *data = op.slots.data.get() + sizeof(WireHeader);
+  const uint64_t payload = slot_payload(op);
+  switch (op.kind) {
+    case PK_COLLECTIVE_ALL_REDUCE:
+      reduce_rows(op.dtype, op.reduce_op, data, kSlotBytes, n, op.send_numel, op.hrecv);
+      break;
+    case PK_COLLECTIVE_ALL_GATHER:
+      // memmove: in place, this rank's block of recv is its send, copied onto itself.
+      for (int32_t r = 0; r < n; ++r)
+        std::memmove(op.hrecv + static_cast<uint64_t>(r) * payload, data + static_cast<uint64_t>(r) * kSlotBytes,
+                     payload);
+      break;
+    case PK_COLLECTIVE_BROADCAST:
+      if (op.comm->rank != op.peer) std::memcpy(op.hrecv, data + static_cast<uint64_t>(op.peer) * kSlotBytes, payload);
+      break;
+    default:
+      break;
+  }
+}
+
 void after_round(Op &op, After after) {
   const int32_t n = op.comm->size, me = op.comm->rank;
   switch (after) {
     case After::check_headers:
       op.status = check_headers(op);
       break;
+    case After::check_slots: {
+      const uint8_t *slots = op.slots.data.get();
+      for (int32_t r = 0; r < n; ++r)
+        std::memcpy(&op.theirs[static_cast<size_t>(r)], slots + static_cast<uint64_t>(r) * kSlotBytes,
+                    sizeof(WireHeader));
+      op.status = check_headers(op);
+      // Only once every rank's header matches this rank's is the data after them this call's data.
+      if (op.status == PK_OK && op.data_in_slot) finish_from_slots(op);
+      break;
+    }
     case After::reduce_into_recv: {
       const int64_t c = op.kind == PK_COLLECTIVE_ALL_REDUCE ? op.send_numel : op.recv_numel;
       reduce_rows(op.dtype, op.reduce_op, op.tmp.data.get(), static_cast<uint64_t>(c) * op.esize, n, c, op.hrecv);
@@ -698,7 +776,7 @@ void finish(Op &op) {
     (op.staged ? comm.staged_calls : comm.direct_calls)++;
     if (op.has_send) comm.bytes_sent += static_cast<uint64_t>(op.send_numel) * op.esize;
   }
-  Scratch *blocks[] = {&op.stage_send, &op.stage_recv, &op.tmp, &op.chunk};
+  Scratch *blocks[] = {&op.stage_send, &op.stage_recv, &op.tmp, &op.chunk, &op.slot, &op.slots};
   const bool healthy = !comm.abandoned.load();
   for (Scratch *s : blocks) {
     if (!s->data) continue;

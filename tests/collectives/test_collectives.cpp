@@ -22,94 +22,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Element i of rank r's input: integers in [-125, 125] (u8: [0, 250]) so that sums wrap and products overflow the
-// narrow types; floats in [-2, 2], so that every sum, product and average of up to 4 ranks is exact in every
-// float format (the order of the fold cannot matter; the order test below is where it does).
-Value input(int32_t id, int r, int64_t i) {
-  Value v;
-  const int64_t k = (i * 7 + r * 13 + 3);
-  switch (kind_of(id)) {
-    case Kind::boolean:
-      v.i = (i + r) % 3 != 0;
-      break;
-    case Kind::uint:
-      v.i = k % 251;
-      break;
-    case Kind::sint:
-      v.i = k % 251 - 125;
-      break;
-    case Kind::real:
-      v.re = static_cast<double>(k % 5 - 2);
-      break;
-    case Kind::cplx:
-      v.re = static_cast<double>(k % 5 - 2);
-      v.im = static_cast<double>((k + 1) % 5 - 2);
-      break;
-  }
-  return v;
-}
-
-std::vector<uint8_t> make_input(int32_t id, int r, int64_t count) {
-  std::vector<uint8_t> bytes(static_cast<size_t>(count) * dtype_case(id).size);
-  for (int64_t i = 0; i < count; ++i) write_element(id, bytes.data() + i * dtype_case(id).size, input(id, r, i));
-  return bytes;
-}
-
-// The expected reduction of element i over ranks 0..n-1.
-Value expected_reduction(int32_t id, int32_t op, int n, int64_t i) {
-  Value acc = input(id, 0, i);
-  const Kind kind = kind_of(id);
-  for (int r = 1; r < n; ++r) {
-    Value v = input(id, r, i);
-    switch (kind) {
-      case Kind::boolean:
-        acc.i = (op == PK_REDUCE_SUM || op == PK_REDUCE_MAX) ? (acc.i | v.i) : (acc.i & v.i);
-        break;
-      case Kind::sint:
-      case Kind::uint:
-        if (op == PK_REDUCE_SUM || op == PK_REDUCE_AVG) acc.i += v.i;
-        if (op == PK_REDUCE_PROD) acc.i *= v.i;  // |product| <= 250^4: exact in int64, wrapped below
-        if (op == PK_REDUCE_MAX) acc.i = std::max(acc.i, v.i);
-        if (op == PK_REDUCE_MIN) acc.i = std::min(acc.i, v.i);
-        break;
-      case Kind::real:
-        if (op == PK_REDUCE_SUM || op == PK_REDUCE_AVG) acc.re += v.re;
-        if (op == PK_REDUCE_PROD) acc.re *= v.re;
-        if (op == PK_REDUCE_MAX) acc.re = std::max(acc.re, v.re);
-        if (op == PK_REDUCE_MIN) acc.re = std::min(acc.re, v.re);
-        break;
-      case Kind::cplx:
-        if (op == PK_REDUCE_PROD) {
-          double re = acc.re * v.re - acc.im * v.im, im = acc.re * v.im + acc.im * v.re;
-          acc.re = re;
-          acc.im = im;
-        } else {
-          acc.re += v.re;
-          acc.im += v.im;
-        }
-        break;
-    }
-  }
-  if (op == PK_REDUCE_AVG) {
-    acc.i = acc.i / n;  // truncation toward zero, as C++ divides
-    acc.re /= n;
-    acc.im /= n;
-  }
-  if (kind == Kind::sint || kind == Kind::uint) acc.i = wrap_to(id, acc.i);
-  return acc;
-}
-
-bool reduction_defined(int32_t id, int32_t op) {
-  if (kind_of(id) == Kind::cplx && (op == PK_REDUCE_MAX || op == PK_REDUCE_MIN)) return false;
-  if (id == PK_DTYPE_BOOL && op == PK_REDUCE_AVG) return false;
-  return true;
-}
-
-const char *op_name(int32_t op) {
-  static const char *names[] = {"sum", "prod", "max", "min", "avg"};
-  return names[op];
-}
-
 // Compares `got` (count elements) with expected(i); reports the first few mismatches.
 template <class F>
 void expect_elements(int32_t id, const std::vector<uint8_t> &got, int64_t count, F expected, const std::string &what) {
@@ -139,7 +51,7 @@ TEST(AllReduce, EveryDtypeReductionAndSizeMatchesTheOracle) {
         ASSERT_EQ(pk_all_reduce(w.comm, w.stream, &send.t, &recv.t, op), PK_OK) << last_error().message;
         expect_elements(
             d.id, recv.get(), count, [&](int64_t i) { return expected_reduction(d.id, op, w.size, i); },
-            std::string("all_reduce ") + d.name + " " + op_name(op) + " n=" + std::to_string(count));
+            std::string("all_reduce ") + d.name + " " + reduce_op_name(op) + " n=" + std::to_string(count));
       }
     }
   }
@@ -230,9 +142,9 @@ TEST(AllReduce, MaxMinPropagateNanAndKeepTheLowestRanksZero) {
     float g[3];
     std::memcpy(g, got.data(), 12);
     EXPECT_EQ(g[0], 0.0f);
-    EXPECT_FALSE(std::signbit(g[0])) << op_name(op) << ": ties keep rank 0's +0";
-    EXPECT_TRUE(std::isnan(g[1])) << op_name(op);
-    EXPECT_TRUE(std::signbit(g[2])) << op_name(op) << ": ties keep rank 0's -0";
+    EXPECT_FALSE(std::signbit(g[0])) << reduce_op_name(op) << ": ties keep rank 0's +0";
+    EXPECT_TRUE(std::isnan(g[1])) << reduce_op_name(op);
+    EXPECT_TRUE(std::signbit(g[2])) << reduce_op_name(op) << ": ties keep rank 0's -0";
   }
 }
 
@@ -247,7 +159,7 @@ TEST(ReduceScatter, EveryReductionOnSomeDtypes) {
         ASSERT_EQ(pk_reduce_scatter(w.comm, w.stream, &send.t, &recv.t, op), PK_OK) << last_error().message;
         expect_elements(
             id, recv.get(), each, [&](int64_t i) { return expected_reduction(id, op, w.size, w.rank * each + i); },
-            std::string("reduce_scatter ") + dtype_case(id).name + " " + op_name(op));
+            std::string("reduce_scatter ") + dtype_case(id).name + " " + reduce_op_name(op));
       }
     }
   }
@@ -450,6 +362,21 @@ TEST(Mismatch, ShapesThatDisagreeAcrossRanksAreAClearErrorOnEveryRankAndMoveNoth
   EXPECT_NE(msg.find("rank " + std::to_string(w.size - 1) + " calls all_reduce(f32[7], sum)"), std::string::npos)
       << msg;
   EXPECT_EQ(recv.get(), sentinel) << "no data may move";
+  // A small all-reduce travels in the slot that carries the call's header (4 KiB of data): a rank whose payload
+  // fits (1024 f32) against one whose does not (1025) still sends a slot of the same size, so the mismatch is the
+  // same clear error, not a truncated or crossed message.
+  if (w.size > 1) {
+    const int64_t n2 = w.rank == w.size - 1 ? 1025 : 1024;
+    DeviceTensor s2(PK_DTYPE_F32, {n2}), r2(PK_DTYPE_F32, {n2});
+    s2.put(make_input(PK_DTYPE_F32, w.rank, n2));
+    std::vector<uint8_t> poison(r2.bytes, 0x5A);
+    r2.put(poison);
+    ASSERT_EQ(pk_all_reduce(w.comm, w.stream, &s2.t, &r2.t, PK_REDUCE_SUM), PK_ERROR_INVALID_ARGUMENT);
+    msg = last_error().message;
+    EXPECT_NE(msg.find("rank 0 calls all_reduce(f32[1024], sum)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("calls all_reduce(f32[1025], sum)"), std::string::npos) << msg;
+    EXPECT_EQ(r2.get(), poison) << "no data may move";
+  }
   // A different reduction is caught the same way, and the communicator stays usable.
   DeviceTensor x(PK_DTYPE_F32, {4}), y(PK_DTYPE_F32, {4});
   x.put(make_input(PK_DTYPE_F32, w.rank, 4));

@@ -156,6 +156,49 @@ TEST(ConformanceCliTruth, StreamsStageRowsAreSelectedByOps) {
   EXPECT_EQ(read_file(dir + "/conformance.json").find("streams:"), std::string::npos);
 }
 
+// The collectives stage: --ops and --case name its rows or fail before any backend (or MPI) is touched, and its
+// rows never mix with the ops' (a --collectives run has no op pair; an op run has no collectives row).
+TEST(ConformanceCliTruth, CollectivesRowsAreSelectedByOpsAndNamelessSelectionsAreErrors) {
+  const std::string base = kPrimkit + " conformance --backend " + kCpu + " --collectives ";
+  Command c = run_command(base + "--ops 'collectives:all_reduce:sum,collectives:nosuch*'");
+  EXPECT_EQ(c.exit_code, 2) << c.output;
+  EXPECT_NE(c.output.find("'collectives:nosuch*' matches no row of the collectives stage"), std::string::npos)
+      << c.output;
+  c = run_command(base + "--ops exp");
+  EXPECT_EQ(c.exit_code, 2) << c.output;
+  EXPECT_NE(c.output.find("'exp' matches no row of the collectives stage"), std::string::npos) << c.output;
+  c = run_command(base + "--case exp.f32.tail.0");
+  EXPECT_EQ(c.exit_code, 2) << c.output;
+  EXPECT_NE(c.output.find("--case does not apply to --collectives"), std::string::npos) << c.output;
+  c = run_command(kPrimkit + " conformance --backend " + kCpu + " --ops 'collectives:*'");
+  EXPECT_EQ(c.exit_code, 2) << "an op run has no collectives row\n" << c.output;
+
+  namespace pd = pk::conformance::detail;
+  pc::Options o;
+  o.collectives = true;
+  o.ops_glob = "collectives:all_reduce:*,collectives:dead_rank";
+  o.dtypes = {PK_DTYPE_F32};
+  const pd::Selection sel = pd::select_pairs(o);
+  EXPECT_TRUE(sel.pairs.empty());
+  EXPECT_TRUE(sel.stages.empty());
+  std::set<std::string> names;
+  for (size_t k : sel.collective_rows)
+    names.insert(pd::collective_rows()[k].name + " " + std::to_string(pd::collective_rows()[k].dtype));
+  const std::string f32 = " " + std::to_string(PK_DTYPE_F32);
+  EXPECT_EQ(names, (std::set<std::string>{"collectives:all_reduce:sum" + f32, "collectives:all_reduce:prod" + f32,
+                                          "collectives:all_reduce:max" + f32, "collectives:all_reduce:min" + f32,
+                                          "collectives:all_reduce:avg" + f32, "collectives:dead_rank -1"}));
+  EXPECT_EQ(sel.narrowed_by, (std::vector<std::string>{"--collectives", "--ops " + o.ops_glob, "--dtypes f32"}));
+  // Every reduction a dtype defines has its rows, and none it does not (complex max/min, bool avg).
+  size_t all_reduce_rows = 0;
+  for (const pd::CollectiveRow &r : pd::collective_rows()) {
+    all_reduce_rows += r.kind == pd::CollectiveRowKind::all_reduce;
+    EXPECT_FALSE(r.name == "collectives:all_reduce:max" && r.dtype == PK_DTYPE_C64);
+    EXPECT_FALSE(r.name == "collectives:all_reduce:avg" && r.dtype == PK_DTYPE_BOOL);
+  }
+  EXPECT_EQ(all_reduce_rows, 11u * 5 + 2 * 3 + 4) << "11 real and integer dtypes, 2 complex, bool";
+}
+
 // Point 3: a narrowed run says so in every format and is never fully conformant; --require-full refuses it.
 TEST(ConformanceCliTruth, NarrowedRunsAreNeverFullyConformant) {
   const std::string dir = temp_dir();

@@ -9,7 +9,11 @@ which shows that a caught bug is the planted defect and not a false alarm of the
   check_selftest.py --primkit build/bin/primkit --backend path/to/libprimkit_backend_bug_exp_4ulp.so \\
       --ops exp --dtypes f32 --report DIR --expect exp=FAIL
   check_selftest.py --primkit build/bin/primkit --backend cpu --ops exp,neg --dtypes f32 --report DIR --clean
+
+The collectives stage runs under a launcher: --launcher "mpirun -np 2" puts it before the command, and
+--expect OP@DTYPE=STATUS names the dtype of a row too (collectives:all_gather@f32=FAIL).
 """
+import shlex
 import argparse
 import json
 import os
@@ -36,8 +40,11 @@ def main():
     p.add_argument("--ops", required=True, help="op glob(s), ','-separated")
     p.add_argument("--dtypes", default="", help="dtype list, ','-separated")
     p.add_argument("--report", required=True, help="report folder (emptied first)")
-    p.add_argument("--expect", action="append", default=[], metavar="OP=STATUS[|STATUS...]",
-                   help="a result for OP must have one of these statuses (repeatable)")
+    p.add_argument("--expect", action="append", default=[], metavar="OP[@DTYPE]=STATUS[|STATUS...]",
+                   help="a result for OP (of DTYPE) must have one of these statuses (repeatable)")
+    p.add_argument("--expect-text", action="append", default=[], metavar="TEXT",
+                   help="some result's message must contain TEXT (repeatable)")
+    p.add_argument("--launcher", default="", help="command line to run primkit under, e.g. 'mpirun -np 2'")
     p.add_argument("--backend-name", default="", help="the name conformance.json must give the backend")
     p.add_argument("--clean", action="store_true", help="every result must be PASS and the exit code 0")
     p.add_argument("--budget", type=float, default=60.0, help="seconds the run may take")
@@ -48,7 +55,7 @@ def main():
 
     shutil.rmtree(a.report, ignore_errors=True)  # a stale conformance.json must not pass for this run's
     os.makedirs(a.report)
-    cmd = [a.primkit, "conformance", "--backend", a.backend, "--ops", a.ops, "--profile", "quick",
+    cmd = shlex.split(a.launcher) + [a.primkit, "conformance", "--backend", a.backend, "--ops", a.ops, "--profile", "quick",
            "--report", a.report]
     if a.dtypes:
         cmd += ["--dtypes", a.dtypes]
@@ -92,11 +99,17 @@ def main():
         must_fail = False
         for e in a.expect:
             op, _, statuses = e.partition("=")
+            op, _, dtype = op.partition("@")
             wanted = set(statuses.split("|"))
             must_fail = must_fail or wanted <= FAILING
-            hits = [r for r in results if r.get("op") == op and r.get("status") in wanted]
+            hits = [r for r in results if r.get("op") == op and r.get("status") in wanted and
+                    (not dtype or r.get("dtype") == dtype)]
             if not hits:
-                problems.append("not caught: no result for {} with status {}".format(op, "|".join(sorted(wanted))))
+                problems.append("not caught: no result for {}{} with status {}".format(
+                    op, " " + dtype if dtype else "", "|".join(sorted(wanted))))
+        for text in a.expect_text:
+            if not any(text in r.get("message", "") for r in results):
+                problems.append("no result's message says {!r}".format(text))
         if must_fail and run.returncode == 0:
             problems.append("the planted bug was caught but the exit code is 0")
 

@@ -170,6 +170,14 @@ struct Report {
   std::vector<std::string> narrowed_by;
   double seconds = 0;
   std::vector<PairResult> results;  // op table order, then dtype order
+  // A --collectives run: this process's rank and the rank count (rank 0 reports; every rank returns the same
+  // results), and what the summary says about the run (ranks, engine, whether the failure rows ran).
+  int32_t rank = 0;
+  int32_t nranks = 1;
+  std::string collectives_note;
+  // A --collectives run left transfers abandoned or a rank died: MPI_Finalize could wait forever, so the process
+  // must end with _exit (after flushing its output) instead of returning from main.
+  bool end_without_finalize = false;
   Summary summary() const;
 };
 
@@ -189,6 +197,15 @@ struct Options {
   bool fusion = true;                  // also run the fused decompositions of fused_composites() ("fused:<op>")
   std::string expected_failures_file;  // lines "op dtype reason"; dtype may be '*'
   uint32_t device_index = 0;
+  // The collectives stage instead of the op pairs and the streams stage: run under a launcher (mpirun -np N), every
+  // rank runs it (see docs/collectives.md). --ops and --dtypes narrow its rows.
+  bool collectives = false;
+  // false: a strict runtime, which refuses staging through host memory (rows of a backend without native
+  // collectives whose memory the host cannot address are then NOT_SUPPORTED).
+  bool collectives_staging = true;
+  // Run the timeout, abort and dead-rank rows even where the launcher is not known to survive a failed rank (they
+  // run by themselves under Open MPI's mpirun --enable-recovery).
+  bool collectives_failure_rows = false;
   // Progress lines (stderr in the CLI); empty = silent.
   std::function<void(const std::string &)> progress;
 };
