@@ -395,6 +395,24 @@ const char *float_builtin2(uint32_t op) {
 }
 
 // sin/cos/tan/tanh of f32-computed dtypes run in double where the device has it.
+// PoCL's f64 exp overflows one input early (exp(709.782712893383859) is inf, not DBL_MAX - 2^970 ulps) and its
+// cosh/sinh return NaN near their own overflow threshold (x = 710.4758600739437). Above x = 709 the three are
+// computed as exp(|x| - 1) times e (or e/2) in double-double (x - 1 is exact there; fma adds the constant's low
+// part), one rounding on top of exp's own error. A scalar expression: the vector kernels leave these ops out.
+bool overflow_guarded_in_f64(uint32_t op, int32_t t) {
+  return (op == PK_OP_EXP || op == PK_OP_COSH || op == PK_OP_SINH) && t == PK_DTYPE_F64;
+}
+std::string overflow_guarded_expr(uint32_t op, const std::string &A) {
+  const std::string x = op == PK_OP_EXP ? "(" + A + ")" : "fabs(" + A + ")";
+  // e = 0x1.5bf0a8b145769p+1 + 0x1.4d57ee2b1013ap-53 (to 2^-106); e/2 halves both parts exactly.
+  const char *hi = op == PK_OP_EXP ? "0x1.5bf0a8b145769p+1" : "0x1.5bf0a8b145769p+0";
+  const char *lo = op == PK_OP_EXP ? "0x1.4d57ee2b1013ap-53" : "0x1.4d57ee2b1013ap-54";
+  const std::string big = "fma(exp(" + x + " - 1.0), " + hi + ", exp(" + x + " - 1.0) * " + lo + ")";
+  const char *f = op == PK_OP_EXP ? "exp" : op == PK_OP_COSH ? "cosh" : "sinh";
+  const std::string guarded = op == PK_OP_SINH ? "copysign(" + big + ", " + A + ")" : big;
+  return "(" + x + " > 709.0 ? " + guarded + " : " + f + "(" + A + "))";
+}
+
 bool trig_in_f64(uint32_t op, int32_t t, const DeviceCaps &caps) {
   return caps.fp64 &&
          (op == PK_OP_SIN || op == PK_OP_COS || op == PK_OP_TAN || op == PK_OP_TANH || op == PK_OP_LGAMMA) &&
@@ -765,6 +783,7 @@ std::string op_expr(uint32_t op, int32_t t, int32_t out_dt, uint32_t variant, ui
     }
     // tanh(±inf) must be exactly ±1 (gelu_tanh's 1 + tanh(-inf) is 0).
     if (op == PK_OP_TANH) return "(isinf(" + A + ") ? copysign((" + C + ")1, " + A + ") : tanh(" + A + "))";
+    if (overflow_guarded_in_f64(op, t)) return overflow_guarded_expr(op, A);
     return std::string(f) + "(" + A + ")";
   }
   if (const char *f = float_builtin2(op)) {
@@ -833,7 +852,8 @@ std::string gen_elementwise(const EwGraph &g, const DeviceCaps &caps, bool *vect
   bool vec = vt == PK_DTYPE_F32 || vt == PK_DTYPE_F64;
   for (int32_t v : used) vec = vec && g.dtypes[v] == vt;
   for (const EwNode &n : g.nodes) {
-    vec = vec && vector_op(n.op_id) && !trig_in_f64(n.op_id, vt, caps) && n.op_id != PK_OP_TANH;
+    vec = vec && vector_op(n.op_id) && !trig_in_f64(n.op_id, vt, caps) && n.op_id != PK_OP_TANH &&
+          !overflow_guarded_in_f64(n.op_id, vt);
     if (n.op_id == PK_OP_CONVERT_ELEMENT_TYPE) vec = vec && static_cast<int32_t>(n.variant) == vt;
   }
   // 256-bit vectors (float8 / double4): wider ones change the call ABI of the builtins on AVX2-only PoCL builds

@@ -20,6 +20,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <optional>
 #include <random>
 
 #include "conformance_internal.hpp"
@@ -61,8 +63,9 @@ const char *layout_name(Layout l) {
 // edges: every edge value of the dtype, and for k inputs their k-fold cross product (every ±0 pair, NaN against
 // every number, integers at the rounding edges of every float format); long_row: finite, positive values in
 // [0.25, 0.75) with no edge values, for long reductions (a too-narrow accumulator stagnates and fails the bound);
-// ties: values from a handful of small numbers, -0 and +0 among them, so that equal keys and ±0 pairs abound.
-enum class Values { mixed, positive, exhaustive, sweep, binades, edges, long_row, ties };
+// ties: values from a handful of small numbers, -0 and +0 among them, so that equal keys and ±0 pairs abound;
+// patterns: the bit patterns the spec lists (the thresholds family).
+enum class Values { mixed, positive, exhaustive, sweep, binades, edges, long_row, ties, patterns };
 
 uint64_t mix(uint64_t h, uint64_t v) {
   // splitmix64 step: a cheap, well-spread hash for seeding.
@@ -102,6 +105,7 @@ struct Spec {
   Layout layout = Layout::contiguous;
   int layout_input = -1;  // -1: every input gets the layout; else only this one
   Values values = Values::mixed;
+  std::vector<uint64_t> patterns;  // Values::patterns: every input's bit patterns, element by element
 };
 
 // --- values ---------------------------------------------------------------------------------------------------
@@ -425,6 +429,7 @@ class Generator {
   void example_family();
   void creation_family();
   void exhaustive_family();
+  void threshold_family();
   Spec uniform_spec(const std::vector<int64_t> &shape) const;
   bool infer(const Spec &spec, meta::TensorType *outs) const;
   int64_t output_elements(const Spec &spec) const;  // -1 if the spec is invalid
@@ -531,7 +536,16 @@ bool Generator::add(const std::string &variant, Spec spec, const std::string &no
     const uint32_t declared = std::min<uint32_t>(static_cast<uint32_t>(i), op_.num_inputs - 1);
     const int32_t dt = spec.dtypes[i];
     const int64_t count = numel_of(spec.shapes[i]);
-    std::vector<uint8_t> logical = draw_values(dt, count, spec.values, rng, period);
+    std::vector<uint8_t> logical;
+    if (spec.values == Values::patterns) {
+      const size_t size = meta::dtype_size(dt);
+      logical.resize(static_cast<size_t>(count) * size);
+      for (int64_t e = 0; e < count; ++e)
+        std::memcpy(logical.data() + static_cast<size_t>(e) * size,
+                    &spec.patterns[static_cast<size_t>(e) % spec.patterns.size()], size);
+    } else {
+      logical = draw_values(dt, count, spec.values, rng, period);
+    }
     period *= static_cast<int64_t>(edges_of(dt).size());
     const std::string name = op_.inputs[declared].name;
     if (is_index_input(op_, declared) && !spec.shapes.empty() && meta::is_integer(dt)) {
@@ -873,6 +887,109 @@ void Generator::exhaustive_family() {
   }
 }
 
+// The result class of the oracle's rounded element: what a threshold separates.
+enum class ResultClass { nan, pos_inf, neg_inf, zero, subnormal, normal };
+ResultClass result_class(const oracle::OutputValue &out, int64_t i) {
+  const long double v = out.rounded_at(i).re;
+  if (std::isnan(v)) return ResultClass::nan;
+  if (std::isinf(v)) return v > 0 ? ResultClass::pos_inf : ResultClass::neg_inf;
+  if (v == 0) return ResultClass::zero;
+  const oracle::BinaryFormat f = oracle::format_of(out.dtype);
+  const long double min_normal = std::ldexp(1.0L, 2 - (1 << (f.exp_bits - 1)));
+  return std::fabs(v) < min_normal ? ResultClass::subnormal : ResultClass::normal;
+}
+
+// The oracle's result classes for one-input float op `op` on the bit patterns `bits` (nullopt if it cannot
+// evaluate them, or the result is no float).
+std::optional<std::vector<ResultClass>> classify_results(const OpInfo &op, int32_t dtype,
+                                                         const std::vector<uint8_t> &attrs,
+                                                         const std::vector<uint64_t> &bits) {
+  const size_t size = meta::dtype_size(dtype);
+  std::vector<uint8_t> logical(bits.size() * size);
+  for (size_t i = 0; i < bits.size(); ++i) std::memcpy(logical.data() + i * size, &bits[i], size);
+  std::vector<oracle::OutputValue> outs;
+  const std::vector<HostTensor> in = {
+      make_view(dtype, {static_cast<int64_t>(bits.size())}, logical, Layout::contiguous)};
+  if (!oracle::evaluate(op.id, in, attrs.empty() ? nullptr : attrs.data(), outs).ok() || outs.empty() ||
+      !meta::is_float(outs[0].dtype) || outs[0].numel() != static_cast<int64_t>(bits.size()))
+    return std::nullopt;
+  std::vector<ResultClass> classes(bits.size());
+  for (size_t i = 0; i < bits.size(); ++i) classes[i] = result_class(outs[0], static_cast<int64_t>(i));
+  return classes;
+}
+
+// One-input float ops of 16 bits and more: the inputs where the op's result changes class — turns subnormal, flushes
+// to zero, overflows, becomes NaN — found on the oracle, per op and dtype. Between neighbouring samples of every
+// binade (both signs) whose results differ in class, a bisection on the bit patterns finds the last input of one
+// class and the first of the next; the case holds each such pair with its two neighbours on either side. The
+// quick profile's binade and sweep samples pass near these thresholds; this family lands on them exactly (an
+// exp that overflows one ulp early, a sigmoid that flushes its first subnormal result).
+void Generator::threshold_family() {
+  if (op_.num_inputs != 1 || op_.variadic() || !meta::is_float(dtype_) || meta::dtype_size(dtype_) < 2) return;
+  if (input_dtype(0, -1) != dtype_) return;
+  const std::vector<uint8_t> attrs = base_attrs();
+  std::mt19937_64 unused(0);
+  const std::vector<uint64_t> samples = binade_patterns(dtype_, 0, unused);  // per sign, in increasing magnitude
+  const auto classes = classify_results(op_, dtype_, attrs, samples);
+  if (!classes) return;
+  // Neighbouring samples of one sign whose classes differ; ±inf and NaN (the last four) are edges, not ranges.
+  const oracle::BinaryFormat f = oracle::format_of(dtype_);
+  const uint64_t sign_bit = uint64_t{1} << (f.exp_bits + f.man_bits);
+  struct Range {
+    uint64_t lo, hi, end;  // bisecting [lo, hi]; the samples' range ran to `end`
+    ResultClass at_lo, at_hi, at_end;
+  };
+  std::vector<Range> open, done;
+  for (size_t i = 0; i + 1 < samples.size() - 4; ++i)
+    if ((samples[i] & sign_bit) == (samples[i + 1] & sign_bit) && (*classes)[i] != (*classes)[i + 1])
+      open.push_back({samples[i], samples[i + 1], samples[i + 1], (*classes)[i], (*classes)[i + 1], (*classes)[i + 1]});
+  constexpr size_t kMaxThresholds = 48;  // an oscillating op (tan near its poles) changes class often
+  // Bisect every open range at once: one oracle call per step, one element per range. A range that crosses
+  // several classes (normal, subnormal, zero within one binade) yields one threshold, then opens the rest.
+  while (!open.empty() && done.size() < kMaxThresholds) {
+    std::vector<uint64_t> mids;
+    for (const Range &r : open) mids.push_back(r.lo + (r.hi - r.lo) / 2);
+    const auto mid_classes = classify_results(op_, dtype_, attrs, mids);
+    if (!mid_classes) return;
+    std::vector<Range> next;
+    for (size_t k = 0; k < open.size(); ++k) {
+      Range r = open[k];
+      if (r.hi - r.lo > 1) {
+        if ((*mid_classes)[k] == r.at_lo) {
+          r.lo = mids[k];
+        } else {
+          r.hi = mids[k];
+          r.at_hi = (*mid_classes)[k];
+        }
+      }
+      if (r.hi - r.lo > 1) {
+        next.push_back(r);
+        continue;
+      }
+      done.push_back(r);
+      if (r.at_hi != r.at_end) next.push_back({r.hi, r.end, r.end, r.at_hi, r.at_end, r.at_end});
+    }
+    open = std::move(next);
+  }
+  std::vector<uint64_t> patterns;
+  const uint64_t inf_bits = ((uint64_t{1} << f.exp_bits) - 1) << f.man_bits;
+  for (const Range &r : done) {
+    const uint64_t sign = r.lo & sign_bit;
+    for (uint64_t b : {r.lo - 1, r.lo, r.hi, r.hi + 1})
+      // Neighbours of the same sign, at most ±inf (stepping below ±0 or past ±inf leaves the range).
+      if ((b & sign_bit) == sign && (b & ~sign_bit) <= inf_bits &&
+          (sign_bit == uint64_t{1} << 63 || b < (sign_bit << 1)))
+        patterns.push_back(b);
+  }
+  std::sort(patterns.begin(), patterns.end());
+  patterns.erase(std::unique(patterns.begin(), patterns.end()), patterns.end());
+  if (patterns.empty()) return;
+  Spec s = uniform_spec({static_cast<int64_t>(patterns.size())});
+  s.values = Values::patterns;
+  s.patterns = std::move(patterns);
+  add("thresholds", s, "the inputs where the result turns subnormal, zero, infinite or NaN, found on the oracle");
+}
+
 std::vector<Case> Generator::run() {
   if (op_.example) {
     std::vector<uint8_t> attrs(meta::kMaxAttrsSize, 0);
@@ -890,6 +1007,7 @@ std::vector<Case> Generator::run() {
              (op_.shape == meta::ShapeRule::same_as_input && !has_axis_attr && !has_example_)) {
     elementwise_family();
     exhaustive_family();
+    threshold_family();
   } else if ((op_.shape == meta::ShapeRule::reduce || op_.shape == meta::ShapeRule::scan) && !op_.variadic() &&
              op_.num_inputs == 1) {
     reduce_family(op_.shape == meta::ShapeRule::scan);

@@ -177,3 +177,25 @@ TEST(Cases, ExhaustiveSixteenBitSweepInTheFullProfile) {
   ASSERT_NE(f8, nullptr);
   EXPECT_EQ(f8->inputs[0].numel(), 256);
 }
+
+// The thresholds family lands exactly on the inputs where exp's f32 result changes class. Hand-derived with
+// 200-bit arithmetic: exp(0x42b17217) = FLT_MAX e^-7.3e-6 is finite, exp(0x42b17218) exceeds FLT_MAX + half an ulp;
+// exp(0xc2aeac4f) >= 2^-126 - 2^-150 rounds to a normal, exp(0xc2aeac50) to a subnormal; exp(0xc2cff1b4) > 2^-150
+// rounds to the smallest subnormal, exp(0xc2cff1b5) to zero. Both neighbours of each pair are in the case.
+TEST(Cases, ThresholdsAreTheExactInputsWhereTheResultChangesClass) {
+  auto cases = cases_of("exp", PK_DTYPE_F32);
+  const pc::Case *t = find(cases, "exp.f32.thresholds.0");
+  ASSERT_NE(t, nullptr);
+  std::set<uint32_t> bits;
+  for (int64_t i = 0; i < t->inputs[0].numel(); ++i) {
+    uint32_t b;
+    std::memcpy(&b, t->inputs[0].storage.data() + 4 * i, 4);
+    bits.insert(b);
+  }
+  for (uint32_t want : {0x42b17217u, 0x42b17218u, 0xc2aeac4fu, 0xc2aeac50u, 0xc2cff1b4u, 0xc2cff1b5u})
+    EXPECT_EQ(bits.count(want), 1u) << std::hex << want;
+  EXPECT_LT(bits.size(), 200u);  // a handful per threshold, not a sweep
+  // Same cases in the full profile, and none for an op whose result is no float (isnan's bool).
+  EXPECT_NE(find(cases_of("exp", PK_DTYPE_F64, pc::Profile::full), "exp.f64.thresholds.0"), nullptr);
+  EXPECT_EQ(find(cases_of("isnan", PK_DTYPE_F32), "isnan.f32.thresholds.0"), nullptr);
+}

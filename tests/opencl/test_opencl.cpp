@@ -76,6 +76,41 @@ TEST_F(OpenCL, HurwitzZetaOfNegativeQIsBoundedAndRight) {
     EXPECT_NEAR(y[i], want[i], 4e-15 * std::fabs(want[i])) << "zeta(" << s[i] << ", " << q[i] << ")";
 }
 
+// f64 exp, cosh and sinh up to their overflow thresholds (PoCL's builtins overflowed one input early and gave NaN
+// there). Expected bit patterns from 300-bit mpmath, rounded once: the largest finite results stay finite and
+// within 2 ulps, a value beyond x = 709 (the guarded range) too, and inputs past the thresholds give ±inf.
+TEST_F(OpenCL, ExpCoshSinhF64NearOverflowStayFinite) {
+  const pk_dtype f64 = PK_DTYPE_F64_DESC;
+  struct Row {
+    uint32_t op;
+    uint64_t x, want;
+  };
+  const Row rows[] = {
+      {PK_OP_EXP, 0x40862e42fefa39eeull, 0x7feffffffffffb2aull},   // exp(709.78271289338386)
+      {PK_OP_EXP, 0x40862e42fefa39efull, 0x7fefffffffffff2aull},   // the largest finite result
+      {PK_OP_EXP, 0x408631c000000000ull, 0x7ff0000000000000ull},   // exp(710.21875) = inf
+      {PK_OP_COSH, 0x408633ce8fb9f87cull, 0x7feffffffffff93bull},  // cosh(710.47586007394375)
+      {PK_OP_COSH, 0x408633ce8fb9f87dull, 0x7feffffffffffd3bull},
+      {PK_OP_SINH, 0xc08633ce8fb9f87cull, 0xffeffffffffff93bull},  // sinh(-710.47586007394375)
+      {PK_OP_SINH, 0xc086340000000000ull, 0xfff0000000000000ull},  // sinh(-710.5) = -inf
+  };
+  for (const Row &r : rows) {
+    double x;
+    std::memcpy(&x, &r.x, 8);
+    const std::vector<double> host = {x};  // alive until the download below has synchronized the stream
+    pk_tensor in = device(host, f64, {1}), out = empty<double>(1, f64, {1});
+    const pk_status st = launch(r.op, {in}, {out});
+    if (st == PK_ERROR_FALLBACK_FORBIDDEN || st == PK_UNIMPLEMENTED) GTEST_SKIP() << "no f64 on this OpenCL device";
+    ASSERT_EQ(st, PK_OK) << last_error().message;
+    const double y = download<double>(out, 1)[0];
+    uint64_t got;
+    std::memcpy(&got, &y, 8);
+    const int64_t ulps = static_cast<int64_t>(got) - static_cast<int64_t>(r.want);
+    EXPECT_LE(std::llabs(ulps), 2) << "op " << r.op << "(" << x << ") = " << y << std::hex << " [0x" << got
+                                   << "], want 0x" << r.want;
+  }
+}
+
 // Outputs of 16 MiB and more are stored past the cache when 32-byte aligned (pk_ew_vec_nt); one at a 4-byte offset
 // takes the plain vector kernel. Both give the correctly rounded result in every element, the partial tail included.
 TEST_F(OpenCL, LargeOutputsStoredPastTheCacheAreExact) {
