@@ -15,7 +15,6 @@
 #include <utility>
 #include <vector>
 
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include "primkit/primkit.h"
@@ -122,13 +121,12 @@ inline void launch(uint32_t op, std::initializer_list<pk_tensor> in, std::initia
                  attrs));
 }
 
-// The CPU backend's thread cap (its pk_cpu_set_max_threads extension) and OpenMP's, for the yardsticks.
+// The CPU backend's thread cap (its "cpu_set_max_threads" extension) and OpenMP's, for the yardsticks.
 inline void use_threads(int n) {
-  Env::get();  // loads the plugin (RTLD_NOLOAD below finds it only then)
   static auto set_max =
-      reinterpret_cast<void (*)(int)>(dlsym(dlopen(PK_CPU_PLUGIN, RTLD_NOW | RTLD_NOLOAD), "pk_cpu_set_max_threads"));
+      reinterpret_cast<void (*)(int)>(pk_backend_get_proc_address(Env::get().cpu, "cpu_set_max_threads"));
   if (set_max == nullptr) {
-    std::fprintf(stderr, "bench: the CPU backend lacks pk_cpu_set_max_threads\n");
+    std::fprintf(stderr, "bench: the CPU backend lacks its cpu_set_max_threads extension\n");
     std::abort();
   }
   set_max(n);

@@ -517,6 +517,28 @@ pk_status cpu_op_launch(pk_be_stream *stream, uint32_t op_id, const pk_tensor *i
   return stream->sticky.record(st);
 }
 
+// The CPU backend's vendor extensions (pk_backend_get_proc_address):
+//   "cpu_set_max_threads"  void (*)(int threads): caps the threads one op uses, 1 = serial, 0 = all of the pool
+//                          (benchmarks measure 1 vs 2 threads in one run); also exported as pk_cpu_set_max_threads;
+//   "cpu_kernel_isa"       const char *(*)(void): the kernels' instruction set, "avx512", "avx2" or "generic"
+//                          (the machine's, capped by PRIMKIT_CPU_ISA).
+const char *cpu_kernel_isa() noexcept {
+  switch (pk::cpu::cpu_isa()) {
+    case pk::cpu::Isa::avx512:
+      return "avx512";
+    case pk::cpu::Isa::avx2:
+      return "avx2";
+    default:
+      return "generic";
+  }
+}
+void cpu_set_max_threads(int threads) noexcept;
+pk_proc cpu_get_proc_address(pk_be_context *, const char *name) {
+  static const pk::kit::Extension kExtensions[] = {{"cpu_set_max_threads", pk::kit::as_proc(&cpu_set_max_threads)},
+                                                   {"cpu_kernel_isa", pk::kit::as_proc(&cpu_kernel_isa)}};
+  return pk::kit::find_extension(kExtensions, name);
+}
+
 pk_backend_api make_api() {
   pk_backend_api a = pk::kit::api_table();  // get_last_error: the kit's
   a.open = pk::kit::guarded<cpu_open>;
@@ -543,17 +565,21 @@ pk_backend_api make_api() {
   a.op_launch = pk::kit::guarded<cpu_op_launch>;
   // Fused regions through the LLVM JIT when the code generator is built; otherwise the slots stay NULL.
   pk::cpu::install_fusion(a);
+  a.get_proc_address = cpu_get_proc_address;
   return a;
 }
 
 const pk_backend_api k_api = make_api();
 
+void cpu_set_max_threads(int threads) noexcept {
+  pk::cpu::g_max_threads.store(threads < 0 ? 0 : threads, std::memory_order_relaxed);
+}
+
 }  // namespace
 
-// A CPU-backend extension outside the ABI table (found with dlsym, like a vendor's private entry points): caps the
-// threads one op uses, 1 = serial, 0 = all of the pool. Benchmarks use it to measure 1 vs 2 threads in one run.
+// The "cpu_set_max_threads" extension under its older exported name, for callers that dlsym it.
 extern "C" PK_EXPORT void pk_cpu_set_max_threads(int threads) {
-  pk::cpu::g_max_threads.store(threads < 0 ? 0 : threads, std::memory_order_relaxed);
+  cpu_set_max_threads(threads);
 }
 
 extern "C" PK_EXPORT pk_status pk_backend_entry(const pk_host_services *host, uint32_t *chosen_version,

@@ -343,6 +343,30 @@ pk_status pk_backend_get_info(pk_backend_t b, pk_backend_info *out) {
   return PK_OK;
 }
 
+pk_proc pk_backend_get_proc_address(pk_backend_t b, const char *name) {
+  if (b == nullptr) {
+    set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, 0, 0, "pk_backend_get_proc_address: backend is NULL");
+    return nullptr;
+  }
+  if (name == nullptr || name[0] == '\0') {
+    set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, 1, 0, "pk_backend_get_proc_address: name is %s",
+              name == nullptr ? "NULL" : "empty");
+    return nullptr;
+  }
+  if (b->api.get_proc_address == nullptr) {
+    set_error(PK_UNIMPLEMENTED, PK_OP_NONE, 1, 0, "backend '%s' offers no extensions (no get_proc_address slot)",
+              b->info.name);
+    return nullptr;
+  }
+  pk_proc fn = b->api.get_proc_address(b->context, name);
+  if (fn == nullptr) {
+    set_error(PK_UNIMPLEMENTED, PK_OP_NONE, 1, 0, "backend '%s' has no extension named '%.200s'", b->info.name, name);
+    return nullptr;
+  }
+  clear_error();
+  return fn;
+}
+
 uint32_t pk_backend_abi_version(pk_backend_t b) {
   return b ? b->abi_version : 0;
 }

@@ -185,3 +185,36 @@ TEST_F(LoadingTest, PluginBuiltAgainstTheOldestReleasedHeaderLoadsAndRuns) {
   EXPECT_EQ(r[0], 3.0f);
   EXPECT_EQ(r[1], -1.5f);
 }
+
+namespace {
+
+// Vendor extensions by name (pk_backend_get_proc_address): the CPU backend's two, called through the pointer, and
+// every refusal with its status and reason. The sim test plugin has no get_proc_address slot.
+TEST_F(LoadingTest, VendorExtensionsAreFoundByNameAndRefusedWithAReason) {
+  // `cpu`: the fixture loaded the CPU backend.
+  const pk_proc isa = pk_backend_get_proc_address(cpu, "cpu_kernel_isa");
+  ASSERT_NE(isa, nullptr) << last_error().message;
+  const std::string name = reinterpret_cast<const char *(*)(void)>(isa)();
+  EXPECT_TRUE(name == "avx512" || name == "avx2" || name == "generic") << name;
+  const pk_proc set_max = pk_backend_get_proc_address(cpu, "cpu_set_max_threads");
+  ASSERT_NE(set_max, nullptr);
+  reinterpret_cast<void (*)(int)>(set_max)(1);  // serial, then back to the whole pool
+  reinterpret_cast<void (*)(int)>(set_max)(0);
+
+  EXPECT_EQ(pk_backend_get_proc_address(cpu, "cpu_no_such_thing"), nullptr);
+  EXPECT_EQ(last_error().status, PK_UNIMPLEMENTED);
+  EXPECT_NE(std::string(last_error().message).find("no extension named 'cpu_no_such_thing'"), std::string::npos);
+  EXPECT_EQ(pk_backend_get_proc_address(cpu, ""), nullptr);
+  EXPECT_EQ(last_error().status, PK_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(pk_backend_get_proc_address(cpu, nullptr), nullptr);
+  EXPECT_EQ(last_error().status, PK_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(pk_backend_get_proc_address(nullptr, "cpu_kernel_isa"), nullptr);
+  EXPECT_EQ(last_error().status, PK_ERROR_INVALID_ARGUMENT);
+
+  open_sim();
+  EXPECT_EQ(pk_backend_get_proc_address(sim, "sim_anything"), nullptr);
+  EXPECT_EQ(last_error().status, PK_UNIMPLEMENTED);
+  EXPECT_NE(std::string(last_error().message).find("offers no extensions"), std::string::npos);
+}
+
+}  // namespace

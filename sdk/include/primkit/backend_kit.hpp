@@ -560,4 +560,29 @@ struct SlotGuard<Fn, R (*)(Args...) noexcept> : SlotGuard<Fn, R (*)(Args...)> {}
 template <auto Fn>
 constexpr auto guarded = &detail::SlotGuard<Fn, decltype(Fn)>::call;
 
+// A backend's vendor extensions, for its get_proc_address slot (primkit.h): each a name (by convention prefixed
+// with the backend's name) and the function, cast to pk_proc. Applications get them through
+// pk_backend_get_proc_address and cast back to the type the backend documents. Instead of a bare dlsym: the
+// runtime finds the plugin it loaded (not a same-named library), and the answer for an unknown name is a
+// status with a reason.
+//   static const pk::kit::Extension kExtensions[] = {{"acme_set_clock", pk::kit::as_proc(&acme_set_clock)}};
+//   api.get_proc_address = [](pk_be_context *, const char *name) { return pk::kit::find_extension(kExtensions, name);
+//   };
+struct Extension {
+  const char *name;
+  pk_proc fn;
+};
+template <class F>
+pk_proc as_proc(F *fn) noexcept {
+  static_assert(std::is_function_v<F>, "an extension is a function");
+  return reinterpret_cast<pk_proc>(fn);
+}
+template <size_t N>
+pk_proc find_extension(const Extension (&list)[N], const char *name) noexcept {
+  if (name == nullptr) return nullptr;
+  for (const Extension &e : list)
+    if (std::strcmp(e.name, name) == 0) return e.fn;
+  return nullptr;
+}
+
 }  // namespace pk::kit

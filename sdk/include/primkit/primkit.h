@@ -302,6 +302,9 @@ typedef struct pk_fusion_claim {
 
 /* Opaque to the runtime, defined by each backend. */
 typedef struct pk_be_context pk_be_context; /* the backend's process-wide state, from open() */
+/* ABI 1.2: a vendor extension's address (get_proc_address); a generic function pointer type, since ISO C has no
+ * conversion between function and object pointers. The caller casts it to the extension's documented type. */
+typedef void (*pk_proc)(void);
 typedef struct pk_be_stream pk_be_stream;   /* an in-order queue of work on one device */
 typedef struct pk_be_event pk_be_event;     /* a marker in a stream */
 typedef struct pk_be_kernel pk_be_kernel;   /* a compiled fused region */
@@ -433,6 +436,14 @@ typedef struct pk_backend_api {
   /* Brackets the launches of a group (pk_group_start / pk_group_end) on this backend. */
   pk_status (*group_start)(pk_be_context *ctx);
   pk_status (*group_end)(pk_be_context *ctx);
+
+  /* --- vendor extensions (ABI 1.2) ---
+   * The address of a function the backend offers beyond this table, by name (NUL-terminated, by convention
+   * prefixed with the backend's name: "acme_set_clock"), or NULL when it offers none by that name. The host hands
+   * the pointer to the application (pk_backend_get_proc_address), which casts it to the type the backend
+   * documents; the runtime neither calls nor validates extensions. NULL slot: no extensions. Threading: any
+   * thread; never fails (NULL is the answer for an unknown name). */
+  pk_proc (*get_proc_address)(pk_be_context *ctx, const char *name);
 } pk_backend_api;
 
 /* The one symbol a plugin exports. The host passes the newest ABI version it speaks in `host->host_abi_version`;
@@ -542,6 +553,11 @@ PK_API pk_status pk_runtime_find_backend(pk_runtime_t runtime, const char *name,
 /* --- backends and devices --- */
 
 PK_API pk_status pk_backend_get_info(pk_backend_t backend, pk_backend_info *out);
+/* ABI 1.2: a vendor extension of the backend by name (its get_proc_address slot), cast by the caller to the type
+ * the backend documents; ggml-backend's get_proc_address. NULL with the reason in pk_get_last_error when the
+ * backend is NULL, name is NULL or empty (PK_ERROR_INVALID_ARGUMENT), or the backend offers no
+ * extensions or none by that name (PK_UNIMPLEMENTED). The pointer stays valid while the backend is loaded. */
+PK_API pk_proc pk_backend_get_proc_address(pk_backend_t backend, const char *name);
 /* The ABI version negotiated with this plugin. */
 PK_API uint32_t pk_backend_abi_version(pk_backend_t backend);
 /* Path the plugin was loaded from (static for the backend's life). */

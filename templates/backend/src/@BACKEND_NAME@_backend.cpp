@@ -17,6 +17,18 @@ using pk::kit::guarded;
 
 // Every slot sits behind pk::kit::guarded<fn>: a C++ exception that still escapes a slot becomes
 // PK_ERROR_INTERNAL instead of unwinding into the host's C frames. get_last_error is the kit's own.
+// TODO(vendor): functions your users need beyond the ABI table (a clock setting, a profiler hook, ...), each
+// named "@BACKEND_NAME@_<what>" and documented with its C type; applications find them with
+// pk_backend_get_proc_address(backend, "@BACKEND_NAME@_<what>") and cast. Keep each extension's type stable:
+// it is your ABI. This example reports the simulated device's memory size: uint64_t (*)(void).
+uint64_t backend_simulated_memory_bytes() noexcept { return kSimulatedMemoryBytes; }
+const pk::kit::Extension kExtensions[] = {
+    {"@BACKEND_NAME@_simulated_memory_bytes", pk::kit::as_proc(&backend_simulated_memory_bytes)},
+};
+pk_proc backend_get_proc_address(pk_be_context *, const char *name) {
+  return pk::kit::find_extension(kExtensions, name);
+}
+
 pk_backend_api make_api() {
   pk_backend_api api = pk::kit::api_table();
   api.open = guarded<backend_open>;
@@ -42,6 +54,7 @@ pk_backend_api make_api() {
   api.op_query = guarded<backend_op_query>;
   api.op_launch = guarded<backend_op_launch>;
   install_fusion(api);  // fusion.cpp: NULL slots until you compile fused kernels
+  api.get_proc_address = backend_get_proc_address;  // vendor extensions: see kExtensions
   return api;
 }
 

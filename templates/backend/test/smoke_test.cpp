@@ -79,6 +79,11 @@ int main(int argc, char **argv) {
   check(pk_backend_get_info(backend, &info) == PK_OK && std::strcmp(info.name, "@BACKEND_NAME@") == 0,
         "get_info names the backend '@BACKEND_NAME@'");
   uint32_t devices = 0;
+  // The vendor extension of the template (see kExtensions): found by name, refused for an unknown one.
+  const pk_proc memory_fn = pk_backend_get_proc_address(backend, "@BACKEND_NAME@_simulated_memory_bytes");
+  check(memory_fn != nullptr && reinterpret_cast<uint64_t (*)(void)>(memory_fn)() > 0, "a vendor extension by name");
+  check(pk_backend_get_proc_address(backend, "@BACKEND_NAME@_no_such_extension") == nullptr,
+        "an unknown extension is NULL");
   check(pk_backend_device_count(backend, &devices) == PK_OK && devices >= 1, "at least one device");
   if (devices == 0) return 1;
   pk_device_t device = nullptr;
