@@ -1,7 +1,7 @@
 // elementwise_special.cpp — the special functions of the elementwise kernels that glibc lacks or does not round
-// well enough (lgamma, erf_inv, ndtri, erfcx, digamma, modified Bessel, incomplete gamma, Hurwitz zeta, cbrt),
-// in double, long double or binary128: used by the unary ops (erf_inv ... cbrt) and the binary ones (igamma,
-// igammac, zeta).
+// well enough (lgamma, digamma, modified Bessel, incomplete gamma, cbrt), in double, long double or binary128:
+// used by the unary ops (lgamma ... cbrt) and the binary ones (igamma, igammac). erf_inv, ndtri, erfcx and
+// Hurwitz zeta are the device math's (sdk/devmath), shared with the other backends.
 #include <quadmath.h>
 
 #include <cmath>
@@ -15,129 +15,9 @@ namespace pk::cpu::elementwise {
 
 // --- special functions (double unless said) -------------------------------------------------------------------------
 
-constexpr double kSqrtPi = 1.772453850905516027298167483341145183;
-constexpr double kSqrt2 = 1.414213562373095048801688724209698079;
-
 double lgamma_value(double x) {
   int sign = 0;
   return ::lgamma_r(x, &sign);  // the re-entrant form: lgamma writes the global signgam
-}
-
-// Inverse error function: Giles' single-precision approximation, then Newton steps on erf (or on erfc near ±1,
-// where 1 - |y| is exact) until the step is below an ulp.
-double erf_inv_value(double y) {
-  if (std::isnan(y) || y < -1 || y > 1) return std::numeric_limits<double>::quiet_NaN();
-  if (y == 1) return HUGE_VAL;
-  if (y == -1) return -HUGE_VAL;
-  if (y == 0) return y;
-  const double ay = std::fabs(y);
-  double w = -std::log((1 - ay) * (1 + ay)), x;
-  if (w < 5) {
-    w -= 2.5;
-    double p = 2.81022636e-08;
-    for (double c : {3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503, -0.00417768164,
-                     0.246640727, 1.50140941})
-      p = c + p * w;
-    x = p * ay;
-  } else {
-    w = std::sqrt(w) - 3;
-    double p = -0.000200214257;
-    for (double c : {0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613, 0.00943887047,
-                     1.00167406, 2.83297682})
-      p = c + p * w;
-    x = p * ay;
-  }
-  if (ay > 0.5) {
-    // Newton on log erfc(x) = log(1 - |y|) (1 - |y| is exact here): erfc falls by orders of magnitude per unit of x
-    // in the tail, where Newton on erfc itself converges slowly and stopped ~0.03 short for y = 1 - 2^-53.
-    const double target = std::log1p(-ay);
-    for (int it = 0; it < 60; ++it) {
-      const double c = std::erfc(x);
-      const double step = (std::log(c) - target) / (-2 / kSqrtPi * std::exp(-x * x) / c);
-      x -= step;
-      if (std::fabs(step) <= std::fabs(x) * 1e-17) break;
-    }
-    return std::copysign(x, y);
-  }
-  for (int it = 0; it < 8; ++it) {
-    const double f = std::erf(x) - ay;
-    const double step = f / (2 / kSqrtPi * std::exp(-x * x));
-    x -= step;
-    if (std::fabs(step) <= std::fabs(x) * 1e-17) break;
-  }
-  return std::copysign(x, y);
-}
-
-// Inverse of the standard normal CDF: p <= 1/2 is refined on the small tail (exact 1 - p for p > 1/2).
-double ndtri_value(double p) {
-  if (std::isnan(p) || p < 0 || p > 1) return std::numeric_limits<double>::quiet_NaN();
-  if (p == 0) return -HUGE_VAL;
-  if (p == 1) return HUGE_VAL;
-  if (p > 0.5) return -ndtri_value(1 - p);
-  if (p < 1e-200) {
-    // Deep tail (x < -30): Newton on log Phi(x) = -x^2/2 - log(|x| sqrt(2 pi)) + log(S(x)), S the asymptotic
-    // series 1 - 1/x^2 + 3/x^4 - ...; d/dx log Phi = phi/Phi = |x| / S(x).
-    const long double lp = std::log(static_cast<long double>(p));
-    long double x = -std::sqrt(-2 * lp);
-    for (int it = 0; it < 20; ++it) {
-      const long double z = 1 / (x * x);
-      long double term = 1, series = 1;
-      for (int k = 1; k < 12; ++k) {
-        term *= -(2 * k - 1) * z;
-        series += term;
-      }
-      const long double log_phi =
-          -x * x / 2 - std::log(-x * std::sqrt(2 * 3.141592653589793238462643383279502884L)) + std::log(series);
-      const long double step = (log_phi - lp) / (-x / series);
-      x -= step;
-      if (std::fabs(step) < 1e-18L * std::fabs(x)) break;
-    }
-    return static_cast<double>(x);
-  }
-  double x = -kSqrt2 * erf_inv_value(1 - 2 * p);  // a start; 1 - 2p loses bits for tiny p, Halley restores them
-  if (!std::isfinite(x)) x = -std::sqrt(-2 * std::log(p));
-  if (p < 1e-10) {
-    // The tail: Newton on log Phi(x) = log p, d/dx log Phi = phi / Phi. Halley on Phi itself from the crude start
-    // -sqrt(-2 log p) needed more than its 4 steps (p = 1.09e-200 was left 2e7 ulps off).
-    const double target = std::log(p);
-    for (int it = 0; it < 60; ++it) {
-      const double phi_big = 0.5 * std::erfc(-x / kSqrt2);
-      const double step = (std::log(phi_big) - target) / (std::exp(-x * x / 2) / std::sqrt(2 * kPi) / phi_big);
-      x -= step;
-      if (std::fabs(step) <= std::fabs(x) * 1e-17) break;
-    }
-    return x;
-  }
-  for (int it = 0; it < 8; ++it) {
-    const double e = 0.5 * std::erfc(-x / kSqrt2) - p;
-    const double u = e * std::sqrt(2 * kPi) * std::exp(x * x / 2);
-    const double step = u / (1 + x * u / 2);
-    x -= step;
-    if (std::fabs(step) <= std::fabs(x) * 1e-17) break;
-  }
-  return x;
-}
-
-// exp(x^2) erfc(x): direct with an exact square for moderate x, the asymptotic series beyond 10.
-double erfcx_value(double x) {
-  if (std::isnan(x)) return x;
-  if (std::isinf(x)) return x > 0 ? 0.0 : HUGE_VAL;
-  if (x < 10) {
-    const double hi = x * x, lo = std::fma(x, x, -hi);
-    // x^2 beyond exp's range: x < 0 here, erfc(x) ~ 2, so the result overflows. (exp(hi) (1 + lo) with hi = inf,
-    // or with lo, the rounding error of a huge x^2, below -1, gave -inf.)
-    if (!(hi < 710)) return HUGE_VAL;
-    return std::exp(hi) * (1 + lo) * std::erfc(x);
-  }
-  if (std::isinf(x)) return 0;
-  const double inv = 1 / (2 * x * x);
-  double term = 1, sum = 1;
-  for (int k = 1; k < 60; ++k) {
-    term *= -(2 * k - 1) * inv;
-    sum += term;
-    if (std::fabs(term) < 1e-17 * std::fabs(sum)) break;
-  }
-  return sum * (1 / kSqrtPi) / x;  // not sum / (x sqrt(pi)): that product overflows for x > 1e308
 }
 
 namespace {
@@ -328,79 +208,6 @@ double igamma_value(double a, double x, bool upper) {
   const long double p = use_fraction ? 1 - igamc_fraction(a, x) : igam_series(a, x);
   const long double q = use_fraction ? igamc_fraction(a, x) : (a < 1 ? igamc_small_a(a, x) : 1 - igam_series(a, x));
   return static_cast<double>(upper ? q : p);
-}
-
-namespace {
-
-// Hurwitz zeta(s, q) = sum_k (k + q)^-s for s > 1: direct terms, then Euler-Maclaurin with Bernoulli numbers.
-// In long double: for q < 0 the terms over negative and positive bases cancel (zeta(3, -3.5): +-8 leave 0.031).
-long double hurwitz_zeta_ld(double s, long double q) {
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  if (std::isnan(s) || std::isnan(q)) return nan;
-  if (s == 1) return HUGE_VAL;
-  if (s < 1) return nan;
-  if (std::isinf(s)) return q > 1 ? 0.0 : (q == 1 ? 1.0 : HUGE_VAL);  // only the k = 0 term can survive
-  if (std::isinf(q))
-    return q > 0 ? 0.0 : HUGE_VAL;  // +inf: every term vanishes; -inf: the poles' limit, as for
-                                    // the other non-positive integers below
-  if (q <= 0) {
-    if (q == std::floor(q)) return HUGE_VAL;
-    if (s != std::floor(s)) return nan;  // q^-s is complex
-    // The terms over negative bases, k < m = ceil(-q), are (-1)^s (f + j)^-s for j < m with f = -(q + m - 1) in
-    // (0, 1), i.e. (-1)^s [zeta(s, f) - zeta(s, f + m)]; the rest is zeta(s, q + m). Two
-    // positive-argument sums: bounded work however negative q is (stepping one unit at a time from q = -9.35e13
-    // to 9 would run for weeks).
-    const long double m = std::ceil(-q);
-    const long double f = -(q + (m - 1));  // |q + (m - 1)| <= |q|: a multiple of q's ulp, exact
-    const long double negative = hurwitz_zeta_ld(s, f) - hurwitz_zeta_ld(s, f + m);
-    const long double sign = std::fmod(s, 2.0) == 0 ? 1.0L : -1.0L;
-    return sign * negative + hurwitz_zeta_ld(s, q + m);
-  }
-  // (2k)! / B_2k for k = 1..12, from the Bernoulli numbers B_2 .. B_24.
-  static const long double kA[12] = {2.0L / (1.0L / 6),
-                                     24.0L / (-1.0L / 30),
-                                     720.0L / (1.0L / 42),
-                                     40320.0L / (-1.0L / 30),
-                                     3628800.0L / (5.0L / 66),
-                                     479001600.0L / (-691.0L / 2730),
-                                     87178291200.0L / (7.0L / 6),
-                                     20922789888000.0L / (-3617.0L / 510),
-                                     6402373705728000.0L / (43867.0L / 798),
-                                     2432902008176640000.0L / (-174611.0L / 330),
-                                     1124000727777607680000.0L / (854513.0L / 138),
-                                     620448401733239439360000.0L / (-236364091.0L / 2730)};
-  long double sum = std::pow(q, -static_cast<long double>(s)), a = q, b = 0;
-  int i = 0;
-  while (i < 9 || a <= 9) {
-    ++i;
-    a += 1;
-    b = std::pow(a, -static_cast<long double>(s));
-    sum += b;
-    // q > 0 here, so the terms only shrink: once one underflows to 0 the rest add nothing (for a huge s the
-    // Euler-Maclaurin tail would otherwise meet inf * 0).
-    if (b == 0 || std::fabs(b / sum) < 1e-20L) return sum;
-  }
-  const long double w = a;
-  sum += b * w / (s - 1) - 0.5L * b;
-  long double fac = 1, k = 0;
-  for (int j = 0; j < 12; ++j) {
-    fac *= s + k;
-    b /= w;
-    const long double t = fac * b / kA[j];
-    sum += t;
-    if (std::fabs(t / sum) < 1e-20L) break;
-    k += 1;
-    fac *= s + k;
-    b /= w;
-    k += 1;
-  }
-  return sum;
-}
-
-}  // namespace
-
-double hurwitz_zeta_value(double s, double q) {
-  return static_cast<double>(hurwitz_zeta_ld(s, q));
 }
 
 // glibc's cbrt is within ~3 ulp; one Newton step in long double brings it inside 1.

@@ -1,6 +1,7 @@
-// cl_special.cpp — OpenCL C sources of the special functions (see cl_special.hpp). The algorithms follow the CPU
-// backend's (backends/cpu/elementwise_special.cpp); where that one leans on long double, these use double-double
-// (fma-based exact products and sums) or a formulation without the cancellation.
+// cl_special.cpp — OpenCL C sources of the special functions (see cl_special.hpp). erf_inv, ndtri, erfcx and Hurwitz
+// zeta are the device math's (sdk/devmath), whose files this backend embeds as they are; the others follow the
+// CPU backend's algorithms (backends/cpu/elementwise_special.cpp), where that one leans on long double with
+// double-double (fma-based exact products and sums) or a formulation without the cancellation.
 #include "cl_special.hpp"
 
 #include <cstdio>
@@ -10,6 +11,8 @@
 #include "primkit/special_constants.hpp"
 
 #include "cl_complex.hpp"
+// Generated at build time from sdk/devmath (CMakeLists.txt): kDevmathPort, kDevmathDd, kDevmathErf, kDevmathZeta.
+#include "devmath_opencl.inc"
 
 namespace pk::ocl {
 namespace {
@@ -18,14 +21,15 @@ enum : uint32_t {
   kDD = 1u << 0,
   kLogDD = 1u << 1,
   kLgammaDD = 1u << 2,
-  kErfInv = 1u << 3,
-  kNdtri = 1u << 4,
-  kErfcx = 1u << 5,
+  // The device math (sdk/devmath): its files, embedded at build time (devmath_opencl.inc).
+  kDmErf = 1u << 3,  // erf_inv, ndtri, erfcx
+  kDmPort = 1u << 4,
+  kDmDD = 1u << 5,
   kDigamma = 1u << 6,
   kBesselI = 1u << 7,
   kBesselJ = 1u << 8,
   kIgamma = 1u << 9,
-  kZeta = 1u << 10,
+  kDmZeta = 1u << 10,
   kNextSmall = 1u << 11,
   kComplex = 1u << 12,
 };
@@ -110,134 +114,6 @@ pk_dd pk_dd_lgamma(pk_dd z) {
 }
 )CL";
 
-// Inverse error function: Giles' single-precision approximation, then Newton steps on erf (on erfc near +-1,
-// where 1 - |y| is exact). Below 2^-27 the cubic term is under half an ulp.
-const char *kSrcErfInv = R"CL(
-double pk_erf_inv(double y) {
-  if (isnan(y) || y < -1.0 || y > 1.0) return NAN;
-  if (y == 1.0) return INFINITY;
-  if (y == -1.0) return -INFINITY;
-  const double ay = fabs(y);
-  if (ay < 7.450580596923828e-09) return y * 0.88622692545275801365;
-  double w = -log((1.0 - ay) * (1.0 + ay)), p;
-  if (w < 5.0) {
-    w -= 2.5;
-    p = 2.81022636e-08;
-    p = 3.43273939e-07 + p * w;
-    p = -3.5233877e-06 + p * w;
-    p = -4.39150654e-06 + p * w;
-    p = 0.00021858087 + p * w;
-    p = -0.00125372503 + p * w;
-    p = -0.00417768164 + p * w;
-    p = 0.246640727 + p * w;
-    p = 1.50140941 + p * w;
-  } else {
-    w = sqrt(w) - 3.0;
-    p = -0.000200214257;
-    p = 0.000100950558 + p * w;
-    p = 0.00134934322 + p * w;
-    p = -0.00367342844 + p * w;
-    p = 0.00573950773 + p * w;
-    p = -0.0076224613 + p * w;
-    p = 0.00943887047 + p * w;
-    p = 1.00167406 + p * w;
-    p = 2.83297682 + p * w;
-  }
-  double x = p * ay;
-  if (ay > 0.5) {
-    // Newton on log erfc(x) = log(1 - |y|): on erfc itself the tail converged too slowly (y = 1 - 2^-53 stopped
-    // ~0.03 short of 5.8636).
-    const double target = log1p(-ay);
-    for (int it = 0; it < 60; ++it) {
-      const double c = erfc(x);
-      const double step = (log(c) - target) / (-1.1283791670955126 * exp(-x * x) / c);
-      x -= step;
-      if (fabs(step) <= fabs(x) * 1e-17) break;
-    }
-    return copysign(x, y);
-  }
-  for (int it = 0; it < 8; ++it) {
-    const double step = (erf(x) - ay) / (1.1283791670955126 * exp(-x * x));
-    x -= step;
-    if (fabs(step) <= fabs(x) * 1e-17) break;
-  }
-  return copysign(x, y);
-}
-)CL";
-
-// Inverse of the standard normal CDF. For p in [1/4, 1/2] it is -sqrt(2) erf_inv(1 - 2p) with 1 - 2p exact: a
-// Newton step there would need Phi(x) - p to better than the ulp of 1/2. Below, Halley steps on erfc (relative
-// accuracy in the tail) from that start; below 1e-200 Newton on log Phi with its asymptotic series.
-const char *kSrcNdtri = R"CL(
-double pk_ndtri_low(double p) {
-  if (p < 1e-200) {
-    const double lp = log(p);
-    double x = -sqrt(-2.0 * lp);
-    for (int it = 0; it < 20; ++it) {
-      const double z = 1.0 / (x * x);
-      double term = 1.0, series = 1.0;
-      for (int k = 1; k < 12; ++k) {
-        term *= -(2 * k - 1) * z;
-        series += term;
-      }
-      const double log_phi = -x * x / 2 - log(-x * 2.5066282746310002) + log(series);
-      const double step = (log_phi - lp) / (-x / series);
-      x -= step;
-      if (fabs(step) < 1e-17 * fabs(x)) break;
-    }
-    return x;
-  }
-  double x = -1.4142135623730951 * pk_erf_inv(1.0 - 2.0 * p);
-  if (p >= 0.25) return x;
-  if (!isfinite(x)) x = -sqrt(-2.0 * log(p));
-  if (p < 1e-10) {
-    // Newton on log Phi(x) = log p (4 Halley steps on Phi from the crude start left p = 1.09e-200 2e7 ulps off).
-    const double target = log(p);
-    for (int it = 0; it < 60; ++it) {
-      const double big = 0.5 * erfc(-x * 0.70710678118654752);
-      const double step = (log(big) - target) / (exp(-x * x / 2) * 0.3989422804014327 / big);
-      x -= step;
-      if (fabs(step) <= fabs(x) * 1e-17) break;
-    }
-    return x;
-  }
-  for (int it = 0; it < 8; ++it) {
-    const double e = 0.5 * erfc(-x * 0.70710678118654752) - p;
-    const double u = e * 2.5066282746310002 * exp(x * x / 2);
-    const double step = u / (1.0 + x * u / 2);
-    x -= step;
-    if (fabs(step) <= fabs(x) * 1e-17) break;
-  }
-  return x;
-}
-double pk_ndtri(double p) {
-  if (isnan(p) || p < 0.0 || p > 1.0) return NAN;
-  if (p == 0.0) return -INFINITY;
-  if (p == 1.0) return INFINITY;
-  return p > 0.5 ? -pk_ndtri_low(1.0 - p) : pk_ndtri_low(p);
-}
-)CL";
-
-// exp(x^2) erfc(x): direct with an exact square below 10, the asymptotic series above.
-const char *kSrcErfcx = R"CL(
-double pk_erfcx(double x) {
-  if (isnan(x)) return x;
-  if (isinf(x)) return x > 0 ? 0.0 : INFINITY;
-  if (x < 10.0) {
-    const double hi = x * x, lo = fma(x, x, -hi);
-    if (!(hi < 710.0)) return INFINITY;  // beyond exp's range (1 + lo of a huge x^2 could be negative: -inf)
-    return exp(hi) * (1.0 + lo) * erfc(x);
-  }
-  const double inv = 1.0 / (2.0 * x * x);
-  double term = 1.0, sum = 1.0;
-  for (int k = 1; k < 60; ++k) {
-    term *= -(2 * k - 1) * inv;
-    sum += term;
-    if (fabs(term) < 1e-17 * fabs(sum)) break;
-  }
-  return sum * 0.56418958354775628695 / x;
-}
-)CL";
 // Digamma. Every x below 10 is moved by whole steps into [2, 3), where a Taylor series at c = x0 + 1 (x0 the
 // positive root, psi(c) = 1/x0) converges by a factor < 0.22 a term; the steps' reciprocals and the series are
 // summed in double-double, so the cancellation near the roots (the positive one and one per negative unit
@@ -468,78 +344,6 @@ double pk_igamma(double a, double x, int upper) {
 }
 )CL";
 
-// Hurwitz zeta(s, q) = sum_k (k + q)^-s for s > 1: direct terms, then Euler-Maclaurin with the Bernoulli numbers
-// ((2k)! / B_2k for k = 1..12). The direct terms are summed in double-double; for q < 0 (s is then an integer)
-// terms of both signs cancel (zeta(3, -3.5): +-8 +-0.296 ... leave 0.031), so there they are exact integer
-// powers in double-double too, where those stay in range.
-const char *kSrcZeta = R"CL(
-pk_dd pk_zeta_term(double q, double k, double s, int exact) {
-  if (!exact) return (double2)(pow(q + k, -s), 0.0);
-  const pk_dd b = pk_two_sum(q, k);
-  if (fabs(s * log2(fabs(b.x))) > 900.0) return (double2)(pow(b.x, -s), 0.0);
-  pk_dd r = (double2)(1.0, 0.0), p = b;
-  for (ulong e = (ulong)s; e != 0; e >>= 1) {
-    if (e & 1) r = pk_dd_mul(r, p);
-    if (e > 1) p = pk_dd_mul(p, p);
-  }
-  return pk_dd_div((double2)(1.0, 0.0), r);
-}
-/* sum_{k >= k0} (q + k)^-s with q + k0 > 0: direct terms until the ninth and q + k > 9, then Euler-Maclaurin;
-   double-double. pk_zeta_term forms each base q + k exactly. */
-pk_dd pk_zeta_dd(double s, double q, int exact, double k0) {
-  pk_dd sum = pk_zeta_term(q, k0, s, exact);
-  double a = q + k0, b = 0.0;
-  int i = 0;
-  while (i < 9 || a <= 9.0) {
-    ++i;
-    a = q + (k0 + i);
-    const pk_dd t = pk_zeta_term(q, k0 + i, s, exact);
-    b = t.x;
-    /* an infinite term (a pole's neighbour, or s huge) would make the double-double arithmetic NaN */
-    sum = isfinite(t.x) && isfinite(sum.x) ? pk_dd_add(sum, t) : (double2)(sum.x + t.x, 0.0);
-    /* the terms only shrink: one that underflows ends the sum (the tail would meet inf * 0) */
-    if (b == 0.0 || fabs(b / sum.x) < 1e-18) return sum;
-  }
-  const double w = a;
-  double tail = b * w / (s - 1.0) - 0.5 * b;
-  double fac = 1.0, k = 0.0;
-  for (int j = 0; j < 12; ++j) {
-    fac *= s + k;
-    b /= w;
-    const double t = fac * b / pk_zeta_em[j];
-    tail += t;
-    if (fabs(t / (sum.x + tail)) < 1e-18) break;
-    k += 1.0;
-    fac *= s + k;
-    b /= w;
-    k += 1.0;
-  }
-  return isfinite(sum.x) ? pk_dd_add_d(sum, tail) : sum;
-}
-double pk_zeta(double s, double q) {
-  if (isnan(s) || isnan(q)) return NAN;
-  if (s == 1.0) return INFINITY;
-  if (s < 1.0) return NAN;
-  if (isinf(s)) return q > 1.0 ? 0.0 : (q == 1.0 ? 1.0 : INFINITY);
-  if (isinf(q)) return q > 0.0 ? 0.0 : INFINITY;
-  if (q > 0.0) return pk_zeta_dd(s, q, 0, 0.0).x;
-  if (q == floor(q)) return INFINITY;
-  if (s != floor(s)) return NAN;
-  /* q < 0, s an integer: the terms over negative bases, k < m = ceil(-q), are (-1)^s (f + j)^-s for j < m with
-     f = -(q + (m - 1)) in (0, 1) (exact: |q + (m - 1)| <= |q| is a multiple of q's ulp), i.e.
-     (-1)^s [zeta(s, f) - zeta(s, f + m)]; the rest are the terms from k = m on. Bounded work however negative q
-     is (stepping from q = -9.35e13 one unit at a time ran for weeks); exact integer powers in double-double, since
-     for odd s the two parts cancel (zeta(3, -3.5): +-8 leave 0.031). */
-  const int exact = s <= 1048576.0;
-  const double m = ceil(-q), f = -(q + (m - 1.0)), sign = fmod(s, 2.0) == 0.0 ? 1.0 : -1.0;
-  const pk_dd zf = pk_zeta_dd(s, f, exact, 0.0), zfm = pk_zeta_dd(s, f + m, 0, 0.0);
-  const pk_dd zp = pk_zeta_dd(s, q, exact, m);
-  if (!isfinite(zf.x) || !isfinite(zp.x)) return sign * (zf.x - zfm.x) + zp.x;
-  const pk_dd neg = pk_dd_add(zf, (double2)(-zfm.x, -zfm.y));
-  return pk_dd_add((double2)(sign * neg.x, sign * neg.y), zp).x;
-}
-)CL";
-
 // nextafter of bf16 / fp8 values (held exactly in float): one step of the storage bits (fmt 0 bf16, 1 e4m3fn,
 // 2 e5m2), as the CPU backend does.
 const char *kSrcNextSmall = R"CL(
@@ -599,16 +403,16 @@ std::string special_expr(uint32_t op, int32_t t, const std::string *a, const std
   std::string call;
   switch (op) {
     case PK_OP_ERF_INV:
-      call = "pk_erf_inv(" + A + ")";
+      call = "pk_dm_erf_inv(" + A + ")";
       break;
     case PK_OP_ERFCX:
-      call = "pk_erfcx(" + A + ")";
+      call = "pk_dm_erfcx(" + A + ")";
       break;
     case PK_OP_DIGAMMA:
       call = "pk_digamma(" + A + ")";
       break;
     case PK_OP_NDTRI:
-      call = "pk_ndtri(" + A + ")";
+      call = "pk_dm_ndtri(" + A + ")";
       break;
     case PK_OP_BESSEL_I0:
     case PK_OP_BESSEL_I0E:
@@ -632,7 +436,7 @@ std::string special_expr(uint32_t op, int32_t t, const std::string *a, const std
       break;
     case PK_OP_ZETA:
       if (small) return no("zeta is defined for f32 and f64");
-      call = "pk_zeta(" + A + ", " + d(a[1]) + ")";
+      call = "pk_dm_zeta(" + A + ", " + d(a[1]) + ")";
       break;
     default:
       return no("not a special function");
@@ -645,11 +449,9 @@ uint32_t special_helper_bits(uint32_t op, int32_t t) {
   if (t == PK_DTYPE_C64 || t == PK_DTYPE_C128 || op == PK_OP_COMPLEX || op == PK_OP_POLAR) return kComplex;
   switch (op) {
     case PK_OP_ERF_INV:
-      return kErfInv;
     case PK_OP_NDTRI:
-      return kNdtri;
     case PK_OP_ERFCX:
-      return kErfcx;
+      return kDmErf;
     case PK_OP_DIGAMMA:
       return kDigamma;
     case PK_OP_BESSEL_I0:
@@ -664,7 +466,7 @@ uint32_t special_helper_bits(uint32_t op, int32_t t) {
     case PK_OP_IGAMMAC:
       return kIgamma;
     case PK_OP_ZETA:
-      return kZeta;
+      return kDmZeta;
     case PK_OP_NEXTAFTER:
       return (t == PK_DTYPE_BF16 || t == PK_DTYPE_F8E4M3FN || t == PK_DTYPE_F8E5M2) ? uint32_t{kNextSmall} : 0u;
     default:
@@ -719,33 +521,29 @@ std::string igamma_tables() {
   return constant_table("pk_zeta_2_13", sp::kZetaAtIntegers2To13) + constant_table("pk_euler_gamma", euler_gamma);
 }
 
-// zeta's Euler-Maclaurin coefficients.
-std::string zeta_tables() {
-  return constant_table("pk_zeta_em", pk::kit::special::kZetaEulerMaclaurin);
-}
-
 std::string special_helpers(uint32_t bits) {
   // Dependencies first.
-  if (bits & kNdtri) bits |= kErfInv;
+  if (bits & kDmZeta) bits |= kDmDD;
+  if (bits & (kDmErf | kDmDD)) bits |= kDmPort;
   if (bits & kIgamma) bits |= kLgammaDD;
   if (bits & kLgammaDD) bits |= kLogDD;
   if (bits & kDigamma) bits |= kLogDD;
   if (bits & kComplex) bits |= kLogDD;
-  if (bits & (kLogDD | kDigamma | kBesselI | kBesselJ | kZeta)) bits |= kDD;
+  if (bits & (kLogDD | kDigamma | kBesselI | kBesselJ)) bits |= kDD;
   static const struct {
     uint32_t bit;
     const char *src;
   } kChunks[] = {{kDD, kSrcDD},
                  {kLogDD, kSrcLogDD},
                  {kLgammaDD, kSrcLgammaDD},
-                 {kErfInv, kSrcErfInv},
-                 {kNdtri, kSrcNdtri},
-                 {kErfcx, kSrcErfcx},
+                 {kDmPort, kDevmathPort},
+                 {kDmDD, kDevmathDd},
+                 {kDmErf, kDevmathErf},
                  {kDigamma, kSrcDigamma},
                  {kBesselI, kSrcBesselI},
                  {kBesselJ, kSrcBesselJ},
                  {kIgamma, kSrcIgamma},
-                 {kZeta, kSrcZeta},
+                 {kDmZeta, kDevmathZeta},
                  {kNextSmall, kSrcNextSmall},
                  {kComplex, complex_source()}};
   std::string s;
@@ -753,7 +551,6 @@ std::string special_helpers(uint32_t bits) {
     if (bits & c.bit) {
       if (c.bit == kDigamma) s += digamma_tables();
       if (c.bit == kIgamma) s += igamma_tables();
-      if (c.bit == kZeta) s += zeta_tables();
       if (c.bit == kComplex) s += complex_tables();
       s += c.src;
     }
