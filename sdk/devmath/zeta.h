@@ -43,8 +43,13 @@ PK_DM_FN pk_dm_dd pk_dm_zeta_sum(double s, double q, int exact, double k0) {
     b = t.hi;
     /* an infinite term (a pole's neighbour, or s huge) would make the double-double arithmetic NaN */
     sum = pk_dm_isfinite(t.hi) && pk_dm_isfinite(sum.hi) ? pk_dm_dd_add(sum, t) : pk_dm_dd_make(sum.hi + t.hi, 0.0);
-    /* the terms only shrink: one that underflows ends the sum (the tail would meet inf * 0) */
-    if (b == 0.0 || pk_dm_fabs(b / sum.hi) < 1e-18) return sum;
+    /* The terms only shrink: one below double's normal range ends the sum (for a huge s the tail would meet
+       inf * 0), with the tail's leading term, the integral a^(1-s) / (s - 1), from a power of its own: for a huge
+       q the terms (q + k)^-s underflow where the sum ~q^(1-s) / (s - 1) does not (zeta(2, 1.8e308) = 5.6e-309
+       came out 0). */
+    if (b < 2.2250738585072014e-308)
+      return pk_dm_isfinite(sum.hi) ? pk_dm_dd_add_d(sum, pk_dm_pow(a, 1.0 - s) / (s - 1.0)) : sum;
+    if (pk_dm_fabs(b / sum.hi) < 1e-18) return sum;
   }
   const double w = a;
   double tail = b * w / (s - 1.0) - 0.5 * b;
