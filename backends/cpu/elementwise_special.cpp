@@ -1,9 +1,7 @@
 // elementwise_special.cpp — the special functions of the elementwise kernels that glibc lacks or does not round
-// well enough (lgamma, digamma, modified Bessel, incomplete gamma, cbrt), in double, long double or binary128:
-// used by the unary ops (lgamma ... cbrt) and the binary ones (igamma, igammac). erf_inv, ndtri, erfcx and
-// Hurwitz zeta are the device math's (sdk/devmath), shared with the other backends.
-#include <quadmath.h>
-
+// well enough (lgamma, modified Bessel, incomplete gamma, cbrt), in double or long double: used by the unary ops
+// (lgamma ... cbrt) and the binary ones (igamma, igammac). erf_inv, ndtri, erfcx, digamma and Hurwitz zeta are the
+// device math's (sdk/devmath), shared with the other backends.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -20,75 +18,6 @@ double lgamma_value(double x) {
   return ::lgamma_r(x, &sign);  // the re-entrant form: lgamma writes the global signgam
 }
 
-namespace {
-
-// psi(x) for finite non-pole x, in the arithmetic of R (long double, or __float128 near the roots): reflection for
-// x < 0 with an exact reduction of x mod 1, recurrence up to 40, then Stirling's series to B_24 (its first omitted
-// term is below 2^-120 from 40 on; stopping at 10 with terms to B_14 left ~2e-17 absolute, hundreds of ulps where
-// psi is small).
-template <class R>
-R digamma_terms(double x) {
-  static const R coef[12] = {R(1) / 12,        R(-1) / 120,       R(1) / 252,       R(-1) / 240,
-                             R(1) / 132,       R(-691) / 32760,   R(1) / 12,        R(-3617) / 8160,
-                             R(43867) / 14364, R(-174611) / 6600, R(854513) / 3036, R(-236364091) / 65520};
-  R result = 0, v = x;
-  if (x < 0) {
-    // pi cot(pi x) depends on x mod 1 only: reduce exactly to [-1/2, 1/2] so the small angle keeps its precision.
-    const R red = R(x - std::nearbyint(x));
-    if constexpr (std::is_same_v<R, long double>) {
-      const long double pi = 3.141592653589793238462643383279502884L;
-      result = -pi / std::tan(pi * red);
-    } else {
-      const R pi = acosq(-1);
-      result = -pi / tanq(pi * red);
-    }
-    v = 1 - v;
-  }
-  while (v < 40) {
-    result -= 1 / v;
-    v += 1;
-  }
-  const R z = 1 / (v * v);
-  R series = 0;
-  for (int k = 11; k >= 0; --k) series = (series + coef[k]) * z;
-  if constexpr (std::is_same_v<R, long double>) {
-    return result + std::log(v) - 1 / (2 * v) - series;
-  } else {
-    return result + logq(v) - 1 / (2 * v) - series;
-  }
-}
-
-}  // namespace
-
-// Digamma: reflection for x < 0 (with an exact reduction of x mod 2), recurrence and Stirling's series (digamma_terms),
-// a Taylor series at the positive root.
-double digamma_value(double x) {
-  if (std::isnan(x)) return x;
-  if (x == 0) return std::signbit(x) ? HUGE_VAL : -HUGE_VAL;
-  if (std::isinf(x)) return x > 0 ? x : std::numeric_limits<double>::quiet_NaN();
-  if (x < 0 && x == std::floor(x)) return std::numeric_limits<double>::quiet_NaN();
-  if (std::fabs(x - 1.4616321449683622) < 0.12) {
-    // Near the positive root x0 the recurrence below cancels to a tiny result: use the Taylor series at x0
-    // (coefficients psi^(k)(x0) / k!, |ratio| ~ 0.68, so 18 terms reach 1e-20 for |x - x0| < 0.12) with x0 split
-    // hi + lo so that x - x0 keeps its relative precision.
-    static const long double kC[18] = {
-        0.9676722454476211704274448L,    -0.4427631689835921060928653L,   0.2584997609556510106244014L,
-        -0.1639427054424065275042513L,   0.1078240506912623657571829L,    -0.07219956125645471092612178L,
-        0.04880428816414310722509253L,   -0.0331611264748473592922584L,   0.02259764823221810465962483L,
-        -0.01542476590494895913880032L,  0.01053879161661217538812405L,   -0.007204534386356868240970474L,
-        0.004926781395729853446354266L,  -0.003369801655439328082792857L, 0.00230512632673492783693838L,
-        -0.001576936771430197259270935L, 0.001078825201916296580691918L,  -0.0007380709389960051295660474L};
-    const long double dx = static_cast<long double>(x - 1.4616321449683622) - 9.549995429965697e-17L;
-    long double sum = 0;
-    for (int k = 17; k >= 0; --k) sum = (sum + kC[k]) * dx;
-    return static_cast<double>(sum);
-  }
-  const long double r = digamma_terms<long double>(x);
-  // The terms are ~ln|x| + |pi cot(pi x)| (a few units): where psi is far smaller than that (near the negative
-  // roots, one per unit interval) long double's 2^-64 of them is many f64 ulps; redo those in 113 bits.
-  if (std::fabs(r) < 0x1p-6L) return static_cast<double>(digamma_terms<__float128>(x));
-  return static_cast<double>(r);
-}
 // Modified Bessel functions of the first kind, order 0 and 1, scaled by exp(-|x|) when `scaled`: the power series
 // (all terms positive, in long double) below 20, the asymptotic expansion above (its smallest term is ~e^-2x).
 double bessel_i_value(int order, double xd, bool scaled) {

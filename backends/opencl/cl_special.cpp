@@ -1,6 +1,6 @@
-// cl_special.cpp — OpenCL C sources of the special functions (see cl_special.hpp). erf_inv, ndtri, erfcx and Hurwitz
-// zeta are the device math's (sdk/devmath), whose files this backend embeds as they are; the others follow the
-// CPU backend's algorithms (backends/cpu/elementwise_special.cpp), where that one leans on long double with
+// cl_special.cpp — OpenCL C sources of the special functions (see cl_special.hpp). erf_inv, ndtri, erfcx, digamma
+// and Hurwitz zeta are the device math's (sdk/devmath), whose files this backend embeds as they are; the others follow
+// the CPU backend's algorithms (backends/cpu/elementwise_special.cpp), where that one leans on long double with
 // double-double (fma-based exact products and sums) or a formulation without the cancellation.
 #include "cl_special.hpp"
 
@@ -11,7 +11,8 @@
 #include "primkit/special_constants.hpp"
 
 #include "cl_complex.hpp"
-// Generated at build time from sdk/devmath (CMakeLists.txt): kDevmathPort, kDevmathDd, kDevmathErf, kDevmathZeta.
+// Generated at build time from sdk/devmath (CMakeLists.txt): kDevmathPort, kDevmathDd, kDevmathErf, kDevmathZeta,
+// kDevmathDigamma.
 #include "devmath_opencl.inc"
 
 namespace pk::ocl {
@@ -25,7 +26,7 @@ enum : uint32_t {
   kDmErf = 1u << 3,  // erf_inv, ndtri, erfcx
   kDmPort = 1u << 4,
   kDmDD = 1u << 5,
-  kDigamma = 1u << 6,
+  kDmDigamma = 1u << 6,
   kBesselI = 1u << 7,
   kBesselJ = 1u << 8,
   kIgamma = 1u << 9,
@@ -111,61 +112,6 @@ pk_dd pk_dd_lgamma(pk_dd z) {
                        iw2 * (-691.0 / 360360 + iw2 * (1.0 / 156 + iw2 * (-3617.0 / 122400))))))));
   if (shifted) r = pk_dd_sub(r, pk_dd_log_dd(prod));
   return r;
-}
-)CL";
-
-// Digamma. Every x below 10 is moved by whole steps into [2, 3), where a Taylor series at c = x0 + 1 (x0 the
-// positive root, psi(c) = 1/x0) converges by a factor < 0.22 a term; the steps' reciprocals and the series are
-// summed in double-double, so the cancellation near the roots (the positive one and one per negative unit
-// interval) costs nothing. Coefficients: psi^(k)(c) / k!, k = 0..35, as hi/lo pairs (computed with mpmath).
-// Above 10 the asymptotic series in double; below -128 the reflection formula in double-double.
-const char *kSrcDigamma = R"CL(
-pk_dd pk_psi_23(pk_dd z) {
-  const pk_dd dx = pk_dd_sub(z, (double2)(pk_psi_root[0], pk_psi_root[1]));
-  pk_dd s = (double2)(pk_psi_taylor[70], pk_psi_taylor[71]);
-  for (int k = 34; k >= 0; --k) s = pk_dd_add(pk_dd_mul(s, dx), (double2)(pk_psi_taylor[2 * k], pk_psi_taylor[2 * k + 1]));
-  return s;
-}
-double pk_psi_asym(double x) {
-  const double z = 1.0 / (x * x);
-  const double series = z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 -
-                        z * (691.0 / 32760 - z / 12))))));
-  return log(x) - 0.5 / x - series;
-}
-double pk_digamma(double x) {
-  if (isnan(x)) return x;
-  if (x == 0.0) return signbit(x) ? INFINITY : -INFINITY;
-  if (isinf(x)) return x > 0 ? x : NAN;
-  if (x < 0.0 && x == floor(x)) return NAN;
-  if (x >= 10.0) return pk_psi_asym(x);
-  if (fabs(x) < 1e-300) return -1.0 / x;  /* -1/x - gamma: the constant is far below an ulp */
-  if (x < -128.0) {
-    /* psi(1 - x) - pi cot(pi r) in double-double: r = x - rint(x) and 1 - x are exact, and near each negative
-       root the two terms (about log|x|) cancel. pi cot(pi r) = 1/r - r sum_k 2 zeta(2k) r^(2k-2). */
-    const double r = x - rint(x), v = 1.0 - x, z = 1.0 / (v * v);
-    const pk_dd t = pk_two_prod(r, r);
-    pk_dd s = (double2)(0.0, 0.0);
-    for (int k = 31; k >= 0; --k) s = pk_dd_add(pk_dd_mul(s, t), (double2)(pk_two_zeta_even[2 * k], pk_two_zeta_even[2 * k + 1]));
-    const pk_dd cot = pk_dd_sub(pk_dd_div((double2)(1.0, 0.0), (double2)(r, 0.0)), pk_dd_mul_d(s, r));
-    pk_dd f = pk_dd_sub(pk_dd_log(v), cot);
-    f = pk_dd_sub(f, pk_dd_div_d((double2)(0.5, 0.0), v)); /* 1/(2v) ~ 4e-3: its double rounding alone is 1e-6 of a root's psi */
-    f = pk_dd_sub(f, pk_dd_div((double2)(1.0, 0.0), pk_dd_mul_d(pk_two_prod(v, v), 12.0))); /* 1/(12 v^2) likewise */
-    f = pk_dd_add_d(f, z * z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z / 12))))));
-    return f.x + f.y;
-  }
-  pk_dd sum = (double2)(0.0, 0.0), r;
-  if (x >= 3.0) {
-    const double n = floor(x) - 2.0;  /* x - k is exact for these k */
-    for (double k = 1.0; k <= n; k += 1.0) sum = pk_dd_add(sum, pk_dd_div((double2)(1.0, 0.0), (double2)(x - k, 0.0)));
-    r = pk_dd_add(pk_psi_23((double2)(x - n, 0.0)), sum);
-  } else if (x >= 2.0) {
-    r = pk_psi_23((double2)(x, 0.0));
-  } else {
-    const double n = ceil(2.0 - x);
-    for (double k = 0.0; k < n; k += 1.0) sum = pk_dd_add(sum, pk_dd_div((double2)(1.0, 0.0), pk_two_sum(x, k)));
-    r = pk_dd_sub(pk_psi_23(pk_two_sum(x, n)), sum);
-  }
-  return r.x + r.y;
 }
 )CL";
 
@@ -409,7 +355,7 @@ std::string special_expr(uint32_t op, int32_t t, const std::string *a, const std
       call = "pk_dm_erfcx(" + A + ")";
       break;
     case PK_OP_DIGAMMA:
-      call = "pk_digamma(" + A + ")";
+      call = "pk_dm_digamma(" + A + ")";
       break;
     case PK_OP_NDTRI:
       call = "pk_dm_ndtri(" + A + ")";
@@ -453,7 +399,7 @@ uint32_t special_helper_bits(uint32_t op, int32_t t) {
     case PK_OP_ERFCX:
       return kDmErf;
     case PK_OP_DIGAMMA:
-      return kDigamma;
+      return kDmDigamma;
     case PK_OP_BESSEL_I0:
     case PK_OP_BESSEL_I0E:
     case PK_OP_BESSEL_I1:
@@ -506,14 +452,6 @@ std::string complex_tables() {
          constant_words("pk_bn_inv_2pi", sp::kInvTwoPiFraction);
 }
 
-// digamma's Taylor table, expansion point and 2 zeta(2k).
-std::string digamma_tables() {
-  namespace sp = pk::kit::special;
-  const double root[2] = {sp::kDigammaRootPlusOneHi, sp::kDigammaRootPlusOneLo};
-  return constant_table("pk_psi_taylor", sp::kDigammaTaylorAtRootPlusOne) + constant_table("pk_psi_root", root) +
-         constant_table("pk_two_zeta_even", sp::kTwoZetaEven);
-}
-
 // The incomplete gamma functions' zeta(k) table and Euler's gamma.
 std::string igamma_tables() {
   namespace sp = pk::kit::special;
@@ -523,13 +461,12 @@ std::string igamma_tables() {
 
 std::string special_helpers(uint32_t bits) {
   // Dependencies first.
-  if (bits & kDmZeta) bits |= kDmDD;
+  if (bits & (kDmZeta | kDmDigamma)) bits |= kDmDD;
   if (bits & (kDmErf | kDmDD)) bits |= kDmPort;
   if (bits & kIgamma) bits |= kLgammaDD;
   if (bits & kLgammaDD) bits |= kLogDD;
-  if (bits & kDigamma) bits |= kLogDD;
   if (bits & kComplex) bits |= kLogDD;
-  if (bits & (kLogDD | kDigamma | kBesselI | kBesselJ)) bits |= kDD;
+  if (bits & (kLogDD | kBesselI | kBesselJ)) bits |= kDD;
   static const struct {
     uint32_t bit;
     const char *src;
@@ -539,17 +476,16 @@ std::string special_helpers(uint32_t bits) {
                  {kDmPort, kDevmathPort},
                  {kDmDD, kDevmathDd},
                  {kDmErf, kDevmathErf},
-                 {kDigamma, kSrcDigamma},
                  {kBesselI, kSrcBesselI},
                  {kBesselJ, kSrcBesselJ},
                  {kIgamma, kSrcIgamma},
                  {kDmZeta, kDevmathZeta},
+                 {kDmDigamma, kDevmathDigamma},
                  {kNextSmall, kSrcNextSmall},
                  {kComplex, complex_source()}};
   std::string s;
   for (const auto &c : kChunks) {
     if (bits & c.bit) {
-      if (c.bit == kDigamma) s += digamma_tables();
       if (c.bit == kIgamma) s += igamma_tables();
       if (c.bit == kComplex) s += complex_tables();
       s += c.src;

@@ -242,7 +242,7 @@ class Emitter {
   void sincos_pi(Value *r, Value *&s, Value *&c);  // sin(pi r), cos(pi r) for |r| <= 1/2
   DD lgamma_pos(DD z);                             // ln Gamma(z) for z > 0
   Value *lgamma_d(Value *x);
-  Value *digamma_d(Value *x);
+  Value *digamma_d(Value *x) { return devmath("pk_dm_digamma", {x}); }
   Value *nextafter(Value *x, Value *y, int32_t d);
   Value *gcd(Value *x, Value *y, bool uns);
   Value *bessel_i_d(int order, Value *x, bool scaled);

@@ -1,10 +1,9 @@
-// emit_special.cpp — the emitter's special functions (see emit.cpp for the numerics): lgamma, digamma, the Bessel
-// functions and the incomplete gamma functions, with the double-double arithmetic they carry their cancelling
-// steps in. erfcx, erf_inv, ndtri and Hurwitz zeta are the device math's (sdk/devmath, emit_devmath.cpp).
+// emit_special.cpp — the emitter's special functions (see emit.cpp for the numerics): lgamma, the Bessel functions
+// and the incomplete gamma functions, with the double-double arithmetic they carry their cancelling steps in.
+// erfcx, erf_inv, ndtri, digamma and Hurwitz zeta are the device math's (sdk/devmath, emit_devmath.cpp).
 #include "emit_internal.hpp"
 
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include "primkit/special_constants.hpp"
@@ -128,98 +127,6 @@ Value *Emitter::lgamma_d(Value *x) {
   Value *pole = b_.CreateAnd(b_.CreateFCmpOLE(x, f64c(0.0)), b_.CreateFCmpOEQ(r, f64c(0.0)));
   res = b_.CreateSelect(b_.CreateOr(pole, b_.CreateFCmpOEQ(ax, f64c(inf))), f64c(inf), res);
   res = b_.CreateSelect(b_.CreateOr(b_.CreateFCmpOEQ(x, f64c(1.0)), b_.CreateFCmpOEQ(x, f64c(2.0))), f64c(0.0), res);
-  return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, res);
-}
-
-// Digamma (the OpenCL backend's algorithm): every x in [-128, 10) moves by whole steps into [2, 3), where a
-// Taylor series at c = x0 + 1 (x0 the positive root; coefficients psi^(k)(c) / k! as hi/lo pairs) converges by a
-// factor < 0.22 a term; the steps' reciprocals and the series are summed in double-double, so the cancellation
-// near the roots costs nothing. Above 10 the asymptotic series, below -128 the reflection formula, in double.
-Value *Emitter::digamma_d(Value *x) {
-  using namespace consts;
-  const double *const kTaylor = pk::kit::special::kDigammaTaylorAtRootPlusOne;
-  std::vector<uint64_t> words(72);
-  std::memcpy(words.data(), kTaylor, 72 * sizeof(double));
-  Value *tbl = table("pk_psi_taylor", words);
-  const double inf = HUGE_VAL, nan = std::numeric_limits<double>::quiet_NaN();
-  auto asym = [&](Value *v) {
-    Value *z = b_.CreateFDiv(f64c(1.0), b_.CreateFMul(v, v));
-    Value *series =
-        b_.CreateFMul(z, horner(z, {1.0 / 12, -1.0 / 120, 1.0 / 252, -1.0 / 240, 1.0 / 132, -691.0 / 32760, 1.0 / 12}));
-    return b_.CreateFSub(b_.CreateFSub(log_d(v), b_.CreateFDiv(f64c(0.5), v)), series);
-  };
-  Value *mid = b_.CreateAnd(b_.CreateFCmpOGE(x, f64c(-128.0)), b_.CreateFCmpOLT(x, f64c(10.0)));
-  Value *xm = b_.CreateSelect(mid, x, f64c(2.5));
-  Value *ge3 = b_.CreateFCmpOGE(xm, f64c(3.0)), *lt2 = b_.CreateFCmpOLT(xm, f64c(2.0));
-  Value *n =
-      b_.CreateSelect(ge3, b_.CreateFSub(intr(llvm::Intrinsic::floor, {xm}), f64c(2.0)),
-                      b_.CreateSelect(lt2, intr(llvm::Intrinsic::ceil, {b_.CreateFSub(f64c(2.0), xm)}), f64c(0.0)));
-  Value *base = b_.CreateSelect(ge3, b_.CreateFSub(xm, n), xm);  // exact: x - k for whole k below x
-  DD zt = dd_two_sum(xm, n);
-  DD z{b_.CreateSelect(lt2, zt.hi, base), b_.CreateSelect(lt2, zt.lo, f64c(0.0))};
-  std::vector<Value *> sum =
-      loop_n(b_.CreateFPToSI(n, i64_), {f64c(0.0), f64c(0.0)}, [&](Value *k, const std::vector<Value *> &a) {
-        DD t = dd_add({a[0], a[1]}, dd_div(dd(f64c(1.0)), dd_two_sum(base, b_.CreateSIToFP(k, f64_))));
-        return std::vector<Value *>{t.hi, t.lo};
-      });
-  DD dx = dd_add(z, {f64c(-pk::kit::special::kDigammaRootPlusOneHi), f64c(-pk::kit::special::kDigammaRootPlusOneLo)});
-  auto coef = [&](Value *i) { return b_.CreateLoad(f64_, b_.CreateGEP(f64_, tbl, i)); };
-  std::vector<Value *> ps =
-      loop_n(i64c(35), {f64c(kTaylor[70]), f64c(kTaylor[71])}, [&](Value *c, const std::vector<Value *> &a) {
-        Value *k2 = b_.CreateMul(b_.CreateSub(i64c(34), c), i64c(2));
-        DD t = dd_add(dd_mul({a[0], a[1]}, dx), {coef(k2), coef(b_.CreateAdd(k2, i64c(1)))});
-        return std::vector<Value *>{t.hi, t.lo};
-      });
-  Value *sh = b_.CreateSelect(ge3, sum[0], b_.CreateFNeg(sum[0]));
-  Value *sl = b_.CreateSelect(ge3, sum[1], b_.CreateFNeg(sum[1]));
-  DD m = dd_add({ps[0], ps[1]}, {sh, sl});
-  Value *res = b_.CreateFAdd(m.hi, m.lo);
-  res = b_.CreateSelect(b_.CreateFCmpOGE(x, f64c(10.0)), asym(b_.CreateSelect(mid, f64c(10.0), x)), res);
-  // Below -128: psi(1 - x) - pi cot(pi r), r = x - rint(x) exact, 1 - x exact (larger |x| are integers). Near
-  // each negative root the two terms (about log|x|) cancel, so both are carried in double-double: log(1 - x) from
-  // log_dd, and pi cot(pi r) = 1/r - r sum_k 2 zeta(2k) r^(2k-2), 32 terms for |r| <= 1/2 (below 2^-64 there).
-  Value *xf = b_.CreateSelect(b_.CreateFCmpOLT(x, f64c(-128.0)), x, f64c(-128.5));
-  Value *rf = b_.CreateFSub(xf, intr(llvm::Intrinsic::rint, {xf}));
-  rf = b_.CreateSelect(b_.CreateFCmpOEQ(rf, f64c(0.0)), f64c(0.5), rf);
-  constexpr int kZeta = 32;
-  std::vector<uint64_t> zw(2 * kZeta);
-  std::memcpy(zw.data(), pk::kit::special::kTwoZetaEven, sizeof pk::kit::special::kTwoZetaEven);
-  Value *ztbl = table("pk_two_zeta_even", zw);
-  DD t;
-  t.hi = b_.CreateFMul(rf, rf);
-  t.lo = fma(rf, rf, b_.CreateFNeg(t.hi));
-  auto zc = [&](Value *i) { return b_.CreateLoad(f64_, b_.CreateGEP(f64_, ztbl, i)); };
-  std::vector<Value *> zs = loop_n(i64c(kZeta), {f64c(0.0), f64c(0.0)}, [&](Value *c, const std::vector<Value *> &a) {
-    Value *k2 = b_.CreateMul(b_.CreateSub(i64c(kZeta - 1), c), i64c(2));
-    DD v = dd_add(dd_mul({a[0], a[1]}, t), {zc(k2), zc(b_.CreateAdd(k2, i64c(1)))});
-    return std::vector<Value *>{v.hi, v.lo};
-  });
-  DD cot = dd_add(dd_div(dd(f64c(1.0)), dd(rf)), dd_mul_d({b_.CreateFNeg(zs[0]), b_.CreateFNeg(zs[1])}, rf));
-  Value *vf = b_.CreateFSub(f64c(1.0), xf);
-  DD lv;
-  lv.hi = log_dd(vf, lv.lo);
-  DD fd = dd_add(lv, {b_.CreateFNeg(cot.hi), b_.CreateFNeg(cot.lo)});
-  Value *zf = b_.CreateFDiv(f64c(1.0), b_.CreateFMul(vf, vf));
-  // 1/(2v) ~ 4e-3 in double-double too: its double rounding alone is 1e-6 of psi at the double nearest a root.
-  const DD half_inv = dd_div(dd(f64c(0.5)), dd(vf));
-  fd = dd_add(fd, {b_.CreateFNeg(half_inv.hi), b_.CreateFNeg(half_inv.lo)});
-  // 1/(12 v^2) likewise; the later terms (below 1e-11 here) in double, through B_14 (the first omitted one is below
-  // 1e-30 from v = 129 on).
-  DD v2;
-  v2.hi = b_.CreateFMul(vf, vf);
-  v2.lo = fma(vf, vf, b_.CreateFNeg(v2.hi));
-  const DD twelfth = dd_div(dd(f64c(1.0)), dd_mul_d(v2, f64c(12.0)));
-  fd = dd_add(fd, {b_.CreateFNeg(twelfth.hi), b_.CreateFNeg(twelfth.lo)});
-  Value *small_terms = b_.CreateFMul(
-      b_.CreateFMul(zf, zf), horner(zf, {-1.0 / 120, 1.0 / 252, -1.0 / 240, 1.0 / 132, -691.0 / 32760, 1.0 / 12}));
-  fd = dd_add_d(fd, b_.CreateFNeg(small_terms));
-  Value *far = b_.CreateFAdd(fd.hi, fd.lo);
-  res = b_.CreateSelect(b_.CreateFCmpOLT(x, f64c(-128.0)), far, res);
-  res = b_.CreateSelect(b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {x}), f64c(1e-300)), b_.CreateFDiv(f64c(-1.0), x),
-                        res);  // -1/x - gamma: the constant is below an ulp
-  Value *negint = b_.CreateAnd(b_.CreateFCmpOLT(x, f64c(0.0)), b_.CreateFCmpOEQ(intr(llvm::Intrinsic::floor, {x}), x));
-  res = b_.CreateSelect(negint, f64c(nan), res);  // -inf included
-  res = b_.CreateSelect(b_.CreateFCmpOEQ(x, f64c(inf)), x, res);
   return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, res);
 }
 

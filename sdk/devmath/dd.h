@@ -49,6 +49,11 @@ PK_DM_FN pk_dm_dd pk_dm_dd_mul_d(pk_dm_dd a, double b) {
   const double p = a.hi * b;
   return pk_dm_fast_sum(p, pk_dm_fma(a.hi, b, -p) + a.lo * b);
 }
+PK_DM_FN pk_dm_dd pk_dm_dd_div_d(pk_dm_dd a, double b) {
+  const double q = a.hi / b;
+  const pk_dm_dd p = pk_dm_two_prod(q, b);
+  return pk_dm_fast_sum(q, (((a.hi - p.hi) - p.lo) + a.lo) / b);
+}
 /* Long division with two correction steps: about 2^-104 relative. */
 PK_DM_FN pk_dm_dd pk_dm_dd_div(pk_dm_dd a, pk_dm_dd b) {
   const double q1 = a.hi / b.hi;

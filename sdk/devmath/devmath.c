@@ -6,4 +6,5 @@
 #include "dd.h"
 #include "erf.h"
 #include "zeta.h"
+#include "digamma.h"
 /* clang-format on */

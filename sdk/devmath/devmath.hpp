@@ -1,9 +1,10 @@
-// devmath.hpp — the device math (port.h, dd.h, erf.h, zeta.h) as C++: inline functions pk::devmath::pk_dm_*, on
-// the std:: primitives. The same files are the OpenCL backend's source text and, compiled to LLVM bitcode
+// devmath.hpp — the device math (port.h, dd.h, erf.h, zeta.h, digamma.h) as C++: inline functions pk::devmath::pk_dm_*,
+// on the std:: primitives. The same files are the OpenCL backend's source text and, compiled to LLVM bitcode
 // (devmath.c), the code generator's; a fix made in them reaches every backend.
 #pragma once
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace pk::devmath {
@@ -15,6 +16,7 @@ namespace pk::devmath {
 #include "dd.h"
 #include "erf.h"
 #include "zeta.h"
+#include "digamma.h"
 // clang-format on
 
 }  // namespace pk::devmath

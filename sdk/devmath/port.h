@@ -36,9 +36,11 @@
 #define pk_dm_isinf isinf
 #define pk_dm_isfinite isfinite
 #define pk_dm_signbit signbit
+#define pk_dm_bits as_ulong
+#define pk_dm_from_bits as_double
 
 #elif defined(__cplusplus)
-/* C++: devmath.hpp includes <cmath> and <limits> first and these files inside namespace pk::devmath. */
+/* C++: devmath.hpp includes <cmath>, <cstring> and <limits> first and these files inside namespace pk::devmath. */
 #define PK_DM_FN inline
 #define PK_DM_CONST constexpr
 #define PK_DM_INF HUGE_VAL
@@ -101,6 +103,16 @@ inline bool pk_dm_isfinite(double x) {
 inline bool pk_dm_signbit(double x) {
   return std::signbit(x);
 }
+inline unsigned long long pk_dm_bits(double x) {
+  unsigned long long u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+}
+inline double pk_dm_from_bits(unsigned long long u) {
+  double x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+}
 
 #else
 /* C99 for LLVM bitcode (devmath.c, compiled with -fno-math-errno -ffp-contract=off): exact operations as builtins
@@ -130,4 +142,15 @@ double pk_dm_erfc(double x);
 #define pk_dm_isinf __builtin_isinf
 #define pk_dm_isfinite __builtin_isfinite
 #define pk_dm_signbit __builtin_signbit
+/* The bits of a double and back (a bitcast in IR). */
+PK_DM_FN unsigned long long pk_dm_bits(double x) {
+  unsigned long long u;
+  __builtin_memcpy(&u, &x, sizeof u);
+  return u;
+}
+PK_DM_FN double pk_dm_from_bits(unsigned long long u) {
+  double x;
+  __builtin_memcpy(&x, &u, sizeof x);
+  return x;
+}
 #endif
