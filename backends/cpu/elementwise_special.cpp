@@ -1,7 +1,7 @@
 // elementwise_special.cpp — the special functions of the elementwise kernels that glibc lacks or does not round
-// well enough (lgamma, modified Bessel, incomplete gamma, cbrt), in double or long double: used by the unary ops
-// (lgamma ... cbrt) and the binary ones (igamma, igammac). erf_inv, ndtri, erfcx, digamma and Hurwitz zeta are the
-// device math's (sdk/devmath), shared with the other backends.
+// well enough (lgamma, incomplete gamma, cbrt), in double or long double: used by the unary ops lgamma and cbrt and
+// the binary ones igamma and igammac. erf_inv, ndtri, erfcx, digamma, the Bessel functions and Hurwitz zeta are
+// the device math's (sdk/devmath), shared with the other backends.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -16,38 +16,6 @@ namespace pk::cpu::elementwise {
 double lgamma_value(double x) {
   int sign = 0;
   return ::lgamma_r(x, &sign);  // the re-entrant form: lgamma writes the global signgam
-}
-
-// Modified Bessel functions of the first kind, order 0 and 1, scaled by exp(-|x|) when `scaled`: the power series
-// (all terms positive, in long double) below 20, the asymptotic expansion above (its smallest term is ~e^-2x).
-double bessel_i_value(int order, double xd, bool scaled) {
-  if (std::isnan(xd)) return xd;
-  const long double x = std::fabs(static_cast<long double>(xd));
-  const double sign = (order == 1 && xd < 0) ? -1.0 : 1.0;
-  long double r;
-  if (x < 20) {
-    const long double q = x * x / 4;
-    long double term = order == 0 ? 1 : x / 2, sum = term;
-    for (int k = 1; k < 200; ++k) {
-      term *= q / (static_cast<long double>(k) * (k + order));
-      sum += term;
-      if (term < sum * 1e-21L) break;
-    }
-    r = scaled ? sum * std::exp(-x) : sum;
-  } else {
-    if (std::isinf(xd)) return scaled ? 0.0 : sign * HUGE_VAL;
-    const long double mu = 4.0L * order * order;
-    long double term = 1, sum = 1;
-    for (int k = 1; k < 60; ++k) {
-      const long double odd = 2 * k - 1;
-      term *= -(mu - odd * odd) / (k * 8 * x);
-      sum += term;
-      if (std::fabs(term) < 1e-21L * std::fabs(sum)) break;
-    }
-    const long double pre = 1 / std::sqrt(2 * static_cast<long double>(kPi) * x);
-    r = scaled ? pre * sum : (x > 11350 ? HUGE_VALL : pre * sum * std::exp(x));
-  }
-  return sign * static_cast<double>(r);
 }
 
 namespace {

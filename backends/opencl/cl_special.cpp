@@ -1,7 +1,7 @@
-// cl_special.cpp — OpenCL C sources of the special functions (see cl_special.hpp). erf_inv, ndtri, erfcx, digamma
-// and Hurwitz zeta are the device math's (sdk/devmath), whose files this backend embeds as they are; the others follow
-// the CPU backend's algorithms (backends/cpu/elementwise_special.cpp), where that one leans on long double with
-// double-double (fma-based exact products and sums) or a formulation without the cancellation.
+// cl_special.cpp — OpenCL C sources of the special functions (see cl_special.hpp). erf_inv, ndtri, erfcx, digamma,
+// the Bessel functions and Hurwitz zeta are the device math's (sdk/devmath), whose files this backend embeds as they
+// are; the others follow the CPU backend's algorithms (backends/cpu/elementwise_special.cpp), where that one leans on
+// long double with double-double (fma-based exact products and sums) or a formulation without the cancellation.
 #include "cl_special.hpp"
 
 #include <cstdio>
@@ -12,7 +12,7 @@
 
 #include "cl_complex.hpp"
 // Generated at build time from sdk/devmath (CMakeLists.txt): kDevmathPort, kDevmathDd, kDevmathErf, kDevmathZeta,
-// kDevmathDigamma.
+// kDevmathDigamma, kDevmathBessel.
 #include "devmath_opencl.inc"
 
 namespace pk::ocl {
@@ -27,8 +27,7 @@ enum : uint32_t {
   kDmPort = 1u << 4,
   kDmDD = 1u << 5,
   kDmDigamma = 1u << 6,
-  kBesselI = 1u << 7,
-  kBesselJ = 1u << 8,
+  kDmBessel = 1u << 7,
   kIgamma = 1u << 9,
   kDmZeta = 1u << 10,
   kNextSmall = 1u << 11,
@@ -112,90 +111,6 @@ pk_dd pk_dd_lgamma(pk_dd z) {
                        iw2 * (-691.0 / 360360 + iw2 * (1.0 / 156 + iw2 * (-3617.0 / 122400))))))));
   if (shifted) r = pk_dd_sub(r, pk_dd_log_dd(prod));
   return r;
-}
-)CL";
-
-// Modified Bessel functions of the first kind, order 0 and 1, scaled by exp(-|x|) when `scaled`: the power series
-// (positive terms, summed in double-double: in double the rounding of ~30 terms adds up to ~9 ulp) below 20, the
-// asymptotic expansion above (its smallest term is ~e^-2x), also in double-double up to the one exp. Beyond 709
-// exp(x) is applied as two halves so that the result overflows only where it is out of range itself.
-const char *kSrcBesselI = R"CL(
-double pk_bessel_i(int order, double xd, int scaled) {
-  if (isnan(xd)) return xd;
-  const double x = fabs(xd), sign = (order == 1 && xd < 0) ? -1.0 : 1.0;
-  double r;
-  if (x < 20.0) {
-    const pk_dd q = pk_dd_mul_d(pk_two_prod(x, x), 0.25);
-    pk_dd term = (double2)(order == 0 ? 1.0 : x * 0.5, 0.0), sum = term;
-    for (int k = 1; k < 200; ++k) {
-      term = pk_dd_div_d(pk_dd_mul(term, q), (double)(k * (k + order)));
-      sum = pk_dd_add(sum, term);
-      if (term.x < sum.x * 1e-18) break;
-    }
-    r = scaled ? sum.x * exp(-x) : sum.x;
-  } else {
-    if (isinf(x)) return scaled ? 0.0 : sign * INFINITY;
-    const double mu = 4.0 * order * order;
-    double term = 1.0;
-    pk_dd sum = (double2)(1.0, 0.0);
-    for (int k = 1; k < 60; ++k) {
-      const double odd = 2 * k - 1;
-      term *= -(mu - odd * odd) / (k * 8 * x);
-      sum = pk_dd_add_d(sum, term);
-      if (fabs(term) < 1e-18 * fabs(sum.x)) break;
-    }
-    /* sum / sqrt(2 pi x) in double-double (sqrt(x) with its fma residual), rounded once */
-    const double sq = sqrt(x);
-    const pk_dd root = pk_fast_sum(sq, fma(-sq, sq, x) / (2.0 * sq));
-    const double pre = pk_dd_div(pk_dd_mul(sum, (double2)(0.3989422804014327, -2.49232720227773e-17)), root).x;
-    if (scaled) {
-      r = pre;
-    } else if (x < 709.0) {
-      r = pre * exp(x);
-    } else {
-      const double h = exp(x / 2);
-      r = (h * pre) * h;
-    }
-  }
-  return sign * r;
-}
-)CL";
-
-// Bessel functions of the first kind, order 0 and 1 (held to an absolute error near their zeros). Below 20 the
-// power series in double-double: its terms reach ~e^x / x before cancelling to a result of O(1). Above, Hankel's
-// expansion up to its smallest term, with cos/sin(x - phase) expanded so the builtins reduce x itself.
-const char *kSrcBesselJ = R"CL(
-double pk_bessel_j(int order, double xd) {
-  if (isnan(xd)) return xd;
-  const double x = fabs(xd), sign = (order == 1 && xd < 0) ? -1.0 : 1.0;
-  if (isinf(x)) return 0.0;
-  if (x < 20.0) {
-    const pk_dd q = pk_dd_mul_d(pk_two_prod(x, x), 0.25);
-    pk_dd term = (double2)(order == 0 ? 1.0 : x * 0.5, 0.0), sum = term;
-    for (int k = 1; k < 80; ++k) {
-      term = pk_dd_div_d(pk_dd_mul(term, q), -(double)(k * (k + order)));
-      sum = pk_dd_add(sum, term);
-      if (fabs(term.x) < 1e-33 || fabs(term.x) < fabs(sum.x) * 1e-33) break;
-    }
-    return sign * (sum.x + sum.y);
-  }
-  const double mu = 4.0 * order * order, z8 = 8.0 * x;
-  double p = 1.0, q = 0.0, term = 1.0;
-  for (int k = 1; k < 80; ++k) {
-    const double odd = 2 * k - 1, next = term * (mu - odd * odd) / (k * z8);
-    if (fabs(next) >= fabs(term)) break;
-    term = next;
-    switch (k & 3) {
-      case 1: q += term; break;
-      case 2: p -= term; break;
-      case 3: q -= term; break;
-      default: p += term; break;
-    }
-    if (fabs(term) < 1e-17) break;
-  }
-  const double s = sin(x), c = cos(x), amp = 0.56418958354775628695 / sqrt(x);  /* sqrt(2 / (pi x)) / sqrt(2) */
-  const double v = order == 0 ? p * (c + s) - q * (s - c) : p * (s - c) + q * (s + c);
-  return sign * amp * v;
 }
 )CL";
 
@@ -366,15 +281,15 @@ std::string special_expr(uint32_t op, int32_t t, const std::string *a, const std
     case PK_OP_BESSEL_I1E: {
       const bool one = op == PK_OP_BESSEL_I1 || op == PK_OP_BESSEL_I1E;
       const bool scaled = op == PK_OP_BESSEL_I0E || op == PK_OP_BESSEL_I1E;
-      call = std::string("pk_bessel_i(") + (one ? "1, " : "0, ") + A + (scaled ? ", 1)" : ", 0)");
+      call = std::string("pk_dm_bessel_i(") + (one ? "1, " : "0, ") + A + (scaled ? ", 1)" : ", 0)");
       break;
     }
     case PK_OP_BESSEL_J0:
     case PK_OP_BESSEL_J1:
-      call = std::string("pk_bessel_j(") + (op == PK_OP_BESSEL_J1 ? "1, " : "0, ") + A + ")";
+      call = std::string("pk_dm_bessel_j(") + (op == PK_OP_BESSEL_J1 ? "1, " : "0, ") + A + ")";
       break;
     case PK_OP_SPHERICAL_BESSEL_J0:
-      call = "((" + A + ") == 0.0 ? 1.0 : (isinf(" + A + ") ? 0.0 : sin(" + A + ") / (" + A + ")))";
+      call = "pk_dm_spherical_j0(" + A + ")";
       break;
     case PK_OP_IGAMMA:
     case PK_OP_IGAMMAC:
@@ -404,10 +319,10 @@ uint32_t special_helper_bits(uint32_t op, int32_t t) {
     case PK_OP_BESSEL_I0E:
     case PK_OP_BESSEL_I1:
     case PK_OP_BESSEL_I1E:
-      return kBesselI;
     case PK_OP_BESSEL_J0:
     case PK_OP_BESSEL_J1:
-      return kBesselJ;
+    case PK_OP_SPHERICAL_BESSEL_J0:
+      return kDmBessel;
     case PK_OP_IGAMMA:
     case PK_OP_IGAMMAC:
       return kIgamma;
@@ -461,12 +376,12 @@ std::string igamma_tables() {
 
 std::string special_helpers(uint32_t bits) {
   // Dependencies first.
-  if (bits & (kDmZeta | kDmDigamma)) bits |= kDmDD;
+  if (bits & (kDmZeta | kDmDigamma | kDmBessel)) bits |= kDmDD;
   if (bits & (kDmErf | kDmDD)) bits |= kDmPort;
   if (bits & kIgamma) bits |= kLgammaDD;
   if (bits & kLgammaDD) bits |= kLogDD;
   if (bits & kComplex) bits |= kLogDD;
-  if (bits & (kLogDD | kBesselI | kBesselJ)) bits |= kDD;
+  if (bits & kLogDD) bits |= kDD;
   static const struct {
     uint32_t bit;
     const char *src;
@@ -476,11 +391,10 @@ std::string special_helpers(uint32_t bits) {
                  {kDmPort, kDevmathPort},
                  {kDmDD, kDevmathDd},
                  {kDmErf, kDevmathErf},
-                 {kBesselI, kSrcBesselI},
-                 {kBesselJ, kSrcBesselJ},
                  {kIgamma, kSrcIgamma},
                  {kDmZeta, kDevmathZeta},
                  {kDmDigamma, kDevmathDigamma},
+                 {kDmBessel, kDevmathBessel},
                  {kNextSmall, kSrcNextSmall},
                  {kComplex, complex_source()}};
   std::string s;

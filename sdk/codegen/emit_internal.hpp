@@ -245,9 +245,11 @@ class Emitter {
   Value *digamma_d(Value *x) { return devmath("pk_dm_digamma", {x}); }
   Value *nextafter(Value *x, Value *y, int32_t d);
   Value *gcd(Value *x, Value *y, bool uns);
-  Value *bessel_i_d(int order, Value *x, bool scaled);
-  Value *bessel_j_d(int order, Value *x);
-  Value *spherical_j0_d(Value *x);
+  Value *bessel_i_d(int order, Value *x, bool scaled) {
+    return devmath("pk_dm_bessel_i", {b_.getInt32(order), x, b_.getInt32(scaled ? 1 : 0)});
+  }
+  Value *bessel_j_d(int order, Value *x) { return devmath("pk_dm_bessel_j", {b_.getInt32(order), x}); }
+  Value *spherical_j0_d(Value *x) { return devmath("pk_dm_spherical_j0", {x}); }
   // One value from two branches of real control flow (their loops run only where they converge).
   Value *if_else(Value *cond, const std::function<Value *()> &then_fn, const std::function<Value *()> &else_fn);
   Value *igam_prefactor(Value *a, Value *x, bool plus1);

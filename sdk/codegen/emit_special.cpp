@@ -1,6 +1,6 @@
-// emit_special.cpp — the emitter's special functions (see emit.cpp for the numerics): lgamma, the Bessel functions
-// and the incomplete gamma functions, with the double-double arithmetic they carry their cancelling steps in.
-// erfcx, erf_inv, ndtri, digamma and Hurwitz zeta are the device math's (sdk/devmath, emit_devmath.cpp).
+// emit_special.cpp — the emitter's special functions (see emit.cpp for the numerics): lgamma and the incomplete
+// gamma functions, with the double-double arithmetic they carry their cancelling steps in. erfcx, erf_inv, ndtri,
+// digamma, the Bessel functions and Hurwitz zeta are the device math's (sdk/devmath, emit_devmath.cpp).
 #include "emit_internal.hpp"
 
 #include <cmath>
@@ -128,121 +128,6 @@ Value *Emitter::lgamma_d(Value *x) {
   res = b_.CreateSelect(b_.CreateOr(pole, b_.CreateFCmpOEQ(ax, f64c(inf))), f64c(inf), res);
   res = b_.CreateSelect(b_.CreateOr(b_.CreateFCmpOEQ(x, f64c(1.0)), b_.CreateFCmpOEQ(x, f64c(2.0))), f64c(0.0), res);
   return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, res);
-}
-
-// Modified Bessel functions of the first kind, order 0 and 1, scaled by exp(-|x|) when `scaled` (the OpenCL
-// backend's algorithm): below 20 the power series (positive terms) in double-double, above the asymptotic
-// expansion, also in double-double up to the one exp; beyond 709 exp(x) is applied as two halves so that the
-// result overflows only where it is out of range itself. Each branch runs on an argument clamped to its own
-// range, so both converge and a select picks the result.
-Value *Emitter::bessel_i_d(int order, Value *xd, bool scaled) {
-  Value *x = intr(llvm::Intrinsic::fabs, {xd});
-  Value *small = b_.CreateFCmpOLT(x, f64c(20.0));
-  Value *xs = b_.CreateSelect(small, x, f64c(0.0)), *xl = b_.CreateSelect(small, f64c(20.0), x);
-  // Series: sum_k (x^2/4)^k / (k! (k + order)!) times (x/2)^order.
-  DD q = dd_mul_d(dd_two_sum(b_.CreateFMul(xs, xs), fma(xs, xs, b_.CreateFNeg(b_.CreateFMul(xs, xs)))), f64c(0.25));
-  DD term0 = dd(order == 0 ? f64c(1.0) : b_.CreateFMul(xs, f64c(0.5)));
-  std::vector<Value *> ser =
-      loop_until(i64c(199), {term0.hi, term0.lo, term0.hi, term0.lo}, [&](Value *c, const std::vector<Value *> &a) {
-        Value *k = b_.CreateSIToFP(b_.CreateAdd(c, i64c(1)), f64_);
-        DD term = dd_div(dd_mul({a[0], a[1]}, q), dd(b_.CreateFMul(k, b_.CreateFAdd(k, f64c(order)))));
-        DD sum = dd_add({a[2], a[3]}, term);
-        return std::vector<Value *>{term.hi, term.lo, sum.hi, sum.lo,
-                                    b_.CreateFCmpOLT(term.hi, b_.CreateFMul(sum.hi, f64c(1e-18)))};
-      });
-  Value *series = scaled ? b_.CreateFMul(ser[2], exp_d(b_.CreateFNeg(xs))) : ser[2];
-  // Asymptotic: e^x / sqrt(2 pi x) sum_k (-1)^k prod_j (mu - (2j - 1)^2) / (k! (8x)^k).
-  const double mu = 4.0 * order * order;
-  std::vector<Value *> as =
-      loop_until(i64c(59), {f64c(1.0), f64c(1.0), f64c(0.0)}, [&](Value *c, const std::vector<Value *> &a) {
-        Value *k = b_.CreateSIToFP(b_.CreateAdd(c, i64c(1)), f64_);
-        Value *odd = b_.CreateFSub(b_.CreateFMul(k, f64c(2.0)), f64c(1.0));
-        Value *ratio = b_.CreateFDiv(b_.CreateFNeg(b_.CreateFSub(f64c(mu), b_.CreateFMul(odd, odd))),
-                                     b_.CreateFMul(b_.CreateFMul(k, f64c(8.0)), xl));
-        Value *term = b_.CreateFMul(a[0], ratio);
-        DD sum = dd_add_d({a[1], a[2]}, term);
-        Value *stop = b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {term}),
-                                       b_.CreateFMul(f64c(1e-18), intr(llvm::Intrinsic::fabs, {sum.hi})));
-        return std::vector<Value *>{term, sum.hi, sum.lo, stop};
-      });
-  Value *sq = intr(llvm::Intrinsic::sqrt, {xl});
-  DD root;
-  fast_two_sum(sq, b_.CreateFDiv(fma(b_.CreateFNeg(sq), sq, xl), b_.CreateFMul(sq, f64c(2.0))), root.hi, root.lo);
-  Value *pre = dd_div(dd_mul({as[1], as[2]}, {f64c(0.3989422804014327), f64c(-2.49232720227773e-17)}), root).hi;
-  Value *large = pre;
-  if (!scaled) {
-    Value *h = exp_d(b_.CreateFMul(xl, f64c(0.5)));
-    large = b_.CreateSelect(b_.CreateFCmpOLT(xl, f64c(709.0)), b_.CreateFMul(pre, exp_d(xl)),
-                            b_.CreateFMul(b_.CreateFMul(h, pre), h));
-  }
-  const double inf = std::numeric_limits<double>::infinity();
-  large = b_.CreateSelect(b_.CreateFCmpOEQ(xl, f64c(inf)), f64c(scaled ? 0.0 : inf), large);
-  Value *r = b_.CreateSelect(small, series, large);
-  if (order == 1) r = b_.CreateSelect(b_.CreateFCmpOLT(xd, f64c(0.0)), b_.CreateFNeg(r), r);
-  return b_.CreateSelect(b_.CreateFCmpUNO(xd, xd), xd, r);
-}
-
-// Bessel functions of the first kind, order 0 and 1 (the OpenCL backend's algorithm; absolute error near the
-// zeros): below 20 the alternating power series in double-double (its terms reach ~e^x / x before cancelling to
-// O(1)); above, Hankel's expansion up to its smallest term with sin and cos of x itself (Payne-Hanek reduced).
-Value *Emitter::bessel_j_d(int order, Value *xd) {
-  Value *x = intr(llvm::Intrinsic::fabs, {xd});
-  Value *small = b_.CreateFCmpOLT(x, f64c(20.0));
-  Value *xs = b_.CreateSelect(small, x, f64c(0.0)), *xl = b_.CreateSelect(small, f64c(20.0), x);
-  DD q = dd_mul_d(dd_two_sum(b_.CreateFMul(xs, xs), fma(xs, xs, b_.CreateFNeg(b_.CreateFMul(xs, xs)))), f64c(0.25));
-  DD term0 = dd(order == 0 ? f64c(1.0) : b_.CreateFMul(xs, f64c(0.5)));
-  std::vector<Value *> ser =
-      loop_until(i64c(79), {term0.hi, term0.lo, term0.hi, term0.lo}, [&](Value *c, const std::vector<Value *> &a) {
-        Value *k = b_.CreateSIToFP(b_.CreateAdd(c, i64c(1)), f64_);
-        DD term = dd_div(dd_mul({a[0], a[1]}, q), dd(b_.CreateFNeg(b_.CreateFMul(k, b_.CreateFAdd(k, f64c(order))))));
-        DD sum = dd_add({a[2], a[3]}, term);
-        Value *at = intr(llvm::Intrinsic::fabs, {term.hi});
-        Value *stop =
-            b_.CreateOr(b_.CreateFCmpOLT(at, f64c(1e-33)),
-                        b_.CreateFCmpOLT(at, b_.CreateFMul(intr(llvm::Intrinsic::fabs, {sum.hi}), f64c(1e-33))));
-        return std::vector<Value *>{term.hi, term.lo, sum.hi, sum.lo, stop};
-      });
-  Value *series = b_.CreateFAdd(ser[2], ser[3]);
-  // Hankel: P and Q from the terms t_k = t_(k-1) (mu - (2k - 1)^2) / (8 k x), by k mod 4: +Q, -P, -Q, +P; stop
-  // before the first term that does not decrease.
-  const double mu = 4.0 * order * order;
-  Value *z8 = b_.CreateFMul(xl, f64c(8.0));
-  std::vector<Value *> h =
-      loop_until(i64c(79), {f64c(1.0), f64c(0.0), f64c(1.0)}, [&](Value *c, const std::vector<Value *> &a) {
-        Value *kk = b_.CreateAdd(c, i64c(1));
-        Value *k = b_.CreateSIToFP(kk, f64_);
-        Value *odd = b_.CreateFSub(b_.CreateFMul(k, f64c(2.0)), f64c(1.0));
-        Value *next =
-            b_.CreateFDiv(b_.CreateFMul(a[2], b_.CreateFSub(f64c(mu), b_.CreateFMul(odd, odd))), b_.CreateFMul(k, z8));
-        Value *grows = b_.CreateFCmpOGE(intr(llvm::Intrinsic::fabs, {next}), intr(llvm::Intrinsic::fabs, {a[2]}));
-        Value *m = b_.CreateAnd(kk, i64c(3));
-        Value *p = b_.CreateSelect(b_.CreateICmpEQ(m, i64c(2)), b_.CreateFSub(a[0], next),
-                                   b_.CreateSelect(b_.CreateICmpEQ(m, i64c(0)), b_.CreateFAdd(a[0], next), a[0]));
-        Value *qq = b_.CreateSelect(b_.CreateICmpEQ(m, i64c(1)), b_.CreateFAdd(a[1], next),
-                                    b_.CreateSelect(b_.CreateICmpEQ(m, i64c(3)), b_.CreateFSub(a[1], next), a[1]));
-        Value *stop = b_.CreateOr(grows, b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {next}), f64c(1e-17)));
-        return std::vector<Value *>{b_.CreateSelect(grows, a[0], p), b_.CreateSelect(grows, a[1], qq),
-                                    b_.CreateSelect(grows, a[2], next), stop};
-      });
-  Value *sn = trig_d(xl, PK_OP_SIN), *cs = trig_d(xl, PK_OP_COS);
-  Value *amp = b_.CreateFDiv(f64c(0.56418958354775628695), intr(llvm::Intrinsic::sqrt, {xl}));
-  Value *v =
-      order == 0
-          ? b_.CreateFSub(b_.CreateFMul(h[0], b_.CreateFAdd(cs, sn)), b_.CreateFMul(h[1], b_.CreateFSub(sn, cs)))
-          : b_.CreateFAdd(b_.CreateFMul(h[0], b_.CreateFSub(sn, cs)), b_.CreateFMul(h[1], b_.CreateFAdd(sn, cs)));
-  Value *large = b_.CreateFMul(amp, v);
-  large = b_.CreateSelect(b_.CreateFCmpOEQ(xl, f64c(std::numeric_limits<double>::infinity())), f64c(0.0), large);
-  Value *r = b_.CreateSelect(small, series, large);
-  if (order == 1) r = b_.CreateSelect(b_.CreateFCmpOLT(xd, f64c(0.0)), b_.CreateFNeg(r), r);
-  return b_.CreateSelect(b_.CreateFCmpUNO(xd, xd), xd, r);
-}
-
-// sin(x) / x: 1 at 0, 0 at the infinities.
-Value *Emitter::spherical_j0_d(Value *x) {
-  Value *r = b_.CreateFDiv(trig_d(x, PK_OP_SIN), x);
-  r = b_.CreateSelect(b_.CreateFCmpOEQ(intr(llvm::Intrinsic::fabs, {x}), f64c(std::numeric_limits<double>::infinity())),
-                      f64c(0.0), r);
-  return b_.CreateSelect(b_.CreateFCmpOEQ(x, f64c(0.0)), f64c(1.0), r);
 }
 
 Value *Emitter::if_else(Value *cond, const std::function<Value *()> &then_fn, const std::function<Value *()> &else_fn) {

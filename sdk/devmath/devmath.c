@@ -7,4 +7,5 @@
 #include "erf.h"
 #include "zeta.h"
 #include "digamma.h"
+#include "bessel.h"
 /* clang-format on */

@@ -1,4 +1,4 @@
-/* port.h — what the device-math sources (dd.h, erf.h, zeta.h) need from their language, for each of the three
+/* port.h — what the device-math sources (dd.h and the function files) need from their language, for each of the three
    ways they are compiled:
      - C++ (the CPU backend, through devmath.hpp): the std:: functions, inside namespace pk::devmath;
      - OpenCL C (the OpenCL backend embeds these files' text in its programs): the OpenCL builtins;
@@ -25,6 +25,8 @@
 #define pk_dm_pow pow
 #define pk_dm_erf erf
 #define pk_dm_erfc erfc
+#define pk_dm_sin sin
+#define pk_dm_cos cos
 #define pk_dm_sqrt sqrt
 #define pk_dm_fma fma
 #define pk_dm_fabs fabs
@@ -69,6 +71,12 @@ inline double pk_dm_erf(double x) {
 }
 inline double pk_dm_erfc(double x) {
   return std::erfc(x);
+}
+inline double pk_dm_sin(double x) {
+  return std::sin(x);
+}
+inline double pk_dm_cos(double x) {
+  return std::cos(x);
 }
 inline double pk_dm_sqrt(double x) {
   return std::sqrt(x);
@@ -131,6 +139,8 @@ double pk_dm_log2(double x);
 double pk_dm_pow(double x, double y);
 double pk_dm_erf(double x);
 double pk_dm_erfc(double x);
+double pk_dm_sin(double x);
+double pk_dm_cos(double x);
 #define pk_dm_sqrt __builtin_sqrt
 #define pk_dm_fma __builtin_fma
 #define pk_dm_fabs __builtin_fabs
