@@ -18,8 +18,8 @@
 //   * transcendental functions of f32 and narrower are evaluated in double and rounded once (≤ 1 ulp);
 //     f64 uses glibc's double functions (≤ a few ulp); special functions glibc lacks are implemented with
 //     algorithms accurate well inside the table's ULP bounds: erf_inv, erfcx, ndtri, digamma, the Bessel
-//     functions and Hurwitz zeta in the device math every backend shares (sdk/devmath, double and
-//     double-double), incomplete gamma in elementwise_special.cpp (double/long double).
+//     functions, the incomplete gamma functions and Hurwitz zeta in the device math every backend shares
+//     (sdk/devmath, double and double-double).
 //   * integers wrap (computed in the unsigned type of the same width), division truncates, x / 0 = 0.
 #pragma once
 
@@ -617,7 +617,6 @@ T next_after(T a, T b) {
 // --- special functions (elementwise_special.cpp; double unless said) ---------------------------------------------
 
 double lgamma_value(double x);
-double igamma_value(double a, double x, bool upper);
 double cbrt_value(double x);
 
 // --- registration ------------------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 // cl_special.cpp — OpenCL C sources of the special functions (see cl_special.hpp). erf_inv, ndtri, erfcx, digamma,
-// the Bessel functions and Hurwitz zeta are the device math's (sdk/devmath), whose files this backend embeds as they
-// are; the others follow the CPU backend's algorithms (backends/cpu/elementwise_special.cpp), where that one leans on
-// long double with double-double (fma-based exact products and sums) or a formulation without the cancellation.
+// the Bessel functions, the incomplete gamma functions and Hurwitz zeta are the device math's (sdk/devmath), whose
+// files this backend embeds as they are. What is left here: nextafter of the small formats and the double-double
+// helpers of the complex math (cl_complex.cpp), which has not moved to the device math yet.
 #include "cl_special.hpp"
 
 #include <cstdio>
@@ -12,7 +12,7 @@
 
 #include "cl_complex.hpp"
 // Generated at build time from sdk/devmath (CMakeLists.txt): kDevmathPort, kDevmathDd, kDevmathErf, kDevmathZeta,
-// kDevmathDigamma, kDevmathBessel.
+// kDevmathDigamma, kDevmathBessel, kDevmathIgamma.
 #include "devmath_opencl.inc"
 
 namespace pk::ocl {
@@ -21,14 +21,13 @@ namespace {
 enum : uint32_t {
   kDD = 1u << 0,
   kLogDD = 1u << 1,
-  kLgammaDD = 1u << 2,
   // The device math (sdk/devmath): its files, embedded at build time (devmath_opencl.inc).
   kDmErf = 1u << 3,  // erf_inv, ndtri, erfcx
   kDmPort = 1u << 4,
   kDmDD = 1u << 5,
   kDmDigamma = 1u << 6,
   kDmBessel = 1u << 7,
-  kIgamma = 1u << 9,
+  kDmIgamma = 1u << 9,
   kDmZeta = 1u << 10,
   kNextSmall = 1u << 11,
   kComplex = 1u << 12,
@@ -90,119 +89,6 @@ pk_dd pk_dd_log(double x) {
 }
 // log of a double-double: log(hi) + log1p(lo / hi), the second to first order.
 inline pk_dd pk_dd_log_dd(pk_dd x) { return pk_dd_add_d(pk_dd_log(x.x), x.y / x.x); }
-)CL";
-
-// ln Gamma(z) for z > 0 in double-double: the recurrence up to w >= 20, then Stirling's series (its terms past
-// 1/(12 w) are below 4e-7 there, so double holds them well enough; 8 terms leave < 1e-21).
-const char *kSrcLgammaDD = R"CL(
-pk_dd pk_dd_lgamma(pk_dd z) {
-  pk_dd prod = (double2)(1.0, 0.0), w = z;
-  int shifted = 0;
-  while (w.x < 20.0) {
-    prod = pk_dd_mul(prod, w);
-    w = pk_dd_add_d(w, 1.0);
-    shifted = 1;
-  }
-  pk_dd r = pk_dd_sub(pk_dd_mul(pk_dd_add_d(w, -0.5), pk_dd_log_dd(w)), w);
-  r = pk_dd_add(r, (double2)(0.9189385332046728, -3.8782941580672414e-17));  /* log(2 pi) / 2 */
-  r = pk_dd_add(r, pk_dd_div((double2)(1.0, 0.0), pk_dd_mul_d(w, 12.0)));
-  const double iw = 1.0 / w.x, iw2 = iw * iw;
-  r = pk_dd_add_d(r, iw * iw2 * (-1.0 / 360 + iw2 * (1.0 / 1260 + iw2 * (-1.0 / 1680 + iw2 * (1.0 / 1188 +
-                       iw2 * (-691.0 / 360360 + iw2 * (1.0 / 156 + iw2 * (-3617.0 / 122400))))))));
-  if (shifted) r = pk_dd_sub(r, pk_dd_log_dd(prod));
-  return r;
-}
-)CL";
-
-// Regularized incomplete gamma P(a, x) and Q(a, x): the power series of P and Legendre's continued fraction of Q
-// (each chosen where it converges, as the CPU backend chooses). The prefactor x^a e^-x / Gamma(a) goes through its
-// logarithm in double-double (a log x and ln Gamma(a) are each hundreds where the result is O(1)); the series and
-// the fraction run in double-double too. Q for a < 1 where 1 - P would cancel: Gautschi's form (below).
-const char *kSrcIgamma = R"CL(
-/* x^a e^-x / Gamma(a + plus1) (plus1: 0 or 1; the second keeps tiny a off the subnormal range) */
-double pk_igam_prefactor(double a, double x, int plus1) {
-  /* Far out of range (the double-double would meet inf - inf): the sign of a rough exponent decides. */
-  double rough = a * log(x) - x - lgamma(a + plus1);
-  if (isnan(rough)) rough = a * (log(x) - log(a) + 1.0);  /* inf - inf for huge a: Stirling's leading term */
-  if (rough < -800.0) return 0.0;
-  if (rough > 800.0) return INFINITY;
-  const pk_dd g = pk_dd_lgamma(plus1 ? pk_two_sum(a, 1.0) : (double2)(a, 0.0));
-  const pk_dd e = pk_dd_sub(pk_dd_add_d(pk_dd_mul_d(pk_dd_log(x), a), -x), g);
-  return exp(e.x) * (1.0 + e.y);
-}
-double pk_igam_series(double a, double x) {
-  const double pre = pk_igam_prefactor(a, x, 1);
-  if (pre == 0.0) return 0.0;
-  pk_dd r = (double2)(a, 0.0), c = (double2)(1.0, 0.0), ans = (double2)(1.0, 0.0);
-  for (int k = 0; k < 10000; ++k) {
-    r = pk_dd_add_d(r, 1.0);
-    c = pk_dd_mul_d(pk_dd_div(c, r), x);
-    ans = pk_dd_add(ans, c);
-    if (c.x <= ans.x * 1e-18) break;
-  }
-  return ans.x * pre;
-}
-/* Legendre's continued fraction by the modified Lentz method, in double-double: in double its ~30+ rounded
-   steps drift by tens of ulps. */
-double pk_igamc_fraction(double a, double x) {
-  const double pre = pk_igam_prefactor(a, x, 0);
-  if (pre == 0.0) return 0.0;
-  const double tiny = 1e-300;
-  const pk_dd one = (double2)(1.0, 0.0);
-  pk_dd b = pk_dd_add_d(pk_two_sum(1.0, -a), x), c = (double2)(1.0 / tiny, 0.0), d = pk_dd_div(one, b), h = d;
-  for (int n = 1; n < 10000; ++n) {
-    const pk_dd an = pk_dd_mul_d(pk_two_sum((double)n, -a), -(double)n);
-    b = pk_dd_add_d(b, 2.0);
-    d = pk_dd_add(pk_dd_mul(an, d), b);
-    if (fabs(d.x) < tiny) d = (double2)(tiny, 0.0);
-    c = pk_dd_add(b, pk_dd_div(an, c));
-    if (fabs(c.x) < tiny) c = (double2)(tiny, 0.0);
-    d = pk_dd_div(one, d);
-    const pk_dd delta = pk_dd_mul(d, c);
-    h = pk_dd_mul(h, delta);
-    if (fabs(delta.x - 1.0 + delta.y) < 1e-20) break;
-  }
-  return h.x * pre;
-}
-/* ln Gamma(1 + a) for |a| <= 0.05: -gamma a + sum_k (-1)^k zeta(k) a^k / k, the leading term in double-double */
-pk_dd pk_lgamma1p_small(double a) {
-  double sum = 0.0, power = -a;
-  for (int k = 2; k <= 13; ++k) {
-    power *= -a;
-    sum += pk_zeta_2_13[k - 2] * power / k;
-  }
-  return pk_dd_add_d(pk_dd_mul_d((double2)(pk_euler_gamma[0], pk_euler_gamma[1]), -a), sum);
-}
-/* Q(a, x) for a < 1 and x <= 1 or x <= a (Gautschi): Q = -expm1(v) - a e^v S with v = a ln x - ln Gamma(1 + a),
-   S = sum_{n>=1} (-x)^n / (n! (a + n)); the two terms cancel up to ~4x, so v, S and their product carry
-   double-double. */
-double pk_igamc_small_a(double a, double x) {
-  const pk_dd lg = fabs(a) <= 0.05 ? pk_lgamma1p_small(a) : pk_dd_lgamma(pk_two_sum(1.0, a));
-  const pk_dd v = pk_dd_sub(pk_dd_mul_d(pk_dd_log(x), a), lg);
-  const double em1 = expm1(v.x) + exp(v.x) * v.y;
-  pk_dd term = (double2)(1.0, 0.0), series = (double2)(0.0, 0.0);
-  for (int n = 1; n < 200; ++n) {
-    term = pk_dd_div_d(pk_dd_mul_d(term, -x), (double)n);
-    const pk_dd t = pk_dd_div(term, pk_two_sum(a, (double)n));
-    series = pk_dd_add(series, t);
-    if (fabs(t.x) <= 1e-20 * fabs(series.x)) break;
-  }
-  const pk_dd f = pk_dd_mul(pk_dd_mul_d(series, a), pk_two_sum(1.0, em1));
-  return pk_dd_add_d((double2)(-f.x, -f.y), -em1).x;
-}
-double pk_igamma(double a, double x, int upper) {
-  if (isnan(a) || isnan(x) || a < 0.0 || x < 0.0) return NAN;
-  if (x == 0.0) return upper ? 1.0 : 0.0;
-  if (a == 0.0) return upper ? 0.0 : 1.0;
-  if (isinf(a)) return isinf(x) ? NAN : (upper ? 1.0 : 0.0);
-  if (isinf(x)) return upper ? 0.0 : 1.0;
-  if (x > 1.0 && x > a) {
-    const double q = pk_igamc_fraction(a, x);
-    return upper ? q : 1.0 - q;
-  }
-  if (!upper) return pk_igam_series(a, x);
-  return a < 1.0 ? pk_igamc_small_a(a, x) : 1.0 - pk_igam_series(a, x);
-}
 )CL";
 
 // nextafter of bf16 / fp8 values (held exactly in float): one step of the storage bits (fmt 0 bf16, 1 e4m3fn,
@@ -293,7 +179,7 @@ std::string special_expr(uint32_t op, int32_t t, const std::string *a, const std
       break;
     case PK_OP_IGAMMA:
     case PK_OP_IGAMMAC:
-      call = "pk_igamma(" + A + ", " + d(a[1]) + (op == PK_OP_IGAMMAC ? ", 1)" : ", 0)");
+      call = "pk_dm_igamma(" + A + ", " + d(a[1]) + (op == PK_OP_IGAMMAC ? ", 1)" : ", 0)");
       break;
     case PK_OP_ZETA:
       if (small) return no("zeta is defined for f32 and f64");
@@ -325,7 +211,7 @@ uint32_t special_helper_bits(uint32_t op, int32_t t) {
       return kDmBessel;
     case PK_OP_IGAMMA:
     case PK_OP_IGAMMAC:
-      return kIgamma;
+      return kDmIgamma;
     case PK_OP_ZETA:
       return kDmZeta;
     case PK_OP_NEXTAFTER:
@@ -335,20 +221,7 @@ uint32_t special_helper_bits(uint32_t op, int32_t t) {
   }
 }
 
-// The SDK's special_constants.hpp tables as OpenCL C constants: `__constant double name[n] = {...};` (%.17g gives
-// every double back exactly).
-template <class Doubles>
-std::string constant_table(const char *name, const Doubles &values) {
-  std::string s = std::string("__constant double ") + name + "[" + std::to_string(std::size(values)) + "] = {";
-  char num[32];
-  for (double c : values) {
-    std::snprintf(num, sizeof num, "%.17g,", c);
-    s += num;
-  }
-  return s + "};\n";
-}
-
-// The same for 32-bit words: `__constant uint name[n] = {...};`.
+// The SDK's special_constants.hpp tables of 32-bit words as OpenCL C constants: `__constant uint name[n] = {...};`.
 template <class Words>
 std::string constant_words(const char *name, const Words &values) {
   std::string s = std::string("__constant uint ") + name + "[" + std::to_string(std::size(values)) + "] = {";
@@ -367,19 +240,10 @@ std::string complex_tables() {
          constant_words("pk_bn_inv_2pi", sp::kInvTwoPiFraction);
 }
 
-// The incomplete gamma functions' zeta(k) table and Euler's gamma.
-std::string igamma_tables() {
-  namespace sp = pk::kit::special;
-  const double euler_gamma[2] = {sp::kEulerGammaHi, sp::kEulerGammaLo};
-  return constant_table("pk_zeta_2_13", sp::kZetaAtIntegers2To13) + constant_table("pk_euler_gamma", euler_gamma);
-}
-
 std::string special_helpers(uint32_t bits) {
   // Dependencies first.
-  if (bits & (kDmZeta | kDmDigamma | kDmBessel)) bits |= kDmDD;
+  if (bits & (kDmZeta | kDmDigamma | kDmBessel | kDmIgamma)) bits |= kDmDD;
   if (bits & (kDmErf | kDmDD)) bits |= kDmPort;
-  if (bits & kIgamma) bits |= kLgammaDD;
-  if (bits & kLgammaDD) bits |= kLogDD;
   if (bits & kComplex) bits |= kLogDD;
   if (bits & kLogDD) bits |= kDD;
   static const struct {
@@ -387,20 +251,18 @@ std::string special_helpers(uint32_t bits) {
     const char *src;
   } kChunks[] = {{kDD, kSrcDD},
                  {kLogDD, kSrcLogDD},
-                 {kLgammaDD, kSrcLgammaDD},
                  {kDmPort, kDevmathPort},
                  {kDmDD, kDevmathDd},
                  {kDmErf, kDevmathErf},
-                 {kIgamma, kSrcIgamma},
                  {kDmZeta, kDevmathZeta},
                  {kDmDigamma, kDevmathDigamma},
                  {kDmBessel, kDevmathBessel},
+                 {kDmIgamma, kDevmathIgamma},
                  {kNextSmall, kSrcNextSmall},
                  {kComplex, complex_source()}};
   std::string s;
   for (const auto &c : kChunks) {
     if (bits & c.bit) {
-      if (c.bit == kIgamma) s += igamma_tables();
       if (c.bit == kComplex) s += complex_tables();
       s += c.src;
     }

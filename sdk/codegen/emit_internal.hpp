@@ -252,13 +252,8 @@ class Emitter {
   Value *spherical_j0_d(Value *x) { return devmath("pk_dm_spherical_j0", {x}); }
   // One value from two branches of real control flow (their loops run only where they converge).
   Value *if_else(Value *cond, const std::function<Value *()> &then_fn, const std::function<Value *()> &else_fn);
-  Value *igam_prefactor(Value *a, Value *x, bool plus1);
-  Value *igam_series(Value *a, Value *x);
-  Value *igamc_fraction(Value *a, Value *x);
-  Value *igamc_small_a(Value *a, Value *x);
-  Value *igamma_any(Value *a, Value *x, bool upper);
-  Value *igamma_d(Value *a, Value *x) { return igamma_any(a, x, false); }
-  Value *igammac_d(Value *a, Value *x) { return igamma_any(a, x, true); }
+  Value *igamma_d(Value *a, Value *x) { return devmath("pk_dm_igamma", {a, x, b_.getInt32(0)}); }
+  Value *igammac_d(Value *a, Value *x) { return devmath("pk_dm_igamma", {a, x, b_.getInt32(1)}); }
   Value *zeta_d(Value *s, Value *q) { return devmath("pk_dm_zeta", {s, q}); }
 
   Value *fmaximum(Value *a, Value *c, bool is_max);

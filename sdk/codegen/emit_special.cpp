@@ -1,12 +1,10 @@
-// emit_special.cpp — the emitter's special functions (see emit.cpp for the numerics): lgamma and the incomplete
-// gamma functions, with the double-double arithmetic they carry their cancelling steps in. erfcx, erf_inv, ndtri,
-// digamma, the Bessel functions and Hurwitz zeta are the device math's (sdk/devmath, emit_devmath.cpp).
+// emit_special.cpp — the emitter's lgamma (see emit.cpp for the numerics), with the double-double arithmetic it
+// carries its cancelling steps in. erfcx, erf_inv, ndtri, digamma, the Bessel functions, the incomplete gamma
+// functions and Hurwitz zeta are the device math's (sdk/devmath, emit_devmath.cpp).
 #include "emit_internal.hpp"
 
 #include <cmath>
 #include <limits>
-
-#include "primkit/special_constants.hpp"
 
 namespace pk::codegen::detail {
 
@@ -148,134 +146,6 @@ Value *Emitter::if_else(Value *cond, const std::function<Value *()> &then_fn, co
   phi->addIncoming(t, then_end);
   phi->addIncoming(e, else_end);
   return phi;
-}
-
-// Regularized incomplete gamma P(a, x) and Q(a, x), the OpenCL backend's algorithm (after the CPU backend's
-// choice of branches): the power series of P and Legendre's continued fraction of Q, each where it converges;
-// the prefactor x^a e^-x / Gamma(a) through its logarithm in double-double (a log x and ln Gamma(a) are each
-// hundreds where the result is O(1)); series and fraction in double-double; Q for a < 1 where 1 - P would
-// cancel by Gautschi's form.
-
-// x^a e^-x / Gamma(a + plus1); plus1 keeps tiny a off the subnormal range.
-Value *Emitter::igam_prefactor(Value *a, Value *x, bool plus1) {
-  // Far out of range (the double-double would meet inf - inf): the sign of a rough exponent decides.
-  Value *ap = plus1 ? b_.CreateFAdd(a, f64c(1.0)) : a;
-  Value *rough = b_.CreateFSub(b_.CreateFSub(b_.CreateFMul(a, log_d(x)), x), lgamma_d(ap));
-  Value *stirling = b_.CreateFMul(a, b_.CreateFAdd(b_.CreateFSub(log_d(x), log_d(a)), f64c(1.0)));
-  rough = b_.CreateSelect(b_.CreateFCmpUNO(rough, rough), stirling, rough);
-  DD g = lgamma_pos(plus1 ? dd_two_sum(a, f64c(1.0)) : dd(a));
-  Value *llo = nullptr;
-  Value *lhi = log_dd(x, llo);
-  DD e = dd_add(dd_add_d(dd_mul_d({lhi, llo}, a), b_.CreateFNeg(x)), {b_.CreateFNeg(g.hi), b_.CreateFNeg(g.lo)});
-  Value *r = b_.CreateFMul(exp_d(e.hi), b_.CreateFAdd(f64c(1.0), e.lo));
-  r = b_.CreateSelect(b_.CreateFCmpOLT(rough, f64c(-800.0)), f64c(0.0), r);
-  return b_.CreateSelect(b_.CreateFCmpOGT(rough, f64c(800.0)), f64c(std::numeric_limits<double>::infinity()), r);
-}
-
-Value *Emitter::igam_series(Value *a, Value *x) {
-  Value *pre = igam_prefactor(a, x, true);
-  std::vector<Value *> s = loop_until(
-      i64c(10000), {a, f64c(0.0), f64c(1.0), f64c(0.0), f64c(1.0), f64c(0.0)},
-      [&](Value *, const std::vector<Value *> &v) {
-        DD r = dd_add_d({v[0], v[1]}, f64c(1.0));
-        DD c = dd_mul_d(dd_div({v[2], v[3]}, r), x);
-        DD ans = dd_add({v[4], v[5]}, c);
-        return std::vector<Value *>{
-            r.hi, r.lo, c.hi, c.lo, ans.hi, ans.lo, b_.CreateFCmpOLE(c.hi, b_.CreateFMul(ans.hi, f64c(1e-18)))};
-      });
-  return b_.CreateSelect(b_.CreateFCmpOEQ(pre, f64c(0.0)), f64c(0.0), b_.CreateFMul(s[4], pre));
-}
-
-// Legendre's continued fraction by the modified Lentz method, in double-double (in double its ~30+ rounded steps
-// drift by tens of ulps).
-Value *Emitter::igamc_fraction(Value *a, Value *x) {
-  Value *pre = igam_prefactor(a, x, false);
-  const double tiny = 1e-300;
-  auto floor_tiny = [&](DD v) {
-    Value *small = b_.CreateFCmpOLT(intr(llvm::Intrinsic::fabs, {v.hi}), f64c(tiny));
-    return DD{b_.CreateSelect(small, f64c(tiny), v.hi), b_.CreateSelect(small, f64c(0.0), v.lo)};
-  };
-  DD b0 = dd_add_d(dd_two_sum(f64c(1.0), b_.CreateFNeg(a)), x);
-  DD d0 = dd_div(dd(f64c(1.0)), b0);
-  std::vector<Value *> s = loop_until(
-      i64c(9999), {b0.hi, b0.lo, f64c(1.0 / tiny), f64c(0.0), d0.hi, d0.lo, d0.hi, d0.lo},
-      [&](Value *c, const std::vector<Value *> &v) {
-        Value *nn = b_.CreateSIToFP(b_.CreateAdd(c, i64c(1)), f64_);
-        DD an = dd_mul_d(dd_two_sum(nn, b_.CreateFNeg(a)), b_.CreateFNeg(nn));
-        DD bb = dd_add_d({v[0], v[1]}, f64c(2.0));
-        DD d = floor_tiny(dd_add(dd_mul(an, {v[4], v[5]}), bb));
-        DD cc = floor_tiny(dd_add(bb, dd_div(an, {v[2], v[3]})));
-        d = dd_div(dd(f64c(1.0)), d);
-        DD delta = dd_mul(d, cc);
-        DD h = dd_mul({v[6], v[7]}, delta);
-        Value *conv = b_.CreateFCmpOLT(
-            intr(llvm::Intrinsic::fabs, {b_.CreateFAdd(b_.CreateFSub(delta.hi, f64c(1.0)), delta.lo)}), f64c(1e-20));
-        return std::vector<Value *>{bb.hi, bb.lo, cc.hi, cc.lo, d.hi, d.lo, h.hi, h.lo, conv};
-      });
-  return b_.CreateSelect(b_.CreateFCmpOEQ(pre, f64c(0.0)), f64c(0.0), b_.CreateFMul(s[6], pre));
-}
-
-// Q(a, x) for a < 1 and x <= 1 or x <= a (Gautschi): Q = -expm1(v) - a e^v S with v = a ln x - ln Gamma(1 + a),
-// S = sum_{n>=1} (-x)^n / (n! (a + n)); the two terms cancel up to ~4x, so v, S and their product carry
-// double-double. ln Gamma(1 + a) for |a| <= 0.05 from its zeta series (special_constants.hpp).
-Value *Emitter::igamc_small_a(Value *a, Value *x) {
-  namespace sp = pk::kit::special;
-  Value *sum = f64c(0.0), *power = b_.CreateFNeg(a);
-  for (int k = 2; k <= 13; ++k) {
-    power = b_.CreateFMul(power, b_.CreateFNeg(a));
-    sum = b_.CreateFAdd(sum, b_.CreateFDiv(b_.CreateFMul(f64c(sp::kZetaAtIntegers2To13[k - 2]), power), f64c(k)));
-  }
-  DD series_lg = dd_add_d(dd_mul_d({f64c(sp::kEulerGammaHi), f64c(sp::kEulerGammaLo)}, b_.CreateFNeg(a)), sum);
-  Value *tiny_a = b_.CreateFCmpOLE(intr(llvm::Intrinsic::fabs, {a}), f64c(0.05));
-  // lgamma_pos of 1 + a is only needed (and well-conditioned) above 0.05; the select keeps its argument sane.
-  DD rec_lg = lgamma_pos(dd_two_sum(f64c(1.0), b_.CreateSelect(tiny_a, f64c(0.5), a)));
-  DD lg{b_.CreateSelect(tiny_a, series_lg.hi, rec_lg.hi), b_.CreateSelect(tiny_a, series_lg.lo, rec_lg.lo)};
-  Value *llo = nullptr;
-  Value *lhi = log_dd(x, llo);
-  DD v = dd_add(dd_mul_d({lhi, llo}, a), {b_.CreateFNeg(lg.hi), b_.CreateFNeg(lg.lo)});
-  Value *em1 = b_.CreateFAdd(expm1_d(v.hi), b_.CreateFMul(exp_d(v.hi), v.lo));
-  std::vector<Value *> s =
-      loop_until(i64c(199), {f64c(1.0), f64c(0.0), f64c(0.0), f64c(0.0)}, [&](Value *c, const std::vector<Value *> &w) {
-        Value *nn = b_.CreateSIToFP(b_.CreateAdd(c, i64c(1)), f64_);
-        DD term = dd_div(dd_mul_d({w[0], w[1]}, b_.CreateFNeg(x)), dd(nn));
-        DD t = dd_div(term, dd_two_sum(a, nn));
-        DD series = dd_add({w[2], w[3]}, t);
-        Value *stop = b_.CreateFCmpOLE(intr(llvm::Intrinsic::fabs, {t.hi}),
-                                       b_.CreateFMul(f64c(1e-20), intr(llvm::Intrinsic::fabs, {series.hi})));
-        return std::vector<Value *>{term.hi, term.lo, series.hi, series.lo, stop};
-      });
-  DD f = dd_mul(dd_mul_d({s[2], s[3]}, a), dd_two_sum(f64c(1.0), em1));
-  return dd_add_d({b_.CreateFNeg(f.hi), b_.CreateFNeg(f.lo)}, b_.CreateFNeg(em1)).hi;
-}
-
-Value *Emitter::igamma_any(Value *a, Value *x, bool upper) {
-  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
-  // The special cases first; the branches then see finite a, x > 0 (and a, x replaced by 1 elsewhere).
-  Value *bad =
-      b_.CreateOr(b_.CreateOr(b_.CreateFCmpUNO(a, x), b_.CreateFCmpOLT(a, f64c(0.0))), b_.CreateFCmpOLT(x, f64c(0.0)));
-  Value *x0 = b_.CreateFCmpOEQ(x, f64c(0.0)), *a0 = b_.CreateFCmpOEQ(a, f64c(0.0));
-  Value *ainf = b_.CreateFCmpOEQ(a, f64c(inf)), *xinf = b_.CreateFCmpOEQ(x, f64c(inf));
-  Value *special = b_.CreateOr(b_.CreateOr(bad, b_.CreateOr(x0, a0)), b_.CreateOr(ainf, xinf));
-  Value *sa = b_.CreateSelect(special, f64c(1.0), a), *sx = b_.CreateSelect(special, f64c(1.0), x);
-  Value *frac = b_.CreateAnd(b_.CreateFCmpOGT(sx, f64c(1.0)), b_.CreateFCmpOGT(sx, sa));
-  Value *r = if_else(
-      frac,
-      [&]() {
-        Value *q = igamc_fraction(sa, sx);
-        return upper ? q : b_.CreateFSub(f64c(1.0), q);
-      },
-      [&]() -> Value * {
-        if (!upper) return igam_series(sa, sx);
-        return if_else(
-            b_.CreateFCmpOLT(sa, f64c(1.0)), [&]() { return igamc_small_a(sa, sx); },
-            [&]() { return b_.CreateFSub(f64c(1.0), igam_series(sa, sx)); });
-      });
-  Value *lo = f64c(upper ? 1.0 : 0.0), *hi = f64c(upper ? 0.0 : 1.0);
-  r = b_.CreateSelect(xinf, hi, r);
-  r = b_.CreateSelect(ainf, b_.CreateSelect(xinf, f64c(nan), lo), r);
-  r = b_.CreateSelect(a0, hi, r);
-  r = b_.CreateSelect(x0, lo, r);
-  return b_.CreateSelect(bad, f64c(nan), r);
 }
 
 }  // namespace pk::codegen::detail

@@ -8,4 +8,5 @@
 #include "zeta.h"
 #include "digamma.h"
 #include "bessel.h"
+#include "igamma.h"
 /* clang-format on */

@@ -1,4 +1,4 @@
-// devmath.hpp — the device math (port.h, dd.h, erf.h, zeta.h, digamma.h, bessel.h) as C++: inline functions
+// devmath.hpp — the device math (port.h, dd.h, erf.h, zeta.h, digamma.h, bessel.h, igamma.h) as C++: inline functions
 // pk::devmath::pk_dm_*, on the std:: primitives. The same files are the OpenCL backend's source text and, compiled to
 // LLVM bitcode (devmath.c), the code generator's; a fix made in them reaches every backend.
 #pragma once
@@ -18,6 +18,7 @@ namespace pk::devmath {
 #include "zeta.h"
 #include "digamma.h"
 #include "bessel.h"
+#include "igamma.h"
 // clang-format on
 
 }  // namespace pk::devmath

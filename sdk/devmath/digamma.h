@@ -1,33 +1,5 @@
 /* digamma.h — psi(x), the logarithmic derivative of Gamma, in double-double where it cancels. Needs dd.h. */
 
-/* log(x) of a finite double x > 0 in double-double: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log m = 2 atanh(s)
-   with s = (m - 1) / (m + 1), |s| < 0.172, whose odd series converges by a factor 0.03 a term. m and e come from
-   the bits (frexp is not a primitive every target has). */
-PK_DM_FN pk_dm_dd pk_dm_dd_log(double x) {
-  double scaled = x;
-  int e = 0;
-  if (x < 2.2250738585072014e-308) { /* subnormal: scaled by 2^54 to a normal number first */
-    scaled = x * 18014398509481984.0;
-    e = -54;
-  }
-  const PK_DM_U64 bits = pk_dm_bits(scaled);
-  e += (int)((bits >> 52) & 0x7ff) - 1022;
-  double m = pk_dm_from_bits((bits & 0x000fffffffffffffUL) | 0x3fe0000000000000UL); /* [1/2, 1) */
-  if (m < 0.70710678118654752) {
-    m *= 2.0;
-    --e;
-  }
-  const pk_dm_dd s = pk_dm_dd_div(pk_dm_dd_make(m - 1.0, 0.0), pk_dm_two_sum(m, 1.0));
-  const pk_dm_dd s2 = pk_dm_dd_mul(s, s);
-  pk_dm_dd t = pk_dm_dd_make(0.0, 0.0);
-  for (int k = 17; k >= 0; --k) {
-    const double n = 2 * k + 1, inv = 1.0 / n;
-    t = pk_dm_dd_add(pk_dm_dd_mul(t, s2), pk_dm_dd_make(inv, -pk_dm_fma(inv, n, -1.0) / n));
-  }
-  const pk_dm_dd ln2 = pk_dm_dd_make(0.6931471805599453, 2.3190468138462996e-17);
-  return pk_dm_dd_add(pk_dm_dd_mul_d(ln2, (double)e), pk_dm_dd_mul_d(pk_dm_dd_mul(s, t), 2.0));
-}
-
 /* psi near its roots: Taylor coefficients psi^(k)(c) / k!, k = 0..35, at c = x0 + 1 (x0 = 1.46163... the positive
    root), each a double-double (hi, lo) pair, computed with mpmath at 300 bits. The series converges by a factor
    < 0.22 a term on [2, 3), and summed in double-double it gives psi to ~2^-100 absolute, so the cancellation near

@@ -25,6 +25,7 @@
 #define pk_dm_pow pow
 #define pk_dm_erf erf
 #define pk_dm_erfc erfc
+#define pk_dm_lgamma lgamma
 #define pk_dm_sin sin
 #define pk_dm_cos cos
 #define pk_dm_sqrt sqrt
@@ -71,6 +72,10 @@ inline double pk_dm_erf(double x) {
 }
 inline double pk_dm_erfc(double x) {
   return std::erfc(x);
+}
+inline double pk_dm_lgamma(double x) {
+  int sign = 0;
+  return ::lgamma_r(x, &sign);  // the re-entrant form: lgamma writes the global signgam
 }
 inline double pk_dm_sin(double x) {
   return std::sin(x);
@@ -139,6 +144,7 @@ double pk_dm_log2(double x);
 double pk_dm_pow(double x, double y);
 double pk_dm_erf(double x);
 double pk_dm_erfc(double x);
+double pk_dm_lgamma(double x);
 double pk_dm_sin(double x);
 double pk_dm_cos(double x);
 #define pk_dm_sqrt __builtin_sqrt

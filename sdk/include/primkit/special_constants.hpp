@@ -1,21 +1,12 @@
 // special_constants.hpp — constant tables of special-function algorithms, shared by the code generators (the LLVM
 // generator in sdk/codegen and the OpenCL backend's source generator) so each table exists once. Header-only,
 // installed: a vendor's own kernels may use them too. The tables of the functions in the device math
-// (sdk/devmath: digamma, Hurwitz zeta) live there, with the code that reads them.
+// (sdk/devmath: digamma, the incomplete gamma functions, Hurwitz zeta) live there, with the code that reads them.
 #pragma once
 
 #include <cstdint>
 
 namespace pk::kit::special {
-
-// zeta(k), k = 2..13, and Euler's gamma as a double-double (hi, lo): ln Gamma(1 + a) = -gamma a + sum_k (-1)^k
-// zeta(k) a^k / k, which the incomplete gamma functions use for |a| <= 0.05 (where the recurrence and Stirling
-// would leave ln Gamma(1 + a) only absolutely accurate).
-constexpr double kZetaAtIntegers2To13[12] = {1.6449340668482264, 1.2020569031595943, 1.0823232337111382,
-                                             1.0369277551433699, 1.0173430619844491, 1.0083492773819228,
-                                             1.0040773561979443, 1.0020083928260822, 1.0009945751278181,
-                                             1.0004941886041195, 1.0002460865533080, 1.0001227133475785};
-constexpr double kEulerGammaHi = 0.5772156649015329, kEulerGammaLo = -4.942915152430645e-18;
 
 // ln 2, pi / 4 and 1 / (2 pi) as 1280-bit binary fractions: 40 32-bit words, most significant first (the value is
 // sum_j word[j] 2^(-32 (j + 1)), truncated). Complex pow's exact path needs log a and the phase b log a mod 2 pi to
