@@ -16,9 +16,10 @@
 //     2p + 2 bits for each of these formats, so the double rounding is innocuous); fma and conversions from wide
 //     integers use round-to-odd in double so the final rounding is the correct one.
 //   * transcendental functions of f32 and narrower are evaluated in double and rounded once (≤ 1 ulp);
-//     f64 uses glibc's double functions (≤ a few ulp); special functions glibc lacks (erf_inv, erfcx, digamma,
-//     ndtri, modified Bessel, incomplete gamma, Hurwitz zeta) are implemented in elementwise_special.cpp with
-//     double/long double algorithms accurate well inside the table's ULP bounds.
+//     f64 uses glibc's double functions (≤ a few ulp); special functions glibc lacks are implemented with
+//     algorithms accurate well inside the table's ULP bounds: erf_inv, erfcx, ndtri, digamma, the Bessel
+//     functions, the incomplete gamma functions and Hurwitz zeta in the device math every backend shares
+//     (sdk/devmath, double and double-double).
 //   * integers wrap (computed in the unsigned type of the same width), division truncates, x / 0 = 0.
 #pragma once
 
@@ -616,13 +617,6 @@ T next_after(T a, T b) {
 // --- special functions (elementwise_special.cpp; double unless said) ---------------------------------------------
 
 double lgamma_value(double x);
-double erf_inv_value(double y);
-double ndtri_value(double p);
-double erfcx_value(double x);
-double digamma_value(double x);
-double bessel_i_value(int order, double xd, bool scaled);
-double igamma_value(double a, double x, bool upper);
-double hurwitz_zeta_value(double s, double q);
 double cbrt_value(double x);
 
 // --- registration ------------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@
 
 #include "complex_rounding.hpp"
 #include "cpu_kernels.hpp"
+#include "devmath.hpp"
 #include "elementwise.hpp"
 
 namespace pk::cpu::elementwise {
@@ -194,9 +195,9 @@ struct Gcd {
 PK_FLOAT_FN2(Atan2, is_float_v<T>, std::atan2(a, b))
 PK_FLOAT_FN2(Hypot, is_float_v<T>, std::hypot(a, b))
 PK_FLOAT_FN2(Copysign, is_float_v<T>, std::copysign(a, b))
-PK_FLOAT_FN2(Igamma, is_float_v<T>, igamma_value(a, b, false))
-PK_FLOAT_FN2(Igammac, is_float_v<T>, igamma_value(a, b, true))
-PK_FLOAT_FN2(Zeta, std::is_floating_point_v<T>, hurwitz_zeta_value(a, b))
+PK_FLOAT_FN2(Igamma, is_float_v<T>, devmath::pk_dm_igamma(a, b, 0))
+PK_FLOAT_FN2(Igammac, is_float_v<T>, devmath::pk_dm_igamma(a, b, 1))
+PK_FLOAT_FN2(Zeta, std::is_floating_point_v<T>, devmath::pk_dm_zeta(a, b))
 #undef PK_FLOAT_FN2
 
 struct Pow {

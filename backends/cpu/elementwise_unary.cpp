@@ -10,6 +10,7 @@
 
 #include "complex_rounding.hpp"
 #include "cpu_kernels.hpp"
+#include "devmath.hpp"
 #include "elementwise.hpp"
 #include "vec_math.hpp"
 
@@ -103,19 +104,19 @@ PK_FLOAT_FN(Floor, false, std::floor(x), x)
 PK_FLOAT_FN(Ceil, false, std::ceil(x), x)
 PK_FLOAT_FN(Trunc, false, std::trunc(x), x)
 
-// The special functions (elementwise_special.cpp).
-PK_FLOAT_FN(ErfInv, false, erf_inv_value(x), x)
-PK_FLOAT_FN(Erfcx, false, erfcx_value(x), x)
+// The special functions (the device math shared with the other backends, sdk/devmath; elementwise_special.cpp).
+PK_FLOAT_FN(ErfInv, false, devmath::pk_dm_erf_inv(x), x)
+PK_FLOAT_FN(Erfcx, false, devmath::pk_dm_erfcx(x), x)
 PK_FLOAT_FN(Lgamma, false, lgamma_value(x), x)
-PK_FLOAT_FN(Digamma, false, digamma_value(x), x)
-PK_FLOAT_FN(Ndtri, false, ndtri_value(x), x)
-PK_FLOAT_FN(BesselI0, false, bessel_i_value(0, x, false), x)
-PK_FLOAT_FN(BesselI0e, false, bessel_i_value(0, x, true), x)
-PK_FLOAT_FN(BesselI1, false, bessel_i_value(1, x, false), x)
-PK_FLOAT_FN(BesselI1e, false, bessel_i_value(1, x, true), x)
-PK_FLOAT_FN(BesselJ0, false, ::j0(x), x)
-PK_FLOAT_FN(BesselJ1, false, ::j1(x), x)
-PK_FLOAT_FN(SphericalBesselJ0, false, (x == 0 ? 1.0 : (std::isinf(x) ? 0.0 : std::sin(x) / x)), x)
+PK_FLOAT_FN(Digamma, false, devmath::pk_dm_digamma(x), x)
+PK_FLOAT_FN(Ndtri, false, devmath::pk_dm_ndtri(x), x)
+PK_FLOAT_FN(BesselI0, false, devmath::pk_dm_bessel_i(0, x, 0), x)
+PK_FLOAT_FN(BesselI0e, false, devmath::pk_dm_bessel_i(0, x, 1), x)
+PK_FLOAT_FN(BesselI1, false, devmath::pk_dm_bessel_i(1, x, 0), x)
+PK_FLOAT_FN(BesselI1e, false, devmath::pk_dm_bessel_i(1, x, 1), x)
+PK_FLOAT_FN(BesselJ0, false, devmath::pk_dm_bessel_j(0, x), x)
+PK_FLOAT_FN(BesselJ1, false, devmath::pk_dm_bessel_j(1, x), x)
+PK_FLOAT_FN(SphericalBesselJ0, false, devmath::pk_dm_spherical_j0(x), x)
 #undef PK_FLOAT_FN
 
 struct Round {

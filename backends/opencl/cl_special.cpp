@@ -1,6 +1,7 @@
-// cl_special.cpp — OpenCL C sources of the special functions (see cl_special.hpp). The algorithms follow the CPU
-// backend's (backends/cpu/elementwise_special.cpp); where that one leans on long double, these use double-double
-// (fma-based exact products and sums) or a formulation without the cancellation.
+// cl_special.cpp — OpenCL C sources of the special functions (see cl_special.hpp). erf_inv, ndtri, erfcx, digamma,
+// the Bessel functions, the incomplete gamma functions and Hurwitz zeta are the device math's (sdk/devmath), whose
+// files this backend embeds as they are. What is left here: nextafter of the small formats and the double-double
+// helpers of the complex math (cl_complex.cpp), which has not moved to the device math yet.
 #include "cl_special.hpp"
 
 #include <cstdio>
@@ -10,6 +11,9 @@
 #include "primkit/special_constants.hpp"
 
 #include "cl_complex.hpp"
+// Generated at build time from sdk/devmath (CMakeLists.txt): kDevmathPort, kDevmathDd, kDevmathErf, kDevmathZeta,
+// kDevmathDigamma, kDevmathBessel, kDevmathIgamma.
+#include "devmath_opencl.inc"
 
 namespace pk::ocl {
 namespace {
@@ -17,15 +21,14 @@ namespace {
 enum : uint32_t {
   kDD = 1u << 0,
   kLogDD = 1u << 1,
-  kLgammaDD = 1u << 2,
-  kErfInv = 1u << 3,
-  kNdtri = 1u << 4,
-  kErfcx = 1u << 5,
-  kDigamma = 1u << 6,
-  kBesselI = 1u << 7,
-  kBesselJ = 1u << 8,
-  kIgamma = 1u << 9,
-  kZeta = 1u << 10,
+  // The device math (sdk/devmath): its files, embedded at build time (devmath_opencl.inc).
+  kDmErf = 1u << 3,  // erf_inv, ndtri, erfcx
+  kDmPort = 1u << 4,
+  kDmDD = 1u << 5,
+  kDmDigamma = 1u << 6,
+  kDmBessel = 1u << 7,
+  kDmIgamma = 1u << 9,
+  kDmZeta = 1u << 10,
   kNextSmall = 1u << 11,
   kComplex = 1u << 12,
 };
@@ -88,458 +91,6 @@ pk_dd pk_dd_log(double x) {
 inline pk_dd pk_dd_log_dd(pk_dd x) { return pk_dd_add_d(pk_dd_log(x.x), x.y / x.x); }
 )CL";
 
-// ln Gamma(z) for z > 0 in double-double: the recurrence up to w >= 20, then Stirling's series (its terms past
-// 1/(12 w) are below 4e-7 there, so double holds them well enough; 8 terms leave < 1e-21).
-const char *kSrcLgammaDD = R"CL(
-pk_dd pk_dd_lgamma(pk_dd z) {
-  pk_dd prod = (double2)(1.0, 0.0), w = z;
-  int shifted = 0;
-  while (w.x < 20.0) {
-    prod = pk_dd_mul(prod, w);
-    w = pk_dd_add_d(w, 1.0);
-    shifted = 1;
-  }
-  pk_dd r = pk_dd_sub(pk_dd_mul(pk_dd_add_d(w, -0.5), pk_dd_log_dd(w)), w);
-  r = pk_dd_add(r, (double2)(0.9189385332046728, -3.8782941580672414e-17));  /* log(2 pi) / 2 */
-  r = pk_dd_add(r, pk_dd_div((double2)(1.0, 0.0), pk_dd_mul_d(w, 12.0)));
-  const double iw = 1.0 / w.x, iw2 = iw * iw;
-  r = pk_dd_add_d(r, iw * iw2 * (-1.0 / 360 + iw2 * (1.0 / 1260 + iw2 * (-1.0 / 1680 + iw2 * (1.0 / 1188 +
-                       iw2 * (-691.0 / 360360 + iw2 * (1.0 / 156 + iw2 * (-3617.0 / 122400))))))));
-  if (shifted) r = pk_dd_sub(r, pk_dd_log_dd(prod));
-  return r;
-}
-)CL";
-
-// Inverse error function: Giles' single-precision approximation, then Newton steps on erf (on erfc near +-1,
-// where 1 - |y| is exact). Below 2^-27 the cubic term is under half an ulp.
-const char *kSrcErfInv = R"CL(
-double pk_erf_inv(double y) {
-  if (isnan(y) || y < -1.0 || y > 1.0) return NAN;
-  if (y == 1.0) return INFINITY;
-  if (y == -1.0) return -INFINITY;
-  const double ay = fabs(y);
-  if (ay < 7.450580596923828e-09) return y * 0.88622692545275801365;
-  double w = -log((1.0 - ay) * (1.0 + ay)), p;
-  if (w < 5.0) {
-    w -= 2.5;
-    p = 2.81022636e-08;
-    p = 3.43273939e-07 + p * w;
-    p = -3.5233877e-06 + p * w;
-    p = -4.39150654e-06 + p * w;
-    p = 0.00021858087 + p * w;
-    p = -0.00125372503 + p * w;
-    p = -0.00417768164 + p * w;
-    p = 0.246640727 + p * w;
-    p = 1.50140941 + p * w;
-  } else {
-    w = sqrt(w) - 3.0;
-    p = -0.000200214257;
-    p = 0.000100950558 + p * w;
-    p = 0.00134934322 + p * w;
-    p = -0.00367342844 + p * w;
-    p = 0.00573950773 + p * w;
-    p = -0.0076224613 + p * w;
-    p = 0.00943887047 + p * w;
-    p = 1.00167406 + p * w;
-    p = 2.83297682 + p * w;
-  }
-  double x = p * ay;
-  if (ay > 0.5) {
-    // Newton on log erfc(x) = log(1 - |y|): on erfc itself the tail converged too slowly (y = 1 - 2^-53 stopped
-    // ~0.03 short of 5.8636).
-    const double target = log1p(-ay);
-    for (int it = 0; it < 60; ++it) {
-      const double c = erfc(x);
-      const double step = (log(c) - target) / (-1.1283791670955126 * exp(-x * x) / c);
-      x -= step;
-      if (fabs(step) <= fabs(x) * 1e-17) break;
-    }
-    return copysign(x, y);
-  }
-  for (int it = 0; it < 8; ++it) {
-    const double step = (erf(x) - ay) / (1.1283791670955126 * exp(-x * x));
-    x -= step;
-    if (fabs(step) <= fabs(x) * 1e-17) break;
-  }
-  return copysign(x, y);
-}
-)CL";
-
-// Inverse of the standard normal CDF. For p in [1/4, 1/2] it is -sqrt(2) erf_inv(1 - 2p) with 1 - 2p exact: a
-// Newton step there would need Phi(x) - p to better than the ulp of 1/2. Below, Halley steps on erfc (relative
-// accuracy in the tail) from that start; below 1e-200 Newton on log Phi with its asymptotic series.
-const char *kSrcNdtri = R"CL(
-double pk_ndtri_low(double p) {
-  if (p < 1e-200) {
-    const double lp = log(p);
-    double x = -sqrt(-2.0 * lp);
-    for (int it = 0; it < 20; ++it) {
-      const double z = 1.0 / (x * x);
-      double term = 1.0, series = 1.0;
-      for (int k = 1; k < 12; ++k) {
-        term *= -(2 * k - 1) * z;
-        series += term;
-      }
-      const double log_phi = -x * x / 2 - log(-x * 2.5066282746310002) + log(series);
-      const double step = (log_phi - lp) / (-x / series);
-      x -= step;
-      if (fabs(step) < 1e-17 * fabs(x)) break;
-    }
-    return x;
-  }
-  double x = -1.4142135623730951 * pk_erf_inv(1.0 - 2.0 * p);
-  if (p >= 0.25) return x;
-  if (!isfinite(x)) x = -sqrt(-2.0 * log(p));
-  if (p < 1e-10) {
-    // Newton on log Phi(x) = log p (4 Halley steps on Phi from the crude start left p = 1.09e-200 2e7 ulps off).
-    const double target = log(p);
-    for (int it = 0; it < 60; ++it) {
-      const double big = 0.5 * erfc(-x * 0.70710678118654752);
-      const double step = (log(big) - target) / (exp(-x * x / 2) * 0.3989422804014327 / big);
-      x -= step;
-      if (fabs(step) <= fabs(x) * 1e-17) break;
-    }
-    return x;
-  }
-  for (int it = 0; it < 8; ++it) {
-    const double e = 0.5 * erfc(-x * 0.70710678118654752) - p;
-    const double u = e * 2.5066282746310002 * exp(x * x / 2);
-    const double step = u / (1.0 + x * u / 2);
-    x -= step;
-    if (fabs(step) <= fabs(x) * 1e-17) break;
-  }
-  return x;
-}
-double pk_ndtri(double p) {
-  if (isnan(p) || p < 0.0 || p > 1.0) return NAN;
-  if (p == 0.0) return -INFINITY;
-  if (p == 1.0) return INFINITY;
-  return p > 0.5 ? -pk_ndtri_low(1.0 - p) : pk_ndtri_low(p);
-}
-)CL";
-
-// exp(x^2) erfc(x): direct with an exact square below 10, the asymptotic series above.
-const char *kSrcErfcx = R"CL(
-double pk_erfcx(double x) {
-  if (isnan(x)) return x;
-  if (isinf(x)) return x > 0 ? 0.0 : INFINITY;
-  if (x < 10.0) {
-    const double hi = x * x, lo = fma(x, x, -hi);
-    if (!(hi < 710.0)) return INFINITY;  // beyond exp's range (1 + lo of a huge x^2 could be negative: -inf)
-    return exp(hi) * (1.0 + lo) * erfc(x);
-  }
-  const double inv = 1.0 / (2.0 * x * x);
-  double term = 1.0, sum = 1.0;
-  for (int k = 1; k < 60; ++k) {
-    term *= -(2 * k - 1) * inv;
-    sum += term;
-    if (fabs(term) < 1e-17 * fabs(sum)) break;
-  }
-  return sum * 0.56418958354775628695 / x;
-}
-)CL";
-// Digamma. Every x below 10 is moved by whole steps into [2, 3), where a Taylor series at c = x0 + 1 (x0 the
-// positive root, psi(c) = 1/x0) converges by a factor < 0.22 a term; the steps' reciprocals and the series are
-// summed in double-double, so the cancellation near the roots (the positive one and one per negative unit
-// interval) costs nothing. Coefficients: psi^(k)(c) / k!, k = 0..35, as hi/lo pairs (computed with mpmath).
-// Above 10 the asymptotic series in double; below -128 the reflection formula in double-double.
-const char *kSrcDigamma = R"CL(
-pk_dd pk_psi_23(pk_dd z) {
-  const pk_dd dx = pk_dd_sub(z, (double2)(pk_psi_root[0], pk_psi_root[1]));
-  pk_dd s = (double2)(pk_psi_taylor[70], pk_psi_taylor[71]);
-  for (int k = 34; k >= 0; --k) s = pk_dd_add(pk_dd_mul(s, dx), (double2)(pk_psi_taylor[2 * k], pk_psi_taylor[2 * k + 1]));
-  return s;
-}
-double pk_psi_asym(double x) {
-  const double z = 1.0 / (x * x);
-  const double series = z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 -
-                        z * (691.0 / 32760 - z / 12))))));
-  return log(x) - 0.5 / x - series;
-}
-double pk_digamma(double x) {
-  if (isnan(x)) return x;
-  if (x == 0.0) return signbit(x) ? INFINITY : -INFINITY;
-  if (isinf(x)) return x > 0 ? x : NAN;
-  if (x < 0.0 && x == floor(x)) return NAN;
-  if (x >= 10.0) return pk_psi_asym(x);
-  if (fabs(x) < 1e-300) return -1.0 / x;  /* -1/x - gamma: the constant is far below an ulp */
-  if (x < -128.0) {
-    /* psi(1 - x) - pi cot(pi r) in double-double: r = x - rint(x) and 1 - x are exact, and near each negative
-       root the two terms (about log|x|) cancel. pi cot(pi r) = 1/r - r sum_k 2 zeta(2k) r^(2k-2). */
-    const double r = x - rint(x), v = 1.0 - x, z = 1.0 / (v * v);
-    const pk_dd t = pk_two_prod(r, r);
-    pk_dd s = (double2)(0.0, 0.0);
-    for (int k = 31; k >= 0; --k) s = pk_dd_add(pk_dd_mul(s, t), (double2)(pk_two_zeta_even[2 * k], pk_two_zeta_even[2 * k + 1]));
-    const pk_dd cot = pk_dd_sub(pk_dd_div((double2)(1.0, 0.0), (double2)(r, 0.0)), pk_dd_mul_d(s, r));
-    pk_dd f = pk_dd_sub(pk_dd_log(v), cot);
-    f = pk_dd_sub(f, pk_dd_div_d((double2)(0.5, 0.0), v)); /* 1/(2v) ~ 4e-3: its double rounding alone is 1e-6 of a root's psi */
-    f = pk_dd_sub(f, pk_dd_div((double2)(1.0, 0.0), pk_dd_mul_d(pk_two_prod(v, v), 12.0))); /* 1/(12 v^2) likewise */
-    f = pk_dd_add_d(f, z * z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z / 12))))));
-    return f.x + f.y;
-  }
-  pk_dd sum = (double2)(0.0, 0.0), r;
-  if (x >= 3.0) {
-    const double n = floor(x) - 2.0;  /* x - k is exact for these k */
-    for (double k = 1.0; k <= n; k += 1.0) sum = pk_dd_add(sum, pk_dd_div((double2)(1.0, 0.0), (double2)(x - k, 0.0)));
-    r = pk_dd_add(pk_psi_23((double2)(x - n, 0.0)), sum);
-  } else if (x >= 2.0) {
-    r = pk_psi_23((double2)(x, 0.0));
-  } else {
-    const double n = ceil(2.0 - x);
-    for (double k = 0.0; k < n; k += 1.0) sum = pk_dd_add(sum, pk_dd_div((double2)(1.0, 0.0), pk_two_sum(x, k)));
-    r = pk_dd_sub(pk_psi_23(pk_two_sum(x, n)), sum);
-  }
-  return r.x + r.y;
-}
-)CL";
-
-// Modified Bessel functions of the first kind, order 0 and 1, scaled by exp(-|x|) when `scaled`: the power series
-// (positive terms, summed in double-double: in double the rounding of ~30 terms adds up to ~9 ulp) below 20, the
-// asymptotic expansion above (its smallest term is ~e^-2x), also in double-double up to the one exp. Beyond 709
-// exp(x) is applied as two halves so that the result overflows only where it is out of range itself.
-const char *kSrcBesselI = R"CL(
-double pk_bessel_i(int order, double xd, int scaled) {
-  if (isnan(xd)) return xd;
-  const double x = fabs(xd), sign = (order == 1 && xd < 0) ? -1.0 : 1.0;
-  double r;
-  if (x < 20.0) {
-    const pk_dd q = pk_dd_mul_d(pk_two_prod(x, x), 0.25);
-    pk_dd term = (double2)(order == 0 ? 1.0 : x * 0.5, 0.0), sum = term;
-    for (int k = 1; k < 200; ++k) {
-      term = pk_dd_div_d(pk_dd_mul(term, q), (double)(k * (k + order)));
-      sum = pk_dd_add(sum, term);
-      if (term.x < sum.x * 1e-18) break;
-    }
-    r = scaled ? sum.x * exp(-x) : sum.x;
-  } else {
-    if (isinf(x)) return scaled ? 0.0 : sign * INFINITY;
-    const double mu = 4.0 * order * order;
-    double term = 1.0;
-    pk_dd sum = (double2)(1.0, 0.0);
-    for (int k = 1; k < 60; ++k) {
-      const double odd = 2 * k - 1;
-      term *= -(mu - odd * odd) / (k * 8 * x);
-      sum = pk_dd_add_d(sum, term);
-      if (fabs(term) < 1e-18 * fabs(sum.x)) break;
-    }
-    /* sum / sqrt(2 pi x) in double-double (sqrt(x) with its fma residual), rounded once */
-    const double sq = sqrt(x);
-    const pk_dd root = pk_fast_sum(sq, fma(-sq, sq, x) / (2.0 * sq));
-    const double pre = pk_dd_div(pk_dd_mul(sum, (double2)(0.3989422804014327, -2.49232720227773e-17)), root).x;
-    if (scaled) {
-      r = pre;
-    } else if (x < 709.0) {
-      r = pre * exp(x);
-    } else {
-      const double h = exp(x / 2);
-      r = (h * pre) * h;
-    }
-  }
-  return sign * r;
-}
-)CL";
-
-// Bessel functions of the first kind, order 0 and 1 (held to an absolute error near their zeros). Below 20 the
-// power series in double-double: its terms reach ~e^x / x before cancelling to a result of O(1). Above, Hankel's
-// expansion up to its smallest term, with cos/sin(x - phase) expanded so the builtins reduce x itself.
-const char *kSrcBesselJ = R"CL(
-double pk_bessel_j(int order, double xd) {
-  if (isnan(xd)) return xd;
-  const double x = fabs(xd), sign = (order == 1 && xd < 0) ? -1.0 : 1.0;
-  if (isinf(x)) return 0.0;
-  if (x < 20.0) {
-    const pk_dd q = pk_dd_mul_d(pk_two_prod(x, x), 0.25);
-    pk_dd term = (double2)(order == 0 ? 1.0 : x * 0.5, 0.0), sum = term;
-    for (int k = 1; k < 80; ++k) {
-      term = pk_dd_div_d(pk_dd_mul(term, q), -(double)(k * (k + order)));
-      sum = pk_dd_add(sum, term);
-      if (fabs(term.x) < 1e-33 || fabs(term.x) < fabs(sum.x) * 1e-33) break;
-    }
-    return sign * (sum.x + sum.y);
-  }
-  const double mu = 4.0 * order * order, z8 = 8.0 * x;
-  double p = 1.0, q = 0.0, term = 1.0;
-  for (int k = 1; k < 80; ++k) {
-    const double odd = 2 * k - 1, next = term * (mu - odd * odd) / (k * z8);
-    if (fabs(next) >= fabs(term)) break;
-    term = next;
-    switch (k & 3) {
-      case 1: q += term; break;
-      case 2: p -= term; break;
-      case 3: q -= term; break;
-      default: p += term; break;
-    }
-    if (fabs(term) < 1e-17) break;
-  }
-  const double s = sin(x), c = cos(x), amp = 0.56418958354775628695 / sqrt(x);  /* sqrt(2 / (pi x)) / sqrt(2) */
-  const double v = order == 0 ? p * (c + s) - q * (s - c) : p * (s - c) + q * (s + c);
-  return sign * amp * v;
-}
-)CL";
-
-// Regularized incomplete gamma P(a, x) and Q(a, x): the power series of P and Legendre's continued fraction of Q
-// (each chosen where it converges, as the CPU backend chooses). The prefactor x^a e^-x / Gamma(a) goes through its
-// logarithm in double-double (a log x and ln Gamma(a) are each hundreds where the result is O(1)); the series and
-// the fraction run in double-double too. Q for a < 1 where 1 - P would cancel: Gautschi's form (below).
-const char *kSrcIgamma = R"CL(
-/* x^a e^-x / Gamma(a + plus1) (plus1: 0 or 1; the second keeps tiny a off the subnormal range) */
-double pk_igam_prefactor(double a, double x, int plus1) {
-  /* Far out of range (the double-double would meet inf - inf): the sign of a rough exponent decides. */
-  double rough = a * log(x) - x - lgamma(a + plus1);
-  if (isnan(rough)) rough = a * (log(x) - log(a) + 1.0);  /* inf - inf for huge a: Stirling's leading term */
-  if (rough < -800.0) return 0.0;
-  if (rough > 800.0) return INFINITY;
-  const pk_dd g = pk_dd_lgamma(plus1 ? pk_two_sum(a, 1.0) : (double2)(a, 0.0));
-  const pk_dd e = pk_dd_sub(pk_dd_add_d(pk_dd_mul_d(pk_dd_log(x), a), -x), g);
-  return exp(e.x) * (1.0 + e.y);
-}
-double pk_igam_series(double a, double x) {
-  const double pre = pk_igam_prefactor(a, x, 1);
-  if (pre == 0.0) return 0.0;
-  pk_dd r = (double2)(a, 0.0), c = (double2)(1.0, 0.0), ans = (double2)(1.0, 0.0);
-  for (int k = 0; k < 10000; ++k) {
-    r = pk_dd_add_d(r, 1.0);
-    c = pk_dd_mul_d(pk_dd_div(c, r), x);
-    ans = pk_dd_add(ans, c);
-    if (c.x <= ans.x * 1e-18) break;
-  }
-  return ans.x * pre;
-}
-/* Legendre's continued fraction by the modified Lentz method, in double-double: in double its ~30+ rounded
-   steps drift by tens of ulps. */
-double pk_igamc_fraction(double a, double x) {
-  const double pre = pk_igam_prefactor(a, x, 0);
-  if (pre == 0.0) return 0.0;
-  const double tiny = 1e-300;
-  const pk_dd one = (double2)(1.0, 0.0);
-  pk_dd b = pk_dd_add_d(pk_two_sum(1.0, -a), x), c = (double2)(1.0 / tiny, 0.0), d = pk_dd_div(one, b), h = d;
-  for (int n = 1; n < 10000; ++n) {
-    const pk_dd an = pk_dd_mul_d(pk_two_sum((double)n, -a), -(double)n);
-    b = pk_dd_add_d(b, 2.0);
-    d = pk_dd_add(pk_dd_mul(an, d), b);
-    if (fabs(d.x) < tiny) d = (double2)(tiny, 0.0);
-    c = pk_dd_add(b, pk_dd_div(an, c));
-    if (fabs(c.x) < tiny) c = (double2)(tiny, 0.0);
-    d = pk_dd_div(one, d);
-    const pk_dd delta = pk_dd_mul(d, c);
-    h = pk_dd_mul(h, delta);
-    if (fabs(delta.x - 1.0 + delta.y) < 1e-20) break;
-  }
-  return h.x * pre;
-}
-/* ln Gamma(1 + a) for |a| <= 0.05: -gamma a + sum_k (-1)^k zeta(k) a^k / k, the leading term in double-double */
-pk_dd pk_lgamma1p_small(double a) {
-  double sum = 0.0, power = -a;
-  for (int k = 2; k <= 13; ++k) {
-    power *= -a;
-    sum += pk_zeta_2_13[k - 2] * power / k;
-  }
-  return pk_dd_add_d(pk_dd_mul_d((double2)(pk_euler_gamma[0], pk_euler_gamma[1]), -a), sum);
-}
-/* Q(a, x) for a < 1 and x <= 1 or x <= a (Gautschi): Q = -expm1(v) - a e^v S with v = a ln x - ln Gamma(1 + a),
-   S = sum_{n>=1} (-x)^n / (n! (a + n)); the two terms cancel up to ~4x, so v, S and their product carry
-   double-double. */
-double pk_igamc_small_a(double a, double x) {
-  const pk_dd lg = fabs(a) <= 0.05 ? pk_lgamma1p_small(a) : pk_dd_lgamma(pk_two_sum(1.0, a));
-  const pk_dd v = pk_dd_sub(pk_dd_mul_d(pk_dd_log(x), a), lg);
-  const double em1 = expm1(v.x) + exp(v.x) * v.y;
-  pk_dd term = (double2)(1.0, 0.0), series = (double2)(0.0, 0.0);
-  for (int n = 1; n < 200; ++n) {
-    term = pk_dd_div_d(pk_dd_mul_d(term, -x), (double)n);
-    const pk_dd t = pk_dd_div(term, pk_two_sum(a, (double)n));
-    series = pk_dd_add(series, t);
-    if (fabs(t.x) <= 1e-20 * fabs(series.x)) break;
-  }
-  const pk_dd f = pk_dd_mul(pk_dd_mul_d(series, a), pk_two_sum(1.0, em1));
-  return pk_dd_add_d((double2)(-f.x, -f.y), -em1).x;
-}
-double pk_igamma(double a, double x, int upper) {
-  if (isnan(a) || isnan(x) || a < 0.0 || x < 0.0) return NAN;
-  if (x == 0.0) return upper ? 1.0 : 0.0;
-  if (a == 0.0) return upper ? 0.0 : 1.0;
-  if (isinf(a)) return isinf(x) ? NAN : (upper ? 1.0 : 0.0);
-  if (isinf(x)) return upper ? 0.0 : 1.0;
-  if (x > 1.0 && x > a) {
-    const double q = pk_igamc_fraction(a, x);
-    return upper ? q : 1.0 - q;
-  }
-  if (!upper) return pk_igam_series(a, x);
-  return a < 1.0 ? pk_igamc_small_a(a, x) : 1.0 - pk_igam_series(a, x);
-}
-)CL";
-
-// Hurwitz zeta(s, q) = sum_k (k + q)^-s for s > 1: direct terms, then Euler-Maclaurin with the Bernoulli numbers
-// ((2k)! / B_2k for k = 1..12). The direct terms are summed in double-double; for q < 0 (s is then an integer)
-// terms of both signs cancel (zeta(3, -3.5): +-8 +-0.296 ... leave 0.031), so there they are exact integer
-// powers in double-double too, where those stay in range.
-const char *kSrcZeta = R"CL(
-pk_dd pk_zeta_term(double q, double k, double s, int exact) {
-  if (!exact) return (double2)(pow(q + k, -s), 0.0);
-  const pk_dd b = pk_two_sum(q, k);
-  if (fabs(s * log2(fabs(b.x))) > 900.0) return (double2)(pow(b.x, -s), 0.0);
-  pk_dd r = (double2)(1.0, 0.0), p = b;
-  for (ulong e = (ulong)s; e != 0; e >>= 1) {
-    if (e & 1) r = pk_dd_mul(r, p);
-    if (e > 1) p = pk_dd_mul(p, p);
-  }
-  return pk_dd_div((double2)(1.0, 0.0), r);
-}
-/* sum_{k >= k0} (q + k)^-s with q + k0 > 0: direct terms until the ninth and q + k > 9, then Euler-Maclaurin;
-   double-double. pk_zeta_term forms each base q + k exactly. */
-pk_dd pk_zeta_dd(double s, double q, int exact, double k0) {
-  pk_dd sum = pk_zeta_term(q, k0, s, exact);
-  double a = q + k0, b = 0.0;
-  int i = 0;
-  while (i < 9 || a <= 9.0) {
-    ++i;
-    a = q + (k0 + i);
-    const pk_dd t = pk_zeta_term(q, k0 + i, s, exact);
-    b = t.x;
-    /* an infinite term (a pole's neighbour, or s huge) would make the double-double arithmetic NaN */
-    sum = isfinite(t.x) && isfinite(sum.x) ? pk_dd_add(sum, t) : (double2)(sum.x + t.x, 0.0);
-    /* the terms only shrink: one that underflows ends the sum (the tail would meet inf * 0) */
-    if (b == 0.0 || fabs(b / sum.x) < 1e-18) return sum;
-  }
-  const double w = a;
-  double tail = b * w / (s - 1.0) - 0.5 * b;
-  double fac = 1.0, k = 0.0;
-  for (int j = 0; j < 12; ++j) {
-    fac *= s + k;
-    b /= w;
-    const double t = fac * b / pk_zeta_em[j];
-    tail += t;
-    if (fabs(t / (sum.x + tail)) < 1e-18) break;
-    k += 1.0;
-    fac *= s + k;
-    b /= w;
-    k += 1.0;
-  }
-  return isfinite(sum.x) ? pk_dd_add_d(sum, tail) : sum;
-}
-double pk_zeta(double s, double q) {
-  if (isnan(s) || isnan(q)) return NAN;
-  if (s == 1.0) return INFINITY;
-  if (s < 1.0) return NAN;
-  if (isinf(s)) return q > 1.0 ? 0.0 : (q == 1.0 ? 1.0 : INFINITY);
-  if (isinf(q)) return q > 0.0 ? 0.0 : INFINITY;
-  if (q > 0.0) return pk_zeta_dd(s, q, 0, 0.0).x;
-  if (q == floor(q)) return INFINITY;
-  if (s != floor(s)) return NAN;
-  /* q < 0, s an integer: the terms over negative bases, k < m = ceil(-q), are (-1)^s (f + j)^-s for j < m with
-     f = -(q + (m - 1)) in (0, 1) (exact: |q + (m - 1)| <= |q| is a multiple of q's ulp), i.e.
-     (-1)^s [zeta(s, f) - zeta(s, f + m)]; the rest are the terms from k = m on. Bounded work however negative q
-     is (stepping from q = -9.35e13 one unit at a time ran for weeks); exact integer powers in double-double, since
-     for odd s the two parts cancel (zeta(3, -3.5): +-8 leave 0.031). */
-  const int exact = s <= 1048576.0;
-  const double m = ceil(-q), f = -(q + (m - 1.0)), sign = fmod(s, 2.0) == 0.0 ? 1.0 : -1.0;
-  const pk_dd zf = pk_zeta_dd(s, f, exact, 0.0), zfm = pk_zeta_dd(s, f + m, 0, 0.0);
-  const pk_dd zp = pk_zeta_dd(s, q, exact, m);
-  if (!isfinite(zf.x) || !isfinite(zp.x)) return sign * (zf.x - zfm.x) + zp.x;
-  const pk_dd neg = pk_dd_add(zf, (double2)(-zfm.x, -zfm.y));
-  return pk_dd_add((double2)(sign * neg.x, sign * neg.y), zp).x;
-}
-)CL";
-
 // nextafter of bf16 / fp8 values (held exactly in float): one step of the storage bits (fmt 0 bf16, 1 e4m3fn,
 // 2 e5m2), as the CPU backend does.
 const char *kSrcNextSmall = R"CL(
@@ -599,16 +150,16 @@ std::string special_expr(uint32_t op, int32_t t, const std::string *a, const std
   std::string call;
   switch (op) {
     case PK_OP_ERF_INV:
-      call = "pk_erf_inv(" + A + ")";
+      call = "pk_dm_erf_inv(" + A + ")";
       break;
     case PK_OP_ERFCX:
-      call = "pk_erfcx(" + A + ")";
+      call = "pk_dm_erfcx(" + A + ")";
       break;
     case PK_OP_DIGAMMA:
-      call = "pk_digamma(" + A + ")";
+      call = "pk_dm_digamma(" + A + ")";
       break;
     case PK_OP_NDTRI:
-      call = "pk_ndtri(" + A + ")";
+      call = "pk_dm_ndtri(" + A + ")";
       break;
     case PK_OP_BESSEL_I0:
     case PK_OP_BESSEL_I0E:
@@ -616,23 +167,23 @@ std::string special_expr(uint32_t op, int32_t t, const std::string *a, const std
     case PK_OP_BESSEL_I1E: {
       const bool one = op == PK_OP_BESSEL_I1 || op == PK_OP_BESSEL_I1E;
       const bool scaled = op == PK_OP_BESSEL_I0E || op == PK_OP_BESSEL_I1E;
-      call = std::string("pk_bessel_i(") + (one ? "1, " : "0, ") + A + (scaled ? ", 1)" : ", 0)");
+      call = std::string("pk_dm_bessel_i(") + (one ? "1, " : "0, ") + A + (scaled ? ", 1)" : ", 0)");
       break;
     }
     case PK_OP_BESSEL_J0:
     case PK_OP_BESSEL_J1:
-      call = std::string("pk_bessel_j(") + (op == PK_OP_BESSEL_J1 ? "1, " : "0, ") + A + ")";
+      call = std::string("pk_dm_bessel_j(") + (op == PK_OP_BESSEL_J1 ? "1, " : "0, ") + A + ")";
       break;
     case PK_OP_SPHERICAL_BESSEL_J0:
-      call = "((" + A + ") == 0.0 ? 1.0 : (isinf(" + A + ") ? 0.0 : sin(" + A + ") / (" + A + ")))";
+      call = "pk_dm_spherical_j0(" + A + ")";
       break;
     case PK_OP_IGAMMA:
     case PK_OP_IGAMMAC:
-      call = "pk_igamma(" + A + ", " + d(a[1]) + (op == PK_OP_IGAMMAC ? ", 1)" : ", 0)");
+      call = "pk_dm_igamma(" + A + ", " + d(a[1]) + (op == PK_OP_IGAMMAC ? ", 1)" : ", 0)");
       break;
     case PK_OP_ZETA:
       if (small) return no("zeta is defined for f32 and f64");
-      call = "pk_zeta(" + A + ", " + d(a[1]) + ")";
+      call = "pk_dm_zeta(" + A + ", " + d(a[1]) + ")";
       break;
     default:
       return no("not a special function");
@@ -645,26 +196,24 @@ uint32_t special_helper_bits(uint32_t op, int32_t t) {
   if (t == PK_DTYPE_C64 || t == PK_DTYPE_C128 || op == PK_OP_COMPLEX || op == PK_OP_POLAR) return kComplex;
   switch (op) {
     case PK_OP_ERF_INV:
-      return kErfInv;
     case PK_OP_NDTRI:
-      return kNdtri;
     case PK_OP_ERFCX:
-      return kErfcx;
+      return kDmErf;
     case PK_OP_DIGAMMA:
-      return kDigamma;
+      return kDmDigamma;
     case PK_OP_BESSEL_I0:
     case PK_OP_BESSEL_I0E:
     case PK_OP_BESSEL_I1:
     case PK_OP_BESSEL_I1E:
-      return kBesselI;
     case PK_OP_BESSEL_J0:
     case PK_OP_BESSEL_J1:
-      return kBesselJ;
+    case PK_OP_SPHERICAL_BESSEL_J0:
+      return kDmBessel;
     case PK_OP_IGAMMA:
     case PK_OP_IGAMMAC:
-      return kIgamma;
+      return kDmIgamma;
     case PK_OP_ZETA:
-      return kZeta;
+      return kDmZeta;
     case PK_OP_NEXTAFTER:
       return (t == PK_DTYPE_BF16 || t == PK_DTYPE_F8E4M3FN || t == PK_DTYPE_F8E5M2) ? uint32_t{kNextSmall} : 0u;
     default:
@@ -672,20 +221,7 @@ uint32_t special_helper_bits(uint32_t op, int32_t t) {
   }
 }
 
-// The SDK's special_constants.hpp tables as OpenCL C constants: `__constant double name[n] = {...};` (%.17g gives
-// every double back exactly).
-template <class Doubles>
-std::string constant_table(const char *name, const Doubles &values) {
-  std::string s = std::string("__constant double ") + name + "[" + std::to_string(std::size(values)) + "] = {";
-  char num[32];
-  for (double c : values) {
-    std::snprintf(num, sizeof num, "%.17g,", c);
-    s += num;
-  }
-  return s + "};\n";
-}
-
-// The same for 32-bit words: `__constant uint name[n] = {...};`.
+// The SDK's special_constants.hpp tables of 32-bit words as OpenCL C constants: `__constant uint name[n] = {...};`.
 template <class Words>
 std::string constant_words(const char *name, const Words &values) {
   std::string s = std::string("__constant uint ") + name + "[" + std::to_string(std::size(values)) + "] = {";
@@ -704,56 +240,29 @@ std::string complex_tables() {
          constant_words("pk_bn_inv_2pi", sp::kInvTwoPiFraction);
 }
 
-// digamma's Taylor table, expansion point and 2 zeta(2k).
-std::string digamma_tables() {
-  namespace sp = pk::kit::special;
-  const double root[2] = {sp::kDigammaRootPlusOneHi, sp::kDigammaRootPlusOneLo};
-  return constant_table("pk_psi_taylor", sp::kDigammaTaylorAtRootPlusOne) + constant_table("pk_psi_root", root) +
-         constant_table("pk_two_zeta_even", sp::kTwoZetaEven);
-}
-
-// The incomplete gamma functions' zeta(k) table and Euler's gamma.
-std::string igamma_tables() {
-  namespace sp = pk::kit::special;
-  const double euler_gamma[2] = {sp::kEulerGammaHi, sp::kEulerGammaLo};
-  return constant_table("pk_zeta_2_13", sp::kZetaAtIntegers2To13) + constant_table("pk_euler_gamma", euler_gamma);
-}
-
-// zeta's Euler-Maclaurin coefficients.
-std::string zeta_tables() {
-  return constant_table("pk_zeta_em", pk::kit::special::kZetaEulerMaclaurin);
-}
-
 std::string special_helpers(uint32_t bits) {
   // Dependencies first.
-  if (bits & kNdtri) bits |= kErfInv;
-  if (bits & kIgamma) bits |= kLgammaDD;
-  if (bits & kLgammaDD) bits |= kLogDD;
-  if (bits & kDigamma) bits |= kLogDD;
+  if (bits & (kDmZeta | kDmDigamma | kDmBessel | kDmIgamma)) bits |= kDmDD;
+  if (bits & (kDmErf | kDmDD)) bits |= kDmPort;
   if (bits & kComplex) bits |= kLogDD;
-  if (bits & (kLogDD | kDigamma | kBesselI | kBesselJ | kZeta)) bits |= kDD;
+  if (bits & kLogDD) bits |= kDD;
   static const struct {
     uint32_t bit;
     const char *src;
   } kChunks[] = {{kDD, kSrcDD},
                  {kLogDD, kSrcLogDD},
-                 {kLgammaDD, kSrcLgammaDD},
-                 {kErfInv, kSrcErfInv},
-                 {kNdtri, kSrcNdtri},
-                 {kErfcx, kSrcErfcx},
-                 {kDigamma, kSrcDigamma},
-                 {kBesselI, kSrcBesselI},
-                 {kBesselJ, kSrcBesselJ},
-                 {kIgamma, kSrcIgamma},
-                 {kZeta, kSrcZeta},
+                 {kDmPort, kDevmathPort},
+                 {kDmDD, kDevmathDd},
+                 {kDmErf, kDevmathErf},
+                 {kDmZeta, kDevmathZeta},
+                 {kDmDigamma, kDevmathDigamma},
+                 {kDmBessel, kDevmathBessel},
+                 {kDmIgamma, kDevmathIgamma},
                  {kNextSmall, kSrcNextSmall},
                  {kComplex, complex_source()}};
   std::string s;
   for (const auto &c : kChunks) {
     if (bits & c.bit) {
-      if (c.bit == kDigamma) s += digamma_tables();
-      if (c.bit == kIgamma) s += igamma_tables();
-      if (c.bit == kZeta) s += zeta_tables();
       if (c.bit == kComplex) s += complex_tables();
       s += c.src;
     }

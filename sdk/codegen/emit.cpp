@@ -514,6 +514,7 @@ std::unique_ptr<llvm::Module> build_module(llvm::LLVMContext &ctx, const KernelS
       e.build_cpu_entry(item, entry, target == Target::cpu_streaming);
       break;
   }
+  e.link_devmath();
   return m;
 }
 

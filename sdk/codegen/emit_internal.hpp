@@ -93,6 +93,8 @@ class Emitter {
   void build_nvptx_kernel(llvm::Function *body, const std::string &name);
   void build_emu_entry(llvm::Function *body, const std::string &name);
   void build_cpu_entry(llvm::Function *item, const std::string &name, bool streaming);
+  // Links the device math the kernel calls (sdk/devmath, emit_devmath.cpp) into the module: after the entries.
+  void link_devmath();
 
  private:
   // --- types and constants ---
@@ -228,33 +230,31 @@ class Emitter {
   DD dd_mul_d(DD a, Value *b);
   DD dd_div(DD a, DD b);
   DD dd_log(DD x);             // x.hi > 0 finite
-  Value *erfcx_pos(Value *x);  // erfcx(x) for x >= 0.5 (inf included)
-  Value *erfcx_d(Value *x);
-  Value *erf_inv_small(Value *y);  // erf_inv(y) for 0 <= y <= 1/2
-  Value *erfc_inv(Value *q);       // erfc_inv(q) for 0 < q <= 1/2
-  Value *erf_inv_d(Value *y);
-  Value *ndtri_d(Value *p);
+  Value *erfcx_pos(Value *x);  // erfcx(x) for x >= 0.5 (inf included): erfc's building block
+  // The device math (sdk/devmath): a call to its function pk_dm_<name>, which link_devmath links in.
+  Value *devmath(const char *name, llvm::ArrayRef<Value *> args);
+  // The IR of a primitive the device math leaves to the emitter (port.h), as the body of its declaration f;
+  // nullptr for a name it does not know.
+  Value *devmath_primitive(llvm::StringRef name, llvm::Function &f);
+  Value *erfcx_d(Value *x) { return devmath("pk_dm_erfcx", {x}); }
+  Value *erf_inv_d(Value *y) { return devmath("pk_dm_erf_inv", {y}); }
+  Value *ndtri_d(Value *p) { return devmath("pk_dm_ndtri", {p}); }
   void sincos_pi(Value *r, Value *&s, Value *&c);  // sin(pi r), cos(pi r) for |r| <= 1/2
   DD lgamma_pos(DD z);                             // ln Gamma(z) for z > 0
   Value *lgamma_d(Value *x);
-  Value *digamma_d(Value *x);
+  Value *digamma_d(Value *x) { return devmath("pk_dm_digamma", {x}); }
   Value *nextafter(Value *x, Value *y, int32_t d);
   Value *gcd(Value *x, Value *y, bool uns);
-  Value *bessel_i_d(int order, Value *x, bool scaled);
-  Value *bessel_j_d(int order, Value *x);
-  Value *spherical_j0_d(Value *x);
+  Value *bessel_i_d(int order, Value *x, bool scaled) {
+    return devmath("pk_dm_bessel_i", {b_.getInt32(order), x, b_.getInt32(scaled ? 1 : 0)});
+  }
+  Value *bessel_j_d(int order, Value *x) { return devmath("pk_dm_bessel_j", {b_.getInt32(order), x}); }
+  Value *spherical_j0_d(Value *x) { return devmath("pk_dm_spherical_j0", {x}); }
   // One value from two branches of real control flow (their loops run only where they converge).
   Value *if_else(Value *cond, const std::function<Value *()> &then_fn, const std::function<Value *()> &else_fn);
-  Value *igam_prefactor(Value *a, Value *x, bool plus1);
-  Value *igam_series(Value *a, Value *x);
-  Value *igamc_fraction(Value *a, Value *x);
-  Value *igamc_small_a(Value *a, Value *x);
-  Value *igamma_any(Value *a, Value *x, bool upper);
-  Value *igamma_d(Value *a, Value *x) { return igamma_any(a, x, false); }
-  Value *igammac_d(Value *a, Value *x) { return igamma_any(a, x, true); }
-  DD zeta_term(Value *q, Value *k, Value *s, Value *exact);
-  Value *zeta_d(Value *s, Value *q);
-  DD zeta_sum(Value *s, Value *q, Value *exact, Value *k0);
+  Value *igamma_d(Value *a, Value *x) { return devmath("pk_dm_igamma", {a, x, b_.getInt32(0)}); }
+  Value *igammac_d(Value *a, Value *x) { return devmath("pk_dm_igamma", {a, x, b_.getInt32(1)}); }
+  Value *zeta_d(Value *s, Value *q) { return devmath("pk_dm_zeta", {s, q}); }
 
   Value *fmaximum(Value *a, Value *c, bool is_max);
   Value *node(const Node &n, const std::vector<Value *> &in, const std::vector<int32_t> &in_dt, int32_t out_dt);

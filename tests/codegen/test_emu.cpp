@@ -978,10 +978,15 @@ TEST_F(EmuOps, SpecialFunctionsAtHandCheckedPoints) {
   near(z[2], 0.6486616319415704, 4, "zeta(1.5, 10)");
   expect_floats(std::vector<Scalar>(z.begin() + 3, z.end()), {inf, nan, inf}, "zeta edges");
   // A far negative q: pi^2 - 1 / (m + 1/2), m = 93,500,000,000,001 (the kernel stepped one unit at a time from q to
-  // 9 before: weeks); zeta(DBL_MAX, 1.91) = 0 once every term underflows (was NaN from inf * 0 in the tail).
-  auto far = f64_2(PK_OP_ZETA, {2, std::numeric_limits<double>::max()}, {-93500000000000.5, 1.91});
+  // 9 before: weeks); zeta(DBL_MAX, 1.91) = 0 once every term underflows (was NaN from inf * 0 in the tail);
+  // zeta(2, DBL_MAX) = 1/q + 1/(2 q^2) + ... = 5.562684646268004e-309 (subnormal; mpmath), though every term
+  // (q + k)^-2 underflows (was 0).
+  const double dbl_max = std::numeric_limits<double>::max();
+  auto far = f64_2(PK_OP_ZETA, {2, dbl_max, 2}, {-93500000000000.5, 1.91, dbl_max});
   near(far[0], 9.869604401089358 - 1 / 93500000000001.5, 8, "zeta(2, -93500000000000.5)");
   expect_floats({far[1]}, {0}, "zeta(DBL_MAX, 1.91)");
+  EXPECT_NEAR(static_cast<double>(far[2].f), 5.562684646268004e-309, 2 * std::numeric_limits<double>::denorm_min())
+      << "zeta(2, DBL_MAX)";
 }
 
 TEST_F(EmuOps, MatmulWrapsIntegersRescuesF64OverflowAndWalksAnyLayout) {

@@ -188,4 +188,13 @@ TEST_F(CpuElementwise, HurwitzZetaOfNegativeQIsBoundedAndRight) {
     EXPECT_NEAR(y[i], want[i], 4e-15 * std::fabs(want[i])) << "zeta(" << s[i] << ", " << q[i] << ")";
 }
 
+// zeta(2, q) = 1/q + 1/(2 q^2) + ...: 5.562684646268004e-309 for q = DBL_MAX (subnormal; mpmath), though every term
+// (q + k)^-2 underflows to 0 (the sum stopped there and returned 0).
+TEST_F(CpuElementwise, HurwitzZetaOfHugeQKeepsItsIntegralTail) {
+  std::vector<double> s = {2}, q = {std::numeric_limits<double>::max()}, y(1, 0.0);
+  ASSERT_EQ(launch(PK_OP_ZETA, {tensor(s, kF64, {1}), tensor(q, kF64, {1})}, {tensor(y, kF64, {1})}, nullptr), PK_OK)
+      << last_error().message;
+  EXPECT_NEAR(y[0], 5.562684646268004e-309, 2 * std::numeric_limits<double>::denorm_min());
+}
+
 }  // namespace

@@ -3,6 +3,8 @@
 // the narrow float formats. Tests skip when the machine has no OpenCL platform.
 // This file: devices, elementwise math and conversions, reductions, matmul, streams and events, fallback,
 // complex arithmetic, fusion and the program cache. test_opencl_data.cpp and test_opencl_fft.cpp hold the rest.
+#include <limits>
+
 #include "opencl_fixture.hpp"
 
 using namespace pk_opencl_test;  // NOLINT: the fixture and its helpers, in every test file
@@ -109,6 +111,18 @@ TEST_F(OpenCL, ExpCoshSinhF64NearOverflowStayFinite) {
     EXPECT_LE(std::llabs(ulps), 2) << "op " << r.op << "(" << x << ") = " << y << std::hex << " [0x" << got
                                    << "], want 0x" << r.want;
   }
+}
+
+// zeta(2, q) = 1/q + 1/(2 q^2) + ...: 5.562684646268004e-309 for q = DBL_MAX (subnormal; mpmath), though every term
+// (q + k)^-2 underflows to 0 (the sum stopped there and returned 0).
+TEST_F(OpenCL, HurwitzZetaOfHugeQKeepsItsIntegralTail) {
+  const pk_dtype f64 = PK_DTYPE_F64_DESC;
+  const std::vector<double> s = {2}, q = {std::numeric_limits<double>::max()};
+  pk_tensor ts = device(s, f64, {1}), tq = device(q, f64, {1}), out = empty<double>(1, f64, {1});
+  const pk_status st = launch(PK_OP_ZETA, {ts, tq}, {out});
+  if (st == PK_ERROR_FALLBACK_FORBIDDEN || st == PK_UNIMPLEMENTED) GTEST_SKIP() << "no f64 on this OpenCL device";
+  ASSERT_EQ(st, PK_OK) << last_error().message;
+  EXPECT_NEAR(download<double>(out, 1)[0], 5.562684646268004e-309, 2 * std::numeric_limits<double>::denorm_min());
 }
 
 // Outputs of 16 MiB and more are stored past the cache when 32-byte aligned (pk_ew_vec_nt); one at a 4-byte offset

@@ -1,0 +1,24 @@
+// devmath.hpp — the device math (port.h, dd.h, erf.h, zeta.h, digamma.h, bessel.h, igamma.h) as C++: inline functions
+// pk::devmath::pk_dm_*, on the std:: primitives. The same files are the OpenCL backend's source text and, compiled to
+// LLVM bitcode (devmath.c), the code generator's; a fix made in them reaches every backend.
+#pragma once
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace pk::devmath {
+
+// The files are fragments written for three languages (port.h says how); they are included here, inside the
+// namespace, once each and in dependency order.
+#include "port.h"
+// clang-format off
+#include "dd.h"
+#include "erf.h"
+#include "zeta.h"
+#include "digamma.h"
+#include "bessel.h"
+#include "igamma.h"
+// clang-format on
+
+}  // namespace pk::devmath
