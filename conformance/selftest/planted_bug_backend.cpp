@@ -487,10 +487,12 @@ void sum_long_in_bf16(const pk_tensor &in, const pk_tensor &out, const pk_attrs_
 // stream_shared_scratch: the results go through one scratch array that every stream shares, as in a backend that
 // allocates its reduction workspace once per device instead of per stream: written, then (after the time a
 // device's second pass would take) read back into the output, with no lock around the two. Alone, a sum is
-// right; two streams summing at once read each other's partial results. The slots are atomics so that the race
-// lies in the logic (no lock spans write, wait and read), never in undefined behaviour of the memory model.
+// right; two streams summing at once read each other's partial results. The window is 25 ms: with 5 ms, two threads
+// on two loaded cores sometimes never overlapped and the selftest failed to see the bug it planted. The slots are
+// atomics so that the race lies in the logic (no lock spans write, wait and read), never in undefined behaviour of the
+// memory model.
 constexpr size_t kScratchSlots = size_t{1} << 16;
-constexpr auto kScratchDelay = std::chrono::milliseconds(5);
+constexpr auto kScratchDelay = std::chrono::milliseconds(25);  // wide enough that two loaded threads overlap
 std::atomic<float> g_scratch[kScratchSlots];
 
 void sum_through_shared_scratch(const pk_tensor &out) {
