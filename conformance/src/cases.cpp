@@ -105,7 +105,7 @@ struct Spec {
   Layout layout = Layout::contiguous;
   int layout_input = -1;  // -1: every input gets the layout; else only this one
   Values values = Values::mixed;
-  std::vector<uint64_t> patterns;  // Values::patterns: every input's bit patterns, element by element
+  std::vector<std::vector<uint64_t>> patterns;  // Values::patterns: input i's bit patterns, element by element
 };
 
 // --- values ---------------------------------------------------------------------------------------------------
@@ -542,7 +542,7 @@ bool Generator::add(const std::string &variant, Spec spec, const std::string &no
       logical.resize(static_cast<size_t>(count) * size);
       for (int64_t e = 0; e < count; ++e)
         std::memcpy(logical.data() + static_cast<size_t>(e) * size,
-                    &spec.patterns[static_cast<size_t>(e) % spec.patterns.size()], size);
+                    &spec.patterns[i][static_cast<size_t>(e) % spec.patterns[i].size()], size);
     } else {
       logical = draw_values(dt, count, spec.values, rng, period);
     }
@@ -899,17 +899,24 @@ ResultClass result_class(const oracle::OutputValue &out, int64_t i) {
   return std::fabs(v) < min_normal ? ResultClass::subnormal : ResultClass::normal;
 }
 
-// The oracle's result classes for one-input float op `op` on the bit patterns `bits` (nullopt if it cannot
-// evaluate them, or the result is no float).
+// The oracle's result classes for float op `op` with input `axis` running over the bit patterns `bits` and the
+// other input (two-input ops) held at `other` (nullopt if the oracle cannot evaluate them, or the result is no
+// float).
 std::optional<std::vector<ResultClass>> classify_results(const OpInfo &op, int32_t dtype,
                                                          const std::vector<uint8_t> &attrs,
-                                                         const std::vector<uint64_t> &bits) {
+                                                         const std::vector<uint64_t> &bits, uint32_t axis,
+                                                         uint64_t other) {
   const size_t size = meta::dtype_size(dtype);
-  std::vector<uint8_t> logical(bits.size() * size);
-  for (size_t i = 0; i < bits.size(); ++i) std::memcpy(logical.data() + i * size, &bits[i], size);
+  std::vector<uint8_t> running(bits.size() * size), fixed(bits.size() * size);
+  for (size_t i = 0; i < bits.size(); ++i) {
+    std::memcpy(running.data() + i * size, &bits[i], size);
+    std::memcpy(fixed.data() + i * size, &other, size);
+  }
+  const std::vector<int64_t> shape = {static_cast<int64_t>(bits.size())};
+  std::vector<HostTensor> in;
+  for (uint32_t k = 0; k < op.num_inputs; ++k)
+    in.push_back(make_view(dtype, shape, k == axis ? running : fixed, Layout::contiguous));
   std::vector<oracle::OutputValue> outs;
-  const std::vector<HostTensor> in = {
-      make_view(dtype, {static_cast<int64_t>(bits.size())}, logical, Layout::contiguous)};
   if (!oracle::evaluate(op.id, in, attrs.empty() ? nullptr : attrs.data(), outs).ok() || outs.empty() ||
       !meta::is_float(outs[0].dtype) || outs[0].numel() != static_cast<int64_t>(bits.size()))
     return std::nullopt;
@@ -918,22 +925,17 @@ std::optional<std::vector<ResultClass>> classify_results(const OpInfo &op, int32
   return classes;
 }
 
-// One-input float ops of 16 bits and more: the inputs where the op's result changes class — turns subnormal, flushes
-// to zero, overflows, becomes NaN — found on the oracle, per op and dtype. Between neighbouring samples of every
-// binade (both signs) whose results differ in class, a bisection on the bit patterns finds the last input of one
-// class and the first of the next; the case holds each such pair with its two neighbours on either side. The
-// quick profile's binade and sweep samples pass near these thresholds; this family lands on them exactly (an
-// exp that overflows one ulp early, a sigmoid that flushes its first subnormal result).
-void Generator::threshold_family() {
-  if (op_.num_inputs != 1 || op_.variadic() || !meta::is_float(dtype_) || meta::dtype_size(dtype_) < 2) return;
-  if (input_dtype(0, -1) != dtype_) return;
-  const std::vector<uint8_t> attrs = base_attrs();
+// The bit patterns of input `axis` around every threshold of the op along that axis (the other input at `other`):
+// between neighbouring binade samples of one sign whose result classes differ, a bisection finds the last input of
+// one class and the first of the next; each pair comes with its neighbours. At most kMaxThresholds thresholds.
+std::vector<uint64_t> thresholds_along(const OpInfo &op, int32_t dtype, const std::vector<uint8_t> &attrs,
+                                       uint32_t axis, uint64_t other) {
   std::mt19937_64 unused(0);
-  const std::vector<uint64_t> samples = binade_patterns(dtype_, 0, unused);  // per sign, in increasing magnitude
-  const auto classes = classify_results(op_, dtype_, attrs, samples);
-  if (!classes) return;
+  const std::vector<uint64_t> samples = binade_patterns(dtype, 0, unused);  // per sign, in increasing magnitude
+  const auto classes = classify_results(op, dtype, attrs, samples, axis, other);
+  if (!classes) return {};
   // Neighbouring samples of one sign whose classes differ; ±inf and NaN (the last four) are edges, not ranges.
-  const oracle::BinaryFormat f = oracle::format_of(dtype_);
+  const oracle::BinaryFormat f = oracle::format_of(dtype);
   const uint64_t sign_bit = uint64_t{1} << (f.exp_bits + f.man_bits);
   struct Range {
     uint64_t lo, hi, end;  // bisecting [lo, hi]; the samples' range ran to `end`
@@ -949,8 +951,8 @@ void Generator::threshold_family() {
   while (!open.empty() && done.size() < kMaxThresholds) {
     std::vector<uint64_t> mids;
     for (const Range &r : open) mids.push_back(r.lo + (r.hi - r.lo) / 2);
-    const auto mid_classes = classify_results(op_, dtype_, attrs, mids);
-    if (!mid_classes) return;
+    const auto mid_classes = classify_results(op, dtype, attrs, mids, axis, other);
+    if (!mid_classes) return {};
     std::vector<Range> next;
     for (size_t k = 0; k < open.size(); ++k) {
       Range r = open[k];
@@ -983,10 +985,43 @@ void Generator::threshold_family() {
   }
   std::sort(patterns.begin(), patterns.end());
   patterns.erase(std::unique(patterns.begin(), patterns.end()), patterns.end());
-  if (patterns.empty()) return;
-  Spec s = uniform_spec({static_cast<int64_t>(patterns.size())});
+  return patterns;
+}
+
+// Float ops of one or two inputs (16 bits and more): the inputs where the op's result changes class — turns
+// subnormal, flushes to zero, overflows, becomes NaN — found on the oracle, per op and dtype (thresholds_along).
+// A two-input op is searched along each input with the other held at 0.5, 2 and -3 (pow's and hypot's overflow,
+// atan2's and div's underflow). The quick profile's binade and sweep samples pass near these thresholds; this family
+// lands on them exactly (an exp that overflows one ulp early, a sigmoid that flushes its first subnormal result).
+void Generator::threshold_family() {
+  if (op_.num_inputs < 1 || op_.num_inputs > 2 || op_.variadic() || !meta::is_float(dtype_) ||
+      meta::dtype_size(dtype_) < 2)
+    return;
+  for (uint32_t k = 0; k < op_.num_inputs; ++k)
+    if (input_dtype(k, -1) != dtype_) return;
+  const std::vector<uint8_t> attrs = base_attrs();
+  std::vector<uint64_t> others = {0};
+  if (op_.num_inputs == 2) {
+    others.clear();
+    for (long double v : {0.5L, 2.0L, -3.0L}) {
+      std::vector<uint8_t> bytes(meta::dtype_size(dtype_));
+      Wide w;
+      w.re = v;
+      oracle::store_rounded(w, dtype_, bytes.data(), oracle::Overflow::standard);
+      uint64_t bits = 0;
+      std::memcpy(&bits, bytes.data(), bytes.size());
+      others.push_back(bits);
+    }
+  }
+  std::vector<std::vector<uint64_t>> inputs(op_.num_inputs);
+  for (uint32_t axis = 0; axis < op_.num_inputs; ++axis)
+    for (uint64_t other : others)
+      for (uint64_t b : thresholds_along(op_, dtype_, attrs, axis, other))
+        for (uint32_t k = 0; k < op_.num_inputs; ++k) inputs[k].push_back(k == axis ? b : other);
+  if (inputs[0].empty()) return;
+  Spec s = uniform_spec({static_cast<int64_t>(inputs[0].size())});
   s.values = Values::patterns;
-  s.patterns = std::move(patterns);
+  s.patterns = std::move(inputs);
   add("thresholds", s, "the inputs where the result turns subnormal, zero, infinite or NaN, found on the oracle");
 }
 

@@ -621,6 +621,15 @@ Value *Emitter::pow_d(Value *x, Value *y) {
   Value *tl = b_.CreateFAdd(fma(y, L, b_.CreateFNeg(t)), b_.CreateFMul(y, lo));
   Value *E = exp_d(t);
   Value *res = fma(E, tl, E);
+  // Near overflow exp(t) alone may be inf where exp(t + tl) is finite (pow(1.77e-103, -3) is DBL_MAX - 1 ulp, and
+  // t rounds above log(DBL_MAX)). Where the result overflowed (inf, or inf * tl = NaN) with t below 710, it is
+  // recomputed as exp(t - 1) (t - 1 exact) times e (1 + tl), e in double-double: E' e_hi exact in the fma, plus E'
+  // (e_hi tl + e_lo).
+  Value *retry = b_.CreateAnd(b_.CreateFCmpUGE(intr(llvm::Intrinsic::fabs, {res}), f64c(HUGE_VAL)),  // inf or NaN
+                              b_.CreateFCmpOLT(t, f64c(710.0)));
+  Value *E1 = exp_d(b_.CreateFSub(t, f64c(1.0)));
+  Value *c = fma(f64c(0x1.5bf0a8b145769p+1), tl, f64c(0x1.4d57ee2b1013ap-53));
+  res = b_.CreateSelect(retry, fma(E1, f64c(0x1.5bf0a8b145769p+1), b_.CreateFMul(E1, c)), res);
   res = b_.CreateSelect(b_.CreateFCmpUNO(res, res), E, res);  // inf * tl
   // y integral / odd integral (|y| >= 2^53 is even).
   Value *yint = b_.CreateFCmpOEQ(intr(llvm::Intrinsic::floor, {y}), y);

@@ -713,6 +713,14 @@ TEST_F(EmuOps, TrigonometryOfHugeArgumentsAndSpecialCases) {
              In{PK_DTYPE_F64, {5}, floats({-3, inf, 0, nan, 1.0 / 3})}},
             PK_DTYPE_F64, {5}, nullptr);
   expect_floats(got, {-inf, 1, 1, 1, nan}, "pow specials");
+  // Near overflow: pow(1.7718548704178432e-103, -3) = 0x7feffffffffffffe (300-bit mpmath; y log x rounds above
+  // log(DBL_MAX), which made it inf), pow(DBL_MAX, 1) = DBL_MAX, pow(-DBL_MAX, 1) = -DBL_MAX, pow(1e200, 2) = inf.
+  const double dbl_max = std::numeric_limits<double>::max();
+  got = run(PK_OP_POW,
+            {In{PK_DTYPE_F64, {4}, floats({0x1.965fea53d6e3dp-342, dbl_max, -dbl_max, 1e200})},
+             In{PK_DTYPE_F64, {4}, floats({-3, 1, 1, 2})}},
+            PK_DTYPE_F64, {4}, nullptr);
+  expect_floats(got, {0x1.ffffffffffffep+1023, dbl_max, -dbl_max, inf}, "pow near overflow");
   // erfc: 0 beyond 27.5 (underflow), 2 at -inf; erf(-inf) = -1.
   expect_floats(run(PK_OP_ERFC, {In{PK_DTYPE_F64, {2}, floats({30, -inf})}}, PK_DTYPE_F64, {2}, nullptr), {0, 2},
                 "erfc");
