@@ -402,13 +402,13 @@ const char *float_builtin2(uint32_t op) {
 bool overflow_guarded_in_f64(uint32_t op, int32_t t) {
   return (op == PK_OP_EXP || op == PK_OP_COSH || op == PK_OP_SINH) && t == PK_DTYPE_F64;
 }
-std::string overflow_guarded_expr(uint32_t op, const std::string &A) {
+// f: the op's builtin (float_builtin1), used below the threshold.
+std::string overflow_guarded_expr(uint32_t op, const char *f, const std::string &A) {
   const std::string x = op == PK_OP_EXP ? "(" + A + ")" : "fabs(" + A + ")";
   // e = 0x1.5bf0a8b145769p+1 + 0x1.4d57ee2b1013ap-53 (to 2^-106); e/2 halves both parts exactly.
   const char *hi = op == PK_OP_EXP ? "0x1.5bf0a8b145769p+1" : "0x1.5bf0a8b145769p+0";
   const char *lo = op == PK_OP_EXP ? "0x1.4d57ee2b1013ap-53" : "0x1.4d57ee2b1013ap-54";
   const std::string big = "fma(exp(" + x + " - 1.0), " + hi + ", exp(" + x + " - 1.0) * " + lo + ")";
-  const char *f = op == PK_OP_EXP ? "exp" : op == PK_OP_COSH ? "cosh" : "sinh";
   const std::string guarded = op == PK_OP_SINH ? "copysign(" + big + ", " + A + ")" : big;
   return "(" + x + " > 709.0 ? " + guarded + " : " + f + "(" + A + "))";
 }
@@ -783,7 +783,7 @@ std::string op_expr(uint32_t op, int32_t t, int32_t out_dt, uint32_t variant, ui
     }
     // tanh(±inf) must be exactly ±1 (gelu_tanh's 1 + tanh(-inf) is 0).
     if (op == PK_OP_TANH) return "(isinf(" + A + ") ? copysign((" + C + ")1, " + A + ") : tanh(" + A + "))";
-    if (overflow_guarded_in_f64(op, t)) return overflow_guarded_expr(op, A);
+    if (overflow_guarded_in_f64(op, t)) return overflow_guarded_expr(op, f, A);
     return std::string(f) + "(" + A + ")";
   }
   if (const char *f = float_builtin2(op)) {
