@@ -397,6 +397,40 @@ void BM_launch_1elem_add(benchmark::State &state) {
                                                        benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
+// A composite the CPU backend has no kernel for (hardswish f32, 256 elements) launched with pk_launch: the runtime
+// runs the Program of its decomposition, planned once and cached. The yardstick is the caller launching the same
+// nine primitives by hand into temporaries it allocated beforehand: the dispatch floor of that decomposition.
+// ratio = by hand / pk_launch; 1.0 means the runtime adds nothing per launch for decomposing.
+void BM_composite_launch_vs_its_primitives(benchmark::State &state) {
+  const int64_t n = 256;
+  std::vector<float> x(n), y(n), t(6 * n);
+  for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(i) / 16.0f - 8.0f;
+  HostTensor tx(x.data(), {n}, f32(), n * 4), ty(y.data(), {n}, f32(), n * 4);
+  std::vector<HostTensor> tmp;
+  for (int k = 0; k < 6; ++k) tmp.emplace_back(t.data() + k * n, std::vector<int64_t>{n}, f32(), n * 4);
+  auto fill = [&](const HostTensor &out, double v) {
+    pk_attrs_fill a = PK_ATTRS_FILL_INIT;
+    a.value = v;
+    launch(PK_OP_FILL, {tx.t}, {out.t}, &a);
+  };
+  paired(
+      state, 0,
+      [&] {
+        fill(tmp[0], 3);
+        launch(PK_OP_ADD, {tx.t, tmp[0].t}, {tmp[1].t});
+        fill(tmp[0], 0);
+        launch(PK_OP_MAXIMUM, {tmp[1].t, tmp[0].t}, {tmp[2].t});
+        fill(tmp[0], 6);
+        launch(PK_OP_MINIMUM, {tmp[2].t, tmp[0].t}, {tmp[3].t});
+        fill(tmp[4], 6);
+        launch(PK_OP_DIV, {tmp[3].t, tmp[4].t}, {tmp[5].t});
+        launch(PK_OP_MUL, {tx.t, tmp[5].t}, {ty.t});
+      },
+      [&] { launch(PK_OP_HARDSWISH, {tx.t}, {ty.t}); });
+  state.counters["us_per_launch"] = benchmark::Counter(static_cast<double>(state.iterations()) * 1e-6,
+                                                       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 // --- allocation: allocating vs preallocated output ---------------------------------------------------------------
 
 void BM_add_allocating_vs_preallocated(benchmark::State &state) {
@@ -478,6 +512,7 @@ PK_PAIRED(BM_pool_vs_onednn)->ArgsProduct({{0, 1}, {1, 2}});
 PK_PAIRED(BM_add_2threads_vs_1thread)->RangeMultiplier(4)->Range(1 << 10, 1 << 24)->Unit(benchmark::kMicrosecond);
 PK_PAIRED(BM_stream_add_2threads_vs_1thread)->Arg(1 << 24)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_launch_1elem_add)->Repetitions(7)->ReportAggregatesOnly(true);
+PK_PAIRED(BM_composite_launch_vs_its_primitives)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

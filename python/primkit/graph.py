@@ -69,8 +69,12 @@ class Executable:
         self._exe, self.device, self.inputs, self.outputs = exe, device, inputs, outputs
 
     def stats(self) -> dict:
+        """What compilation made: fused kernels, the nodes they cover, nodes run one by one, and the bytes of
+        device memory one run takes for intermediates (shared by liveness) against a buffer per intermediate."""
         fk, fn, sn = self._exe.stats()
-        return {"fused_kernels": fk, "fused_nodes": fn, "single_nodes": sn}
+        arena, unshared = self._exe.memory()
+        return {"fused_kernels": fk, "fused_nodes": fn, "single_nodes": sn,
+                "intermediate_bytes": arena, "unshared_intermediate_bytes": unshared}
 
     def __call__(self, *args: Any, out: Sequence[Tensor] = None) -> Tuple[Tensor, ...]:
         from . import stream

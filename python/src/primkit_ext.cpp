@@ -964,9 +964,15 @@ NB_MODULE(_primkit, m) {
              check(st, "pk_executable_run");
            })
       .def("run_ptrs", &Executable::run_ptrs)
-      .def("stats", [](Executable &e) {
-        uint32_t fk = 0, fn = 0, sn = 0;
-        check(pk_executable_stats(e.exe, &fk, &fn, &sn), "pk_executable_stats");
-        return nb::make_tuple(fk, fn, sn);
+      .def("stats",
+           [](Executable &e) {
+             uint32_t fk = 0, fn = 0, sn = 0;
+             check(pk_executable_stats(e.exe, &fk, &fn, &sn), "pk_executable_stats");
+             return nb::make_tuple(fk, fn, sn);
+           })
+      .def("memory", [](Executable &e) {
+        uint64_t arena = 0, unshared = 0;
+        check(pk_executable_memory(e.exe, &arena, &unshared), "pk_executable_memory");
+        return nb::make_tuple(arena, unshared);
       });
 }

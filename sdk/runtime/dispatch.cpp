@@ -8,6 +8,7 @@
 #include <string>
 #include <type_traits>
 
+#include "executor.hpp"
 #include "launch_memo.hpp"
 #include "runtime_internal.hpp"
 
@@ -105,101 +106,16 @@ pk_status run_on_fallback(Runtime &rt, Backend &fb, const OpInfo &op, const pk_t
 
 }  // namespace
 
-pk_status launch_validated(pk_stream_s *stream, const OpInfo &op, const pk_tensor *inputs, uint32_t num_inputs,
-                           const pk_tensor *outputs, uint32_t num_outputs, const void *attrs);
-
-// Runs a composite op as its decomposition into primitives on the same stream.
+// Runs a composite op as the Program of its decomposition (planned once per op, input types and attributes, and
+// cached on the device) on the same stream.
 pk_status launch_decomposed(pk_stream_s *stream, const OpInfo &op, const pk_tensor *inputs, uint32_t num_inputs,
-                            const pk_tensor *outputs, uint32_t num_outputs, const void *attrs) {
-  using pk::meta::TensorType;
+                            const pk_tensor *outputs, const void *attrs) {
   Diag diag;
-  std::vector<TensorType> types(num_inputs);
+  std::vector<pk::meta::TensorType> types(num_inputs);
   for (uint32_t i = 0; i < num_inputs; ++i) pk::meta::tensor_type(inputs[i], types[i], &op, i, diag);
-  pk::meta::Decomposition dec;
-  if (!pk::meta::decompose(op, types.data(), num_inputs, attrs, dec, diag)) return set_error_from_diag(diag, op.id);
-  Device &dev = *stream->device;
-  // Descriptors for every value: inputs and outputs are the caller's; intermediates are contiguous temporaries.
-  struct Temp {
-    void *data = nullptr;
-    uint64_t capacity = 0;
-  };
-  std::vector<pk_tensor> desc(dec.values.size());
-  std::vector<std::vector<int64_t>> shapes(dec.values.size());
-  std::vector<Temp> temps(dec.values.size());
-  std::vector<bool> bound(dec.values.size(), false);
-  for (uint32_t i = 0; i < num_inputs; ++i) {
-    desc[i] = inputs[i];
-    bound[i] = true;
-  }
-  // A program may return an input (identity) or one value twice: those outputs are written by a clone after
-  // the program has run.
-  std::vector<std::pair<int32_t, uint32_t>> copies;
-  for (uint32_t k = 0; k < num_outputs && k < dec.outputs.size(); ++k) {
-    int32_t v = dec.outputs[k];
-    if (bound[v]) {
-      copies.emplace_back(v, k);
-      continue;
-    }
-    desc[v] = outputs[k];
-    bound[v] = true;
-  }
-  // Only the nodes a non-empty result depends on run: the others write nothing anyone reads, and their
-  // temporaries may be huge (eye(n = 2^31-1, m = 0) has no element, yet its iota over n would take 16 GiB).
-  std::vector<bool> needed(dec.values.size(), false), used(dec.values.size(), false);
-  std::vector<bool> live(dec.nodes.size(), false);
-  for (uint32_t k = 0; k < num_outputs && k < dec.outputs.size(); ++k) needed[dec.outputs[k]] = true;
-  for (size_t n = dec.nodes.size(); n-- > 0;) {
-    for (int32_t v : dec.nodes[n].outputs) live[n] = live[n] || (needed[v] && pk::meta::numel(dec.values[v]) > 0);
-    if (!live[n]) continue;
-    for (int32_t v : dec.nodes[n].inputs) needed[v] = used[v] = true;
-    for (int32_t v : dec.nodes[n].outputs) used[v] = true;
-  }
-  for (const auto &c : copies) used[c.first] = true;
-  pk_status st = PK_OK;
-  for (size_t v = 0; v < dec.values.size() && st == PK_OK; ++v) {
-    if (bound[v] || !used[v]) continue;
-    const TensorType &t = dec.values[v];
-    shapes[v].assign(t.shape, t.shape + t.ndim);
-    uint64_t bytes = static_cast<uint64_t>(pk::meta::numel(t)) * pk::meta::dtype_size(t.dtype);
-    st = dev.allocator->allocate(bytes ? bytes : 1, &temps[v].data, &temps[v].capacity);
-    pk_tensor &d = desc[v];
-    PK_STRUCT_INIT(d);
-    d.data = temps[v].data;
-    d.storage_bytes = bytes;
-    d.device_type = dev.props.device_type;
-    d.device_id = static_cast<int32_t>(dev.index);
-    d.dtype = pk::meta::dtype_desc(t.dtype);
-    d.ndim = t.ndim;
-    d.shape = shapes[v].data();
-    if (dev.host_visible()) d.flags |= PK_TENSOR_FLAG_HOST_VISIBLE;
-  }
-  std::vector<pk_tensor> ins, outs;
-  for (size_t n = 0; n < dec.nodes.size(); ++n) {
-    if (st != PK_OK) break;
-    if (!live[n]) continue;
-    const auto &node = dec.nodes[n];
-    const OpInfo *callee = pk::meta::find_op(node.op_id);
-    ins.clear();
-    outs.clear();
-    for (int32_t v : node.inputs) ins.push_back(desc[v]);
-    for (int32_t v : node.outputs) outs.push_back(desc[v]);
-    st = launch_validated(stream, *callee, ins.data(), static_cast<uint32_t>(ins.size()), outs.data(),
-                          static_cast<uint32_t>(outs.size()), node.attrs.empty() ? nullptr : node.attrs.data());
-  }
-  const OpInfo *clone = pk::meta::find_op(static_cast<uint32_t>(PK_OP_CLONE));
-  for (const auto &c : copies) {
-    if (st != PK_OK) break;
-    st = launch_validated(stream, *clone, &desc[c.first], 1, &outputs[c.second], 1, nullptr);
-  }
-  // Temporaries go back to the cache; on an asynchronous device only after the work using them is done.
-  if (dev.async() && dev.backend->api.stream_synchronize) {
-    pk_status sync = dev.backend->api.stream_synchronize(stream->stream);
-    if (st == PK_OK && sync != PK_OK) st = forward_backend_error(*dev.backend, sync, op.id, "stream failed");
-  }
-  for (auto &t : temps) {
-    if (t.data) dev.allocator->release(t.data, t.capacity);
-  }
-  return st;
+  std::shared_ptr<const Program> prog;
+  if (pk_status st = composite_program(*stream->device, op, types.data(), num_inputs, attrs, &prog)) return st;
+  return run_program(*prog, stream, inputs, outputs);
 }
 
 pk_status launch_fallback(pk_stream_s *stream, const OpInfo &op, const pk_tensor *inputs, uint32_t num_inputs,
@@ -308,7 +224,7 @@ pk_status launch_validated(pk_stream_s *stream, const OpInfo &op, const pk_tenso
   if (st == PK_OK) return PK_OK;
   if (st != PK_UNIMPLEMENTED) return forward_backend_error(b, st, op.id, "launch failed");
   if (op.tier == pk::meta::Tier::composite) {
-    return launch_decomposed(stream, op, inputs, num_inputs, outputs, num_outputs, attrs);
+    return launch_decomposed(stream, op, inputs, num_inputs, outputs, attrs);
   }
   return launch_fallback(stream, op, inputs, num_inputs, outputs, num_outputs, attrs);
 }

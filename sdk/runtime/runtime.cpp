@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "executor.hpp"
 #include "runtime_internal.hpp"
 
 using namespace pk::rt;
@@ -137,7 +138,8 @@ void destroy_stream(pk_stream_s *stream) {
     v.erase(std::remove(v.begin(), v.end(), stream), v.end());
   }
   Backend &b = *device.backend;
-  if (b.api.stream_destroy) b.api.stream_destroy(stream->stream);
+  if (b.api.stream_destroy) b.api.stream_destroy(stream->stream);  // waits for the stream's work
+  release_parked_temporaries(*stream);
 }
 
 uint64_t next_generation() {
@@ -193,6 +195,7 @@ namespace {
 void destroy_contents(pk_runtime_s *rt) {
   for (auto &b : rt->backends) {
     for (auto &d : b->devices) {
+      d->composite_programs.clear();
       std::vector<pk_executable_s *> exes(d->executables.begin(), d->executables.end());
       for (pk_executable_s *e : exes) pk_executable_destroy(e);
     }
@@ -438,7 +441,8 @@ void pk_buffer_destroy(pk_buffer_t b) {
   // work already queued (the CPU and other synchronous devices have none left).
   if (d.async() && d.backend->api.stream_synchronize) {  // a NULL slot is never called
     std::lock_guard<std::mutex> lock(d.streams_mu);
-    for (pk_stream_s *s : d.streams) d.backend->api.stream_synchronize(s->stream);
+    for (pk_stream_s *s : d.streams)
+      if (d.backend->api.stream_synchronize(s->stream) == PK_OK) release_parked_temporaries(*s);
   }
   d.allocator->release(b->data, b->capacity);
 }
@@ -546,6 +550,7 @@ pk_status pk_stream_synchronize(pk_stream_t s) {
   Backend &b = *s->device->backend;
   if (!b.api.stream_synchronize) return missing_slot(b, "stream_synchronize");
   pk_status st = b.api.stream_synchronize(s->stream);
+  if (st == PK_OK) release_parked_temporaries(*s);  // the stream is idle: its temporaries may go to other streams
   return st == PK_OK ? PK_OK : forward_backend_error(b, st, PK_OP_NONE, "stream failed");
 }
 

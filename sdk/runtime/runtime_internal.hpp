@@ -10,6 +10,7 @@
 #include <new>
 #include <shared_mutex>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -27,6 +28,7 @@ struct pk_buffer_s;
 struct pk_executable_s;
 
 namespace pk::rt {
+class Program;
 using Runtime = pk_runtime_s;
 using Backend = pk_backend_s;
 using Device = pk_device_s;
@@ -63,6 +65,10 @@ class DeviceCheck final : public pk::meta::TensorCheck {
 // memo) and dispatches.
 pk_status validate_and_launch(pk_stream_s *stream, uint32_t op_id, const pk_tensor *inputs, uint32_t num_inputs,
                               const pk_tensor *outputs, uint32_t num_outputs, const void *attrs);
+// Dispatch of a launch that already passed validation (attributes normalized): the stream's backend, else the
+// composite's decomposition, else the fallback backend.
+pk_status launch_validated(pk_stream_s *stream, const pk::meta::OpInfo &op, const pk_tensor *inputs,
+                           uint32_t num_inputs, const pk_tensor *outputs, uint32_t num_outputs, const void *attrs);
 
 // --- host allocator and log (pk_runtime_options since ABI 1.2) -----------------------------------------------
 
@@ -202,6 +208,10 @@ struct pk_device_s {
   std::map<uintptr_t, pk_buffer_s *> buffers;  // by data pointer (ordered: interior pointers on host memory)
   std::unordered_set<pk_event_s *> events;
   std::unordered_set<pk_executable_s *> executables;
+  // Programs of the composite launches the backend does not run natively (executor.hpp), by op, input types and
+  // attributes.
+  std::mutex programs_mu;
+  std::unordered_map<std::string, std::shared_ptr<const pk::rt::Program>> composite_programs;
   // Names this device together with the set of its live buffers: a new generation at load and after every
   // buffer create or destroy. A verdict remembered under one key (dispatch.cpp's LaunchMemo) depended on
   // nothing that has changed since, which the device's address cannot promise once a runtime is destroyed
@@ -271,6 +281,10 @@ struct pk_runtime_s {
 struct pk_stream_s {
   pk::rt::Device *device = nullptr;
   pk_be_stream *stream = nullptr;
+  // Temporaries of work queued on this stream (executor.hpp): its own later work may reuse them, other streams
+  // only once the stream is idle. (data, capacity) blocks of the device's allocator.
+  std::mutex parked_mu;
+  std::vector<std::pair<void *, uint64_t>> parked;
 };
 struct pk_event_s {
   pk::rt::Device *device = nullptr;

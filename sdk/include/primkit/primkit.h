@@ -667,12 +667,19 @@ PK_API pk_status pk_graph_compile(pk_graph_t graph, pk_device_t device, const pk
                                   pk_executable_t *out);
 PK_API void pk_executable_destroy(pk_executable_t exec);
 /* Runs the executable: inputs and outputs in declaration order, on the executable's device, shapes and dtypes
- * as declared. Intermediates come from the runtime's caching allocator. */
+ * as declared. Intermediates live in one block from the runtime's caching allocator, laid out at compile time
+ * by liveness (pk_executable_memory). On an asynchronous device the run does not wait for its work: the block
+ * stays with the stream (its later work may reuse it) until pk_stream_synchronize or pk_stream_destroy. */
 PK_API pk_status pk_executable_run(pk_executable_t exec, pk_stream_t stream, const pk_tensor *inputs,
                                    uint32_t num_inputs, const pk_tensor *outputs, uint32_t num_outputs);
 /* Counts of what compilation produced: fused kernels, nodes they cover, and nodes run one by one. */
 PK_API pk_status pk_executable_stats(pk_executable_t exec, uint32_t *fused_kernels, uint32_t *fused_nodes,
                                      uint32_t *single_nodes);
+/* ABI 1.2. The device memory one run takes for intermediates: *arena_bytes, the block they share (two share
+ * bytes only when no step needs both), and *unshared_bytes, what a buffer per intermediate would take. Views the
+ * runtime describes over their source take none. Either pointer may be NULL. PK_ERROR_INVALID_ARGUMENT for a
+ * NULL executable. */
+PK_API pk_status pk_executable_memory(pk_executable_t exec, uint64_t *arena_bytes, uint64_t *unshared_bytes);
 
 /* --- op metadata (ABI 1.1) ---
  *
