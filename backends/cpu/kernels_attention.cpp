@@ -314,8 +314,28 @@ struct AttnPlan {
 // taken as -inf (PyTorch's finfo.min masks). A row of only huge negative terms (whose exact softmax is that of its
 // scores: the terms cancel), a NaN, +inf or other large term sends the unit to attention_rows. Keys a causal
 // launch hides do not count: the decomposition replaces them by -inf whatever the mask says.
+// f32 rows read densely: 16 terms at a time. Bits of `ok` are the lanes inside the row.
+__attribute__((target("avx512f,avx2,fma"))) inline bool attn_mask_row_f32(const float *m, int64_t n, int64_t &end,
+                                                                          bool &normal, bool &huge) {
+  const __m512 lim = _mm512_set1_ps(0x1p23f), neg_huge = _mm512_set1_ps(-0x1p64f), ninf = _mm512_set1_ps(-kInf<float>);
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 ok = n - j >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n - j)) - 1);
+    const __m512 x = _mm512_maskz_loadu_ps(ok, m + j);
+    const __mmask16 nrm = _mm512_mask_cmp_ps_mask(ok, _mm512_abs_ps(x), lim, _CMP_LE_OQ);
+    const __mmask16 hg = _mm512_mask_cmp_ps_mask(ok, x, neg_huge, _CMP_LT_OQ);  // -inf too
+    if ((nrm | hg) != ok) return false;
+    if (nrm) {
+      normal = true;
+      end = j + 32 - __builtin_clz(static_cast<uint32_t>(nrm));
+    }
+    if (hg & ~_mm512_mask_cmp_ps_mask(ok, x, ninf, _CMP_EQ_OQ)) huge = true;
+  }
+  return true;
+}
+
 template <class T>
-bool attn_mask_unit(const AttnArgs &a, int64_t b, int64_t h, int64_t r_lo, int64_t r_hi, int64_t S, int64_t *vis_end) {
+__attribute__((target("avx512f,avx2,fma"))) bool attn_mask_unit(const AttnArgs &a, int64_t b, int64_t h, int64_t r_lo,
+                                                                int64_t r_hi, int64_t S, int64_t *vis_end) {
   for (int64_t i = r_lo; i < r_hi; ++i) {
     const int64_t mr = a.mask_row(b, h, i), st = a.mst[3], seen = a.causal ? std::min(S, i + 1) : S;
     int64_t end = 0;
@@ -325,6 +345,13 @@ bool attn_mask_unit(const AttnArgs &a, int64_t b, int64_t h, int64_t r_lo, int64
     } else {
       const T *m = reinterpret_cast<const T *>(a.mask);
       bool normal = false, huge = false;
+      if constexpr (std::is_same_v<T, float>) {
+        if (st == 1) {
+          if (!attn_mask_row_f32(m + mr, seen, end, normal, huge) || (huge && !normal)) return false;
+          vis_end[i - r_lo] = end;
+          continue;
+        }
+      }
       for (int64_t j = 0; j < seen; ++j) {
         const double x = static_cast<double>(kit::load(m[mr + j * st]));
         if (x == -kInf<double>) continue;
@@ -347,7 +374,8 @@ bool attn_mask_unit(const AttnArgs &a, int64_t b, int64_t h, int64_t r_lo, int64
 // Row i's mask over its first lim scores s (already scaled): hidden keys to -inf, additive terms added (the huge
 // negative ones attn_mask_unit admitted as -inf).
 template <class T>
-void attn_apply_mask(const AttnArgs &a, int64_t b, int64_t h, int64_t i, double *s, int64_t lim) {
+__attribute__((target("avx512f,avx2,fma"))) void attn_apply_mask(const AttnArgs &a, int64_t b, int64_t h, int64_t i,
+                                                                 double *s, int64_t lim) {
   const int64_t mr = a.mask_row(b, h, i), st = a.mst[3];
   if (a.mask_bool) {
     for (int64_t j = 0; j < lim; ++j)
@@ -355,6 +383,19 @@ void attn_apply_mask(const AttnArgs &a, int64_t b, int64_t h, int64_t i, double 
     return;
   }
   const T *m = reinterpret_cast<const T *>(a.mask);
+  if constexpr (std::is_same_v<T, float>) {
+    if (st == 1) {  // 8 terms at a time, widened to double
+      const __m512d neg_huge = _mm512_set1_pd(-0x1p64), ninf = _mm512_set1_pd(-kInf<double>);
+      for (int64_t j = 0; j < lim; j += 8) {
+        const __mmask8 ok = lim - j >= 8 ? __mmask8(0xff) : __mmask8((1u << (lim - j)) - 1);
+        const __m512d x = _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_maskz_loadu_ps(ok, m + mr + j)));
+        const __m512d sum = _mm512_add_pd(_mm512_maskz_loadu_pd(ok, s + j), x);
+        const __mmask8 hidden = _mm512_cmp_pd_mask(x, neg_huge, _CMP_LT_OQ);
+        _mm512_mask_storeu_pd(s + j, ok, _mm512_mask_blend_pd(hidden, sum, ninf));
+      }
+      return;
+    }
+  }
   for (int64_t j = 0; j < lim; ++j) {
     const double x = static_cast<double>(kit::load(m[mr + j * st]));
     s[j] = x < -0x1p64 ? -kInf<double> : s[j] + x;
