@@ -80,6 +80,7 @@ const KernelRegistry &build_kernels() {
   register_shape_kernels(r);
   register_linalg_kernels(r);
   register_nn_kernels(r);
+  register_attention_kernels(r);
   return r;
 }
 

@@ -51,7 +51,8 @@ void register_elementwise_kernels(KernelRegistry &r);  // unary, binary, compare
 void register_reduction_kernels(KernelRegistry &r);    // reductions, scans
 void register_shape_kernels(KernelRegistry &r);        // views, shape ops, indexing, sorting
 void register_linalg_kernels(KernelRegistry &r);       // matmul, dot_general, convolution, pooling (oneDNN), fft
-void register_nn_kernels(KernelRegistry &r);           // softmax, norms, activations, attention (composites)
+void register_nn_kernels(KernelRegistry &r);           // softmax, norms, activations (composites)
+void register_attention_kernels(KernelRegistry &r);    // scaled_dot_product_attention[_masked]
 
 }  // namespace pk::cpu
 

@@ -780,6 +780,24 @@ void Generator::example_family() {
   }
   base.attrs = base_attrs();
   add("example", base, "the op table's example");
+  // A non-index input of a second type variable takes the example's dtype above; where that variable also admits the
+  // case's dtype (an attention mask that is bool or the query's float type), that form gets cases too, or it
+  // would never be graded.
+  if (has_example_) {
+    for (size_t i = 0; i < base.dtypes.size(); ++i) {
+      const uint32_t declared = std::min<uint32_t>(static_cast<uint32_t>(i), op_.num_inputs - 1);
+      const meta::OperandInfo &in = op_.inputs[declared];
+      // Index operands (gather's i32 or i64) have cases of their own.
+      if (in.type_var <= 0 || is_index_input(op_, declared) || base.dtypes[i] == dtype_ ||
+          !(op_.type_vars[in.type_var].dtype_mask & (1u << dtype_)))
+        continue;
+      Spec s = base;
+      s.dtypes[i] = dtype_;
+      const std::string note = std::string("example shapes, ") + in.name + " in the case's dtype";
+      add("operand_dtype", s, note);
+      for (int k = 0; k < (full() ? 4 : 1); ++k) add("operand_dtype_random", s, note + ", random values with edges");
+    }
+  }
   for (int k = 0; k < (full() ? 6 : 2); ++k) add("random", base, "example shapes, random values with edges");
   // Grown and emptied shapes: every input's first axis scaled (valid only where the op allows it).
   for (int64_t factor : {0, 3}) {

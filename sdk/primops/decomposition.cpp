@@ -179,7 +179,7 @@ const char *kind_name(Value::Kind k) {
 // clang-format off
 enum class Fn : uint8_t {
   shape, rank, dtype, numel, size, iota, remove, insert, concat, at, slice_list, reverse, prod, repeat,
-  permute_inverse, without, compute_dtype, min, max, to_float, to_int
+  permute_inverse, without, compute_dtype, is_bool, min, max, to_float, to_int
 };
 // clang-format on
 
@@ -210,6 +210,7 @@ constexpr FnInfo kFns[] = {
     {"permute_inverse", Fn::permute_inverse, 1, ArgKind::value},
     {"without", Fn::without, 2, ArgKind::value},
     {"compute_dtype", Fn::compute_dtype, 1, ArgKind::any},
+    {"is_bool", Fn::is_bool, 1, ArgKind::any},
     {"min", Fn::min, 2, ArgKind::value},
     {"max", Fn::max, 2, ArgKind::value},
     {"float", Fn::to_float, 1, ArgKind::value},
@@ -917,6 +918,18 @@ class Evaluator {
         // Normalizations compute narrow floats (f16, bf16, fp8) in f32.
         v.kind = Value::Kind::dtype;
         v.i = is_narrow_float(dt) ? PK_DTYPE_F32 : dt;
+        return true;
+      }
+      case Fn::is_bool: {
+        // Lets one program serve an input that may be a bool or a number (an attention mask that selects or
+        // adds): the language has no branches, so a program computes both forms and selects with where().
+        if (args[0].kind != Value::Kind::tensor && args[0].kind != Value::Kind::dtype) {
+          return fail(PK_ERROR_INTERNAL, "is_bool() takes a tensor or a dtype, got %s", kind_name(args[0].kind));
+        }
+        const int32_t dt =
+            args[0].kind == Value::Kind::tensor ? tensor_of(args[0]).dtype : static_cast<int32_t>(args[0].i);
+        v.kind = Value::Kind::boolean;
+        v.i = dt == PK_DTYPE_BOOL ? 1 : 0;
         return true;
       }
       case Fn::iota: {

@@ -443,7 +443,7 @@ def normalize_contract(op, c):
 
 DECOMP_FUNCS = {"shape", "rank", "dtype", "numel", "size", "iota", "remove", "insert", "concat", "at", "min",
                 "max", "float", "int", "slice_list", "reverse", "prod", "permute_inverse", "repeat", "without",
-                "compute_dtype"}
+                "compute_dtype", "is_bool"}
 DECOMP_CONSTANTS = {"true", "false", "inf", "nan", "pi"}
 DTYPE_NAMES = set()  # filled by load_table: dtype names are values in decompositions
 TOKEN = re.compile(r"\s*(?:(\d+\.\d*(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|\d+)|([A-Za-z_][A-Za-z0-9_]*)|(\S))")

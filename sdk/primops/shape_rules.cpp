@@ -718,6 +718,54 @@ bool shape_searchsorted(const OpInfo &op, const TensorType *in, uint32_t, const 
   return true;
 }
 
+// --- attention --------------------------------------------------------------------------------------------------
+
+// q [B, Hq, L, E], k [B, Hkv, S, E], v [B, Hkv, S, Ev] with Hkv dividing Hq (grouped-query heads), and a mask that
+// broadcasts to [B, Hq, L, S] from its trailing axes (PyTorch's attn_mask rule), bool or q's dtype. Checked here
+// rather than left to the decomposition so that a bad launch names the argument instead of an inner primitive.
+bool shape_scaled_dot_product_attention_masked(const OpInfo &op, const TensorType *in, uint32_t, const void *,
+                                               TensorType *out, Diag &d) {
+  for (int32_t i = 0; i < 3; ++i)
+    if (!need_rank(op, in[i], i, 4, 4, d)) return false;
+  if (!need_rank(op, in[3], 3, 0, 4, d)) return false;
+  const TensorType &q = in[0], &k = in[1], &v = in[2], &m = in[3];
+  if (k.shape[0] != q.shape[0] || k.shape[3] != q.shape[3]) {
+    return d.fail(PK_ERROR_INVALID_ARGUMENT, 1,
+                  "%s: input 1 (k): shape %s does not match input 0 (q) %s (need k [B, Hkv, S, E] for q [B, Hq, L, E])",
+                  op.name, text_of(k).text, text_of(q).text);
+  }
+  if (v.shape[0] != k.shape[0] || v.shape[1] != k.shape[1] || v.shape[2] != k.shape[2]) {
+    return d.fail(PK_ERROR_INVALID_ARGUMENT, 2,
+                  "%s: input 2 (v): shape %s does not match input 1 (k) %s (need v [B, Hkv, S, Ev])", op.name,
+                  text_of(v).text, text_of(k).text);
+  }
+  const int64_t hq = q.shape[1], hkv = k.shape[1];
+  if (hkv == 0 ? hq != 0 : hq % hkv != 0) {
+    return d.fail(PK_ERROR_INVALID_ARGUMENT, 1,
+                  "%s: input 1 (k): %" PRId64 " kv heads do not divide the %" PRId64
+                  " query heads of input 0 (q) (grouped-query attention needs Hq a multiple of Hkv)",
+                  op.name, hkv, hq);
+  }
+  if (m.dtype != PK_DTYPE_BOOL && m.dtype != q.dtype) {
+    return d.fail(PK_ERROR_INVALID_ARGUMENT, 3,
+                  "%s: input 3 (mask): dtype %d is neither bool nor q's dtype %d (an additive mask has q's dtype)",
+                  op.name, m.dtype, q.dtype);
+  }
+  const int64_t full[4] = {q.shape[0], hq, q.shape[2], k.shape[2]};
+  for (int32_t a = 0; a < m.ndim; ++a) {
+    const int64_t e = m.shape[a], want = full[4 - m.ndim + a];
+    if (e != 1 && e != want) {
+      return d.fail(PK_ERROR_INVALID_ARGUMENT, 3,
+                    "%s: input 3 (mask): shape %s does not broadcast to [B, Hq, L, S] = %s (axis %d has %" PRId64
+                    ", needs 1 or %" PRId64 ")",
+                    op.name, text_of(m).text, text_of(full, 4).text, a, e, want);
+    }
+  }
+  set_shape(out[0], full, 4);
+  out[0].shape[3] = v.shape[3];
+  return true;
+}
+
 // --- FFT --------------------------------------------------------------------------------------------------------
 
 bool shape_fft_r2c(const OpInfo &op, const TensorType *in, uint32_t, const void *attrs, TensorType *out, Diag &d) {

@@ -637,14 +637,38 @@ def _gather(b, node, x, dim, index, sparse_grad=False):
     return b.op("gather", x, index, dim=norm_dim(dim, len(x.shape)))
 
 
+def _attention(b, q, k, v, attn_mask, is_causal, scale):
+    """op 1700 where it suffices (no mask, as many kv heads as query heads), else the masked op with grouped
+    heads; an unmasked grouped call gets a 0-d true mask, which the kernel reads as a broadcast."""
+    s = float(scale) if scale is not None else 1.0 / math.sqrt(q.shape[-1])
+    if attn_mask is None and q.shape[1] == k.shape[1]:
+        return b.op("scaled_dot_product_attention", q, k, v, scale=s, is_causal=bool(is_causal))
+    if attn_mask is None:
+        attn_mask = b.op("full", shape=[], value=1.0, dtype=pk_dtype("bool"))
+    elif not isinstance(attn_mask, Value):
+        raise Unsupported("an attention mask that is not a tensor")
+    elif attn_mask.dtype.name != "bool" and attn_mask.dtype is not q.dtype:
+        attn_mask = b.cast(attn_mask, q.dtype)
+    return b.op("scaled_dot_product_attention_masked", q, k, v, attn_mask, scale=s, is_causal=bool(is_causal))
+
+
+# What dynamo + aot_autograd give F.scaled_dot_product_attention on CPU: the flash kernel's op, with k and v
+# keeping their kv heads under enable_gqa, and a bool attn_mask already turned additive (where(m, 0, -inf)).
 @lowering(aten._scaled_dot_product_flash_attention_for_cpu.default, outputs=(0,))
 def _sdpa_cpu(b, node, q, k, v, dropout_p=0.0, is_causal=False, *args, attn_mask=None, scale=None):
     if dropout_p:
         raise Unsupported("attention dropout is not lowered")
-    if attn_mask is not None:
-        raise Unsupported("an explicit attention mask is not lowered (is_causal is)")
-    s = scale if scale is not None else 1.0 / math.sqrt(q.shape[-1])
-    return (b.op("scaled_dot_product_attention", q, k, v, scale=float(s), is_causal=bool(is_causal)), None)
+    return (_attention(b, q, k, v, attn_mask, is_causal, scale), None)
+
+
+# The un-decomposed ATen op (graphs captured before its CPU dispatch), bool or additive mask as given.
+@lowering(aten.scaled_dot_product_attention.default)
+def _sdpa(b, node, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    if dropout_p:
+        raise Unsupported("attention dropout is not lowered")
+    if q.shape[1] != k.shape[1] and not enable_gqa:
+        raise Unsupported("kv heads differ from query heads without enable_gqa")
+    return _attention(b, q, k, v, attn_mask, is_causal, scale)
 
 
 # Python operators on tuples of outputs.
