@@ -4,7 +4,7 @@
 // ahead of these). Infinities and NaNs follow C11 Annex G and glibc's special values, as the CPU backend's and
 // the oracle's std::complex do. c128 division, reciprocal and modulus are correctly rounded (a double-double
 // result, and near a midpoint between doubles the exact sign of a sum of products); c64 / c128 square roots round
-// a ~2^-100-accurate double-double once. exp, log, sin, cos and tanh are the device math's (sdk/devmath/complex.h).
+// a ~2^-100-accurate double-double once. exp, log, sin, cos, tanh and polar are the device math's (sdk/devmath/complex.h).
 #include "cl_complex.hpp"
 
 namespace pk::ocl {
@@ -171,7 +171,6 @@ inline double2 pk_cdot_value(const pk_cdot *d) {
   return (double2)(isfinite(d->sp.x) ? ldexp(d->mr, d->er) + d->sp.x : d->sp.x,
                    isfinite(d->sp.y) ? ldexp(d->mi, d->ei) + d->sp.y : d->sp.y);
 }
-inline double2 pk_polar(double r, double t) { return (double2)(r * cos(t), r * sin(t)); }
 
 // The exact p + ep + q + eq (four doubles, already error-free products) rounded once to double: a two-sum cascade
 // leaves f.x + f.y + w exactly, with w far below ulp(f.x); w only matters to break an exact tie in f.x + f.y.
@@ -412,6 +411,7 @@ inline double2 pk_clog(double2 z) { double r[2]; pk_dm_clog(z.x, z.y, r); return
 inline double2 pk_csin(double2 z) { double r[2]; pk_dm_csin(z.x, z.y, r); return (double2)(r[0], r[1]); }
 inline double2 pk_ccos(double2 z) { double r[2]; pk_dm_ccos(z.x, z.y, r); return (double2)(r[0], r[1]); }
 inline double2 pk_ctanh(double2 z) { double r[2]; pk_dm_ctanh(z.x, z.y, r); return (double2)(r[0], r[1]); }
+inline double2 pk_polar(double m, double t) { double r[2]; pk_dm_cpolar(m, t, r); return (double2)(r[0], r[1]); }
 // sqrt(z) per glibc's csqrt: its special cases, then its steps evaluated in the extended format (pk_x) as the
 // reference does.
 inline pk_dd pk_dd_sqrt(pk_dd s) {

@@ -1,7 +1,7 @@
-// emit_complex.cpp — complex values in the kernel generator (see emit_complex.hpp). exp, log, sin, cos and tanh are
-// the device math's (sdk/devmath/complex.h, shared with the CPU and OpenCL backends); the rest follows the OpenCL
-// backend's cl_complex.cpp (C11 Annex G special values); the c128 operations the op table contracts as correctly
-// rounded (abs, mul, div, reciprocal, sqrt) are computed in double-double and, when that cannot decide the
+// emit_complex.cpp — complex values in the kernel generator (see emit_complex.hpp). exp, log, sin, cos, tanh and
+// polar are the device math's (sdk/devmath/complex.h, shared with the CPU and OpenCL backends); the rest follows
+// the OpenCL backend's cl_complex.cpp (C11 Annex G special values); the c128 operations the op table contracts as
+// correctly rounded (abs, mul, div, reciprocal, sqrt) are computed in double-double and, when that cannot decide the
 // rounding, decided exactly from sums of error-free products.
 // pow's c128 and exact paths are in emit_complex_pow.cpp.
 #include "emit_complex.hpp"
@@ -748,10 +748,12 @@ Value *ComplexEmitter::node(uint32_t op, const std::vector<Value *> &in, const s
   switch (op) {
     case PK_OP_COMPLEX:
       return pair(a, c);
-    case PK_OP_POLAR: {
+    case PK_OP_POLAR: {  // f32 operands are exact in f64: the device math's f64 result rounded once
       Value *r = a->getType() == f64_ ? a : b_.CreateFPExt(a, f64_);
       Value *th = c->getType() == f64_ ? c : b_.CreateFPExt(c, f64_);
-      return round_to(pair(b_.CreateFMul(r, m_.cos(th)), b_.CreateFMul(r, m_.sin(th))), out_dt);
+      Value *pr = nullptr, *pi = nullptr;
+      m_.devmath_complex("pk_dm_cpolar", {r, th}, pr, pi);
+      return round_to(pair(pr, pi), out_dt);
     }
     case PK_OP_ANGLE: {
       if (!is_complex_dtype(in_dt[0])) {  // pi for a < 0, 0 otherwise (-0 too); NaN stays NaN

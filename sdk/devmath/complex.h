@@ -1,14 +1,13 @@
-/* complex.h — the elementary complex functions (exp, log, cosh/sinh and through them cos/sin, tanh) of the device
-   math, for c64 and c128 alike: the operand's parts as doubles (c64 parts are exact in double), the result written
-   to out[0] (real part) and out[1] (imaginary part). Needs dd.h.
-   Why out-pointers rather than a struct returned by value: the code generator calls these functions through the
-   bitcode it links, and a returned struct is lowered differently by each target's ABI (two registers on x86-64, a
-   by-value aggregate on NVPTX), while (double, double, ptr) -> void is the same call everywhere.
-   Accuracy: finite results are computed in double-double (e^x, sin/cos, sinh/cosh, log as ~2^-100-accurate
-   double-doubles, their products and quotients in double-double) and rounded once, so c128 results are within
-   about half an ulp per part, as the long double std::complex the CPU backend used before; plain double
-   arithmetic (exp(x) cos(y) with three roundings) reached 2.5-5 ulp. A c64 caller rounds the double result once
-   more to float. Infinities, NaNs and signed zeros follow C11 Annex G and glibc's special values (the oracle's
+/* complex.h — the elementary complex functions (exp, log, cosh/sinh and through them cos/sin, tanh, polar) of the
+   device math, for c64 and c128 alike: the operand's parts as doubles (c64 parts are exact in double), the result
+   written to out[0] (real part) and out[1] (imaginary part). Needs dd.h. Why out-pointers rather than a struct returned
+   by value: the code generator calls these functions through the bitcode it links, and a returned struct is lowered
+   differently by each target's ABI (two registers on x86-64, a by-value aggregate on NVPTX), while (double, double,
+   ptr) -> void is the same call everywhere. Accuracy: finite results are computed in double-double (e^x, sin/cos,
+   sinh/cosh, log as ~2^-100-accurate double-doubles, their products and quotients in double-double) and rounded once,
+   so c128 results are within about half an ulp per part, as the long double std::complex the CPU backend used before;
+   plain double arithmetic (exp(x) cos(y) with three roundings) reached 2.5-5 ulp. A c64 caller rounds the double result
+   once more to float. Infinities, NaNs and signed zeros follow C11 Annex G and glibc's special values (the oracle's
    std::complex functions are glibc's cexpl, clogl, ...). */
 
 PK_DM_FN void pk_dm_cset(double *out, double re, double im) {
@@ -303,4 +302,19 @@ PK_DM_FN void pk_dm_ctanh(double x, double y, double *out) {
   /* A zero part keeps its sign: x = +-0 gives re = +-0, y = +-0 gives im = +-0. */
   pk_dm_cset(out, x == 0.0 ? x : pk_dm_dd_div(pk_dm_dd_mul(sh, ch), den).hi,
              y == 0.0 ? y : pk_dm_dd_div(pk_dm_dd_mul(sy, cy), den).hi);
+}
+
+/* r (cos t + i sin t): for finite nonzero r and t, r = m 2^k (m in [1, 2)) times the double-double sin and cos of
+   t, each part rounded once (three roundings in double, r cos(t) reached 2 ulp); otherwise the plain products,
+   whose infinities and NaNs are the op's special values (r = inf, t = 0 gives inf + NaN i, as r sin t does). */
+PK_DM_FN void pk_dm_cpolar(double r, double t, double *out) {
+  if (!pk_dm_isfinite(r) || !pk_dm_isfinite(t) || r == 0.0 || t == 0.0) {
+    pk_dm_cset(out, r * pk_dm_cos(t), r * pk_dm_sin(t));
+    return;
+  }
+  const int k = pk_dm_ilogb(r);
+  const pk_dm_dd m = pk_dm_dd_make(pk_dm_ldexp(r, -k), 0.0);
+  pk_dm_dd s, c;
+  pk_dm_dd_sincos(t, &s, &c);
+  pk_dm_cset(out, pk_dm_dd_mul_round(m, c, k), pk_dm_dd_mul_round(m, s, k));
 }
