@@ -19,7 +19,7 @@
 //     f64 uses glibc's double functions (≤ a few ulp); special functions glibc lacks are implemented with
 //     algorithms accurate well inside the table's ULP bounds: erf_inv, erfcx, ndtri, digamma, the Bessel
 //     functions, the incomplete gamma functions and Hurwitz zeta in the device math every backend shares
-//     (sdk/devmath, double and double-double).
+//     (sdk/devmath, double and double-double); so are the complex exp, log, sin, cos and tanh (c64 and c128).
 //   * integers wrap (computed in the unsigned type of the same width), division truncates, x / 0 = 0.
 #pragma once
 

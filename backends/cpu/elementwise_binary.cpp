@@ -304,9 +304,11 @@ struct Polar {
   static constexpr bool admits = std::is_floating_point_v<T>;
   template <class V>
   std::complex<V> operator()(V r, V theta) const {
-    using M = std::conditional_t<std::is_same_v<V, float>, double, long double>;
-    const M m = r, t = theta;
-    return {static_cast<V>(m * std::cos(t)), static_cast<V>(m * std::sin(t))};
+    // The device math's (sdk/devmath/complex.h, shared with the other backends): f32 operands are exact in double,
+    // the double result is rounded once.
+    double out[2];
+    devmath::pk_dm_cpolar(static_cast<double>(r), static_cast<double>(theta), out);
+    return {static_cast<V>(out[0]), static_cast<V>(out[1])};
   }
 };
 

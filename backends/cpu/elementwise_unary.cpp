@@ -74,13 +74,23 @@ struct Neg {
     }                                                                                                           \
   };
 
-// Complex special values follow std::complex (C99 Annex G); `x` is the argument in the math type.
-PK_FLOAT_FN(Exp, true, std::exp(x), std::exp(x))
-PK_FLOAT_FN(Log, true, std::log(x), std::log(x))
+// The elementary complex functions are the device math's (sdk/devmath/complex.h), the same source as the OpenCL
+// and generated kernels': the parts as doubles (exact for c64), the double result rounded once to the part type by
+// the caller. Special values follow C11 Annex G there.
+template <class V>
+std::complex<double> devmath_complex(void (*fn)(double, double, double *), V v) {
+  double r[2];
+  fn(static_cast<double>(v.real()), static_cast<double>(v.imag()), r);
+  return {r[0], r[1]};
+}
+
+// `x` is the argument in the math type, `v` as stored.
+PK_FLOAT_FN(Exp, true, std::exp(x), M(devmath_complex(devmath::pk_dm_cexp, v)))
+PK_FLOAT_FN(Log, true, std::log(x), M(devmath_complex(devmath::pk_dm_clog, v)))
 PK_FLOAT_FN(Sqrt, true, std::sqrt(x), M(correctly_rounded_sqrt(v)))
-PK_FLOAT_FN(Cos, true, std::cos(x), std::cos(x))
-PK_FLOAT_FN(Sin, true, std::sin(x), std::sin(x))
-PK_FLOAT_FN(Tanh, true, std::tanh(x), std::tanh(x))
+PK_FLOAT_FN(Cos, true, std::cos(x), M(devmath_complex(devmath::pk_dm_ccos, v)))
+PK_FLOAT_FN(Sin, true, std::sin(x), M(devmath_complex(devmath::pk_dm_csin, v)))
+PK_FLOAT_FN(Tanh, true, std::tanh(x), M(devmath_complex(devmath::pk_dm_ctanh, v)))
 PK_FLOAT_FN(Reciprocal, true, 1.0 / x, M(correctly_rounded_div(decltype(v)(1), v)))
 PK_FLOAT_FN(Acos, false, std::acos(x), x)
 PK_FLOAT_FN(Acosh, false, std::acosh(x), x)

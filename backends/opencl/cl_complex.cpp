@@ -4,7 +4,7 @@
 // ahead of these). Infinities and NaNs follow C11 Annex G and glibc's special values, as the CPU backend's and
 // the oracle's std::complex do. c128 division, reciprocal and modulus are correctly rounded (a double-double
 // result, and near a midpoint between doubles the exact sign of a sum of products); c64 / c128 square roots round
-// a ~2^-100-accurate double-double once.
+// a ~2^-100-accurate double-double once. exp, log, sin, cos, tanh and polar are the device math's (sdk/devmath/complex.h).
 #include "cl_complex.hpp"
 
 namespace pk::ocl {
@@ -171,7 +171,6 @@ inline double2 pk_cdot_value(const pk_cdot *d) {
   return (double2)(isfinite(d->sp.x) ? ldexp(d->mr, d->er) + d->sp.x : d->sp.x,
                    isfinite(d->sp.y) ? ldexp(d->mi, d->ei) + d->sp.y : d->sp.y);
 }
-inline double2 pk_polar(double r, double t) { return (double2)(r * cos(t), r * sin(t)); }
 
 // The exact p + ep + q + eq (four doubles, already error-free products) rounded once to double: a two-sum cascade
 // leaves f.x + f.y + w exactly, with w far below ulp(f.x); w only matters to break an exact tie in f.x + f.y.
@@ -405,57 +404,14 @@ inline float pk_cabs64(float2 z) {
   if (cl == 0.0) return (as_uint(r) & 1u) ? dn : r;
   return r;
 }
-// --- elementary functions, evaluated in double with glibc's special values (the oracle's std::complex<long
-// double> functions are glibc's cexpl, clogl, ...). c64 arguments are exact in double, so one final rounding
-// to float leaves them within the contracts; c128 uses them where double's own rounding errors fit the contract.
-inline double2 pk_cexp(double2 z) {
-  const double x = z.x, y = z.y;
-  if (isfinite(x)) {
-    if (!isfinite(y)) return (double2)(NAN, NAN);
-    if (y == 0.0) return (double2)(exp(x), y);
-    if (x > 700.0) {  // exp(x) alone would overflow where exp(x) cos(y) may not
-      const double e1 = exp(x - 700.0), e2 = exp(700.0);
-      return (double2)(e1 * cos(y) * e2, e1 * sin(y) * e2);
-    }
-    const double ex = exp(x);
-    return (double2)(ex * cos(y), ex * sin(y));
-  }
-  if (isinf(x)) {
-    if (isfinite(y)) {
-      const double v = x > 0.0 ? INFINITY : 0.0;
-      if (y == 0.0) return (double2)(v, y);
-      return (double2)(copysign(v, cos(y)), copysign(v, sin(y)));
-    }
-    return x > 0.0 ? (double2)(INFINITY, NAN) : (double2)(0.0, copysign(0.0, y));
-  }
-  return (double2)(NAN, y == 0.0 ? y : NAN);
-}
-// log|z| + i arg z. Near |z| = 1 the real part is log1p(x^2 + y^2 - 1) / 2 with x^2 + y^2 - 1 in double-double
-// (exact products), so it keeps its relative accuracy as it goes to 0.
-inline double2 pk_clog(double2 z) {
-  const double x = z.x, y = z.y;
-  if (isnan(x) || isnan(y)) return (double2)((isinf(x) || isinf(y)) ? INFINITY : NAN, NAN);
-  const double ax = fabs(x), ay = fabs(y);
-  const double im = atan2(y, x);
-  if (isinf(ax) || isinf(ay)) return (double2)(INFINITY, im);
-  if (ax == 0.0 && ay == 0.0) return (double2)(-INFINITY, im);
-  const double mx = fmax(ax, ay), mn = fmin(ax, ay);
-  double re;
-  if (mx >= 0.5 && mx <= 2.0 && mn < 1.5) {
-    const pk_dd s = pk_dd_add_d(pk_dd_add(pk_two_prod(mx, mx), pk_two_prod(mn, mn)), -1.0);
-    const double t = s.x + s.y;
-    re = fabs(t) < 0.5 ? 0.5 * log1p(t) : 0.5 * pk_dd_log_dd(pk_dd_add_d(s, 1.0)).x;
-  } else {
-    // log(2^k h) with h = |z| / 2^k in [1, 2): no overflow of x^2 + y^2.
-    const int k = ilogb(mx);
-    const double a = ldexp(mx, -k), b = ldexp(mn, -k);
-    const pk_dd s = pk_dd_add(pk_two_prod(a, a), pk_two_prod(b, b));
-    const pk_dd l = pk_dd_add(pk_dd_mul_d((double2)(0.6931471805599453, 2.3190468138462996e-17), (double)k),
-                              pk_dd_mul_d(pk_dd_log_dd(s), 0.5));
-    re = l.x + l.y;
-  }
-  return (double2)(re, im);
-}
+// --- elementary functions: the device math's (sdk/devmath/complex.h, which the program carries ahead of this
+// text), as double2 for the expressions. c64 arguments are exact in double; the callers round the result once.
+inline double2 pk_cexp(double2 z) { double r[2]; pk_dm_cexp(z.x, z.y, r); return (double2)(r[0], r[1]); }
+inline double2 pk_clog(double2 z) { double r[2]; pk_dm_clog(z.x, z.y, r); return (double2)(r[0], r[1]); }
+inline double2 pk_csin(double2 z) { double r[2]; pk_dm_csin(z.x, z.y, r); return (double2)(r[0], r[1]); }
+inline double2 pk_ccos(double2 z) { double r[2]; pk_dm_ccos(z.x, z.y, r); return (double2)(r[0], r[1]); }
+inline double2 pk_ctanh(double2 z) { double r[2]; pk_dm_ctanh(z.x, z.y, r); return (double2)(r[0], r[1]); }
+inline double2 pk_polar(double m, double t) { double r[2]; pk_dm_cpolar(m, t, r); return (double2)(r[0], r[1]); }
 // sqrt(z) per glibc's csqrt: its special cases, then its steps evaluated in the extended format (pk_x) as the
 // reference does.
 inline pk_dd pk_dd_sqrt(pk_dd s) {
@@ -621,80 +577,6 @@ inline float2 pk_csqrt64(float2 z) {
   pk_x re, im;
   if (pk_csqrt_x(convert_double2(z), &sp, &re, &im)) return convert_float2(sp);
   return (float2)(pk_x_float(re), pk_x_float(im));
-}
-// cosh and sinh of x + iy per glibc's ccosh / csinh special cases.
-inline double2 pk_ccosh(double2 z) {
-  const double x = z.x, y = z.y;
-  if (isfinite(x)) {
-    if (isfinite(y)) {
-      if (fabs(x) > 700.0) {
-        const double e = exp(fabs(x) - 701.0) * 0.5, e2 = exp(701.0);
-        return (double2)(e * cos(y) * e2, copysign(1.0, x) * e * sin(y) * e2);
-      }
-      return (double2)(cosh(x) * cos(y), sinh(x) * sin(y));
-    }
-    return (double2)(y - y, x == 0.0 ? 0.0 : NAN);
-  }
-  if (isinf(x)) {
-    if (isfinite(y)) {
-      if (y == 0.0) return (double2)(INFINITY, y * copysign(1.0, x));
-      return (double2)(copysign((double)INFINITY, cos(y)), copysign((double)INFINITY, sin(y)) * copysign(1.0, x));
-    }
-    return (double2)(INFINITY, y - y);
-  }
-  return (double2)(NAN, y == 0.0 ? y : NAN);
-}
-inline double2 pk_csinh(double2 z) {
-  const double x = z.x, y = z.y;
-  if (isfinite(x)) {
-    if (isfinite(y)) {
-      if (fabs(x) > 700.0) {
-        const double e = exp(fabs(x) - 701.0) * 0.5, e2 = exp(701.0);
-        return (double2)(copysign(1.0, x) * e * cos(y) * e2, e * sin(y) * e2);
-      }
-      return (double2)(sinh(x) * cos(y), cosh(x) * sin(y));
-    }
-    return x == 0.0 ? (double2)(x, y - y) : (double2)(NAN, NAN);
-  }
-  if (isinf(x)) {
-    if (isfinite(y)) {
-      if (y == 0.0) return (double2)(x, y);
-      return (double2)(copysign((double)INFINITY, cos(y)) * copysign(1.0, x), copysign((double)INFINITY, sin(y)));
-    }
-    return (double2)(x, y - y);
-  }
-  return (double2)(NAN, y == 0.0 ? y : NAN);
-}
-// sin z = -i sinh(iz), cos z = cosh(iz).
-inline double2 pk_csin(double2 z) {
-  const double2 r = pk_csinh((double2)(-z.y, z.x));
-  return (double2)(r.y, -r.x);
-}
-inline double2 pk_ccos(double2 z) { return pk_ccosh((double2)(-z.y, z.x)); }
-// tanh per glibc's ctanh: (sinh 2x + i sin 2y) / (cosh 2x + cos 2y) as sinh x cosh x / den, sin y cos y / den
-// with den = sinh^2 x + cos^2 y (no cancellation), and its large-|x| branch.
-inline double2 pk_ctanh(double2 z) {
-  const double x = z.x, y = z.y;
-  if (!isfinite(x) || !isfinite(y)) {
-    if (isinf(x)) {
-      double im = copysign(0.0, y);
-      if (isfinite(y) && fabs(y) > 1.0) im = copysign(0.0, sin(y) * cos(y));
-      return (double2)(copysign(1.0, x), im);
-    }
-    if (y == 0.0) return (double2)(x, y);
-    return (double2)(x == 0.0 ? x : NAN, NAN);
-  }
-  const double t = 18.714973875118524;  // (DBL_MANT_DIG - 1) ln 2 / 2: beyond it tanh x is 1 in double
-  const double sy = fabs(y) > DBL_MIN ? sin(y) : y, cy = fabs(y) > DBL_MIN ? cos(y) : 1.0;
-  if (fabs(x) > t) {
-    const double e2t = exp(2.0 * t), ax = fabs(x) - t;
-    double im = 4.0 * sy * cy / e2t;
-    im = ax > t ? im / e2t : im / exp(2.0 * ax);
-    return (double2)(copysign(1.0, x), im);
-  }
-  const double sx = fabs(x) > DBL_MIN ? sinh(x) : x, chx = fabs(x) > DBL_MIN ? cosh(x) : 1.0;
-  const double den = fabs(sx) > fabs(cy) * DBL_EPSILON ? sx * sx + cy * cy : cy * cy;
-  return (double2)(sx * chx / den, sy * cy / den);
 }
 // a^b as the oracle defines it: 1 for b = 0, 0 for a = 0 with a real b > 0, else exp(b log a).
 inline double2 pk_cpow(double2 a, double2 b) {

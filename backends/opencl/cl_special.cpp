@@ -1,7 +1,8 @@
 // cl_special.cpp — OpenCL C sources of the special functions (see cl_special.hpp). erf_inv, ndtri, erfcx, digamma,
 // the Bessel functions, the incomplete gamma functions and Hurwitz zeta are the device math's (sdk/devmath), whose
-// files this backend embeds as they are. What is left here: nextafter of the small formats and the double-double
-// helpers of the complex math (cl_complex.cpp), which has not moved to the device math yet.
+// files this backend embeds as they are, and so are the elementary complex functions (complex.h). What is left here:
+// nextafter of the small formats and the double-double helpers of the complex math that has not moved to the device
+// math yet (cl_complex.cpp: products, quotients, abs, sqrt, pow).
 #include "cl_special.hpp"
 
 #include <cstdio>
@@ -12,7 +13,7 @@
 
 #include "cl_complex.hpp"
 // Generated at build time from sdk/devmath (CMakeLists.txt): kDevmathPort, kDevmathDd, kDevmathErf, kDevmathZeta,
-// kDevmathDigamma, kDevmathBessel, kDevmathIgamma.
+// kDevmathDigamma, kDevmathBessel, kDevmathIgamma, kDevmathComplex.
 #include "devmath_opencl.inc"
 
 namespace pk::ocl {
@@ -31,6 +32,7 @@ enum : uint32_t {
   kDmZeta = 1u << 10,
   kNextSmall = 1u << 11,
   kComplex = 1u << 12,
+  kDmComplex = 1u << 13,  // the elementary complex functions (complex.h)
 };
 
 // Double-double arithmetic: a value is hi + lo with |lo| <= ulp(hi) / 2. The program is built with
@@ -242,7 +244,8 @@ std::string complex_tables() {
 
 std::string special_helpers(uint32_t bits) {
   // Dependencies first.
-  if (bits & (kDmZeta | kDmDigamma | kDmBessel | kDmIgamma)) bits |= kDmDD;
+  if (bits & kComplex) bits |= kDmComplex;
+  if (bits & (kDmZeta | kDmDigamma | kDmBessel | kDmIgamma | kDmComplex)) bits |= kDmDD;
   if (bits & (kDmErf | kDmDD)) bits |= kDmPort;
   if (bits & kComplex) bits |= kLogDD;
   if (bits & kLogDD) bits |= kDD;
@@ -258,6 +261,7 @@ std::string special_helpers(uint32_t bits) {
                  {kDmDigamma, kDevmathDigamma},
                  {kDmBessel, kDevmathBessel},
                  {kDmIgamma, kDevmathIgamma},
+                 {kDmComplex, kDevmathComplex},
                  {kNextSmall, kSrcNextSmall},
                  {kComplex, complex_source()}};
   std::string s;

@@ -1,7 +1,8 @@
-// emit_complex.cpp — complex values in the kernel generator (see emit_complex.hpp). The algorithms follow the
-// OpenCL backend's cl_complex.cpp (C11 Annex G special values, glibc's for the elementary functions); the c128
-// operations the op table contracts as correctly rounded (abs, mul, div, reciprocal, sqrt) are computed in
-// double-double and, when that cannot decide the rounding, decided exactly from sums of error-free products.
+// emit_complex.cpp — complex values in the kernel generator (see emit_complex.hpp). exp, log, sin, cos, tanh and
+// polar are the device math's (sdk/devmath/complex.h, shared with the CPU and OpenCL backends); the rest follows
+// the OpenCL backend's cl_complex.cpp (C11 Annex G special values); the c128 operations the op table contracts as
+// correctly rounded (abs, mul, div, reciprocal, sqrt) are computed in double-double and, when that cannot decide the
+// rounding, decided exactly from sums of error-free products.
 // pow's c128 and exact paths are in emit_complex_pow.cpp.
 #include "emit_complex.hpp"
 
@@ -678,153 +679,18 @@ Value *ComplexEmitter::sqrt_cx(Value *z, int32_t dt) {
 
 // ------------------------------------------------------------------------------------ elementary functions
 
-// exp(x + iy) with glibc's special values; x > 700 is split so that exp(x) alone does not overflow.
+// exp, log, cos, sin and tanh of an (f64, f64) pair are the device math's (sdk/devmath/complex.h, the same source
+// the CPU and OpenCL backends use), linked into the kernel by emit_devmath.cpp.
+Value *ComplexEmitter::devmath_cx(const char *name, Value *z) {
+  Value *r = nullptr, *i = nullptr;
+  m_.devmath_complex(name, {re(z), im(z)}, r, i);
+  return pair(r, i);
+}
 Value *ComplexEmitter::cexp(Value *z) {
-  Value *x = re(z), *y = im(z);
-  Value *zero = d(0.0), *nan = d(kNaN), *inf = d(kInf);
-  Value *c = m_.cos(y), *s = m_.sin(y);
-  Value *big = b_.CreateFCmpOGT(x, d(700.0));
-  Value *ex = m_.exp(sel(big, b_.CreateFSub(x, d(700.0)), x));
-  Value *e2 = sel(big, d(std::exp(700.0)), d(1.0));
-  Value *fr = b_.CreateFMul(b_.CreateFMul(ex, c), e2), *fi = b_.CreateFMul(b_.CreateFMul(ex, s), e2);
-  Value *y_zero = b_.CreateFCmpOEQ(y, zero);
-  fr = sel(y_zero, ex, fr);  // x <= 700 here unless exp overflows anyway
-  fr = sel(b_.CreateAnd(y_zero, big), b_.CreateFMul(ex, e2), fr);
-  fi = sel(y_zero, y, fi);
-  fr = sel(is_finite(y), fr, nan);
-  fi = sel(is_finite(y), fi, nan);
-  // x infinite.
-  Value *xpos = b_.CreateFCmpOGT(x, zero);
-  Value *v = sel(xpos, inf, zero);
-  Value *ir = sel(y_zero, v, copysign(v, c)), *ii = sel(y_zero, y, copysign(v, s));
-  ir = sel(is_finite(y), ir, sel(xpos, inf, zero));
-  ii = sel(is_finite(y), ii, sel(xpos, nan, copysign(zero, y)));
-  // x NaN.
-  Value *nr = nan, *ni = sel(y_zero, y, nan);
-  Value *rr = sel(is_finite(x), fr, sel(is_inf(x), ir, nr));
-  Value *ri = sel(is_finite(x), fi, sel(is_inf(x), ii, ni));
-  return pair(rr, ri);
+  return devmath_cx("pk_dm_cexp", z);
 }
-
-// log|z| + i arg z. Near |z| = 1 the real part is log1p(x^2 + y^2 - 1) / 2 with x^2 + y^2 - 1 in double-double;
-// elsewhere log(2^k) + log(|z| / 2^k), the squares of the scaled parts in double-double.
 Value *ComplexEmitter::clog(Value *z) {
-  Value *x = re(z), *y = im(z);
-  Value *ax = fabs(x), *ay = fabs(y);
-  Value *im_part = m_.atan2(y, x);
-  Value *mx = sel(b_.CreateFCmpOGT(ax, ay), ax, ay), *mn = sel(b_.CreateFCmpOGT(ax, ay), ay, ax);
-  // Near 1.
-  Value *mx1 = sel(b_.CreateFCmpOLE(mx, d(2.0)), mx, d(1.0)), *mn1 = sel(b_.CreateFCmpOLT(mn, d(1.5)), mn, d(0.0));
-  DD s = dd_add_d(dd_add(two_prod(mx1, mx1), two_prod(mn1, mn1)), d(-1.0));
-  Value *t = b_.CreateFAdd(s.hi, s.lo);
-  DD s1 = dd_add_d(s, d(1.0));
-  Value *l_hi_lo;
-  Value *l_hi = m_.log_dd(sel(b_.CreateFCmpOGT(s1.hi, d(0.0)), s1.hi, d(1.0)), l_hi_lo);
-  DD l = dd_add_d({l_hi, l_hi_lo}, b_.CreateFDiv(s1.lo, s1.hi));
-  Value *near = sel(b_.CreateFCmpOLT(fabs(t), d(0.5)), b_.CreateFMul(d(0.5), m_.log1p(t)), b_.CreateFMul(d(0.5), l.hi));
-  // Elsewhere.
-  Value *mxf = sel(b_.CreateFCmpOGT(mx, d(0.0)), sel(is_finite(mx), mx, d(1.0)), d(1.0));
-  Value *k = exponent(mxf);
-  Value *as = scale(mxf, b_.CreateNeg(k)), *bs = scale(sel(is_finite(mn), mn, d(0.0)), b_.CreateNeg(k));
-  DD q = dd_add(two_prod(as, as), two_prod(bs, bs));
-  Value *lq_lo;
-  Value *lq_hi = m_.log_dd(q.hi, lq_lo);
-  DD lq = dd_add_d({lq_hi, lq_lo}, b_.CreateFDiv(q.lo, q.hi));
-  Value *kf = b_.CreateSIToFP(k, f64_);
-  DD lk = dd_mul_d({d(0.6931471805599453), d(2.3190468138462996e-17)}, kf);
-  DD far_dd = dd_add(lk, {b_.CreateFMul(lq.hi, d(0.5)), b_.CreateFMul(lq.lo, d(0.5))});
-  Value *far = b_.CreateFAdd(far_dd.hi, far_dd.lo);
-  Value *use_near = b_.CreateAnd(b_.CreateAnd(b_.CreateFCmpOGE(mx, d(0.5)), b_.CreateFCmpOLE(mx, d(2.0))),
-                                 b_.CreateFCmpOLT(mn, d(1.5)));
-  Value *rr = sel(use_near, near, far);
-  Value *any_inf = b_.CreateOr(is_inf(ax), is_inf(ay));
-  rr = sel(b_.CreateFCmpOEQ(mx, d(0.0)), d(-kInf), rr);
-  rr = sel(any_inf, d(kInf), rr);
-  Value *any_nan = b_.CreateOr(is_nan(x), is_nan(y));
-  rr = sel(any_nan, sel(any_inf, d(kInf), d(kNaN)), rr);
-  Value *ri = sel(any_nan, d(kNaN), im_part);
-  return pair(rr, ri);
-}
-
-// cosh and sinh of x + iy with glibc's special cases; |x| > 700 scaled through e^701 / 2.
-Value *ComplexEmitter::cosh_sinh(Value *z, bool is_cosh) {
-  Value *x = re(z), *y = im(z);
-  Value *zero = d(0.0), *nan = d(kNaN), *inf = d(kInf), *one = d(1.0);
-  Value *c = m_.cos(y), *s = m_.sin(y);
-  Value *sx = copysign(one, x);
-  Value *big = b_.CreateFCmpOGT(fabs(x), d(700.0));
-  Value *e = b_.CreateFMul(m_.exp(b_.CreateFSub(sel(big, fabs(x), d(701.0)), d(701.0))), d(0.5));
-  Value *e2 = d(std::exp(701.0));
-  Value *ch = m_.cosh(sel(big, zero, x)), *sh = m_.sinh(sel(big, zero, x));
-  Value *fr, *fi;
-  if (is_cosh) {
-    fr = sel(big, b_.CreateFMul(b_.CreateFMul(e, c), e2), b_.CreateFMul(ch, c));
-    fi = sel(big, b_.CreateFMul(sx, b_.CreateFMul(b_.CreateFMul(e, s), e2)), b_.CreateFMul(sh, s));
-  } else {
-    fr = sel(big, b_.CreateFMul(sx, b_.CreateFMul(b_.CreateFMul(e, c), e2)), b_.CreateFMul(sh, c));
-    fi = sel(big, b_.CreateFMul(b_.CreateFMul(e, s), e2), b_.CreateFMul(ch, s));
-  }
-  Value *x_zero = b_.CreateFCmpOEQ(x, zero), *y_zero = b_.CreateFCmpOEQ(y, zero);
-  Value *ymy = b_.CreateFSub(y, y);  // NaN for infinite or NaN y
-  // x finite, y not.
-  Value *nr = is_cosh ? ymy : sel(x_zero, x, nan);
-  Value *ni = is_cosh ? sel(x_zero, zero, nan) : sel(x_zero, ymy, nan);
-  fr = sel(is_finite(y), fr, nr);
-  fi = sel(is_finite(y), fi, ni);
-  // x infinite.
-  Value *ir, *ii;
-  if (is_cosh) {
-    ir = sel(y_zero, inf, copysign(inf, c));
-    ii = sel(y_zero, b_.CreateFMul(y, sx), b_.CreateFMul(copysign(inf, s), sx));
-    ir = sel(is_finite(y), ir, inf);
-    ii = sel(is_finite(y), ii, ymy);
-  } else {
-    ir = sel(y_zero, x, b_.CreateFMul(copysign(inf, c), sx));
-    ii = sel(y_zero, y, copysign(inf, s));
-    ir = sel(is_finite(y), ir, x);
-    ii = sel(is_finite(y), ii, ymy);
-  }
-  // x NaN.
-  Value *xr = nan, *xi = sel(y_zero, y, nan);
-  return pair(sel(is_finite(x), fr, sel(is_inf(x), ir, xr)), sel(is_finite(x), fi, sel(is_inf(x), ii, xi)));
-}
-
-// tanh per glibc's ctanh: sinh x cosh x / den and sin y cos y / den with den = sinh^2 x + cos^2 y, and its
-// large-|x| branch.
-Value *ComplexEmitter::ctanh(Value *z) {
-  Value *x = re(z), *y = im(z);
-  Value *zero = d(0.0), *one = d(1.0);
-  const double t = 18.714973875118524;
-  const double tiny = 0x1p-1022;
-  Value *ys = sel(is_finite(y), y, zero);
-  Value *sy0 = m_.sin(ys), *cy0 = m_.cos(ys);
-  Value *ytiny = b_.CreateFCmpOLE(fabs(y), d(tiny));
-  Value *sy = sel(ytiny, y, sy0), *cy = sel(ytiny, one, cy0);
-  // Large |x|.
-  Value *e2t = d(std::exp(2.0 * t));
-  Value *ax = b_.CreateFSub(fabs(x), d(t));
-  Value *imb = b_.CreateFDiv(b_.CreateFMul(b_.CreateFMul(d(4.0), sy), cy), e2t);
-  Value *xb = sel(is_finite(x), ax, zero);
-  imb = sel(b_.CreateFCmpOGT(xb, d(t)), b_.CreateFDiv(imb, e2t),
-            b_.CreateFDiv(imb, m_.exp(b_.CreateFMul(d(2.0), sel(b_.CreateFCmpOGT(xb, d(t)), zero, xb)))));
-  // Moderate |x|.
-  Value *xm = sel(b_.CreateFCmpOGT(fabs(x), d(t)), zero, x);
-  Value *xtiny = b_.CreateFCmpOLE(fabs(x), d(tiny));
-  Value *sx = sel(xtiny, x, m_.sinh(xm)), *chx = sel(xtiny, one, m_.cosh(xm));
-  // Products, den and the quotients in double-double: one rounding at the end on top of the four functions'.
-  DD den = dd_add(two_prod(sx, sx), two_prod(cy, cy));
-  Value *mr = dd_div(two_prod(sx, chx), den).hi, *mi = dd_div(two_prod(sy, cy), den).hi;
-  Value *large = b_.CreateFCmpOGT(fabs(x), d(t));
-  Value *fr = sel(large, copysign(one, x), mr), *fi = sel(large, imb, mi);
-  // Non-finite parts.
-  Value *iim = sel(b_.CreateAnd(is_finite(y), b_.CreateFCmpOGT(fabs(y), one)), copysign(zero, b_.CreateFMul(sy0, cy0)),
-                   copysign(zero, y));
-  Value *nan = d(kNaN);
-  Value *y_zero = b_.CreateFCmpOEQ(y, zero);
-  Value *or_ = sel(is_inf(x), copysign(one, x), sel(y_zero, x, sel(b_.CreateFCmpOEQ(x, zero), x, nan)));
-  Value *oi = sel(is_inf(x), iim, sel(y_zero, y, nan));
-  Value *fin = b_.CreateAnd(is_finite(x), is_finite(y));
-  return pair(sel(fin, fr, or_), sel(fin, fi, oi));
+  return devmath_cx("pk_dm_clog", z);
 }
 
 // a^b as the oracle defines it: 1 for b = 0, 0 for a = 0 with a real b > 0, else exp(b log a).
@@ -877,14 +743,17 @@ Value *ComplexEmitter::node(uint32_t op, const std::vector<Value *> &in, const s
     if (is_complex_dtype(dt)) t = dt;
   Value *a = in.empty() ? nullptr : in[0];
   Value *c = in.size() > 1 ? in[1] : nullptr;
-  auto through_wide = [&](Value *(ComplexEmitter::*fn)(Value *)) { return round_to((this->*fn)(widen(a)), t); };
+  // c64 parts are exact in f64: the device math's f64 result rounded once.
+  auto through_dm = [&](const char *name) { return round_to(devmath_cx(name, widen(a)), t); };
   switch (op) {
     case PK_OP_COMPLEX:
       return pair(a, c);
-    case PK_OP_POLAR: {
+    case PK_OP_POLAR: {  // f32 operands are exact in f64: the device math's f64 result rounded once
       Value *r = a->getType() == f64_ ? a : b_.CreateFPExt(a, f64_);
       Value *th = c->getType() == f64_ ? c : b_.CreateFPExt(c, f64_);
-      return round_to(pair(b_.CreateFMul(r, m_.cos(th)), b_.CreateFMul(r, m_.sin(th))), out_dt);
+      Value *pr = nullptr, *pi = nullptr;
+      m_.devmath_complex("pk_dm_cpolar", {r, th}, pr, pi);
+      return round_to(pair(pr, pi), out_dt);
     }
     case PK_OP_ANGLE: {
       if (!is_complex_dtype(in_dt[0])) {  // pi for a < 0, 0 otherwise (-0 too); NaN stays NaN
@@ -950,20 +819,15 @@ Value *ComplexEmitter::node(uint32_t op, const std::vector<Value *> &in, const s
     case PK_OP_SQRT:
       return sqrt_cx(a, t);
     case PK_OP_EXP:
-      return through_wide(&ComplexEmitter::cexp);
+      return through_dm("pk_dm_cexp");
     case PK_OP_LOG:
-      return through_wide(&ComplexEmitter::clog);
+      return through_dm("pk_dm_clog");
     case PK_OP_TANH:
-      return through_wide(&ComplexEmitter::ctanh);
-    case PK_OP_COS: {  // cos z = cosh(iz)
-      Value *w = widen(a);
-      return round_to(cosh_sinh(pair(b_.CreateFNeg(im(w)), re(w)), true), t);
-    }
-    case PK_OP_SIN: {  // sin z = -i sinh(iz)
-      Value *w = widen(a);
-      Value *r = cosh_sinh(pair(b_.CreateFNeg(im(w)), re(w)), false);
-      return round_to(pair(im(r), b_.CreateFNeg(re(r))), t);
-    }
+      return through_dm("pk_dm_ctanh");
+    case PK_OP_COS:
+      return through_dm("pk_dm_ccos");
+    case PK_OP_SIN:
+      return through_dm("pk_dm_csin");
     case PK_OP_POW:
       return t == PK_DTYPE_C128 ? cpow128(a, c) : round_to(cpow_c64(widen(a), widen(c)), t);
     default:

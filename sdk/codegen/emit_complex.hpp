@@ -20,14 +20,13 @@ bool is_complex_dtype(int32_t d);
 class RealMath {
  public:
   virtual llvm::Value *exp(llvm::Value *x) = 0;
-  virtual llvm::Value *log(llvm::Value *x) = 0;
-  virtual llvm::Value *log1p(llvm::Value *x) = 0;
-  virtual llvm::Value *log_dd(llvm::Value *x, llvm::Value *&lo) = 0;  // finite x > 0, about 2^-64 relative
   virtual llvm::Value *sin(llvm::Value *x) = 0;
   virtual llvm::Value *cos(llvm::Value *x) = 0;
-  virtual llvm::Value *sinh(llvm::Value *x) = 0;
-  virtual llvm::Value *cosh(llvm::Value *x) = 0;
   virtual llvm::Value *atan2(llvm::Value *y, llvm::Value *x) = 0;
+  // A complex function of the device math (sdk/devmath/complex.h): name(args..., double out[2]) -> void, the
+  // result's real and imaginary parts (f64).
+  virtual void devmath_complex(const char *name, llvm::ArrayRef<llvm::Value *> args, llvm::Value *&re,
+                               llvm::Value *&im) = 0;
   // Real dtypes only: the emitter's convert_element_type between compute-type values.
   virtual llvm::Value *convert_real(llvm::Value *v, int32_t from, int32_t to) = 0;
 
@@ -142,10 +141,9 @@ class ComplexEmitter {
   Value *div_cx(Value *u, Value *v, int32_t d);
   Value *abs_cx(Value *z, int32_t d);
   Value *sqrt_cx(Value *z, int32_t d);
+  Value *devmath_cx(const char *name, Value *z);  // the device math's complex function `name` of a pair vector
   Value *cexp(Value *z);
   Value *clog(Value *z);
-  Value *cosh_sinh(Value *z, bool is_cosh);
-  Value *ctanh(Value *z);
   Value *cpow(Value *a, Value *x);
 
   // c128 pow: log a, w = b log a and the phase in double-double (see cpow128).

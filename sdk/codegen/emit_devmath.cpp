@@ -36,6 +36,29 @@ Value *Emitter::devmath(const char *name, llvm::ArrayRef<Value *> args) {
   return b_.CreateCall(callee, args);
 }
 
+// complex.h's convention: the result through a pointer to two doubles (the same call on every target, where a
+// returned struct would follow each target's ABI). The array lives in the function's entry block, so that once the
+// call is inlined the optimizer keeps the two parts in registers.
+void Emitter::devmath_complex(const char *name, llvm::ArrayRef<Value *> args, Value *&re, Value *&im) {
+  llvm::Function *fn = b_.GetInsertBlock()->getParent();
+  llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().begin());
+  llvm::Type *pair_t = llvm::ArrayType::get(f64_, 2);
+  llvm::AllocaInst *out = entry.CreateAlloca(pair_t, nullptr, "cx_out");
+  std::vector<llvm::Type *> types;
+  std::vector<Value *> call_args;
+  for (Value *a : args) {
+    types.push_back(a->getType());
+    call_args.push_back(a);
+  }
+  types.push_back(out->getType());
+  call_args.push_back(out);
+  llvm::FunctionCallee callee =
+      m_.getOrInsertFunction(name, llvm::FunctionType::get(llvm::Type::getVoidTy(ctx_), types, false));
+  b_.CreateCall(callee, call_args);
+  re = b_.CreateLoad(f64_, b_.CreateConstInBoundsGEP2_64(pair_t, out, 0, 0));
+  im = b_.CreateLoad(f64_, b_.CreateConstInBoundsGEP2_64(pair_t, out, 0, 1));
+}
+
 Value *Emitter::devmath_primitive(llvm::StringRef name, llvm::Function &f) {
   Value *x = f.arg_size() > 0 ? f.getArg(0) : nullptr;
   if (name == "pk_dm_exp") return exp_d(x);
@@ -49,6 +72,7 @@ Value *Emitter::devmath_primitive(llvm::StringRef name, llvm::Function &f) {
   if (name == "pk_dm_lgamma") return lgamma_d(x);
   if (name == "pk_dm_sin") return trig_d(x, PK_OP_SIN);
   if (name == "pk_dm_cos") return trig_d(x, PK_OP_COS);
+  if (name == "pk_dm_atan2") return atan2_d(x, f.getArg(1));
   return nullptr;
 }
 

@@ -233,6 +233,8 @@ class Emitter {
   Value *erfcx_pos(Value *x);  // erfcx(x) for x >= 0.5 (inf included): erfc's building block
   // The device math (sdk/devmath): a call to its function pk_dm_<name>, which link_devmath links in.
   Value *devmath(const char *name, llvm::ArrayRef<Value *> args);
+  // A complex function of the device math: name(args..., double out[2]), its parts read back from the array.
+  void devmath_complex(const char *name, llvm::ArrayRef<Value *> args, Value *&re, Value *&im);
   // The IR of a primitive the device math leaves to the emitter (port.h), as the body of its declaration f;
   // nullptr for a name it does not know.
   Value *devmath_primitive(llvm::StringRef name, llvm::Function &f);
@@ -359,14 +361,12 @@ class EmitterMath final : public RealMath {
  public:
   explicit EmitterMath(Emitter &e) : e_(e) {}
   Value *exp(Value *x) override { return e_.exp_d(x); }
-  Value *log(Value *x) override { return e_.log_d(x); }
-  Value *log1p(Value *x) override { return e_.log1p_d(x); }
-  Value *log_dd(Value *x, Value *&lo) override { return e_.log_dd(x, lo); }
   Value *sin(Value *x) override { return e_.trig_d(x, PK_OP_SIN); }
   Value *cos(Value *x) override { return e_.trig_d(x, PK_OP_COS); }
-  Value *sinh(Value *x) override { return e_.sinh_d(x); }
-  Value *cosh(Value *x) override { return e_.cosh_d(x); }
   Value *atan2(Value *y, Value *x) override { return e_.atan2_d(y, x); }
+  void devmath_complex(const char *name, llvm::ArrayRef<Value *> args, Value *&re, Value *&im) override {
+    e_.devmath_complex(name, args, re, im);
+  }
   Value *convert_real(Value *v, int32_t from, int32_t to) override { return e_.convert(v, from, to); }
 
  private:

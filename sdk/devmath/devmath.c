@@ -9,4 +9,5 @@
 #include "digamma.h"
 #include "bessel.h"
 #include "igamma.h"
+#include "complex.h"
 /* clang-format on */

@@ -14,8 +14,8 @@
 /* OpenCL C: builtins of the same names; the program is built with FP_CONTRACT OFF. */
 #define PK_DM_FN
 #define PK_DM_CONST __constant
-#define PK_DM_INF INFINITY
-#define PK_DM_NAN NAN
+#define PK_DM_INF ((double)INFINITY) /* double, so that overloaded builtins (copysign) see one type */
+#define PK_DM_NAN ((double)NAN)
 #define PK_DM_U64 ulong
 #define pk_dm_exp exp
 #define pk_dm_expm1 expm1
@@ -28,6 +28,7 @@
 #define pk_dm_lgamma lgamma
 #define pk_dm_sin sin
 #define pk_dm_cos cos
+#define pk_dm_atan2 atan2
 #define pk_dm_sqrt sqrt
 #define pk_dm_fma fma
 #define pk_dm_fabs fabs
@@ -82,6 +83,9 @@ inline double pk_dm_sin(double x) {
 }
 inline double pk_dm_cos(double x) {
   return std::cos(x);
+}
+inline double pk_dm_atan2(double y, double x) {
+  return std::atan2(y, x);
 }
 inline double pk_dm_sqrt(double x) {
   return std::sqrt(x);
@@ -147,6 +151,7 @@ double pk_dm_erfc(double x);
 double pk_dm_lgamma(double x);
 double pk_dm_sin(double x);
 double pk_dm_cos(double x);
+double pk_dm_atan2(double y, double x);
 #define pk_dm_sqrt __builtin_sqrt
 #define pk_dm_fma __builtin_fma
 #define pk_dm_fabs __builtin_fabs

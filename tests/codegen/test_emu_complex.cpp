@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "complex_elementary_cases.hpp"
 #include "emu_backend_fixture.hpp"
 #include "pow_huge_phase_cases.hpp"
 #include "primkit/op_info.hpp"
@@ -308,6 +309,27 @@ TEST_F(EmuComplex, C128PowMatchesMultiPrecision) {
   EXPECT_EQ(d_of(p[2 * k + 3]), 0.0);
   EXPECT_TRUE(std::isinf(d_of(p[2 * k + 4])) || std::isinf(d_of(p[2 * k + 5])))
       << hex(p[2 * k + 4]) << ", " << hex(p[2 * k + 5]);
+}
+
+TEST_F(EmuComplex, ElementaryFunctionsAgainstMpmath) {
+  // exp, log, sin, cos, tanh (the device math's, linked into the kernel) of c128 and, where the argument is exact
+  // in float and the result normal there, c64: each part within an ulp of its own magnitude.
+  const auto float_normal = [](double v) { return v == 0.0 || (std::fabs(v) >= 0x1p-126 && std::fabs(v) < 0x1p127); };
+  for (const auto &c : pk::test::kComplexElementaryCases) {
+    const std::vector<int64_t> shape = {1};
+    const auto w = values_of<double>(
+        run(c.op, {{PK_DTYPE_C128, shape, bytes_of(std::vector<double>{c.x, c.y})}}, PK_DTYPE_C128, shape));
+    ASSERT_EQ(w.size(), 2u);
+    EXPECT_LE(pk::test::complex_part_ulps(w[0], c.re, 53), 1.0) << c.op << " (" << c.x << ", " << c.y << ")";
+    EXPECT_LE(pk::test::complex_part_ulps(w[1], c.im, 53), 1.0) << c.op << " (" << c.x << ", " << c.y << ")";
+    if (static_cast<float>(c.x) != c.x || static_cast<float>(c.y) != c.y || !float_normal(c.re) || !float_normal(c.im))
+      continue;
+    const std::vector<float> zf = {static_cast<float>(c.x), static_cast<float>(c.y)};
+    const auto wf = values_of<float>(run(c.op, {{PK_DTYPE_C64, shape, bytes_of(zf)}}, PK_DTYPE_C64, shape));
+    ASSERT_EQ(wf.size(), 2u);
+    EXPECT_LE(pk::test::complex_part_ulps(wf[0], c.re, 24), 1.0) << c.op << " c64 (" << c.x << ", " << c.y << ")";
+    EXPECT_LE(pk::test::complex_part_ulps(wf[1], c.im, 24), 1.0) << c.op << " c64 (" << c.x << ", " << c.y << ")";
+  }
 }
 
 TEST_F(EmuComplex, PowWithHugePhaseAgainstMpmath) {

@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "complex_elementary_cases.hpp"
 #include "cpu_test_fixture.hpp"
 #include "primkit/primkit.h"
 
@@ -28,6 +29,26 @@ double ulp_error(float got, double ref) {
   const double a = std::fabs(ref);
   const int e = a < 0x1p-126 ? -126 : std::ilogb(a);
   return std::fabs(static_cast<double>(got) - ref) / std::ldexp(1.0, e - 23);
+}
+
+TEST_F(CpuElementwise, ComplexElementaryFunctionsAgainstMpmath) {
+  // exp, log, sin, cos, tanh of c128 (every row) and c64 (the rows whose argument is exact in float and whose result
+  // is normal in float) against mpmath: each part within an ulp of its own magnitude (complex_elementary_cases.hpp).
+  for (const auto &c : pk::test::kComplexElementaryCases) {
+    std::vector<double> z = {c.x, c.y}, w(2, -1.0);
+    ASSERT_EQ(launch(c.op, {tensor(z, PK_DTYPE_C128_DESC, {1})}, {tensor(w, PK_DTYPE_C128_DESC, {1})}, nullptr), PK_OK)
+        << last_error().message;
+    EXPECT_LE(pk::test::complex_part_ulps(w[0], c.re, 53), 1.0) << c.op << " (" << c.x << ", " << c.y << ")";
+    EXPECT_LE(pk::test::complex_part_ulps(w[1], c.im, 53), 1.0) << c.op << " (" << c.x << ", " << c.y << ")";
+    const auto float_normal = [](double v) { return v == 0.0 || (std::fabs(v) >= 0x1p-126 && std::fabs(v) < 0x1p127); };
+    if (static_cast<float>(c.x) != c.x || static_cast<float>(c.y) != c.y || !float_normal(c.re) || !float_normal(c.im))
+      continue;
+    std::vector<float> zf = {static_cast<float>(c.x), static_cast<float>(c.y)}, wf(2, -1.0f);
+    ASSERT_EQ(launch(c.op, {tensor(zf, PK_DTYPE_C64_DESC, {1})}, {tensor(wf, PK_DTYPE_C64_DESC, {1})}, nullptr), PK_OK)
+        << last_error().message;
+    EXPECT_LE(pk::test::complex_part_ulps(wf[0], c.re, 24), 1.0) << c.op << " c64 (" << c.x << ", " << c.y << ")";
+    EXPECT_LE(pk::test::complex_part_ulps(wf[1], c.im, 24), 1.0) << c.op << " c64 (" << c.x << ", " << c.y << ")";
+  }
 }
 
 TEST_F(CpuElementwise, ExpF32WithinOneUlpOverItsWholeRange) {

@@ -1,5 +1,7 @@
-// OpenCL backend through the public host API: FFT, complex pow and complex extremes (references: a direct DFT in
-// long double here, hand-derived values). The fixture is in opencl_fixture.hpp.
+// OpenCL backend through the public host API: FFT, complex pow, the elementary complex functions and complex
+// extremes (references: a direct DFT in long double here, hand-derived values, mpmath tables). The fixture is in
+// opencl_fixture.hpp.
+#include "complex_elementary_cases.hpp"
 #include "opencl_fixture.hpp"
 
 using namespace pk_opencl_test;  // NOLINT: the fixture and its helpers, in every test file
@@ -231,4 +233,48 @@ TEST_F(OpenCL, ComplexExtremesAndPowKnownValues) {
   EXPECT_EQ(p[11], 0.0);
   expect_native(PK_OP_POW);
   expect_native(PK_OP_MAXIMUM_VALUE);
+}
+
+TEST_F(OpenCL, ComplexElementaryFunctionsAgainstMpmath) {
+  // exp, log, sin, cos, tanh (the device math's, pasted into the program) of c128 and, where the argument is exact
+  // in float and the result normal there, c64: each part within an ulp of its own magnitude. One launch per op and
+  // dtype over all its rows.
+  const pk_dtype c64 = PK_DTYPE_C64_DESC, c128 = PK_DTYPE_C128_DESC;
+  if (!supported(PK_OP_EXP, {c128}, {c128})) GTEST_SKIP() << "the device has no f64";
+  const auto float_normal = [](double v) { return v == 0.0 || (std::fabs(v) >= 0x1p-126 && std::fabs(v) < 0x1p127); };
+  for (uint32_t op : {PK_OP_EXP, PK_OP_LOG, PK_OP_SIN, PK_OP_COS, PK_OP_TANH}) {
+    std::vector<pk::test::ComplexElementaryCase> rows, rows64;
+    std::vector<double> z;
+    std::vector<float> zf;
+    for (const auto &c : pk::test::kComplexElementaryCases) {
+      if (c.op != op) continue;
+      rows.push_back(c);
+      z.insert(z.end(), {c.x, c.y});
+      if (static_cast<float>(c.x) != c.x || static_cast<float>(c.y) != c.y || !float_normal(c.re) ||
+          !float_normal(c.im))
+        continue;
+      rows64.push_back(c);
+      zf.insert(zf.end(), {static_cast<float>(c.x), static_cast<float>(c.y)});
+    }
+    const auto n = static_cast<int64_t>(rows.size()), n64 = static_cast<int64_t>(rows64.size());
+    pk_tensor tz = device(z, c128, {n}), tw = empty<double>(z.size(), c128, {n});
+    ASSERT_EQ(launch(op, {tz}, {tw}), PK_OK) << last_error().message;
+    const std::vector<double> w = download<double>(tw, z.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const auto &c = rows[i];
+      EXPECT_LE(pk::test::complex_part_ulps(w[2 * i], c.re, 53), 1.0) << op << " (" << c.x << ", " << c.y << ")";
+      EXPECT_LE(pk::test::complex_part_ulps(w[2 * i + 1], c.im, 53), 1.0) << op << " (" << c.x << ", " << c.y << ")";
+    }
+    if (rows64.empty()) continue;
+    pk_tensor tzf = device(zf, c64, {n64}), twf = empty<float>(zf.size(), c64, {n64});
+    ASSERT_EQ(launch(op, {tzf}, {twf}), PK_OK) << last_error().message;
+    const std::vector<float> wf = download<float>(twf, zf.size());
+    for (size_t i = 0; i < rows64.size(); ++i) {
+      const auto &c = rows64[i];
+      EXPECT_LE(pk::test::complex_part_ulps(wf[2 * i], c.re, 24), 1.0) << op << " c64 (" << c.x << ", " << c.y << ")";
+      EXPECT_LE(pk::test::complex_part_ulps(wf[2 * i + 1], c.im, 24), 1.0)
+          << op << " c64 (" << c.x << ", " << c.y << ")";
+    }
+    expect_native(op);
+  }
 }
