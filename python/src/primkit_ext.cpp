@@ -513,33 +513,8 @@ nb::object cstr(const char *s) {
   return s ? nb::object(nb::str(s)) : nb::none();
 }
 
-}  // namespace
-
-NB_MODULE(_primkit, m) {
-  m.doc() = "Low-level binding of libprimkit's C ABI; use the `primkit` package instead.";
-  // Tensors a user keeps in module globals are still alive when the interpreter tears the module down; that is
-  // not a leak of ours, and the warning would only confuse.
-  nb::set_leak_warnings(false);
-
-  nb::register_exception_translator([](const std::exception_ptr &p, void *) {
-    try {
-      std::rethrow_exception(p);
-    } catch (const PkError &e) {
-      nb::gil_scoped_acquire gil;
-      nb::object cls = nb::module_::import_("primkit.errors").attr("error_class")(static_cast<int>(e.status));
-      nb::object exc = cls(e.message, static_cast<int>(e.status), pk_status_name(e.status), e.op_id, e.arg_index);
-      PyErr_SetObject(cls.ptr(), exc.ptr());
-    }
-  });
-
-  m.attr("ABI_VERSION") = nb::make_tuple(PK_ABI_VERSION_MAJOR, PK_ABI_VERSION_MINOR);
-  m.def("runtime_abi_version", [] {
-    uint32_t v = pk_runtime_abi_version();
-    return nb::make_tuple(PK_VERSION_MAJOR(v), PK_VERSION_MINOR(v));
-  });
-  m.def("status_name", [](int s) { return std::string(pk_status_name(static_cast<pk_status>(s))); });
-
-  // --- op metadata ---
+// The op table as data (pk_op_*).
+void bind_op_metadata(nb::module_ &m) {
   m.def("op_count", &pk_op_count);
   m.def("op_find", [](const std::string &name) {
     uint32_t id = 0;
@@ -617,8 +592,10 @@ NB_MODULE(_primkit, m) {
     check(pk_op_init_attrs(id, buf.data(), size), "pk_op_init_attrs");
     return nb::bytes(buf.data(), buf.size());
   });
+}
 
-  // --- runtime, backends, devices ---
+// Runtimes, backends and devices.
+void bind_runtime(nb::module_ &m) {
   nb::class_<Device>(m, "Device")
       .def_prop_ro("backend", [](const Device &d) { return d.backend; })
       .def_prop_ro("index", [](const Device &d) { return d.index; })
@@ -730,8 +707,10 @@ NB_MODULE(_primkit, m) {
     }
     return out;
   });
+}
 
-  // --- streams and events ---
+// Streams and events.
+void bind_streams(nb::module_ &m) {
   nb::class_<Stream>(m, "Stream")
       .def("synchronize",
            [](Stream &s) {
@@ -768,8 +747,10 @@ NB_MODULE(_primkit, m) {
     check(pk_event_create(d->dev, &e->e), "pk_event_create");
     return e;
   });
+}
 
-  // --- tensors ---
+// Tensors: allocation, DLPack and torch import, copies.
+void bind_tensors(nb::module_ &m) {
   nb::class_<Tensor>(m, "Tensor")
       .def_prop_ro("shape",
                    [](const Tensor &t) {
@@ -900,8 +881,10 @@ NB_MODULE(_primkit, m) {
         return out;
       },
       "op_id"_a, "inputs"_a, "attrs"_a, "num_outputs"_a);
+}
 
-  // --- graphs ---
+// Graphs and compiled executables.
+void bind_graphs(nb::module_ &m) {
   nb::class_<Graph>(m, "Graph")
       .def(nb::init<>())
       .def("add_input",
@@ -975,4 +958,36 @@ NB_MODULE(_primkit, m) {
         check(pk_executable_memory(e.exe, &arena, &unshared), "pk_executable_memory");
         return nb::make_tuple(arena, unshared);
       });
+}
+}  // namespace
+
+NB_MODULE(_primkit, m) {
+  m.doc() = "Low-level binding of libprimkit's C ABI; use the `primkit` package instead.";
+  // Tensors a user keeps in module globals are still alive when the interpreter tears the module down; that is
+  // not a leak of ours, and the warning would only confuse.
+  nb::set_leak_warnings(false);
+
+  nb::register_exception_translator([](const std::exception_ptr &p, void *) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const PkError &e) {
+      nb::gil_scoped_acquire gil;
+      nb::object cls = nb::module_::import_("primkit.errors").attr("error_class")(static_cast<int>(e.status));
+      nb::object exc = cls(e.message, static_cast<int>(e.status), pk_status_name(e.status), e.op_id, e.arg_index);
+      PyErr_SetObject(cls.ptr(), exc.ptr());
+    }
+  });
+
+  m.attr("ABI_VERSION") = nb::make_tuple(PK_ABI_VERSION_MAJOR, PK_ABI_VERSION_MINOR);
+  m.def("runtime_abi_version", [] {
+    uint32_t v = pk_runtime_abi_version();
+    return nb::make_tuple(PK_VERSION_MAJOR(v), PK_VERSION_MINOR(v));
+  });
+  m.def("status_name", [](int s) { return std::string(pk_status_name(static_cast<pk_status>(s))); });
+
+  bind_op_metadata(m);
+  bind_runtime(m);
+  bind_streams(m);
+  bind_tensors(m);
+  bind_graphs(m);
 }

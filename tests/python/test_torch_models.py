@@ -213,3 +213,7 @@ def test_explain_reports_each_node():
     r = rep.nodes[0]
     assert {"node", "target", "where", "device", "partition", "kernel", "reason"} <= set(r)
     assert "ran on PrimKit (100.0 %)" in str(rep)
+    # The MLP's hidden activations are intermediates of its one partition; sharing by liveness never takes more
+    # than a buffer each.
+    assert 0 < r["intermediate_bytes"] <= r["unshared_intermediate_bytes"]
+    assert "KiB unshared" in r["kernel"]

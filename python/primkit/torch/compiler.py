@@ -53,6 +53,8 @@ class Options:
 class Report:
     """Where each ATen node ran. `nodes` is a list of dicts: graph ("forward"/"backward"/"inference"), node,
     target, where ("primkit" or "eager"), device, partition, kernel (PrimKit graph and its fused-kernel stats),
+    intermediate_bytes / unshared_intermediate_bytes (device memory of the partition's intermediates, shared by
+    liveness, against a buffer each),
     reason."""
 
     def __init__(self):
@@ -370,8 +372,12 @@ class Compiler:
                 idx = where[n.name]
                 st = modules[idx].stats if idx in modules else {}
                 r.update(where="primkit", partition=idx, reason="",
-                         kernel="%d fused kernels over %d nodes, %d single nodes" % (
-                             st.get("fused_kernels", 0), st.get("fused_nodes", 0), st.get("single_nodes", 0)))
+                         kernel="%d fused kernels over %d nodes, %d single nodes, intermediates %d KiB (%d KiB "
+                                "unshared)" % (st.get("fused_kernels", 0), st.get("fused_nodes", 0),
+                                               st.get("single_nodes", 0), st.get("intermediate_bytes", 0) // 1024,
+                                               st.get("unshared_intermediate_bytes", 0) // 1024),
+                         intermediate_bytes=st.get("intermediate_bytes", 0),
+                         unshared_intermediate_bytes=st.get("unshared_intermediate_bytes", 0))
             else:
                 r.update(where="eager", partition=-1, kernel="", reason=support.reasons.get(n) or "not partitioned")
             rep.nodes.append(r)
