@@ -2,6 +2,7 @@
 //   elementwise:  add/mul vs a STREAM-like loop; exp vs a libmvec loop (AVX-512 where the CPU has it, else AVX2)
 //   reductions:   sum/amax vs a hand-written reduction (the same ISA)
 //   fused-ish:    softmax / layer_norm [4096,4096] vs the copy-bandwidth bound
+//   activations:  softplus over 16 M f32 vs the copy-bandwidth bound
 //   dispatch:     a 1-element add through the runtime vs the raw plugin table call
 //   matmul:       f32 / bf16 at 1024^3 and 2048^3 vs oneDNN called directly (primitive created once)
 //   allocation:   allocating 16 M add vs preallocated
@@ -264,6 +265,23 @@ void BM_layer_norm_vs_copy_bound(benchmark::State &state) {
       });
 }
 
+// --- softplus over 16 M f32 vs the copy bound -------------------------------------------------------------------
+// An elementwise op with an exp and a log1p per element: the native kernel (16 double lanes on AVX-512) should stay
+// near the traffic bound of a copy. Inputs sweep [-30, 30) so that both branches of the formula and the switch at
+// the threshold (20) are taken. ratio = copy time / op time.
+
+void BM_softplus_vs_copy_bound(benchmark::State &state) {
+  count_lanes(state);
+  set_threads(state);
+  HostArray x(k16M), y(k16M);
+  for (size_t i = 0; i < k16M; ++i) x.p[i] = -30.0f + 60.0f * static_cast<float>(i % 4099) / 4099.0f;
+  HostTensor tx(x.p, {int64_t(k16M)}, f32(), k16M * 4), ty(y.p, {int64_t(k16M)}, f32(), k16M * 4);
+  pk_attrs_softplus attrs = PK_ATTRS_SOFTPLUS_INIT;
+  paired(
+      state, 2.0 * k16M * 4, [&] { yard_copy(x.p, y.p, k16M); },
+      [&] { launch(PK_OP_SOFTPLUS, {tx.t}, {ty.t}, &attrs); });
+}
+
 // --- matmul vs oneDNN called directly ------------------------------------------------------------------------------
 // The yardstick is oneDNN's matmul primitive for the same shapes, created once before timing and executed on the same
 // buffers with the same thread count (both run on the caller's OpenMP team). bf16 uses oneDNN's bf16 matmul where
@@ -502,6 +520,7 @@ PK_PAIRED(BM_sum_vs_simd)->Arg(1)->Arg(2);
 PK_PAIRED(BM_amax_vs_simd)->Arg(1)->Arg(2);
 PK_PAIRED(BM_softmax_vs_copy_bound)->Arg(1)->Arg(2);
 PK_PAIRED(BM_layer_norm_vs_copy_bound)->Arg(1)->Arg(2);
+PK_PAIRED(BM_softplus_vs_copy_bound)->Arg(1)->Arg(2);
 PK_PAIRED(BM_add_allocating_vs_preallocated)->Arg(1)->Arg(2);
 #ifdef PK_BENCH_HAVE_ONEDNN
 // Args: n (M = N = K), bf16 (0/1), threads.

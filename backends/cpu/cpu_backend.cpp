@@ -81,6 +81,7 @@ const KernelRegistry &build_kernels() {
   register_linalg_kernels(r);
   register_nn_kernels(r);
   register_attention_kernels(r);
+  register_softplus_kernels(r);
   return r;
 }
 

@@ -53,6 +53,7 @@ void register_shape_kernels(KernelRegistry &r);        // views, shape ops, inde
 void register_linalg_kernels(KernelRegistry &r);       // matmul, dot_general, convolution, pooling (oneDNN), fft
 void register_nn_kernels(KernelRegistry &r);           // softmax, norms, activations (composites)
 void register_attention_kernels(KernelRegistry &r);    // scaled_dot_product_attention[_masked]
+void register_softplus_kernels(KernelRegistry &r);     // softplus
 
 }  // namespace pk::cpu
 

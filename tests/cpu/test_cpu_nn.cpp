@@ -286,10 +286,11 @@ TEST_F(CpuNn, SoftmaxOfF16) {
   for (int i = 0; i < 4; ++i) EXPECT_NEAR(half_value(out[i]), expect[i], expect[i] * std::ldexp(1.0, -11) + 1e-7);
 }
 
-// Composites the CPU backend has no kernel for run as their decomposition, which for f16 computes in f32 and
-// rounds once (the rows' opmath). Computed literally in f16, exp(x) overflows above x = 11.09 (softplus gave +inf up
-// to the threshold 20) and 1 + exp(-x) overflows below x = -11.09 (sigmoid gave 0 where the result is an f16
-// subnormal). Expected bits: log1p(exp(x)) and 1 / (1 + exp(-x)) in double, rounded to f16 (hand table).
+// The rows' opmath: f16 softplus and sigmoid compute in f32 and round once, as their decompositions do (both now
+// have native kernels, held to the same values). Computed literally in f16, exp(x) overflows above x = 11.09
+// (softplus gave +inf up to the threshold 20) and 1 + exp(-x) overflows below x = -11.09 (sigmoid gave 0 where the
+// result is an f16 subnormal). Expected bits: log1p(exp(x)) and 1 / (1 + exp(-x)) in double, rounded to f16 (hand
+// table).
 TEST_F(CpuNn, NarrowFloatCompositesWithoutAKernelComputeInF32) {
   // 11.5, 12, 15, 19.5, -14, -12, -11.1015625
   std::vector<uint16_t> x = {0x49c0, 0x4a00, 0x4b80, 0x4ce0, 0xcb00, 0xca00, 0xc98d}, out(7, 0xffff);
