@@ -5,9 +5,11 @@
 // them. It returns PK_OK, PK_UNIMPLEMENTED (writing nothing) or an error recorded with kit::fail.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <new>
 #include <type_traits>
 
@@ -106,6 +108,23 @@ inline void parallel_for(int64_t begin, int64_t end, int64_t grain, const F &f) 
 
 // --- helpers shared by the kernel files -------------------------------------------------------------------------
 namespace pk::cpu {
+
+// Quiet NaN and infinity of a computing type.
+template <class C>
+constexpr C kNaN = std::numeric_limits<C>::quiet_NaN();
+template <class C>
+constexpr C kInf = std::numeric_limits<C>::infinity();
+
+// Element `offset` of a view of T, widened to the computing type C.
+template <class T, class C>
+inline C load_as(const kit::View &v, int64_t offset) {
+  return static_cast<C>(kit::load(*v.at<T>(offset)));
+}
+
+// Rows per task: about 32 K elements of work each, so small launches stay on the calling thread.
+inline int64_t row_grain(int64_t work_per_row) {
+  return std::max<int64_t>(1, 32768 / std::max<int64_t>(1, work_per_row));
+}
 
 constexpr uint32_t bit(int d) {
   return 1u << d;

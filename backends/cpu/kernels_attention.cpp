@@ -24,21 +24,6 @@ namespace {
 
 using kit::View;
 
-template <class C>
-constexpr C kNaN = std::numeric_limits<C>::quiet_NaN();
-template <class C>
-constexpr C kInf = std::numeric_limits<C>::infinity();
-
-template <class T, class C>
-inline C load_as(const View &v, int64_t offset) {
-  return static_cast<C>(kit::load(*v.at<T>(offset)));
-}
-
-// Rows per task: about 32 K elements of work each, so small launches stay on the calling thread.
-int64_t row_grain(int64_t work_per_row) {
-  return std::max<int64_t>(1, 32768 / std::max<int64_t>(1, work_per_row));
-}
-
 // --- scaled_dot_product_attention -------------------------------------------------------------------------------
 
 // A score as an unevaluated sum hi + lo: q . k summed with error-free transformations (exact products, TwoSum),

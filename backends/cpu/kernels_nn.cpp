@@ -29,17 +29,6 @@ namespace {
 using kit::View;
 using kit::walk;
 
-// Kernels compute in wide_t<T> (cpu_kernels.hpp).
-template <class C>
-constexpr C kNaN = std::numeric_limits<C>::quiet_NaN();
-template <class C>
-constexpr C kInf = std::numeric_limits<C>::infinity();
-
-template <class T, class C>
-inline C load_as(const View &v, int64_t offset) {
-  return static_cast<C>(kit::load(*v.at<T>(offset)));
-}
-
 // Rows of a row-wise op: the row axes (softmax's dim, the normalized trailing axes) and the kept axes.
 struct Rows {
   int32_t kn = 0, rn = 0;
@@ -69,11 +58,6 @@ Rows rows_of(const View &in, const View &out, uint32_t row_axes) {
   }
   r.dense = trailing && in.contiguous && out.contiguous;
   return r;
-}
-
-// Rows per task: about 32 K elements of work each, so small launches stay on the calling thread.
-int64_t row_grain(int64_t work_per_row) {
-  return std::max<int64_t>(1, 32768 / std::max<int64_t>(1, work_per_row));
 }
 
 // Calls f(buffer, input_offset, output_offset) for every row, on the worker threads; the buffer holds len values

@@ -115,6 +115,34 @@ class RuntimeTest : public ::testing::Test {
   pk_stream_t cpu_stream = nullptr, sim_stream = nullptr;
 };
 
+// A graph under construction and the executable compiled from it, freed after each test.
+class GraphTest : public RuntimeTest {
+ protected:
+  void SetUp() override {
+    RuntimeTest::SetUp();
+    ASSERT_EQ(pk_graph_create(&g), PK_OK);
+  }
+  void TearDown() override {
+    pk_executable_destroy(exe);
+    pk_graph_destroy(g);
+    RuntimeTest::TearDown();
+  }
+  uint32_t input(std::vector<int64_t> shape) {
+    uint32_t v = 0;
+    EXPECT_EQ(pk_graph_add_input(g, f32(), static_cast<int32_t>(shape.size()), shape.data(), &v), PK_OK);
+    return v;
+  }
+  uint32_t node(uint32_t op, std::vector<uint32_t> ins, const void *attrs = nullptr) {
+    uint32_t out = 0;
+    EXPECT_EQ(pk_graph_add_node(g, op, ins.data(), static_cast<uint32_t>(ins.size()), attrs, &out, 1), PK_OK)
+        << last_error().message;
+    return out;
+  }
+  void stats(uint32_t &fk, uint32_t &fn, uint32_t &sn) { ASSERT_EQ(pk_executable_stats(exe, &fk, &fn, &sn), PK_OK); }
+  pk_graph_t g = nullptr;
+  pk_executable_t exe = nullptr;
+};
+
 // Distance in units in the last place between two floats (0 if both NaN).
 inline int64_t ulp_distance(float a, float b) {
   if (std::isnan(a) && std::isnan(b)) return 0;

@@ -12,35 +12,18 @@ using namespace pk::test;
 
 namespace {
 
-class ExecutorTest : public RuntimeTest {
+class ExecutorTest : public GraphTest {
  protected:
-  void SetUp() override {
-    RuntimeTest::SetUp();
-    ASSERT_EQ(pk_graph_create(&g), PK_OK);
-  }
   void TearDown() override {
-    pk_executable_destroy(exe);
-    pk_graph_destroy(g);
     pk_stream_destroy(async_stream);
     pk_stream_destroy(async_stream2);
-    RuntimeTest::TearDown();
+    GraphTest::TearDown();
   }
   void open_async() {
     ASSERT_EQ(pk_runtime_load_plugin(rt, plugin("primkit_test_async").c_str(), &async), PK_OK) << last_error().message;
     ASSERT_EQ(pk_backend_device(async, 0, &async_dev), PK_OK);
     ASSERT_EQ(pk_stream_create(async_dev, &async_stream), PK_OK);
     ASSERT_EQ(pk_stream_create(async_dev, &async_stream2), PK_OK);
-  }
-  uint32_t input(std::vector<int64_t> shape) {
-    uint32_t v = 0;
-    EXPECT_EQ(pk_graph_add_input(g, f32(), static_cast<int32_t>(shape.size()), shape.data(), &v), PK_OK);
-    return v;
-  }
-  uint32_t node(uint32_t op, std::vector<uint32_t> ins, const void *attrs = nullptr) {
-    uint32_t out = 0;
-    EXPECT_EQ(pk_graph_add_node(g, op, ins.data(), static_cast<uint32_t>(ins.size()), attrs, &out, 1), PK_OK)
-        << last_error().message;
-    return out;
   }
   void compile(pk_device_t dev, bool fusion) {
     pk_compile_options o;
@@ -49,8 +32,6 @@ class ExecutorTest : public RuntimeTest {
     ASSERT_EQ(pk_graph_compile(g, dev, &o, &exe), PK_OK) << last_error().message;
   }
   void memory(uint64_t &arena, uint64_t &unshared) { ASSERT_EQ(pk_executable_memory(exe, &arena, &unshared), PK_OK); }
-  pk_graph_t g = nullptr;
-  pk_executable_t exe = nullptr;
   pk_backend_t async = nullptr;
   pk_device_t async_dev = nullptr;
   pk_stream_t async_stream = nullptr, async_stream2 = nullptr;
