@@ -320,15 +320,17 @@ class RunMemory {
       return;
     }
     bool too_many = false;
+    uint64_t through = 0;
     {
       std::lock_guard<std::mutex> lock(stream_.parked_mu);
-      stream_.parked.insert(stream_.parked.end(), blocks_.begin(), blocks_.end());
+      through = ++stream_.parks;
+      for (const auto &b : blocks_) stream_.parked.push_back({b.first, b.second, through});
       too_many = stream_.parked.size() > kMaxParked;
     }
     // Runs of many different sizes would park without bound: wait for the stream once and hand them back.
     const Backend &b = *device_.backend;
     if (too_many && b.api.stream_synchronize && b.api.stream_synchronize(stream_.stream) == PK_OK) {
-      release_parked_temporaries(stream_);
+      release_parked_temporaries(stream_, through);
     }
   }
 
@@ -341,12 +343,13 @@ class RunMemory {
       auto &parked = stream_.parked;
       auto best = parked.end();
       for (auto it = parked.begin(); it != parked.end(); ++it) {
-        if (it->second >= bytes && it->second <= 2 * bytes && (best == parked.end() || it->second < best->second))
+        if (it->capacity >= bytes && it->capacity <= 2 * bytes &&
+            (best == parked.end() || it->capacity < best->capacity))
           best = it;
       }
       if (best != parked.end()) {
-        *data = best->first;
-        capacity = best->second;
+        *data = best->data;
+        capacity = best->capacity;
         parked.erase(best);
         blocks_.emplace_back(*data, capacity);
         return PK_OK;
@@ -431,13 +434,22 @@ pk_status run_program(const Program &prog, pk_stream_s *stream, const pk_tensor 
   return st;
 }
 
-void release_parked_temporaries(pk_stream_s &stream) {
-  std::vector<std::pair<void *, uint64_t>> parked;
+uint64_t parked_through(pk_stream_s &stream) {
+  std::lock_guard<std::mutex> lock(stream.parked_mu);
+  return stream.parks;
+}
+
+void release_parked_temporaries(pk_stream_s &stream, uint64_t through) {
+  std::vector<pk_stream_s::Parked> done;
   {
     std::lock_guard<std::mutex> lock(stream.parked_mu);
-    parked.swap(stream.parked);
+    auto &parked = stream.parked;
+    auto keep = std::stable_partition(parked.begin(), parked.end(),
+                                      [through](const pk_stream_s::Parked &p) { return p.park > through; });
+    done.assign(keep, parked.end());
+    parked.erase(keep, parked.end());
   }
-  for (const auto &b : parked) stream.device->allocator->release(b.first, b.second);
+  for (const auto &b : done) stream.device->allocator->release(b.data, b.capacity);
 }
 
 // --- composite programs ----------------------------------------------------------------------------------------

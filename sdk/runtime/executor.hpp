@@ -75,9 +75,11 @@ void plan_steps(Program &prog, const std::vector<ProgramNode> &nodes, bool can_f
 // Runs `prog` on `stream` with the caller's tensors (already validated against prog's types).
 pk_status run_program(const Program &prog, pk_stream_s *stream, const pk_tensor *inputs, const pk_tensor *outputs);
 
-// Returns the temporaries parked on `stream` to its device's cache. Only when no queued work of the stream can
-// still use them: after a successful synchronize, or once the backend destroyed the stream.
-void release_parked_temporaries(pk_stream_s &stream);
+// Returns the temporaries parked on `stream` up to park `through` (parked_through() read before a successful
+// synchronize began; UINT64_MAX once the backend destroyed the stream) to its device's cache: no queued work of
+// the stream can still use them.
+uint64_t parked_through(pk_stream_s &stream);
+void release_parked_temporaries(pk_stream_s &stream, uint64_t through);
 
 // The Program of composite `op`'s decomposition for these input types and (normalized) attributes on `device`,
 // built on first use and cached.

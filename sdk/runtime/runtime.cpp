@@ -139,7 +139,7 @@ void destroy_stream(pk_stream_s *stream) {
   }
   Backend &b = *device.backend;
   if (b.api.stream_destroy) b.api.stream_destroy(stream->stream);  // waits for the stream's work
-  release_parked_temporaries(*stream);
+  release_parked_temporaries(*stream, UINT64_MAX);
 }
 
 uint64_t next_generation() {
@@ -441,8 +441,10 @@ void pk_buffer_destroy(pk_buffer_t b) {
   // work already queued (the CPU and other synchronous devices have none left).
   if (d.async() && d.backend->api.stream_synchronize) {  // a NULL slot is never called
     std::lock_guard<std::mutex> lock(d.streams_mu);
-    for (pk_stream_s *s : d.streams)
-      if (d.backend->api.stream_synchronize(s->stream) == PK_OK) release_parked_temporaries(*s);
+    for (pk_stream_s *s : d.streams) {
+      const uint64_t through = parked_through(*s);
+      if (d.backend->api.stream_synchronize(s->stream) == PK_OK) release_parked_temporaries(*s, through);
+    }
   }
   d.allocator->release(b->data, b->capacity);
 }
@@ -549,8 +551,9 @@ pk_status pk_stream_synchronize(pk_stream_t s) {
   PK_CHECK_HANDLE(s, "stream");
   Backend &b = *s->device->backend;
   if (!b.api.stream_synchronize) return missing_slot(b, "stream_synchronize");
+  const uint64_t through = parked_through(*s);  // read first: blocks parked while we wait may still be in use
   pk_status st = b.api.stream_synchronize(s->stream);
-  if (st == PK_OK) release_parked_temporaries(*s);  // the stream is idle: its temporaries may go to other streams
+  if (st == PK_OK) release_parked_temporaries(*s, through);  // their work is done: other streams may take them
   return st == PK_OK ? PK_OK : forward_backend_error(b, st, PK_OP_NONE, "stream failed");
 }
 

@@ -282,9 +282,16 @@ struct pk_stream_s {
   pk::rt::Device *device = nullptr;
   pk_be_stream *stream = nullptr;
   // Temporaries of work queued on this stream (executor.hpp): its own later work may reuse them, other streams
-  // only once the stream is idle. (data, capacity) blocks of the device's allocator.
+  // only once that work is done. Each block keeps the number of the park that put it here, so that a synchronize
+  // returns only the blocks parked before it began (another thread may park while it waits).
+  struct Parked {
+    void *data;
+    uint64_t capacity;
+    uint64_t park;
+  };
   std::mutex parked_mu;
-  std::vector<std::pair<void *, uint64_t>> parked;
+  std::vector<Parked> parked;
+  uint64_t parks = 0;  // parks so far
 };
 struct pk_event_s {
   pk::rt::Device *device = nullptr;

@@ -166,6 +166,7 @@ struct Shared {
   pk_device_t async_waits_dev = nullptr;  // the async backend's second device: only the event handoff uses it
   pk_stream_t cpu_shared = nullptr, sim_shared = nullptr, async_shared = nullptr;  // several threads enqueue here
   pk_executable_t cpu_exe = nullptr, sim_exe = nullptr;  // compiled once, run by several threads
+  pk_executable_t async_exe = nullptr;                   // run by several threads on the shared async stream
   Failures failures;
   std::atomic<uint64_t> ops{0};
   std::atomic<uint64_t> exp_launches{0};  // every launch of exp on the sim and async devices falls back
@@ -623,6 +624,7 @@ TEST(ThreadStress, EveryThreadSafeCallAtOnceGivesTheValuesComputedIndependently)
     Worker setup("setup", sh.failures, sh.ops);
     sh.cpu_exe = compile_graph(setup, sh.cpu_dev, true);
     sh.sim_exe = compile_graph(setup, sh.sim_dev, false);
+    sh.async_exe = compile_graph(setup, sh.async_dev, false);
   }
   ASSERT_NE(sh.cpu_exe, nullptr) << sh.failures.report();
   ASSERT_NE(sh.sim_exe, nullptr) << sh.failures.report();
@@ -664,6 +666,17 @@ TEST(ThreadStress, EveryThreadSafeCallAtOnceGivesTheValuesComputedIndependently)
       {"sim graphs #1", [&](Worker &w) { graphs(w, sh.sim_dev, sh.sim_exe, false, 6 * k, 7); }},
       {"sim graphs #2", [&](Worker &w) { graphs(w, sh.sim_dev, sh.sim_exe, false, 6 * k, 200); }},
       {"async graphs", [&](Worker &w) { graphs(w, sh.async_dev, nullptr, false, 6 * k, 300); }},
+      // One executable run by two threads on one asynchronous stream, which their downloads (and every buffer
+      // free) synchronize while the other thread parks intermediates: a synchronize may hand back only the
+      // blocks parked before it began.
+      {"async graphs on the shared stream #1",
+       [&](Worker &w) {
+         for (int i = 0; i < 6 * k; ++i) run_graph(w, sh.async_exe, sh.async_dev, sh.async_shared, false, 500 + i);
+       }},
+      {"async graphs on the shared stream #2",
+       [&](Worker &w) {
+         for (int i = 0; i < 6 * k; ++i) run_graph(w, sh.async_exe, sh.async_dev, sh.async_shared, false, 600 + i);
+       }},
       {"errors #1", [&](Worker &w) { errors(sh, w, 1, 30 * k); }},
       {"errors #2", [&](Worker &w) { errors(sh, w, 2, 30 * k); }},
       {"errors #3", [&](Worker &w) { errors(sh, w, 3, 30 * k); }},
@@ -695,13 +708,15 @@ TEST(ThreadStress, EveryThreadSafeCallAtOnceGivesTheValuesComputedIndependently)
   EXPECT_GE(sh.exp_launches.load(), 60u * k);
   uint64_t abs_fallbacks = 0;
   ASSERT_EQ(pk_runtime_fallback_count(sh.rt, PK_OP_ABS, &abs_fallbacks, nullptr), PK_OK);
-  EXPECT_EQ(abs_fallbacks, (2u * 2u + 1u) * 6u * k) << "abs in each sim and async graph run";
+  // Sim graphs: two threads, two runs an iteration; async: one thread with one run, two on the shared stream.
+  EXPECT_EQ(abs_fallbacks, (2u * 2u + 1u + 2u) * 6u * k) << "abs in each sim and async graph run";
   std::printf("thread stress: %zu threads, %llu pk_ calls in %.2f s\n", jobs.size(),
               static_cast<unsigned long long>(sh.ops.load()), seconds);
   RecordProperty("pk_calls", static_cast<int>(sh.ops.load()));
 
   pk_executable_destroy(sh.cpu_exe);
   pk_executable_destroy(sh.sim_exe);
+  pk_executable_destroy(sh.async_exe);
   pk_stream_destroy(sh.cpu_shared);
   pk_stream_destroy(sh.sim_shared);
   pk_stream_destroy(sh.async_shared);
