@@ -1,9 +1,11 @@
 // The executor (sdk/runtime/executor.hpp): intermediates share one arena by liveness, views keep their source's
 // bytes alive, and on an asynchronous device neither a graph run nor a composite launch waits for its work, while
 // the values stay right when later runs and other streams reuse the memory.
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "runtime_fixture.hpp"
@@ -19,8 +21,8 @@ class ExecutorTest : public GraphTest {
     pk_stream_destroy(async_stream2);
     GraphTest::TearDown();
   }
-  void open_async() {
-    ASSERT_EQ(pk_runtime_load_plugin(rt, plugin("primkit_test_async").c_str(), &async), PK_OK) << last_error().message;
+  void open_async(const char *name = "primkit_test_async") {
+    ASSERT_EQ(pk_runtime_load_plugin(rt, plugin(name).c_str(), &async), PK_OK) << last_error().message;
     ASSERT_EQ(pk_backend_device(async, 0, &async_dev), PK_OK);
     ASSERT_EQ(pk_stream_create(async_dev, &async_stream), PK_OK);
     ASSERT_EQ(pk_stream_create(async_dev, &async_stream2), PK_OK);
@@ -188,6 +190,49 @@ TEST_F(ExecutorTest, CompositeLaunchesOnAnAsynchronousDeviceDoNotWait) {
   }
   const std::string report = pk_runtime_fallback_report(rt);
   EXPECT_EQ(report.find("square"), std::string::npos) << "square ran on the device, not the fallback: " << report;
+}
+
+// A stream synchronize waits only for the work queued before it (all a driver promises), so a run that another
+// thread parks meanwhile still has work queued: its arena must stay with the stream. Here the first stream's add
+// writes the arena and its mul reads it 200 µs later; a second stream's run starts in between. Had the synchronize
+// handed the arena to the device's cache, that run would take it and overwrite the sum before the mul reads it.
+// (If the threads are scheduled otherwise, the test proves less but still holds: it never fails on a right runtime.)
+TEST_F(ExecutorTest, ASynchronizeHandsBackOnlyTheTemporariesParkedBeforeItBegan) {
+  open_async("primkit_test_async_snapshot");
+  const int64_t n = 1000;  // a 4,000-byte arena; nothing of its size class is freed into the cache before
+  uint32_t x = input({n}), y = input({n});
+  uint32_t sum = node(PK_OP_ADD, {x, y});
+  ASSERT_EQ(pk_graph_mark_output(g, node(PK_OP_MUL, {sum, y})), PK_OK);
+  compile(async_dev, true);
+  std::vector<float> hx(n), hy(n, 2.0f), hx2(n), hy2(n, 3.0f);
+  for (int64_t i = 0; i < n; ++i) {
+    hx[i] = static_cast<float>(i % 17);
+    hx2[i] = 100.0f + static_cast<float>(i % 5);
+  }
+  DeviceTensor tx(async_dev, f32(), {n}), ty(async_dev, f32(), {n}), to(async_dev, f32(), {n});
+  DeviceTensor tx2(async_dev, f32(), {n}), ty2(async_dev, f32(), {n}), to2(async_dev, f32(), {n});
+  DeviceTensor busy(async_dev, f32(), {4}), busy_out(async_dev, f32(), {4});
+  tx.upload(async_stream, hx.data(), n * 4);
+  ty.upload(async_stream, hy.data(), n * 4);
+  tx2.upload(async_stream2, hx2.data(), n * 4);
+  ty2.upload(async_stream2, hy2.data(), n * 4);
+  ASSERT_EQ(pk_stream_synchronize(async_stream2), PK_OK);
+  const pk_tensor busy_in[2] = {busy.t, busy.t};
+  for (int k = 0; k < 20; ++k)  // 4 ms of work on the first stream
+    ASSERT_EQ(pk_launch(async_stream, PK_OP_ADD, busy_in, 2, &busy_out.t, 1, nullptr), PK_OK);
+  pk_status waited = PK_ERROR_INTERNAL;
+  std::thread waiter([&] { waited = pk_stream_synchronize(async_stream); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1));  // the synchronize waits for the 20 adds only
+  const pk_tensor ins[2] = {tx.t, ty.t}, ins2[2] = {tx2.t, ty2.t};
+  ASSERT_EQ(pk_executable_run(exe, async_stream, ins, 2, &to.t, 1), PK_OK) << last_error().message;
+  waiter.join();  // the adds are done; the run's add and mul are still queued
+  ASSERT_EQ(waited, PK_OK);
+  ASSERT_EQ(pk_executable_run(exe, async_stream2, ins2, 2, &to2.t, 1), PK_OK) << last_error().message;
+  std::vector<float> got = to.download<float>(async_stream, n), got2 = to2.download<float>(async_stream2, n);
+  for (int64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(got[i], (hx[i] + 2.0f) * 2.0f) << "first stream, element " << i;  // small integers: exact
+    ASSERT_EQ(got2[i], (hx2[i] + 3.0f) * 3.0f) << "second stream, element " << i;
+  }
 }
 
 }  // namespace

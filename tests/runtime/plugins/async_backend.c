@@ -237,9 +237,18 @@ static pk_status async_stream_create(pk_be_context *ctx, uint32_t device, pk_be_
   *out = s;
   return PK_OK;
 }
+/* Waits until the stream is idle; built with ASYNC_SYNC_SNAPSHOT, only for the work queued before the call (all
+ * a driver promises: work another thread queues meanwhile may still run after it returns). */
 static pk_status async_stream_sync(pk_be_stream *s) {
   pthread_mutex_lock(&s->mu);
+#ifdef ASYNC_SYNC_SNAPSHOT
+  {
+    const unsigned long long target = s->enqueued;
+    while (s->done < target) pthread_cond_wait(&s->cv, &s->mu);
+  }
+#else
   while (s->done < s->enqueued) pthread_cond_wait(&s->cv, &s->mu);
+#endif
   pthread_mutex_unlock(&s->mu);
   return PK_OK;
 }
