@@ -54,6 +54,9 @@ cmake --install "$build" --prefix "$prefix" > "$work/install.log"
 primkit=$prefix/bin/primkit
 test -f "$prefix/share/primkit/templates/backend/CMakeLists.txt" || fail "the template is not installed"
 test -d "$prefix/lib/primkit" || fail "the plugin folder is not installed"
+# The op table as C++ data, which the reference backends use and the template links (PrimKit::primops).
+test -f "$prefix/include/primkit/op_info.hpp" || fail "primkit/op_info.hpp is not installed"
+ls "$prefix"/lib*/libprimkit_primops.a > /dev/null 2>&1 || fail "the PrimKit::primops library is not installed"
 
 step "new-backend refuses bad input and writes nothing"
 expect_error 2 "invalid backend name" "$primkit" new-backend Acme --dir "$work/bad"

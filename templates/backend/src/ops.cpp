@@ -8,6 +8,7 @@
 
 #include "backend.hpp"
 #include "kernels.hpp"
+#include "primkit/op_info.hpp"
 
 namespace @BACKEND_NAME@_backend {
 
@@ -40,10 +41,11 @@ pk_status backend_op_query(pk_be_context *, const pk_op_query *query, pk_op_supp
   const Kernel *kernel = find_kernel(query->op_id);
   const int32_t dtype = key_dtype(query->inputs, query->num_inputs, query->outputs, query->num_outputs);
   if (kernel == nullptr) {
-    std::snprintf(support.reason, sizeof support.reason, "@BACKEND_NAME@ has no kernel for op id %u yet", query->op_id);
+    std::snprintf(support.reason, sizeof support.reason, "@BACKEND_NAME@ has no kernel for %s (op id %u) yet",
+                  pk::meta::op_name(query->op_id), query->op_id);
   } else if (!kernel_accepts(*kernel, dtype)) {
-    std::snprintf(support.reason, sizeof support.reason, "@BACKEND_NAME@ runs op id %u, but not for dtype id %d",
-                  query->op_id, dtype);
+    std::snprintf(support.reason, sizeof support.reason, "@BACKEND_NAME@ runs %s, but not for dtype id %d",
+                  pk::meta::op_name(query->op_id), dtype);
   } else {
     support.supported = 1;
     support.native = 1;
@@ -61,7 +63,8 @@ pk_status backend_op_launch(pk_be_stream *stream, uint32_t op_id, const pk_tenso
   const Kernel *kernel = find_kernel(op_id);
   if (kernel == nullptr || !kernel_accepts(*kernel, key_dtype(inputs, num_inputs, outputs, num_outputs))) {
     // Declining writes nothing and leaves the stream usable: the runtime falls back (or, strict, reports it).
-    return fail(PK_UNIMPLEMENTED, op_id, -1, "@BACKEND_NAME@: no kernel for op id %u and these dtypes", op_id);
+    return fail(PK_UNIMPLEMENTED, op_id, -1, "@BACKEND_NAME@: no kernel for %s (op id %u) and these dtypes",
+                pk::meta::op_name(op_id), op_id);
   }
   const Launch launch{op_id, inputs, num_inputs, outputs, num_outputs, attrs};
   // A failure other than PK_UNIMPLEMENTED makes the stream sticky.
