@@ -4,7 +4,8 @@
 // ahead of these). Infinities and NaNs follow C11 Annex G and glibc's special values, as the CPU backend's and
 // the oracle's std::complex do. c128 division, reciprocal and modulus are correctly rounded (a double-double
 // result, and near a midpoint between doubles the exact sign of a sum of products); c64 / c128 square roots round
-// a ~2^-100-accurate double-double once. exp, log, sin, cos, tanh and polar are the device math's (sdk/devmath/complex.h).
+// a ~2^-100-accurate double-double once. exp, log, sin, cos, tanh and polar are the device math's
+// (sdk/devmath/complex.h).
 #include "cl_complex.hpp"
 
 namespace pk::ocl {
