@@ -623,39 +623,6 @@ inline void pk_dd_sincos(pk_dd a, pk_dd *s, pk_dd *c) {
     default: *s = -cr; *c = sr; break;
   }
 }
-// log1p of a double-double s: 2 atanh(s / (2 + s)) by its odd series where |s| < 1/4 (ratio below 0.021 a term),
-// else log(1 + s).
-inline pk_dd pk_dd_log1p_dd(pk_dd s) {
-  if (fabs(s.x) >= 0.25) return pk_dd_log_dd(pk_dd_add_d(s, 1.0));
-  const pk_dd t = pk_dd_div(s, pk_dd_add_d(s, 2.0)), t2 = pk_dd_mul(t, t);
-  pk_dd sum = (double2)(0.0, 0.0);
-  for (int k = 20; k >= 0; --k) {
-    const double n = 2 * k + 1, inv = 1.0 / n;
-    sum = pk_dd_add(pk_dd_mul(sum, t2), (double2)(inv, -fma(inv, n, -1.0) / n));
-  }
-  return pk_dd_mul_d(pk_dd_mul(t, sum), 2.0);
-}
-// log z of a finite nonzero z in double-double: log|z| (near |z| = 1 as log1p(x^2 + y^2 - 1) / 2 with exact
-// squares), and arg z = atan2(y, x) refined by one Newton step: theta0 + (y cos theta0 - x sin theta0) / |z|, whose
-// terms scale with |y| where theta is small (relative accuracy there too).
-inline void pk_clog_dd(double x, double y, pk_dd *re, pk_dd *im) {
-  const double mx = fmax(fabs(x), fabs(y)), mn = fmin(fabs(x), fabs(y));
-  const int k = ilogb(mx);
-  if (mx >= 0.5 && mx <= 2.0 && mn < 1.5) {
-    const pk_dd s = pk_dd_add_d(pk_dd_add(pk_two_prod(mx, mx), pk_two_prod(mn, mn)), -1.0);
-    *re = pk_dd_mul_d(pk_dd_log1p_dd(s), 0.5);
-  } else {
-    const double a = ldexp(mx, -k), b = ldexp(mn, -k);
-    const pk_dd s = pk_dd_add(pk_two_prod(a, a), pk_two_prod(b, b));
-    *re = pk_dd_add(pk_dd_mul_d((double2)(0.6931471805599453, 2.3190468138462996e-17), (double)k),
-                    pk_dd_mul_d(pk_dd_log_dd(s), 0.5));
-  }
-  const double theta = atan2(y, x), xs = ldexp(x, -k), ys = ldexp(y, -k);
-  pk_dd st, ct;
-  pk_dd_sincos((double2)(theta, 0.0), &st, &ct);
-  const pk_dd num = pk_dd_sub(pk_dd_mul_d(ct, ys), pk_dd_mul_d(st, xs));
-  *im = pk_fast_sum(theta, (num.x + num.y) / sqrt(xs * xs + ys * ys));
-}
 // e^(wr + i wi) = 2^k e^r cis(wi) with r = wr - k ln2: e^r in double-double (the builtin, refined by one Newton step
 // on the double-double log) times the double-double cis, rounded once by pk_ldexp_dd (exact scaling, subnormals
 // included). Beyond |wi| = 2^30 the phase from the builtins (the reference's own phase is no better there).
@@ -988,8 +955,9 @@ inline double2 pk_cpow128(double2 a, double2 b) {
     return pk_cexp((double2)(pk_scale_back(x, kb), pk_scale_back(y, kb)));
   }
   const double bx = ldexp(b.x, -kb), by = ldexp(b.y, -kb);
-  pk_dd lr, li;
-  pk_clog_dd(a.x, a.y, &lr, &li);
+  pk_dm_dd lr_dm, li_dm;  // log a in double-double: the device math's (sdk/devmath/complex.h)
+  pk_dm_clog_dd(a.x, a.y, &lr_dm, &li_dm);
+  const pk_dd lr = (double2)(lr_dm.hi, lr_dm.lo), li = (double2)(li_dm.hi, li_dm.lo);
   pk_dd wr = pk_dd_sub(pk_dd_mul_d(lr, bx), pk_dd_mul_d(li, by));
   pk_dd wi = pk_dd_add(pk_dd_mul_d(li, bx), pk_dd_mul_d(lr, by));
   // Beyond |Im w| = 2^26 the phase, and where Re w's two products (each good to ~2^-90 of itself) cancel, Re w,

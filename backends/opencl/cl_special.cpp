@@ -89,8 +89,6 @@ pk_dd pk_dd_log(double x) {
   const pk_dd ln2 = (double2)(0.6931471805599453, 2.3190468138462996e-17);
   return pk_dd_add(pk_dd_mul_d(ln2, (double)e), pk_dd_mul_d(pk_dd_mul(s, t), 2.0));
 }
-// log of a double-double: log(hi) + log1p(lo / hi), the second to first order.
-inline pk_dd pk_dd_log_dd(pk_dd x) { return pk_dd_add_d(pk_dd_log(x.x), x.y / x.x); }
 )CL";
 
 // nextafter of bf16 / fp8 values (held exactly in float): one step of the storage bits (fmt 0 bf16, 1 e4m3fn,
