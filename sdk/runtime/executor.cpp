@@ -52,6 +52,45 @@ bool backend_runs_natively(const Program &prog, const ProgramNode &node) {
   return b.api.op_query(b.context, &q, &sup) == PK_OK && sup.supported;
 }
 
+// Appends the nodes of decomposition `dec` to `nodes`, its inputs and outputs being the program's values `inputs`
+// and `outputs` and its intermediates new values of the program. An output the decomposition returns unchanged (an
+// input, or the same value twice) is written by a clone.
+void append_decomposition(Program &prog, const pk::meta::Decomposition &dec, const std::vector<uint32_t> &inputs,
+                          const std::vector<uint32_t> &outputs, std::vector<ProgramNode> &nodes) {
+  std::vector<uint32_t> map(dec.values.size(), UINT32_MAX);
+  for (size_t i = 0; i < inputs.size(); ++i) map[i] = inputs[i];
+  std::vector<std::pair<uint32_t, uint32_t>> copies;  // (program value, output)
+  for (size_t k = 0; k < dec.outputs.size(); ++k) {
+    uint32_t &m = map[dec.outputs[k]];
+    if (m == UINT32_MAX) {
+      m = outputs[k];
+    } else {
+      copies.emplace_back(m, outputs[k]);
+    }
+  }
+  for (size_t v = 0; v < dec.values.size(); ++v) {
+    if (map[v] == UINT32_MAX) {
+      map[v] = static_cast<uint32_t>(prog.values.size());
+      prog.values.push_back(dec.values[v]);
+    }
+  }
+  for (const auto &dn : dec.nodes) {
+    ProgramNode pn;
+    pn.op_id = dn.op_id;
+    pn.attrs = dn.attrs;
+    for (int32_t v : dn.inputs) pn.inputs.push_back(map[v]);
+    for (int32_t v : dn.outputs) pn.outputs.push_back(map[v]);
+    nodes.push_back(std::move(pn));
+  }
+  for (const auto &c : copies) {
+    ProgramNode clone;
+    clone.op_id = PK_OP_CLONE;
+    clone.inputs = {c.first};
+    clone.outputs = {c.second};
+    nodes.push_back(std::move(clone));
+  }
+}
+
 // Composites the backend does not run natively become their primitives, with their intermediate values appended
 // to prog.values.
 pk_status lower_composites(Program &prog, const std::vector<ProgramNode> &nodes, std::vector<ProgramNode> &lowered) {
@@ -69,40 +108,7 @@ pk_status lower_composites(Program &prog, const std::vector<ProgramNode> &nodes,
                              node.attrs.empty() ? nullptr : node.attrs.data(), dec, diag)) {
       return set_error_from_diag(diag, op.id);
     }
-    // The decomposition's values in the program's numbering. An output the program returns unchanged (an input,
-    // or the same value twice) is a copy the node's output receives.
-    std::vector<uint32_t> map(dec.values.size(), UINT32_MAX);
-    for (size_t i = 0; i < node.inputs.size(); ++i) map[i] = node.inputs[i];
-    std::vector<std::pair<uint32_t, uint32_t>> copies;  // (program value, node output)
-    for (size_t k = 0; k < dec.outputs.size(); ++k) {
-      uint32_t &m = map[dec.outputs[k]];
-      if (m == UINT32_MAX) {
-        m = node.outputs[k];
-      } else {
-        copies.emplace_back(m, node.outputs[k]);
-      }
-    }
-    for (size_t v = 0; v < dec.values.size(); ++v) {
-      if (map[v] == UINT32_MAX) {
-        map[v] = static_cast<uint32_t>(prog.values.size());
-        prog.values.push_back(dec.values[v]);
-      }
-    }
-    for (const auto &dn : dec.nodes) {
-      ProgramNode pn;
-      pn.op_id = dn.op_id;
-      pn.attrs = dn.attrs;
-      for (int32_t v : dn.inputs) pn.inputs.push_back(map[v]);
-      for (int32_t v : dn.outputs) pn.outputs.push_back(map[v]);
-      lowered.push_back(std::move(pn));
-    }
-    for (const auto &c : copies) {
-      ProgramNode clone;
-      clone.op_id = PK_OP_CLONE;
-      clone.inputs = {c.first};
-      clone.outputs = {c.second};
-      lowered.push_back(std::move(clone));
-    }
+    append_decomposition(prog, dec, node.inputs, node.outputs, lowered);
   }
   return PK_OK;
 }
@@ -493,32 +499,14 @@ pk_status composite_program(Device &device, const OpInfo &op, const TensorType *
   if (!pk::meta::decompose(op, types, num_inputs, attrs, dec, diag)) return set_error_from_diag(diag, op.id);
   auto prog = std::make_shared<Program>(device);
   prog->check_steps = false;
-  prog->values = dec.values;
+  prog->values.assign(types, types + num_inputs);
   for (uint32_t i = 0; i < num_inputs; ++i) prog->inputs.push_back(i);
-  std::vector<ProgramNode> nodes;
-  for (const auto &dn : dec.nodes) {
-    ProgramNode pn;
-    pn.op_id = dn.op_id;
-    pn.attrs = dn.attrs;
-    pn.inputs.assign(dn.inputs.begin(), dn.inputs.end());
-    pn.outputs.assign(dn.outputs.begin(), dn.outputs.end());
-    nodes.push_back(std::move(pn));
-  }
-  // An output the decomposition returns unchanged (an input, or one value twice) is written by a clone.
   for (int32_t v : dec.outputs) {
-    const auto value = static_cast<uint32_t>(v);
-    if (value >= num_inputs && std::find(prog->outputs.begin(), prog->outputs.end(), value) == prog->outputs.end()) {
-      prog->outputs.push_back(value);
-      continue;
-    }
-    ProgramNode clone;
-    clone.op_id = PK_OP_CLONE;
-    clone.inputs = {value};
-    clone.outputs = {static_cast<uint32_t>(prog->values.size())};
-    prog->values.push_back(prog->values[value]);
-    prog->outputs.push_back(clone.outputs[0]);
-    nodes.push_back(std::move(clone));
+    prog->outputs.push_back(static_cast<uint32_t>(prog->values.size()));
+    prog->values.push_back(dec.values[static_cast<size_t>(v)]);
   }
+  std::vector<ProgramNode> nodes;
+  append_decomposition(*prog, dec, prog->inputs, prog->outputs, nodes);
   // One launch at a time, as the launch it replaces promised: no fusion offers.
   if (pk_status st = build_program(*prog, std::move(nodes), false, true)) return st;
   std::lock_guard<std::mutex> lock(device.programs_mu);
