@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -76,6 +77,20 @@ class CpuBackendTest : public ::testing::Test {
   pk_device_t dev_ = nullptr;
   pk_stream_t stream_ = nullptr;
   std::deque<std::vector<int64_t>> shapes_;
+};
+
+// A seeded, deterministic normal-ish value (a sum of four uniforms), scaled: inputs for the kernels' sweeps.
+struct Lcg {
+  uint64_t s;
+  double next() {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>(s >> 11) * 0x1p-53;
+  }
+  float normal(double scale) {
+    double t = 0;
+    for (int i = 0; i < 4; ++i) t += next();
+    return static_cast<float>((t - 2.0) * std::sqrt(3.0) * scale);
+  }
 };
 
 }  // namespace pk_test

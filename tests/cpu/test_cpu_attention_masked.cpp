@@ -19,24 +19,12 @@
 namespace {
 
 using pk_test::last_error;
+using pk_test::Lcg;
 using ld = long double;
 
 const pk_dtype kF16 = PK_DTYPE_F16_DESC, kF32 = PK_DTYPE_F32_DESC, kF64 = PK_DTYPE_F64_DESC, kBF16 = PK_DTYPE_BF16_DESC,
                kBool = PK_DTYPE_BOOL_DESC;
 constexpr float kInf = std::numeric_limits<float>::infinity();
-
-struct Lcg {
-  uint64_t s;
-  double next() {
-    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-    return static_cast<double>(s >> 11) * 0x1p-53;
-  }
-  float normal(double scale) {
-    double t = 0;
-    for (int i = 0; i < 4; ++i) t += next();
-    return static_cast<float>((t - 2.0) * std::sqrt(3.0) * scale);
-  }
-};
 
 struct Dims {
   int64_t B, Hq, Hkv, L, S, E, Ev;

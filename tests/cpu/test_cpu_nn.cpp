@@ -21,6 +21,7 @@
 namespace {
 
 using pk_test::last_error;
+using pk_test::Lcg;
 
 const pk_dtype kF16 = PK_DTYPE_F16_DESC, kF32 = PK_DTYPE_F32_DESC, kF64 = PK_DTYPE_F64_DESC, kBF16 = PK_DTYPE_BF16_DESC;
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
@@ -581,20 +582,6 @@ TEST_F(CpuNn, AttentionMatchesALongDoubleReference) {
 // --- the f32 fast paths (AVX-512: double-lane attention, f32-lane gelu) -------------------------------------
 // Checked against long double straight from the definitions, never against a kernel's own output. Under
 // PRIMKIT_CPU_ISA=avx2 / generic (the cpu.isa_* runs) the same cases check the other paths.
-
-// A seeded, deterministic normal-ish value (sum of uniforms), scaled.
-struct Lcg {
-  uint64_t s;
-  double next() {
-    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-    return static_cast<double>(s >> 11) * 0x1p-53;
-  }
-  float normal(double scale) {
-    double t = 0;
-    for (int i = 0; i < 4; ++i) t += next();
-    return static_cast<float>((t - 2.0) * std::sqrt(3.0) * scale);
-  }
-};
 
 // softmax(scale q k^T [causal]) v in long double for q [B, H, L, E], k [B, H, S, E] (dense), v given as
 // v(b, h, j, e); out [B, H, L, Ev] dense.

@@ -10,20 +10,7 @@ import torch.nn.functional as F  # noqa: E402
 
 import primkit  # noqa: E402
 import primkit.torch  # noqa: E402,F401  (registers backend="primkit")
-
-
-def scale_err(a, b):
-    a, b = a.double(), b.double()
-    return ((a - b).abs().max() / b.abs().max().clamp_min(1e-30)).item()
-
-
-def compiled(fn, *inputs, device="cpu:0"):
-    torch._dynamo.reset()
-    report = primkit.torch.Report()
-    c = torch.compile(fn, backend="primkit", options={"device": device, "report": report})
-    with torch.no_grad():
-        out = c(*inputs)
-    return out, report
+from torch_compile_check import run_compiled, scale_err  # noqa: E402
 
 
 def qkv(B, Hq, Hkv, L, S, E, dtype=torch.float32, seed=0):
@@ -52,7 +39,7 @@ def test_masked_gqa_attention_matches_eager(hkv):
         def f(q, k, v, m):
             return F.scaled_dot_product_attention(q, k, v, attn_mask=m, enable_gqa=True)
         ref = f(q, k, v, m)
-        got, rep = compiled(f, q, k, v, m)
+        got, rep = run_compiled(f, (q, k, v, m))
         assert rep.share_on_primkit == 1.0, "%s\n%s" % (name, rep)
         assert scale_err(got, ref) < 1e-5, name
         if name.startswith("bool [B"):
@@ -64,7 +51,7 @@ def test_unmasked_gqa_and_causal_gqa_match_eager():
     for causal in (False, True):
         def f(q, k, v):
             return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
-        got, rep = compiled(f, q, k, v)
+        got, rep = run_compiled(f, (q, k, v))
         assert rep.share_on_primkit == 1.0, str(rep)
         assert scale_err(got, f(q, k, v)) < 1e-5, "causal=%s" % causal
 
@@ -75,7 +62,7 @@ def test_masked_attention_with_scale_and_bf16():
 
     def f(q, k, v, m):
         return F.scaled_dot_product_attention(q, k, v, attn_mask=m, scale=0.3, enable_gqa=True)
-    got, rep = compiled(f, q, k, v, m)
+    got, rep = run_compiled(f, (q, k, v, m))
     assert rep.share_on_primkit == 1.0, str(rep)
     assert got.dtype == torch.bfloat16
     # PyTorch's bf16 kernel rounds its intermediates to bf16; PrimKit rounds once

@@ -11,24 +11,11 @@ import pytest
 torch = pytest.importorskip("torch")
 import primkit  # noqa: E402
 import primkit.torch  # noqa: E402,F401  (registers backend="primkit")
+from torch_compile_check import run_compiled, scale_err  # noqa: E402
 
 # Every model runs on every device (cpu, opencl, cuda-emu: about 2.5 min more than cpu alone on 2 cores);
 # PRIMKIT_TEST_QUICK=1 runs the big models on cpu only.
 ALL_DEVICES = os.environ.get("PRIMKIT_TEST_QUICK") != "1"
-
-
-def scale_err(a, b):
-    a, b = a.double(), b.double()
-    return ((a - b).abs().max() / b.abs().max().clamp_min(1e-30)).item()
-
-
-def run_compiled(model, inputs, device, dtype=torch.float32):
-    torch._dynamo.reset()
-    report = primkit.torch.Report()
-    c = torch.compile(model, backend="primkit", options={"device": device, "report": report})
-    with torch.no_grad():
-        out = c(*inputs)
-    return out, report
 
 
 def mlp():
