@@ -1,10 +1,7 @@
-// graph.cpp — graphs of ops: construction with shape inference, compilation for a device (composites the
-// backend lacks are decomposed, fusion windows are offered to the backend's fusion hook), and execution.
+// graph.cpp — graphs of ops: construction with shape inference, and the pk_graph_compile / pk_executable_* entry
+// points over the executor (executor.hpp: lowering, fusion planning in planner.cpp, the arena, running).
 #include <algorithm>
-#include <array>
 #include <cstdint>
-#include <cstdio>
-#include <cstring>
 #include <string>
 #include <vector>
 
