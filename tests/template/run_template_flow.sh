@@ -57,6 +57,20 @@ test -d "$prefix/lib/primkit" || fail "the plugin folder is not installed"
 # The op table as C++ data, which the reference backends use and the template links (PrimKit::primops).
 test -f "$prefix/include/primkit/op_info.hpp" || fail "primkit/op_info.hpp is not installed"
 ls "$prefix"/lib*/libprimkit_primops.a > /dev/null 2>&1 || fail "the PrimKit::primops library is not installed"
+# The rest of the kit the reference backends link: the device math (PrimKit::devmath) and, in a build with LLVM,
+# the code generator (PrimKit::codegen). A vendor project takes both from the prefix alone (kit_consumer/).
+test -f "$prefix/include/primkit/devmath/devmath.hpp" || fail "the device math is not installed"
+generator=()
+command -v ninja > /dev/null 2>&1 && generator=(-G Ninja)
+if ls "$prefix"/lib*/cmake/PrimKit/PrimKitCodegenTargets.cmake > /dev/null 2>&1; then
+  step "a vendor project links the device math and the code generator from the prefix"
+  cmake -S "$source_dir/tests/template/kit_consumer" -B "$work/kit" "${generator[@]}" -DCMAKE_PREFIX_PATH="$prefix" \
+    > "$work/kit-configure.log" 2>&1 || { cat "$work/kit-configure.log"; fail "kit_consumer: configure failed"; }
+  cmake --build "$work/kit" > "$work/kit-build.log" 2>&1 || { cat "$work/kit-build.log"; fail "kit_consumer: build failed"; }
+  "$work/kit/kit_consumer" || fail "kit_consumer: a check failed"
+else
+  echo "(this build has no code generator: the kit_consumer step is skipped)"
+fi
 
 step "new-backend refuses bad input and writes nothing"
 expect_error 2 "invalid backend name" "$primkit" new-backend Acme --dir "$work/bad"
@@ -89,8 +103,6 @@ done
 grep -q "ACME_ENABLE_EXAMPLE_ADD" "$work/acme/CMakeLists.txt" || fail "the example option is not named after the backend"
 [ "$(grep -rc "TODO(vendor)" "$work/acme" | awk -F: '{s += $2} END {print s}')" -ge 10 ] || fail "too few TODO(vendor) markers"
 
-generator=()
-command -v ninja > /dev/null 2>&1 && generator=(-G Ninja)
 configure() {
   cmake -S "$work/acme" -B "$work/acme/build" "${generator[@]}" -DCMAKE_PREFIX_PATH="$prefix" \
     -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror" "$@" > "$work/configure.log" || {

@@ -1,5 +1,5 @@
-# embed.cmake — writes files into a C++ include file at build time (cmake -P), for the consumers of the device
-# math that cannot include it as source:
+# PrimKitDevmathEmbed.cmake — writes files into a C++ include file at build time (cmake -P; primkit_devmath_embed in
+# PrimKitDevmath.cmake runs it), for the consumers of the device math that cannot include it as source:
 #   MODE=text  each of INPUTS as a raw string `static const char <PREFIX><Stem>[]` (the OpenCL backend's program
 #              text);
 #   MODE=bytes the one INPUT as `alignas(4) static const unsigned char <PREFIX>[]` (LLVM bitcode for the code
@@ -13,7 +13,7 @@ foreach(_in IN LISTS INPUTS)
   list(APPEND _names "${_name}")
 endforeach()
 string(REPLACE ";" ", " _names "${_names}")
-set(_out "// Generated at build time by sdk/devmath/embed.cmake from ${_names}: do not edit.\n#pragma once\n\n")
+set(_out "// Generated at build time by PrimKitDevmathEmbed.cmake from ${_names}: do not edit.\n#pragma once\n\n")
 if(MODE STREQUAL "text")
   foreach(_in IN LISTS INPUTS)
     get_filename_component(_stem "${_in}" NAME_WE)
@@ -35,6 +35,6 @@ elseif(MODE STREQUAL "bytes")
   string(REGEX REPLACE "((0x..,){24})" "\\1\n" _bytes "${_bytes}")
   string(APPEND _out "alignas(4) static const unsigned char ${PREFIX}[${_size}] = {\n${_bytes}};\n")
 else()
-  message(FATAL_ERROR "embed.cmake: MODE must be text or bytes")
+  message(FATAL_ERROR "PrimKitDevmathEmbed.cmake: MODE must be text or bytes")
 endif()
 file(WRITE "${OUT}" "${_out}")
