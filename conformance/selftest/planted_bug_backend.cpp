@@ -42,6 +42,8 @@
 //   sum_long_bf16    bf16 sums over rows of 2048 or more elements accumulate in bf16 (short rows are right)
 //   isnan_canonical  f16 isnan compares with the canonical NaN patterns 0x7e00 / 0xfe00 only (other NaNs: false)
 //   abs_saturate     integer abs(INT_MIN) saturates to INT_MAX instead of wrapping to INT_MIN
+//   matmul_daz       f32 matmul of matrices reads subnormal inputs as zero (the device declares no DAZ), as a
+//                    matrix unit run with flush-to-zero set would
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -91,36 +93,15 @@ constexpr bool is_bug(std::string_view name) {
 }
 
 constexpr bool known_bug() {
-  constexpr std::string_view names[] = {"exp_2ulp",
-                                        "exp_4ulp",
-                                        "bf16_truncate",
-                                        "maximum_nan",
-                                        "ignore_strides",
-                                        "ignore_offset",
-                                        "broadcast_axis",
-                                        "add_saturate",
-                                        "sum_f16_acc",
-                                        "slice_off_by_one",
-                                        "event_race",
-                                        "crash_empty",
-                                        "hang_shape",
-                                        "write_past_end",
-                                        "write_before_start",
-                                        "strided_output",
-                                        "k0_garbage",
-                                        "empty_sum_garbage",
-                                        "ftz_results",
-                                        "daz_f16_inputs",
-                                        "argmax_last_tie",
-                                        "minimum_zero_sign",
-                                        "convert_double_round",
-                                        "sigmoid_f16",
-                                        "sum_long_bf16",
-                                        "event_early",
-                                        "stream_shared_scratch",
-                                        "leak_per_launch",
-                                        "isnan_canonical",
-                                        "abs_saturate"};
+  constexpr std::string_view names[] = {
+      "exp_2ulp",        "exp_4ulp",          "bf16_truncate",        "maximum_nan",
+      "ignore_strides",  "ignore_offset",     "broadcast_axis",       "add_saturate",
+      "sum_f16_acc",     "slice_off_by_one",  "event_race",           "crash_empty",
+      "hang_shape",      "write_past_end",    "write_before_start",   "strided_output",
+      "k0_garbage",      "empty_sum_garbage", "ftz_results",          "daz_f16_inputs",
+      "argmax_last_tie", "minimum_zero_sign", "convert_double_round", "sigmoid_f16",
+      "sum_long_bf16",   "matmul_daz",        "event_early",          "stream_shared_scratch",
+      "leak_per_launch", "isnan_canonical",   "abs_saturate"};
   for (std::string_view n : names)
     if (n == kBug) return true;
   return false;
@@ -477,6 +458,23 @@ void sigmoid_in_f16(const pk_tensor &in, const pk_tensor &out) {
   });
 }
 
+// matmul_daz: a 2-D f32 matmul recomputed with every subnormal input element read as zero (accumulated in double,
+// rounded once), as a matrix unit with flush-to-zero of its inputs computes it.
+void matmul_daz_f32(const pk_tensor *in, const pk_tensor &out) {
+  if (in[0].ndim != 2 || in[1].ndim != 2 || out.ndim != 2) return;
+  const kit::View a = kit::view_of(in[0]), b = kit::view_of(in[1]), o = kit::view_of(out);
+  auto read = [](const kit::View &v, int64_t i, int64_t j) {
+    const float x = *v.at<float>(i * v.strides[0] + j * v.strides[1]);
+    return std::fpclassify(x) == FP_SUBNORMAL ? 0.0 : static_cast<double>(x);
+  };
+  for (int64_t i = 0; i < o.shape[0]; ++i)
+    for (int64_t j = 0; j < o.shape[1]; ++j) {
+      double acc = 0.0;
+      for (int64_t k = 0; k < a.shape[1]; ++k) acc += read(a, i, k) * read(b, k, j);
+      *o.at<float>(i * o.strides[0] + j * o.strides[1]) = static_cast<float>(acc);
+    }
+}
+
 // sum_long_bf16: bf16 sums whose reduced extent is 2048 or more, recomputed with a bf16 accumulator.
 void sum_long_in_bf16(const pk_tensor &in, const pk_tensor &out, const pk_attrs_sum &attrs) {
   int64_t length = 1;
@@ -683,6 +681,10 @@ pk_status planted_launch(pk_be_stream *stream, uint32_t op_id, const pk_tensor *
   } else if constexpr (is_bug("abs_saturate")) {
     const pk_status st = forward(inputs, attrs);
     if (st == PK_OK && op_id == PK_OP_ABS) abs_saturates(inputs[0], outputs[0]);
+    return st;
+  } else if constexpr (is_bug("matmul_daz")) {
+    const pk_status st = forward(inputs, attrs);
+    if (st == PK_OK && op_id == PK_OP_MATMUL && out_dtype == PK_DTYPE_F32) matmul_daz_f32(inputs, outputs[0]);
     return st;
   } else if constexpr (is_bug("sum_long_bf16")) {
     const pk_status st = forward(inputs, attrs);

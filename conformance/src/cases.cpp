@@ -64,8 +64,11 @@ const char *layout_name(Layout l) {
 // every number, integers at the rounding edges of every float format); long_row: finite, positive values in
 // [0.25, 0.75) with no edge values, for long reductions (a too-narrow accumulator stagnates and fails the bound);
 // ties: values from a handful of small numbers, -0 and +0 among them, so that equal keys and ±0 pairs abound;
-// patterns: the bit patterns the spec lists (the thresholds family).
-enum class Values { mixed, positive, exhaustive, sweep, binades, edges, long_row, ties, patterns };
+// patterns: the bit patterns the spec lists (the thresholds family); tiny: for float and complex dtypes, values at
+// the bottom of the format (mostly subnormals, some of the smallest normals, ±0, and ±1 and ±1/2 so that products
+// and quotients stay there), so that subnormal inputs meet every op and many results are subnormal; integer
+// inputs get mixed values.
+enum class Values { mixed, positive, exhaustive, sweep, binades, edges, long_row, ties, patterns, tiny };
 
 uint64_t mix(uint64_t h, uint64_t v) {
   // splitmix64 step: a cheap, well-spread hash for seeding.
@@ -272,6 +275,34 @@ std::vector<uint8_t> draw_values(int32_t dtype, int64_t count, Values kind, std:
     }
     return bytes;
   }
+  if (kind == Values::tiny && (meta::is_float(meta::real_of(dtype)) || meta::is_complex(dtype))) {
+    const oracle::BinaryFormat f = oracle::format_of(meta::real_of(dtype));
+    const int bias = (1 << (f.exp_bits - 1)) - 1;
+    auto tiny = [&]() {
+      const uint64_t pick = rng() % 16;
+      long double v;
+      if (pick < 10) {  // a subnormal: mantissa field 1 .. 2^m - 1, exponent field 0
+        const uint64_t m = 1 + rng() % ((uint64_t{1} << f.man_bits) - 1);
+        v = std::ldexp(static_cast<long double>(m), 1 - bias - f.man_bits);
+      } else if (pick < 12) {  // one of the two smallest binades of normals
+        const uint64_t m = rng() % (uint64_t{1} << f.man_bits);
+        v = std::ldexp(1.0L + std::ldexp(static_cast<long double>(m), -f.man_bits),
+                       1 - bias + static_cast<int>(pick & 1));
+      } else if (pick < 14) {
+        v = pick == 12 ? 1.0L : 0.5L;
+      } else {
+        v = 0.0L;
+      }
+      return (rng() & 1) ? -v : v;
+    };
+    for (int64_t i = 0; i < count; ++i) {
+      Wide w;
+      w.re = tiny();
+      if (meta::is_complex(dtype)) w.im = tiny();
+      oracle::store_rounded(w, dtype, bytes.data() + static_cast<size_t>(i) * size, oracle::Overflow::standard);
+    }
+    return bytes;
+  }
   const bool edges = count >= 4;
   for (int64_t i = 0; i < count; ++i) {
     Wide w;
@@ -424,6 +455,7 @@ class Generator {
   bool add(const std::string &variant, Spec spec, const std::string &note);
   void layout_variants(const Spec &base, const std::string &prefix);
   void attr_variants(const Spec &base);
+  void subnormal_variant(const Spec &base, const std::string &note);
   void elementwise_family();
   void reduce_family(bool scan);
   void example_family();
@@ -663,6 +695,16 @@ void Generator::attr_variants(const Spec &base) {
   }
 }
 
+// Subnormal inputs, and through them subnormal results (a product with 1/2, a sum of subnormals, a mean), for the
+// families whose ops are not swept bit pattern by bit pattern: a backend that flushes either without declaring it
+// in its float policy fails here. Float and complex dtypes only.
+void Generator::subnormal_variant(const Spec &base, const std::string &note) {
+  if (!meta::is_float(meta::real_of(dtype_)) && !meta::is_complex(dtype_)) return;
+  Spec s = base;
+  s.values = Values::tiny;
+  for (int k = 0; k < (full() ? 3 : 1); ++k) add("subnormal", s, note + ", subnormal and smallest normal values");
+}
+
 void Generator::elementwise_family() {
   const std::vector<std::vector<int64_t>> shapes = {{}, {0}, {1}, {23}, {1029}, {4, 7}, {3, 1, 5}};
   const char *names[] = {"scalar", "empty", "one", "tail", "tail", "matrix", "rank3"};
@@ -744,6 +786,7 @@ void Generator::reduce_family(bool scan) {
     s.values = Values::ties;
     add(sd.variant, s, "equal values along the axis, -0 and +0 among them");
   }
+  subnormal_variant(spec({9, 33}, {1}), "[9,33] over axis 1");
   layout_variants(spec({5, 6}, {1}), "[5,6] over axis 1");
   layout_variants(spec({5, 6}, {0}), "[5,6] over axis 0");
   // Other attributes (correction, ...): one at a time.
@@ -835,6 +878,7 @@ void Generator::example_family() {
   Spec ties = base;
   ties.values = Values::ties;
   add("ties", ties, "example shapes, few distinct values (-0 and +0 among them)");
+  subnormal_variant(base, "example shapes");
   layout_variants(base, "example shapes");
   attr_variants(base);
 }

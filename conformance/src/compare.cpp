@@ -345,9 +345,14 @@ OutputComparison compare_output(const oracle::OutputValue &expected, const std::
   }
   const long double rms = finite ? std::sqrt(sum_sq / finite) : 0;
   const long double max_finite = oracle::format_value(largest_finite_bits(f), f);
-  const long double min_normal = oracle::format_value(uint64_t{1} << f.man_bits, f);
-  const long double eps_acc =
-      meta::dtype_size(meta::real_of(dtype)) >= 8 ? std::ldexp(1.0L, -53) : std::ldexp(1.0L, -24);
+  const bool wide_acc = meta::dtype_size(meta::real_of(dtype)) >= 8;
+  const long double eps_acc = wide_acc ? std::ldexp(1.0L, -53) : std::ldexp(1.0L, -24);
+  // Underflow in the accumulator (f32 for f32 and narrower, f64 for f64): below its smallest normal lambda a
+  // rounding error is absolute, at most u lambda (half the smallest subnormal) per operation with gradual
+  // underflow, and up to lambda itself on a device that declares flush-to-zero. A backend that flushes without
+  // declaring it is off by up to 2^23 (2^52) times the first.
+  const long double acc_min_normal = wide_acc ? std::ldexp(1.0L, -1022) : std::ldexp(1.0L, -126);
+  const long double underflow_per_op = ftz ? acc_min_normal : eps_acc * acc_min_normal;
 
   // C11 Annex G.3: a complex value with at least one infinite part is an infinity, whatever its other part
   // (even NaN). Which parts of a complex infinity come out infinite or NaN depends on the order of the
@@ -461,9 +466,10 @@ OutputComparison compare_output(const oracle::OutputValue &expected, const std::
             long double err = std::fabs(av - w);
             long double allowed;
             if (tol.check.check == Check::reduction) {
-              // Plus n times the smallest normal: below it rounding errors are absolute (gradual underflow).
+              // Plus the underflow term: up to 8 operations per term (a complex product and sum, an FFT's
+              // butterflies along one output's dependency tree) each off by underflow_per_op.
               const long double n_terms = static_cast<long double>(std::max<int64_t>(tol.reduction_length, 1));
-              allowed = ulp_of(dtype, w) + 2.0L * n_terms * eps_acc * mag + n_terms * min_normal;
+              allowed = ulp_of(dtype, w) + 2.0L * n_terms * eps_acc * mag + 8.0L * n_terms * underflow_per_op;
             } else if (static_cast<size_t>(i) < tol.sensitivity.size()) {
               allowed = tol.check.fail_limit * ulp_of(dtype, w) + tol.sensitivity[static_cast<size_t>(i)];
               if (static_cast<size_t>(i) < tol.absolute.size()) allowed += tol.absolute[static_cast<size_t>(i)];

@@ -724,6 +724,18 @@ TEST(PlantedBugs, FlushesSubnormals) {
             (std::vector<uint16_t>{0x8000, 0x0000, 0xbc00}));
 }
 
+TEST(PlantedBugs, MatmulReadsSubnormalsAsZero) {
+  // [2^-130, 1] x [[0.5], [2^-140]] = 2^-131 + 2^-140 (exact in f32: both are multiples of 2^-149); a DAZ matmul
+  // reads both subnormal operands as zero and returns 0.
+  const auto a = in(kF32, {1, 2}, std::vector<float>{std::ldexp(1.0f, -130), 1.0f});
+  const auto b = in(kF32, {2, 1}, std::vector<float>{0.5f, std::ldexp(1.0f, -140)});
+  const std::vector<float> init(1, 7.0f);
+  EXPECT_EQ(launch_into<float>(kCpuPlugin, PK_OP_MATMUL, {a, b}, kF32, {1, 1}, init),
+            (std::vector<float>{std::ldexp(1.0f, -131) + std::ldexp(1.0f, -140)}));
+  EXPECT_EQ(launch_into<float>(bug_plugin("matmul_daz"), PK_OP_MATMUL, {a, b}, kF32, {1, 1}, init),
+            (std::vector<float>{0.0f}));
+}
+
 TEST(PlantedBugs, TiesAndSignedZeros) {
   // argmax of [1, 3, 2, 3, 0]: the first maximum is at 1, the last at 3.
   const auto x = in(kF32, {5}, std::vector<float>{1, 3, 2, 3, 0});
