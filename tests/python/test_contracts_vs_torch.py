@@ -241,3 +241,55 @@ def test_the_contract_catches_a_composite_computed_in_f16():
     assert torch.isinf(literal).any()
     wide, rounded = oracle("softplus", "f16", [x], {})
     assert check_bound("softplus", "f16", [x], {}, bits_of(literal), wide, rounded)
+
+
+# --- the reduction bound at the bottom of the format -------------------------------------------------------------
+
+def tiny_values(shape, seed):
+    """f32 values as the conformance suite's `subnormal` cases draw them: mostly subnormals, some of the two smallest
+    normal binades, ±1, ±1/2 and ±0, so that products with the ±1/2 terms keep results subnormal."""
+    rng = np.random.default_rng(seed)
+    n = int(np.prod(shape))
+    pick = rng.integers(0, 16, n)
+    sub = rng.integers(1, 1 << 23, n).astype(np.float64) * 2.0 ** -149
+    small = (1 + rng.integers(0, 1 << 23, n) / 2.0 ** 23) * 2.0 ** (-126 + (pick & 1))
+    v = np.where(pick < 10, sub, np.where(pick < 12, small, np.where(pick == 12, 1.0, np.where(pick == 13, 0.5, 0.0))))
+    v = np.where(rng.integers(0, 2, n) == 1, -v, v)
+    return torch.from_numpy(v.astype(np.float32).reshape(shape))
+
+
+def reduction_violations(actual, wide, terms, magnitudes):
+    """Elements breaking |a - w| <= ulp(w) + 2 n u M + 8 n u lambda (docs/numerics.md, f32 accumulator)."""
+    u, lam = 2.0 ** -24, 2.0 ** -126
+    bad = []
+    for i, (a, w, m) in enumerate(zip(actual, wide, magnitudes)):
+        allowed = ulp(w, "f32") + 2 * terms * u * m + 8 * terms * u * lam
+        if abs(a - w) > allowed:
+            bad.append((i, a, w, allowed))
+    return bad
+
+
+def test_torch_cpu_meets_the_reduction_bound_on_subnormals():
+    # matmul (K = 64) and a row sum (n = 129) on values at the bottom of f32, through PyTorch's eager CPU kernels,
+    # which keep gradual underflow: the bound's underflow term is one PyTorch meets.
+    a, b = tiny_values((8, 64), 1), tiny_values((64, 5), 2)
+    got = torch.matmul(a, b).reshape(-1).tolist()
+    wide, _ = oracle("matmul", "f32", [a, b], {})
+    mags = (a.double().abs() @ b.double().abs()).reshape(-1).tolist()
+    assert sum(1 for w in wide if w != 0 and abs(w) < 2.0 ** -126) >= 3, "the case has too few subnormal results"
+    assert reduction_violations(got, wide, 64, mags) == []
+    x = tiny_values((6, 129), 3)
+    got = x.sum(dim=1).tolist()
+    wide, _ = oracle("sum", "f32", [x], {"dims": "1"})
+    assert reduction_violations(got, wide, 129, x.double().abs().sum(dim=1).tolist()) == []
+
+
+def test_the_reduction_bound_catches_a_matmul_that_reads_subnormals_as_zero():
+    # The same matmul with every subnormal input read as zero (a matrix unit run with DAZ, on a device that does not
+    # declare it) breaks the bound; under the older `n * min_normal` underflow term it passed.
+    a, b = tiny_values((8, 64), 1), tiny_values((64, 5), 2)
+    flush = lambda t: torch.where(t.abs() < 2.0 ** -126, torch.zeros_like(t), t)
+    got = torch.matmul(flush(a), flush(b)).reshape(-1).tolist()
+    wide, _ = oracle("matmul", "f32", [a, b], {})
+    mags = (a.double().abs() @ b.double().abs()).reshape(-1).tolist()
+    assert len(reduction_violations(got, wide, 64, mags)) >= 5
