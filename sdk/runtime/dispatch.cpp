@@ -267,18 +267,10 @@ namespace {
 // An exact query (every input's shape given) that the op's shape rule refuses, or whose outputs differ from what
 // the rule infers, describes no launch: it is answered "not supported" with the rule's reason and never reaches
 // the backend, which plans from the shapes (fuzz_query: cuda-emu's gather, dot and index_put plans indexed past
-// such inputs). Without attributes the rule is checked at the defaults. True when the query may go on.
-bool exact_query_is_possible(const OpInfo &op, const pk_op_query &query, const void *attrs, pk_op_support &out) {
-  pk::meta::TensorType types[pk::meta::kMaxLaunchInputs];
-  bool shaped = false;  // queries that give no shape at all ask about dtypes only
-  for (uint32_t i = 0; i < query.num_inputs; ++i) shaped = shaped || query.inputs[i].shape != nullptr;
-  if (!shaped) return true;
-  for (uint32_t i = 0; i < query.num_inputs; ++i) {
-    const pk_tensor &t = query.inputs[i];
-    if (t.ndim > 0 && t.shape == nullptr) return true;  // a coverage query: nothing to infer from
-    types[i] = pk::meta::TensorType{pk::meta::dtype_id(t.dtype), t.ndim, {0}};
-    for (int32_t d = 0; d < t.ndim; ++d) types[i].shape[d] = t.shape[d];
-  }
+// such inputs). Without attributes the rule is checked at the defaults. `types` are the validated inputs. True
+// when the query may go on.
+bool exact_query_is_possible(const OpInfo &op, const pk_op_query &query, const pk::meta::TensorType *types,
+                             const void *attrs, pk_op_support &out) {
   Diag diag;
   alignas(16) unsigned char defaults[pk::meta::kMaxAttrsSize];
   if (op.num_attrs > 0 && attrs == nullptr) {
@@ -394,15 +386,24 @@ pk_status pk_device_query_op(pk_device_t device, const pk_op_query *query, pk_op
                      "%s: pk_device_query_op: inputs/outputs is NULL or has more than %u tensors", op->name,
                      pk::meta::kMaxLaunchInputs);
   }
+  // The inputs' types, validated once: the attribute check and the shape rule below read them. A query is exact
+  // when every input's shape is given (a scalar's is empty); one that gives no shape at all (`shaped` false) asks
+  // about dtypes only, one that leaves some out is a coverage query: neither has shapes to infer from.
+  pk::meta::TensorType types[pk::meta::kMaxLaunchInputs];
+  bool exact = true, shaped = false;
   for (uint32_t i = 0; i < query->num_inputs + query->num_outputs; ++i) {
     const bool in = i < query->num_inputs;
     const uint32_t k = in ? i : i - query->num_inputs;
     pk::meta::TensorType type;
     Diag diag;
-    if (!pk::meta::validate_query_tensor(*op, in ? query->inputs[k] : query->outputs[k], !in, k,
-                                         static_cast<int32_t>(i), type, diag)) {
+    const pk_tensor &t = in ? query->inputs[k] : query->outputs[k];
+    if (!pk::meta::validate_query_tensor(*op, t, !in, k, static_cast<int32_t>(i), type, diag)) {
       return set_error_from_diag(diag, op->id);
     }
+    if (!in) continue;
+    types[k] = type;
+    exact = exact && (t.ndim == 0 || t.shape != nullptr);
+    shaped = shaped || t.shape != nullptr;
   }
   alignas(16) unsigned char normalized[pk::meta::kMaxAttrsSize];
   const void *attrs = nullptr;
@@ -415,18 +416,10 @@ pk_status pk_device_query_op(pk_device_t device, const pk_op_query *query, pk_op
     attrs = normalized;  // an older caller's shorter struct reaches the backend at this build's size
     // An exact query (shapes given) has its attributes checked against its inputs as a launch's are (axes within
     // the rank, ...): backends plan from them. fuzz_query: cuda-emu's reduction plan indexed past the rank.
-    pk::meta::TensorType types[pk::meta::kMaxLaunchInputs];
-    bool exact = true;
-    for (uint32_t i = 0; i < query->num_inputs && exact; ++i) {
-      const pk_tensor &t = query->inputs[i];
-      exact = t.ndim == 0 || t.shape != nullptr;
-      types[i] = pk::meta::TensorType{pk::meta::dtype_id(t.dtype), t.ndim, {0}};
-      for (int32_t d = 0; exact && d < t.ndim; ++d) types[i].shape[d] = t.shape[d];
-    }
     if (exact && !pk::meta::check_attrs(*op, attrs, types, query->num_inputs, diag))
       return set_error_from_diag(diag, op->id);
   }
-  if (!exact_query_is_possible(*op, *query, attrs, *out)) return PK_OK;
+  if (exact && shaped && !exact_query_is_possible(*op, *query, types, attrs, *out)) return PK_OK;
   pk_op_query q;
   PK_STRUCT_INIT(q);
   std::memcpy(&q, query, std::min<size_t>(query->struct_size, sizeof(q)));
