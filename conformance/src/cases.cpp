@@ -961,13 +961,18 @@ ResultClass result_class(const oracle::OutputValue &out, int64_t i) {
   return std::fabs(v) < min_normal ? ResultClass::subnormal : ResultClass::normal;
 }
 
-// The oracle's result classes for float op `op` with input `axis` running over the bit patterns `bits` and the
+// What a threshold separates, per element: the result class in the low bits, and above them, for a composite,
+// the conditions of its decomposition (oracle::decomposition_conditions: which branch of a `where`, which operand
+// of a maximum), so that an input where the result changes formula is a threshold too.
+using ClassCode = uint64_t;
+
+// The oracle's class codes for float op `op` with input `axis` running over the bit patterns `bits` and the
 // other input (two-input ops) held at `other` (nullopt if the oracle cannot evaluate them, or the result is no
 // float).
-std::optional<std::vector<ResultClass>> classify_results(const OpInfo &op, int32_t dtype,
-                                                         const std::vector<uint8_t> &attrs,
-                                                         const std::vector<uint64_t> &bits, uint32_t axis,
-                                                         uint64_t other) {
+std::optional<std::vector<ClassCode>> classify_results(const OpInfo &op, int32_t dtype,
+                                                       const std::vector<uint8_t> &attrs,
+                                                       const std::vector<uint64_t> &bits, uint32_t axis,
+                                                       uint64_t other) {
   const size_t size = meta::dtype_size(dtype);
   std::vector<uint8_t> running(bits.size() * size), fixed(bits.size() * size);
   for (size_t i = 0; i < bits.size(); ++i) {
@@ -982,8 +987,17 @@ std::optional<std::vector<ResultClass>> classify_results(const OpInfo &op, int32
   if (!oracle::evaluate(op.id, in, attrs.empty() ? nullptr : attrs.data(), outs).ok() || outs.empty() ||
       !meta::is_float(outs[0].dtype) || outs[0].numel() != static_cast<int64_t>(bits.size()))
     return std::nullopt;
-  std::vector<ResultClass> classes(bits.size());
-  for (size_t i = 0; i < bits.size(); ++i) classes[i] = result_class(outs[0], static_cast<int64_t>(i));
+  std::vector<ClassCode> classes(bits.size());
+  for (size_t i = 0; i < bits.size(); ++i)
+    classes[i] = static_cast<ClassCode>(result_class(outs[0], static_cast<int64_t>(i)));
+  std::vector<std::vector<uint8_t>> conditions;
+  if (op.tier == meta::Tier::composite &&
+      oracle::decomposition_conditions(op.id, in, attrs.empty() ? nullptr : attrs.data(), conditions).ok()) {
+    // Up to 61 conditions in bits 3 and up (a decomposition with more repeats the last bit's meaning).
+    for (size_t c = 0; c < conditions.size(); ++c)
+      for (size_t i = 0; i < bits.size(); ++i)
+        if (conditions[c][i]) classes[i] ^= ClassCode{1} << (3 + std::min<size_t>(c, 60));
+  }
   return classes;
 }
 
@@ -1001,7 +1015,7 @@ std::vector<uint64_t> thresholds_along(const OpInfo &op, int32_t dtype, const st
   const uint64_t sign_bit = uint64_t{1} << (f.exp_bits + f.man_bits);
   struct Range {
     uint64_t lo, hi, end;  // bisecting [lo, hi]; the samples' range ran to `end`
-    ResultClass at_lo, at_hi, at_end;
+    ClassCode at_lo, at_hi, at_end;
   };
   std::vector<Range> open, done;
   for (size_t i = 0; i + 1 < samples.size() - 4; ++i)
@@ -1051,7 +1065,8 @@ std::vector<uint64_t> thresholds_along(const OpInfo &op, int32_t dtype, const st
 }
 
 // Float ops of one or two inputs (16 bits and more): the inputs where the op's result changes class — turns
-// subnormal, flushes to zero, overflows, becomes NaN — found on the oracle, per op and dtype (thresholds_along).
+// subnormal, flushes to zero, overflows, becomes NaN — or, for a composite, where it changes formula (a condition
+// of its decomposition flips), found on the oracle, per op and dtype (thresholds_along).
 // A two-input op is searched along each input with the other held at 0.5, 2 and -3 (pow's and hypot's overflow,
 // atan2's and div's underflow). The quick profile's binade and sweep samples pass near these thresholds; this family
 // lands on them exactly (an exp that overflows one ulp early, a sigmoid that flushes its first subnormal result).
@@ -1084,7 +1099,8 @@ void Generator::threshold_family() {
   Spec s = uniform_spec({static_cast<int64_t>(inputs[0].size())});
   s.values = Values::patterns;
   s.patterns = std::move(inputs);
-  add("thresholds", s, "the inputs where the result turns subnormal, zero, infinite or NaN, found on the oracle");
+  add("thresholds", s,
+      "the inputs where the result turns subnormal, zero, infinite or NaN or changes formula, found on the oracle");
 }
 
 std::vector<Case> Generator::run() {

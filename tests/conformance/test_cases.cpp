@@ -199,3 +199,30 @@ TEST(Cases, ThresholdsAreTheExactInputsWhereTheResultChangesClass) {
   EXPECT_NE(find(cases_of("exp", PK_DTYPE_F64, pc::Profile::full), "exp.f64.thresholds.0"), nullptr);
   EXPECT_EQ(find(cases_of("isnan", PK_DTYPE_F32), "isnan.f32.thresholds.0"), nullptr);
 }
+
+TEST(Cases, ThresholdsIncludeWhereACompositeChangesFormula) {
+  // The branch points of the table's decompositions, derived by hand: hardswish = x min(max(x + 3, 0), 6) / 6
+  // changes formula after x = -3 (0xc0400000: max takes 0 beyond it) and after x = 3 (0x40400000: min takes 6);
+  // softplus (beta 1, threshold 20) returns x once x > 20 (0x41a00000). Each threshold comes as the last input of
+  // one formula and the first of the next. Neither op's result class changes there: only the formula does.
+  auto bits_of = [](const pc::Case &c) {
+    std::set<uint32_t> bits;
+    for (int64_t i = 0; i < c.inputs[0].numel(); ++i) {
+      uint32_t b;
+      std::memcpy(&b, c.inputs[0].storage.data() + 4 * i, 4);
+      bits.insert(b);
+    }
+    return bits;
+  };
+  auto hardswish = cases_of("hardswish", PK_DTYPE_F32);
+  const pc::Case *h = find(hardswish, "hardswish.f32.thresholds.0");
+  ASSERT_NE(h, nullptr);
+  const std::set<uint32_t> hb = bits_of(*h);
+  for (uint32_t want : {0xc0400000u, 0xc0400001u, 0x40400000u, 0x40400001u})
+    EXPECT_EQ(hb.count(want), 1u) << std::hex << want;
+  auto softplus = cases_of("softplus", PK_DTYPE_F32);
+  const pc::Case *sp = find(softplus, "softplus.f32.thresholds.0");
+  ASSERT_NE(sp, nullptr);
+  const std::set<uint32_t> sb = bits_of(*sp);
+  for (uint32_t want : {0x41a00000u, 0x41a00001u}) EXPECT_EQ(sb.count(want), 1u) << std::hex << want;
+}

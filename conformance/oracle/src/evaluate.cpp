@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <functional>
 
 #include "oracle_internal.hpp"
 
@@ -62,9 +63,13 @@ std::vector<WTensor> run_primitive(const meta::OpInfo &op, const std::vector<con
   return out;
 }
 
+// Sees each node of a decomposition with its results, as run_composite computes them.
+using NodeObserver = std::function<void(const meta::DecomposedNode &, const std::vector<const WTensor *> &args,
+                                        const std::vector<WTensor> &results)>;
+
 // Runs a composite's decomposition with every intermediate wide.
-std::vector<WTensor> run_composite(const meta::OpInfo &op, const std::vector<const WTensor *> &in,
-                                   const uint8_t *attrs) {
+std::vector<WTensor> run_composite(const meta::OpInfo &op, const std::vector<const WTensor *> &in, const uint8_t *attrs,
+                                   const NodeObserver &observe = nullptr) {
   std::vector<meta::TensorType> in_types;
   for (const WTensor *t : in) in_types.push_back(type_of(*t));
   meta::Decomposition d;
@@ -99,6 +104,7 @@ std::vector<WTensor> run_composite(const meta::OpInfo &op, const std::vector<con
       e.message = std::string(op.name) + " (decomposition): " + e.message;
       throw;
     }
+    if (observe) observe(node, args, res);
     for (size_t k = 0; k < res.size(); ++k) {
       values[static_cast<size_t>(node.outputs[k])] = std::move(res[k]);
       ready[static_cast<size_t>(node.outputs[k])] = true;
@@ -122,6 +128,39 @@ Overflow overflow_rule(const meta::OpInfo &op, int32_t dtype) {
   return Overflow::standard;
 }
 
+// One evaluation's inputs made wide, its attributes normalized and checked, its output types inferred.
+struct Prepared {
+  std::vector<WTensor> wide_in;
+  std::vector<const WTensor *> in_ptrs;
+  std::vector<uint8_t> norm;
+  std::vector<meta::TensorType> out_types;
+};
+
+Result prepare(const meta::OpInfo &op, const std::vector<HostTensor> &inputs, const void *attrs, Prepared &p) {
+  p.wide_in.resize(inputs.size());
+  std::vector<meta::TensorType> in_types(inputs.size());
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const HostTensor &h = inputs[k];
+    if (h.shape.size() > PK_MAX_RANK) return {PK_ERROR_INVALID_ARGUMENT, "input rank above PK_MAX_RANK"};
+    if (!h.strides.empty() && h.strides.size() != h.shape.size())
+      return {PK_ERROR_INVALID_ARGUMENT, "input " + std::to_string(k) + ": strides do not match the shape"};
+    p.wide_in[k] = WTensor::of(h.dtype, h.shape);
+    for (int64_t i = 0; i < p.wide_in[k].numel(); ++i) p.wide_in[k].v[static_cast<size_t>(i)] = h.at(i);
+    in_types[k] = type_of(p.wide_in[k]);
+  }
+  p.norm.assign(meta::kMaxAttrsSize, 0);
+  meta::Diag diag;
+  if (!meta::normalize_attrs(op, attrs, p.norm.data(), diag) ||
+      !meta::check_attrs(op, p.norm.data(), in_types.data(), static_cast<uint32_t>(in_types.size()), diag))
+    return {diag.status, diag.message};
+  p.out_types.resize(op.num_outputs);
+  if (!meta::infer_outputs(op, in_types.data(), static_cast<uint32_t>(in_types.size()), p.norm.data(),
+                           p.out_types.data(), diag))
+    return {diag.status, diag.message};
+  for (const WTensor &t : p.wide_in) p.in_ptrs.push_back(&t);
+  return {};
+}
+
 }  // namespace
 
 Result evaluate(uint32_t op_id, const std::vector<HostTensor> &inputs, const void *attrs,
@@ -130,28 +169,11 @@ Result evaluate(uint32_t op_id, const std::vector<HostTensor> &inputs, const voi
   const meta::OpInfo *op = meta::find_op(op_id);
   if (op == nullptr) return {PK_ERROR_INVALID_ARGUMENT, "unknown op id " + std::to_string(op_id)};
   try {
-    std::vector<WTensor> wide_in(inputs.size());
-    std::vector<meta::TensorType> in_types(inputs.size());
-    for (size_t k = 0; k < inputs.size(); ++k) {
-      const HostTensor &h = inputs[k];
-      if (h.shape.size() > PK_MAX_RANK) return {PK_ERROR_INVALID_ARGUMENT, "input rank above PK_MAX_RANK"};
-      if (!h.strides.empty() && h.strides.size() != h.shape.size())
-        return {PK_ERROR_INVALID_ARGUMENT, "input " + std::to_string(k) + ": strides do not match the shape"};
-      wide_in[k] = WTensor::of(h.dtype, h.shape);
-      for (int64_t i = 0; i < wide_in[k].numel(); ++i) wide_in[k].v[static_cast<size_t>(i)] = h.at(i);
-      in_types[k] = type_of(wide_in[k]);
-    }
-    std::vector<uint8_t> norm(meta::kMaxAttrsSize, 0);
-    meta::Diag diag;
-    if (!meta::normalize_attrs(*op, attrs, norm.data(), diag) ||
-        !meta::check_attrs(*op, norm.data(), in_types.data(), static_cast<uint32_t>(in_types.size()), diag))
-      return {diag.status, diag.message};
-    std::vector<meta::TensorType> out_types(op->num_outputs);
-    if (!meta::infer_outputs(*op, in_types.data(), static_cast<uint32_t>(in_types.size()), norm.data(),
-                             out_types.data(), diag))
-      return {diag.status, diag.message};
-    std::vector<const WTensor *> in_ptrs;
-    for (const WTensor &t : wide_in) in_ptrs.push_back(&t);
+    Prepared prepared;
+    if (Result r = prepare(*op, inputs, attrs, prepared); !r.ok()) return r;
+    const std::vector<const WTensor *> &in_ptrs = prepared.in_ptrs;
+    const std::vector<uint8_t> &norm = prepared.norm;
+    const std::vector<meta::TensorType> &out_types = prepared.out_types;
     const auto direct =
         op->tier == meta::Tier::composite ? direct_composites().find(op->name) : direct_composites().end();
     std::vector<WTensor> res;
@@ -194,6 +216,41 @@ Result evaluate(std::string_view op_name, const std::vector<HostTensor> &inputs,
   const meta::OpInfo *op = meta::find_op(op_name);
   if (op == nullptr) return {PK_ERROR_INVALID_ARGUMENT, "unknown op " + std::string(op_name)};
   return evaluate(op->id, inputs, attrs, outputs);
+}
+
+Result decomposition_conditions(uint32_t op_id, const std::vector<HostTensor> &inputs, const void *attrs,
+                                std::vector<std::vector<uint8_t>> &conditions) {
+  conditions.clear();
+  const meta::OpInfo *op = meta::find_op(op_id);
+  if (op == nullptr) return {PK_ERROR_INVALID_ARGUMENT, "unknown op id " + std::to_string(op_id)};
+  if (op->tier != meta::Tier::composite || op->num_outputs == 0) return {};
+  try {
+    Prepared p;
+    if (Result r = prepare(*op, inputs, attrs, p); !r.ok()) return r;
+    const int64_t elements = meta::numel(p.out_types[0]);
+    auto observe = [&](const meta::DecomposedNode &node, const std::vector<const WTensor *> &args,
+                       const std::vector<WTensor> &results) {
+      if (results.empty() || results[0].numel() != elements) return;
+      const WTensor &r = results[0];
+      const bool choice =
+          (node.op_id == PK_OP_MAXIMUM || node.op_id == PK_OP_MINIMUM) && !args.empty() && args[0]->numel() == elements;
+      if (r.dtype != PK_DTYPE_BOOL && !choice) return;
+      std::vector<uint8_t> c(static_cast<size_t>(elements));
+      for (size_t i = 0; i < c.size(); ++i) {
+        // A bool node's value, or which operand a maximum / minimum took (its first where they are equal).
+        c[i] = choice ? r.v[i].re == args[0]->v[i].re : r.v[i].re != 0;
+      }
+      conditions.push_back(std::move(c));
+    };
+    run_composite(*op, p.in_ptrs, p.norm.data(), observe);
+  } catch (const OracleError &e) {
+    conditions.clear();
+    return {e.status, e.message};
+  } catch (const std::exception &e) {
+    conditions.clear();
+    return {PK_ERROR_INTERNAL, std::string(op->name) + ": " + e.what()};
+  }
+  return {};
 }
 
 namespace {

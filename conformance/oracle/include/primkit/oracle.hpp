@@ -100,6 +100,15 @@ Result evaluate(uint32_t op_id, const std::vector<HostTensor> &inputs, const voi
 Result evaluate(std::string_view op_name, const std::vector<HostTensor> &inputs, const void *attrs,
                 std::vector<OutputValue> &outputs);
 
+// Where a composite changes formula: runs its decomposition (pk::meta::decompose) on `inputs` and returns, for
+// every node whose first result has one value per element of the op's first output and is either bool (a
+// comparison, the condition of a `where`) or a maximum / minimum (which operand it took), that value per element
+// (0 or 1). Empty for primitives, whose formulas are their implementations' own. The conformance suite bisects
+// between inputs whose conditions differ, so its threshold cases land on the table's own branch points
+// (softplus's threshold, hardswish's +-3, elu's 0).
+Result decomposition_conditions(uint32_t op_id, const std::vector<HostTensor> &inputs, const void *attrs,
+                                std::vector<std::vector<uint8_t>> &conditions);
+
 // Builds an op's attribute struct (normalized: struct_size set, defaults filled) from `key=value` strings:
 // i64/f64 numbers, bool true/false/1/0, dtype names (f32), enum value names (half_to_even) and int lists
 // written `1,2,3` or `[1,2,3]` (empty: `[]`). `out` receives the struct bytes (empty if the op has no
