@@ -6,8 +6,9 @@ thread count for everyone (torch.set_num_threads and PRIMKIT_CPU_THREADS).
 
 Cases: a transformer block (batch 8, seq 256, d 512, 8 heads, MLP 2048, f32, causal), a GPT-2-style decoder
 forward (2 layers at GPT-2 small's width), masked grouped-query attention alone (batch 8, seq 256, d 512: 8 query
-heads over 2 kv heads of 64, an additive [1, 1, L, S] mask; against eager F.scaled_dot_product_attention), per-call
-overhead of a compiled one-op graph, and DLPack exchange (from_dlpack / __dlpack__ per tensor). Ratios > 1 mean
+heads over 2 kv heads of 64, an additive [1, 1, L, S] mask; against eager F.scaled_dot_product_attention),
+scaled_dot_product_attention alone at the block's shape (the op called directly, against PyTorch's CPU flash
+kernel), per-call overhead of a compiled one-op graph, and DLPack exchange (from_dlpack / __dlpack__ per tensor). Ratios > 1 mean
 PrimKit is faster."""
 
 from __future__ import annotations
@@ -108,6 +109,21 @@ def bench_gqa(quick, rounds):
                     "mask (%s), f32" % (b, s, name), gqa_attention, (q, k, v, mask), rounds, inductor=False)
 
 
+def bench_sdpa(quick, rounds):
+    """scaled_dot_product_attention alone at the transformer block's shape, kernel against kernel: PrimKit's op called
+    directly (primkit.ops on the same tensors through DLPack) against PyTorch's CPU flash attention."""
+    b, s = (2, 64) if quick else (8, 256)
+    q, k, v = (torch.randn(b, 8, s, 64) for _ in range(3))
+    pq, pk_, pv = (primkit.from_dlpack(t) for t in (q, k, v))
+    scale = 0.125
+    for causal in (True, False):
+        fns = {"primkit": lambda: primkit.ops.scaled_dot_product_attention(pq, pk_, pv, scale=scale, is_causal=causal),
+               "torch": lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)}
+        med, ratios = paired(fns, (), rounds)
+        report("scaled_dot_product_attention alone, [%d, 8, %d, 64] f32, %s" % (b, s, "causal" if causal else "full"),
+               med, ratios, "primkit")
+
+
 def bench_overhead(rounds):
     x = torch.randn(8)
     f = lambda t: t + 1.0  # noqa: E731
@@ -160,7 +176,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--quick", action="store_true", help="smaller shapes, fewer rounds (a smoke run)")
-    ap.add_argument("--only", default="block,gpt2,gqa,overhead,dlpack")
+    ap.add_argument("--only", default="block,gpt2,gqa,sdpa,overhead,dlpack")
     a = ap.parse_args()
     threads = int(os.environ.get("PRIMKIT_CPU_THREADS", os.cpu_count()))
     torch.set_num_threads(threads)
@@ -182,6 +198,8 @@ def main():
                     (torch.randint(0, 2048, (b, s)),), a.rounds)
     if "gqa" in only:
         bench_gqa(a.quick, a.rounds)
+    if "sdpa" in only:
+        bench_sdpa(a.quick, a.rounds)
     if "overhead" in only:
         bench_overhead(max(3, a.rounds // 3))
     if "dlpack" in only:

@@ -5,14 +5,15 @@
 //
 // Numerics: the contract is a bound relative to the decomposition evaluated exactly, so the kernels compute in
 // double for f16/bf16/f32 and in long double for f64 and round once to the output dtype (attention_rows, with
-// double-double scores), and f32, f16 and bf16 have a fast path (AVX-512, double lanes with plain FMA sums, for
-// finite inputs of ordinary size; see attention_fast). Both ops share the code; the unmasked op keeps its results.
+// double-double scores), and f32, f16 and bf16 have a fast path (AVX-512: f32 lanes for ordinary scores, double lanes
+// for larger ones, plain FMA sums, finite inputs only; see attention_fast). Both ops share the code.
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -161,23 +162,25 @@ void attention(const AttnArgs &a) {
 
 // --- the attention fast path (f32, f16, bf16 with AVX-512) ------------------------------------------------------
 //
-// The same softmax(scale q k^T) v, every operation in double with ordinary (FMA) accumulation: the inputs widen
-// exactly and q.k in double is off by at most E 2^-53 scale |q| |k|, so the scores keep about 30 bits more than
-// f32 would give them (in f32, rounding the scores alone costs about 50 output ulps at [8, 8, 256, 64]: a score's
-// absolute error is a relative error of its weight, and f32 sums of the p.v products cost about 20 more). exp
-// (exp8_nonpos_pd, 1e-11 relative) and the p.v sums are double too, and each row is scaled by 1 / its sum once at
-// the end: the result is the exact one rounded once to T, up to a slip of about 2^-28 sum_j p_j |v_j|. A (batch,
-// head, chunk of rows) takes it only when all of its q, all of the head's k and v are finite and
-// scale |q|max |k|max E <= 2^23 (|.|max: a bound on the largest row norm), so that every score is within 2^-30
-// of exact and every weight within 2^-29 relative; otherwise the chunk runs attention_rows (double-double scores:
-// non-finite values, overflowing or cancelling scores, f16/bf16 extremes).
+// The same softmax(scale q k^T) v as a blocked kernel with ordinary (FMA) accumulation, in one of two lane types:
+//   - f32 lanes (16 per register), the path of ordinary attention: scores, exp, the softmax sum and p . v in f32,
+//     each row scaled by 1 / its sum at the end. The contract (a bound: 16 ulp + 16 u max|out| + the change under a
+//     backward error of 16 u on every input, docs/numerics.md) is one a careful f32 kernel meets: PyTorch's CPU
+//     flash kernel and a plain f32 softmax(q k^T) v meet it too (tests/python/test_contracts_vs_torch.py). A chunk
+//     takes it when its q and the head's k and v are finite and scale |q|max |k|max <= 2^14 / E, which keeps each
+//     score's absolute error (at most E 2^-24 scale |q| |k|) below 2^-10;
+//   - double lanes (8 per register) for larger scores up to scale |q|max |k|max <= 2^23 / E: the inputs widen
+//     exactly, each score is within 2^-30 of exact and every weight within 2^-29 relative (exp8_nonpos_pd is 1e-11
+//     relative), so the result is the exact one rounded once, up to a slip of about 2^-28 sum_j p_j |v_j|.
+// Anything else (non-finite values, overflowing or cancelling scores, f16/bf16 extremes) runs attention_rows
+// (double-double scores). |.|max is a bound on the largest row norm.
 //
-// Layout: the head's keys as panels of 8 (kp[(j / 8) E 8 + e 8 + j % 8], zero-padded to whole panels), values as
-// rows of Evp = Ev rounded up to 8 (zero-padded). Query rows go in blocks of 32 and micro-blocks of 4: 4 x 32
-// scores per micro-kernel call (16 accumulators, q broadcast, k loaded), a group of 4 key panels (16 KB at E = 64)
-// serving the block's 8 micro-blocks from L1; softmax of each row in place; then p.v as 4 x 32 outputs, over tiles
-// of 64 keys that likewise serve the whole block. Causal micro-blocks stop at the last key any of their rows sees.
-// Heads are split into chunks of rows only when there are fewer than 16 of them.
+// Layout, for N lanes: the head's keys as panels of N (kp[(j / N) E N + e N + j % N], zero-padded to whole panels),
+// values as rows of Evp = Ev rounded up to N (zero-padded). Query rows go in blocks of 32 and micro-blocks of 4:
+// 4 x 4N scores per micro-kernel call (16 accumulators, q broadcast, k loaded), a group of 4 key panels serving the
+// block's 8 micro-blocks from L1; softmax of each row in place; then p . v as 4 x 4N outputs, over tiles of 64 keys
+// that likewise serve the whole block. Causal micro-blocks stop at the last key any of their rows sees. Heads are
+// split into chunks of rows only when there are fewer than 16 of them.
 constexpr int64_t kAttnRows = 4, kAttnBlock = 32, kAttnKeyTile = 64;
 
 // GCC 12 warns that the AVX-512 intrinsics' own placeholder operand (_mm512_undefined_*) is uninitialized.
@@ -185,109 +188,170 @@ constexpr int64_t kAttnRows = 4, kAttnBlock = 32, kAttnKeyTile = 64;
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
-// The register-blocked product of both attention matmuls: out[r][c*8 + l] (+)= sum over k in [k0, k1) of
-// a[r * a_stride + k] * b[k * b_k + c * b_c + l] for kAttnRows rows and C panels of 8 doubles. Scores read k
-// packed in panels (b_k = 8, b_c = the panel size); p . v reads v rows (b_k = the row stride, b_c = 8).
-template <int C>
-__attribute__((target("avx512f,avx2,fma"))) inline void attn_block_kernel(const double *a, int64_t a_stride, int64_t k0,
-                                                                          int64_t k1, const double *b, int64_t b_k,
-                                                                          int64_t b_c, double *out, int64_t out_stride,
-                                                                          bool accumulate) {
-  __m512d acc[kAttnRows][C];
+#define PK_AVX512 __attribute__((target("avx512f,avx2,fma"))) static inline
+
+// The fast path's arithmetic on one AVX-512 register: 8 doubles (LaneD) or 16 floats (LaneF). The kernels below are
+// written once over these.
+struct LaneD {
+  using W = double;
+  using V = __m512d;
+  using M = __mmask8;
+  static constexpr int64_t N = 8;
+  PK_AVX512 V load(const W *p) { return _mm512_loadu_pd(p); }
+  PK_AVX512 V maskz_load(M m, const W *p) { return _mm512_maskz_loadu_pd(m, p); }
+  PK_AVX512 void store(W *p, V v) { _mm512_storeu_pd(p, v); }
+  PK_AVX512 void mask_store(W *p, M m, V v) { _mm512_mask_storeu_pd(p, m, v); }
+  PK_AVX512 V set1(W x) { return _mm512_set1_pd(x); }
+  PK_AVX512 V zero() { return _mm512_setzero_pd(); }
+  PK_AVX512 V fma(V a, V b, V c) { return _mm512_fmadd_pd(a, b, c); }
+  PK_AVX512 V add(V a, V b) { return _mm512_add_pd(a, b); }
+  PK_AVX512 V sub(V a, V b) { return _mm512_sub_pd(a, b); }
+  PK_AVX512 V mul(V a, V b) { return _mm512_mul_pd(a, b); }
+  PK_AVX512 V max(V a, V b) { return _mm512_max_pd(a, b); }
+  PK_AVX512 W reduce_add(V v) { return _mm512_reduce_add_pd(v); }
+  PK_AVX512 W reduce_max(V v) { return _mm512_reduce_max_pd(v); }
+  PK_AVX512 V maskz_mov(M m, V v) { return _mm512_maskz_mov_pd(m, v); }
+  PK_AVX512 V blend(M m, V a, V b) { return _mm512_mask_blend_pd(m, a, b); }  // b where m
+  PK_AVX512 M lt(V a, V b) { return _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ); }
+  PK_AVX512 M first(int64_t n) { return n >= N ? M(0xff) : n <= 0 ? M(0) : M((1u << n) - 1); }
+  // e^x for x <= 0 (-inf gives 0): relative error < 1e-11.
+  PK_AVX512 V exp_nonpos(V x) { return exp8_nonpos_pd(x); }
+  // Widens N elements of f32 to W.
+  PK_AVX512 V from_f32(const float *p) { return _mm512_cvtps_pd(_mm256_loadu_ps(p)); }
+  PK_AVX512 V from_f32(M m, const float *p) {
+    return _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_maskz_loadu_ps(m, p)));
+  }
+  PK_AVX512 void store_f32(float *p, V v) { _mm256_storeu_ps(p, _mm512_cvtpd_ps(v)); }
+};
+
+struct LaneF {
+  using W = float;
+  using V = __m512;
+  using M = __mmask16;
+  static constexpr int64_t N = 16;
+  PK_AVX512 V load(const W *p) { return _mm512_loadu_ps(p); }
+  PK_AVX512 V maskz_load(M m, const W *p) { return _mm512_maskz_loadu_ps(m, p); }
+  PK_AVX512 void store(W *p, V v) { _mm512_storeu_ps(p, v); }
+  PK_AVX512 void mask_store(W *p, M m, V v) { _mm512_mask_storeu_ps(p, m, v); }
+  PK_AVX512 V set1(W x) { return _mm512_set1_ps(x); }
+  PK_AVX512 V zero() { return _mm512_setzero_ps(); }
+  PK_AVX512 V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  PK_AVX512 V add(V a, V b) { return _mm512_add_ps(a, b); }
+  PK_AVX512 V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+  PK_AVX512 V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  PK_AVX512 V max(V a, V b) { return _mm512_max_ps(a, b); }
+  PK_AVX512 W reduce_add(V v) { return _mm512_reduce_add_ps(v); }
+  PK_AVX512 W reduce_max(V v) { return _mm512_reduce_max_ps(v); }
+  PK_AVX512 V maskz_mov(M m, V v) { return _mm512_maskz_mov_ps(m, v); }
+  PK_AVX512 V blend(M m, V a, V b) { return _mm512_mask_blend_ps(m, a, b); }
+  PK_AVX512 M lt(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+  PK_AVX512 M first(int64_t n) { return n >= N ? M(0xffff) : n <= 0 ? M(0) : M((1u << n) - 1); }
+  // e^x for x <= 0 (-inf gives 0): exp16_reduced's polynomial (about 1 ulp), 2^n applied by vscalefps so that
+  // results below the normal range are subnormal or 0; x is clamped at -110, where e^x is below half the least
+  // subnormal.
+  PK_AVX512 V exp_nonpos(V x) {
+    __m512 n;
+    const __m512 y = exp16_reduced(_mm512_max_ps(_mm512_set1_ps(-110.0f), x), n);
+    return _mm512_scalef_ps(y, n);
+  }
+  PK_AVX512 V from_f32(const float *p) { return _mm512_loadu_ps(p); }
+  PK_AVX512 V from_f32(M m, const float *p) { return _mm512_maskz_loadu_ps(m, p); }
+  PK_AVX512 void store_f32(float *p, V v) { _mm512_storeu_ps(p, v); }
+};
+
+#undef PK_AVX512
+
+// The register-blocked product of both attention matmuls: out[r][c*N + l] (+)= sum over k in [k0, k1) of
+// a[r * a_stride + k] * b[k * b_k + c * b_c + l] for kAttnRows rows and C panels of N lanes. Scores read k packed in
+// panels (b_k = N, b_c = the panel size); p . v reads v rows (b_k = the row stride, b_c = N).
+template <class L, int C>
+__attribute__((target("avx512f,avx2,fma"))) inline void attn_block_kernel(const typename L::W *a, int64_t a_stride,
+                                                                          int64_t k0, int64_t k1,
+                                                                          const typename L::W *b, int64_t b_k,
+                                                                          int64_t b_c, typename L::W *out,
+                                                                          int64_t out_stride, bool accumulate) {
+  typename L::V acc[kAttnRows][C];
 #pragma GCC unroll 4
   for (int r = 0; r < kAttnRows; ++r)
 #pragma GCC unroll 4
-    for (int c = 0; c < C; ++c)
-      acc[r][c] = accumulate ? _mm512_loadu_pd(out + r * out_stride + c * 8) : _mm512_setzero_pd();
+    for (int c = 0; c < C; ++c) acc[r][c] = accumulate ? L::load(out + r * out_stride + c * L::N) : L::zero();
   for (int64_t k = k0; k < k1; ++k) {
-    __m512d bv[C];
+    typename L::V bv[C];
 #pragma GCC unroll 4
-    for (int c = 0; c < C; ++c) bv[c] = _mm512_loadu_pd(b + k * b_k + c * b_c);
+    for (int c = 0; c < C; ++c) bv[c] = L::load(b + k * b_k + c * b_c);
 #pragma GCC unroll 4
     for (int r = 0; r < kAttnRows; ++r) {
-      const __m512d av = _mm512_set1_pd(a[r * a_stride + k]);
+      const typename L::V av = L::set1(a[r * a_stride + k]);
 #pragma GCC unroll 4
-      for (int c = 0; c < C; ++c) acc[r][c] = _mm512_fmadd_pd(av, bv[c], acc[r][c]);
+      for (int c = 0; c < C; ++c) acc[r][c] = L::fma(av, bv[c], acc[r][c]);
     }
   }
 #pragma GCC unroll 4
   for (int r = 0; r < kAttnRows; ++r)
 #pragma GCC unroll 4
-    for (int c = 0; c < C; ++c) _mm512_storeu_pd(out + r * out_stride + c * 8, acc[r][c]);
+    for (int c = 0; c < C; ++c) L::store(out + r * out_stride + c * L::N, acc[r][c]);
 }
 
-// s[0, lim) <- exp(s_j - max), s[lim, npad) <- 0 (npad a multiple of 8); returns the sum. A row whose scores are
+// s[0, lim) <- exp(s_j - max), s[lim, npad) <- 0 (npad a multiple of N); returns the sum. A row whose scores are
 // all -inf (every key hidden by a mask, or lim = 0) comes out 0 with sum 0; unmasked finite inputs never give one.
-__attribute__((target("avx512f,avx2,fma"))) inline double attn_softmax_row(double *s, int64_t lim, int64_t npad) {
-  const __m512d ninf = _mm512_set1_pd(-kInf<double>);
-  __m512d mv = ninf;
+template <class L>
+__attribute__((target("avx512f,avx2,fma"))) inline typename L::W attn_softmax_row(typename L::W *s, int64_t lim,
+                                                                                  int64_t npad) {
+  using W = typename L::W;
+  const typename L::V ninf = L::set1(-kInf<W>);
+  typename L::V mv = ninf;
   int64_t j = 0;
-  for (; j + 8 <= lim; j += 8) mv = _mm512_max_pd(mv, _mm512_loadu_pd(s + j));
-  if (j < lim) mv = _mm512_max_pd(mv, _mm512_mask_loadu_pd(ninf, static_cast<__mmask8>((1u << (lim - j)) - 1), s + j));
-  const double mx = _mm512_reduce_max_pd(mv);
-  const __m512d m = _mm512_set1_pd(mx == -kInf<double> ? 0.0 : mx);
-  __m512d z = _mm512_setzero_pd();
-  for (j = 0; j < npad; j += 8) {
-    const int64_t left = lim - j;
-    const __mmask8 keep = left >= 8 ? __mmask8(0xff) : left <= 0 ? __mmask8(0) : __mmask8((1u << left) - 1);
-    const __m512d e = _mm512_maskz_mov_pd(keep, exp8_nonpos_pd(_mm512_sub_pd(_mm512_loadu_pd(s + j), m)));
-    _mm512_storeu_pd(s + j, e);
-    z = _mm512_add_pd(z, e);
+  for (; j + L::N <= lim; j += L::N) mv = L::max(mv, L::load(s + j));
+  if (j < lim) mv = L::max(mv, L::blend(L::first(lim - j), ninf, L::maskz_load(L::first(lim - j), s + j)));
+  const W mx = L::reduce_max(mv);
+  const typename L::V m = L::set1(mx == -kInf<W> ? W(0) : mx);
+  typename L::V z = L::zero();
+  for (j = 0; j < npad; j += L::N) {
+    const typename L::V e = L::maskz_mov(L::first(lim - j), L::exp_nonpos(L::sub(L::load(s + j), m)));
+    L::store(s + j, e);
+    z = L::add(z, e);
   }
-  return _mm512_reduce_add_pd(z);
+  return L::reduce_add(z);
 }
 
-// Widens n elements of T (stride st) to dst, zero-padded to a multiple of 8 when `pad`; returns their squares
-// summed lane-wise (lane l: elements l, l + 8, ...), so that a max over rows taken lane by lane and then summed
-// bounds the largest squared row norm from above. Not finite iff some element is not.
-template <class T>
-__attribute__((target("avx512f,avx2,fma"))) inline __m512d attn_widen(const T *src, int64_t st, int64_t n, double *dst,
-                                                                      bool pad) {
+// Converts n elements of T (stride st) to W at dst, zero-padded to a multiple of N when `pad`; returns their squares
+// summed (in double) lane-wise over 8 lanes (lane l: elements l, l + 8, ...), so that a max over rows taken lane by
+// lane and then summed bounds the largest squared row norm from above. Not finite iff some element is not.
+template <class L, class T>
+__attribute__((target("avx512f,avx2,fma"))) inline __m512d attn_widen(const T *src, int64_t st, int64_t n,
+                                                                      typename L::W *dst, bool pad) {
+  using W = typename L::W;
   int64_t e = 0;
-  if constexpr (std::is_same_v<T, float>) {
+  if constexpr (std::is_same_v<T, float> && std::is_same_v<W, double>) {
     if (st == 1)
       for (; e + 8 <= n; e += 8) _mm512_storeu_pd(dst + e, _mm512_cvtps_pd(_mm256_loadu_ps(src + e)));
+  } else if constexpr (std::is_same_v<T, float>) {
+    if (st == 1) {
+      std::copy(src, src + n, dst);
+      e = n;
+    }
   }
-  for (; e < n; ++e) dst[e] = static_cast<double>(kit::load(src[e * st]));
+  for (; e < n; ++e) dst[e] = static_cast<W>(kit::load(src[e * st]));
   if (pad)
-    for (; e % 8 != 0; ++e) dst[e] = 0;
-  __m512d a0 = _mm512_setzero_pd(), a1 = _mm512_setzero_pd();
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m512d x0 = _mm512_loadu_pd(dst + i), x1 = _mm512_loadu_pd(dst + i + 8);
-    a0 = _mm512_fmadd_pd(x0, x0, a0);
-    a1 = _mm512_fmadd_pd(x1, x1, a1);
+    for (; e % L::N != 0; ++e) dst[e] = 0;
+  __m512d acc = _mm512_setzero_pd();
+  for (int64_t i = 0; i < n; i += 8) {
+    const __mmask8 m = n - i >= 8 ? __mmask8(0xff) : __mmask8((1u << (n - i)) - 1);
+    __m512d x;
+    if constexpr (std::is_same_v<W, double>) {
+      x = _mm512_maskz_loadu_pd(m, dst + i);
+    } else {
+      x = _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_maskz_loadu_ps(__mmask16(m), dst + i)));
+    }
+    acc = _mm512_fmadd_pd(x, x, acc);
   }
-  for (; i < n; i += 8) {
-    const __m512d x = _mm512_maskz_loadu_pd(n - i >= 8 ? __mmask8(0xff) : __mmask8((1u << (n - i)) - 1), dst + i);
-    a0 = _mm512_fmadd_pd(x, x, a0);
-  }
-  return _mm512_add_pd(a0, a1);
+  return acc;
 }
 
-// The 8 x 8 transpose of rows r[0..7], in place.
-__attribute__((target("avx512f,avx2,fma"))) inline void transpose8x8(__m512d r[8]) {
-  __m512d t[8], u[8];
-  for (int i = 0; i < 4; ++i) {
-    t[2 * i] = _mm512_unpacklo_pd(r[2 * i], r[2 * i + 1]);      // a0 b0 a2 b2 a4 b4 a6 b6
-    t[2 * i + 1] = _mm512_unpackhi_pd(r[2 * i], r[2 * i + 1]);  // a1 b1 a3 b3 a5 b5 a7 b7
-  }
-  for (int i = 0; i < 2; ++i) {
-    u[4 * i + 0] = _mm512_shuffle_f64x2(t[4 * i], t[4 * i + 2], 0x88);      // a0 b0 a4 b4 c0 d0 c4 d4
-    u[4 * i + 1] = _mm512_shuffle_f64x2(t[4 * i + 1], t[4 * i + 3], 0x88);  // a1 b1 a5 b5 c1 d1 c5 d5
-    u[4 * i + 2] = _mm512_shuffle_f64x2(t[4 * i], t[4 * i + 2], 0xdd);      // a2 b2 a6 b6 c2 d2 c6 d6
-    u[4 * i + 3] = _mm512_shuffle_f64x2(t[4 * i + 1], t[4 * i + 3], 0xdd);  // a3 b3 a7 b7 c3 d3 c7 d7
-  }
-  for (int i = 0; i < 4; ++i) {
-    r[i] = _mm512_shuffle_f64x2(u[i], u[i + 4], 0x88);      // column i
-    r[i + 4] = _mm512_shuffle_f64x2(u[i], u[i + 4], 0xdd);  // column i + 4
-  }
-}
-
-// The plan of one launch: shapes, padding, and units of work (head, chunk of rows).
+// The plan of one launch: shapes, and units of work (head, chunk of rows).
 struct AttnPlan {
-  int64_t H, L, E, S, Ev, Sp, Evp, per_head, chunk_rows;
-  double scale, limit;
+  int64_t H, L, E, S, Ev, per_head, chunk_rows;
+  double scale;
   bool causal;
 };
 
@@ -298,11 +362,13 @@ struct AttnPlan {
 // exactly (exp(-2^64 + 2^25) is 0 in double, and far below any output's last place in exact arithmetic), so it is
 // taken as -inf (PyTorch's finfo.min masks). A row of only huge negative terms (whose exact softmax is that of its
 // scores: the terms cancel), a NaN, +inf or other large term sends the unit to attention_rows. Keys a causal
-// launch hides do not count: the decomposition replaces them by -inf whatever the mask says.
+// launch hides do not count: the decomposition replaces them by -inf whatever the mask says. term_max receives the
+// largest magnitude of the additive terms that count (0 for a bool mask).
 // f32 rows read densely: 16 terms at a time. Bits of `ok` are the lanes inside the row.
 __attribute__((target("avx512f,avx2,fma"))) inline bool attn_mask_row_f32(const float *m, int64_t n, int64_t &end,
-                                                                          bool &normal, bool &huge) {
+                                                                          bool &normal, bool &huge, double &term_max) {
   const __m512 lim = _mm512_set1_ps(0x1p23f), neg_huge = _mm512_set1_ps(-0x1p64f), ninf = _mm512_set1_ps(-kInf<float>);
+  __m512 big = _mm512_setzero_ps();
   for (int64_t j = 0; j < n; j += 16) {
     const __mmask16 ok = n - j >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n - j)) - 1);
     const __m512 x = _mm512_maskz_loadu_ps(ok, m + j);
@@ -312,15 +378,19 @@ __attribute__((target("avx512f,avx2,fma"))) inline bool attn_mask_row_f32(const 
     if (nrm) {
       normal = true;
       end = j + 32 - __builtin_clz(static_cast<uint32_t>(nrm));
+      big = _mm512_max_ps(big, _mm512_maskz_mov_ps(nrm, _mm512_abs_ps(x)));
     }
     if (hg & ~_mm512_mask_cmp_ps_mask(ok, x, ninf, _CMP_EQ_OQ)) huge = true;
   }
+  term_max = std::max(term_max, static_cast<double>(_mm512_reduce_max_ps(big)));
   return true;
 }
 
 template <class T>
 __attribute__((target("avx512f,avx2,fma"))) bool attn_mask_unit(const AttnArgs &a, int64_t b, int64_t h, int64_t r_lo,
-                                                                int64_t r_hi, int64_t S, int64_t *vis_end) {
+                                                                int64_t r_hi, int64_t S, int64_t *vis_end,
+                                                                double &term_max) {
+  term_max = 0;
   for (int64_t i = r_lo; i < r_hi; ++i) {
     const int64_t mr = a.mask_row(b, h, i), st = a.mst[3], seen = a.causal ? std::min(S, i + 1) : S;
     int64_t end = 0;
@@ -332,7 +402,7 @@ __attribute__((target("avx512f,avx2,fma"))) bool attn_mask_unit(const AttnArgs &
       bool normal = false, huge = false;
       if constexpr (std::is_same_v<T, float>) {
         if (st == 1) {
-          if (!attn_mask_row_f32(m + mr, seen, end, normal, huge) || (huge && !normal)) return false;
+          if (!attn_mask_row_f32(m + mr, seen, end, normal, huge, term_max) || (huge && !normal)) return false;
           vis_end[i - r_lo] = end;
           continue;
         }
@@ -343,6 +413,7 @@ __attribute__((target("avx512f,avx2,fma"))) bool attn_mask_unit(const AttnArgs &
         if (std::fabs(x) <= 0x1p23) {
           normal = true;
           end = j + 1;
+          term_max = std::max(term_max, std::fabs(x));
         } else if (x < -0x1p64) {
           huge = true;
         } else {
@@ -358,85 +429,99 @@ __attribute__((target("avx512f,avx2,fma"))) bool attn_mask_unit(const AttnArgs &
 
 // Row i's mask over its first lim scores s (already scaled): hidden keys to -inf, additive terms added (the huge
 // negative ones attn_mask_unit admitted as -inf).
-template <class T>
+template <class L, class T>
 __attribute__((target("avx512f,avx2,fma"))) void attn_apply_mask(const AttnArgs &a, int64_t b, int64_t h, int64_t i,
-                                                                 double *s, int64_t lim) {
+                                                                 typename L::W *s, int64_t lim) {
+  using W = typename L::W;
   const int64_t mr = a.mask_row(b, h, i), st = a.mst[3];
   if (a.mask_bool) {
     for (int64_t j = 0; j < lim; ++j)
-      if (!a.mask[mr + j * st]) s[j] = -kInf<double>;
+      if (!a.mask[mr + j * st]) s[j] = -kInf<W>;
     return;
   }
   const T *m = reinterpret_cast<const T *>(a.mask);
   if constexpr (std::is_same_v<T, float>) {
-    if (st == 1) {  // 8 terms at a time, widened to double
-      const __m512d neg_huge = _mm512_set1_pd(-0x1p64), ninf = _mm512_set1_pd(-kInf<double>);
-      for (int64_t j = 0; j < lim; j += 8) {
-        const __mmask8 ok = lim - j >= 8 ? __mmask8(0xff) : __mmask8((1u << (lim - j)) - 1);
-        const __m512d x = _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_maskz_loadu_ps(ok, m + mr + j)));
-        const __m512d sum = _mm512_add_pd(_mm512_maskz_loadu_pd(ok, s + j), x);
-        const __mmask8 hidden = _mm512_cmp_pd_mask(x, neg_huge, _CMP_LT_OQ);
-        _mm512_mask_storeu_pd(s + j, ok, _mm512_mask_blend_pd(hidden, sum, ninf));
+    if (st == 1) {  // N terms at a time
+      const typename L::V neg_huge = L::set1(W(-0x1p64)), ninf = L::set1(-kInf<W>);
+      for (int64_t j = 0; j < lim; j += L::N) {
+        const typename L::M ok = L::first(lim - j);
+        const typename L::V x = L::from_f32(ok, m + mr + j);
+        const typename L::V sum = L::add(L::maskz_load(ok, s + j), x);
+        L::mask_store(s + j, ok, L::blend(L::lt(x, neg_huge), sum, ninf));
       }
       return;
     }
   }
   for (int64_t j = 0; j < lim; ++j) {
     const double x = static_cast<double>(kit::load(m[mr + j * st]));
-    s[j] = x < -0x1p64 ? -kInf<double> : s[j] + x;
+    s[j] = x < -0x1p64 ? -kInf<W> : static_cast<W>(s[j] + x);
   }
 }
 
-// The head's keys and values (kv head kh of batch b), widened: keys as 8-key panels, values as padded rows.
-// Returns whether all are finite; kmax2 bounds the largest squared key norm.
-template <class T>
-__attribute__((target("avx512f,avx2,fma"))) bool attn_widen_head(const AttnArgs &a, const AttnPlan &pl, int64_t b,
-                                                                 int64_t kh, double *kp, double *vb, double *rows,
-                                                                 double &kmax2) {
+// The fast path's per-thread buffers for one lane type, and the kv head they hold.
+template <class L>
+struct AttnBuffers {
+  using W = typename L::W;
+  int64_t Sp = 0, Evp = 0;  // S and Ev rounded up to N
+  std::vector<W> kp, vb, qb, sc, ob;
+  int64_t head = -1;  // b * Hkv + kv head of kp and vb, -1 for none
+  bool head_finite = true;
+  double kmax2 = 0;
+
+  AttnBuffers(const AttnPlan &pl)
+      : Sp((pl.S + L::N - 1) / L::N * L::N),
+        Evp((pl.Ev + L::N - 1) / L::N * L::N),
+        kp(static_cast<size_t>(Sp * pl.E)),
+        vb(static_cast<size_t>(pl.S * Evp)),
+        qb(static_cast<size_t>((pl.chunk_rows + kAttnRows) * pl.E)),
+        sc(static_cast<size_t>(kAttnBlock * Sp)),
+        ob(static_cast<size_t>(kAttnBlock * Evp)) {}
+};
+
+// Converts the head's keys and values (kv head kh of batch b) into bf unless it holds them: keys as N-key panels,
+// values as padded rows. Records whether all are finite and a bound on the largest squared key norm.
+template <class L, class T>
+__attribute__((target("avx512f,avx2,fma"))) void attn_widen_head(const AttnArgs &a, const AttnPlan &pl, int64_t b,
+                                                                 int64_t kh, AttnBuffers<L> &bf) {
+  const int64_t id = b * a.k.shape[1] + kh;
+  if (bf.head == id) return;
+  bf.head = id;
   const View &k = a.k, &v = a.v;
-  const int64_t E = pl.E, S = pl.S, Ev = pl.Ev, Evp = pl.Evp, Ep = (E + 7) / 8 * 8;
+  const int64_t E = pl.E, S = pl.S, Ev = pl.Ev, N = L::N;
+  std::vector<typename L::W> row(static_cast<size_t>(E));
   __m512d kmax = _mm512_setzero_pd(), sum = _mm512_setzero_pd();
-  for (int64_t j0 = 0; j0 < S; j0 += 8) {  // a panel of 8 keys: 8 rows widened, then transposed 8 x 8
-    for (int64_t j = j0; j < j0 + 8; ++j) {
-      double *rj = rows + (j - j0) * Ep;
-      if (j >= S) {
-        std::fill(rj, rj + Ep, 0.0);
-        continue;
-      }
-      const __m512d n2 =
-          attn_widen(k.at<T>(b * k.strides[0] + kh * k.strides[1] + j * k.strides[2]), k.strides[3], E, rj, true);
-      kmax = _mm512_max_pd(kmax, n2);
-      sum = _mm512_add_pd(sum, n2);  // NaN or inf if any k is not finite (max could drop a NaN)
-      double *vd = vb + j * Evp;
-      sum = _mm512_add_pd(sum, attn_widen(v.at<T>(b * v.strides[0] + kh * v.strides[1] + j * v.strides[2]),
-                                          v.strides[3], Ev, vd, true));
-    }
-    double *panel = kp + j0 * E;
-    for (int64_t e0 = 0; e0 < E; e0 += 8) {
-      __m512d r[8];
-      for (int i = 0; i < 8; ++i) r[i] = _mm512_loadu_pd(rows + i * Ep + e0);
-      transpose8x8(r);
-      for (int64_t e = e0; e < std::min(E, e0 + 8); ++e) _mm512_storeu_pd(panel + e * 8, r[e - e0]);
-    }
+  std::fill(bf.kp.begin(), bf.kp.end(), typename L::W(0));
+  for (int64_t j = 0; j < S; ++j) {
+    const __m512d n2 = attn_widen<L>(k.at<T>(b * k.strides[0] + kh * k.strides[1] + j * k.strides[2]), k.strides[3], E,
+                                     row.data(), false);
+    kmax = _mm512_max_pd(kmax, n2);
+    sum = _mm512_add_pd(sum, n2);  // NaN or inf if any k is not finite (max could drop a NaN)
+    typename L::W *panel = bf.kp.data() + (j / N) * E * N + j % N;
+    for (int64_t e = 0; e < E; ++e) panel[e * N] = row[e];
+    sum = _mm512_add_pd(sum, attn_widen<L>(v.at<T>(b * v.strides[0] + kh * v.strides[1] + j * v.strides[2]),
+                                           v.strides[3], Ev, bf.vb.data() + j * bf.Evp, true));
   }
-  kmax2 = _mm512_reduce_add_pd(kmax);
-  return std::isfinite(_mm512_reduce_add_pd(sum));
+  bf.kmax2 = _mm512_reduce_add_pd(kmax);
+  bf.head_finite = std::isfinite(_mm512_reduce_add_pd(sum));
 }
 
 // Rows [i0, i0 + nb) of head (b, h), their scaled queries at qs: scores, mask, softmax and p . v, stored to out.
 // vis: the rows' visible-key ends from attn_mask_unit (masked launches), indexed from i0.
-template <class T>
+template <class L, class T>
 __attribute__((target("avx512f,avx2,fma"))) void attention_fast_block(const AttnArgs &a, const AttnPlan &pl, int64_t b,
                                                                       int64_t h, int64_t i0, int64_t nb,
-                                                                      const double *qs, const int64_t *vis,
-                                                                      const double *kp, const double *vb, double *sc,
-                                                                      double *ob) {
-  const int64_t E = pl.E, S = pl.S, Ev = pl.Ev, Sp = pl.Sp, Evp = pl.Evp;
+                                                                      const typename L::W *qs, const int64_t *vis,
+                                                                      AttnBuffers<L> &bf) {
+  using W = typename L::W;
+  constexpr int64_t N = L::N;
+  const int64_t E = pl.E, S = pl.S, Ev = pl.Ev, Sp = bf.Sp, Evp = bf.Evp;
+  const W *kp = bf.kp.data(), *vb = bf.vb.data();
+  W *sc = bf.sc.data(), *ob = bf.ob.data();
   const bool causal = pl.causal;
   const View &out = a.out;
   const int64_t nmb = (nb + kAttnRows - 1) / kAttnRows;
   int64_t ncols[kAttnBlock / kAttnRows], npan[kAttnBlock / kAttnRows], max_cols = 0, max_pan = 0;
-  double z[kAttnBlock];
+  W z[kAttnBlock];
   for (int64_t m = 0; m < nmb; ++m) {
     ncols[m] = causal ? std::min(S, i0 + (m + 1) * kAttnRows) : S;  // the last key any row of m sees, + 1
     if (vis != nullptr) {  // keys past every row's last visible one are skipped (fully hidden key panels)
@@ -444,56 +529,54 @@ __attribute__((target("avx512f,avx2,fma"))) void attention_fast_block(const Attn
       for (int64_t r = m * kAttnRows; r < std::min(nb, (m + 1) * kAttnRows); ++r) end = std::max(end, vis[r]);
       ncols[m] = std::min(ncols[m], end);
     }
-    npan[m] = (ncols[m] + 7) / 8;
+    npan[m] = (ncols[m] + N - 1) / N;
     max_cols = std::max(max_cols, ncols[m]);
     max_pan = std::max(max_pan, npan[m]);
   }
   for (int64_t pg = 0; pg < max_pan; pg += 4) {
     for (int64_t m = 0; m < nmb; ++m) {
-      const double *qm = qs + m * kAttnRows * E;
-      double *sm = sc + m * kAttnRows * Sp;
+      const W *qm = qs + m * kAttnRows * E;
+      W *sm = sc + m * kAttnRows * Sp;
       if (pg + 4 <= npan[m]) {
-        attn_block_kernel<4>(qm, E, 0, E, kp + pg * E * 8, 8, E * 8, sm + pg * 8, Sp, false);
+        attn_block_kernel<L, 4>(qm, E, 0, E, kp + pg * E * N, N, E * N, sm + pg * N, Sp, false);
       } else {
         for (int64_t pn = pg; pn < npan[m]; ++pn)
-          attn_block_kernel<1>(qm, E, 0, E, kp + pn * E * 8, 8, E * 8, sm + pn * 8, Sp, false);
+          attn_block_kernel<L, 1>(qm, E, 0, E, kp + pn * E * N, N, E * N, sm + pn * N, Sp, false);
       }
     }
   }
   for (int64_t r = 0; r < nmb * kAttnRows; ++r) {
     const int64_t lim = std::min(causal ? std::min(S, i0 + r + 1) : S, ncols[r / kAttnRows]);
-    if (vis != nullptr && r < nb) attn_apply_mask<T>(a, b, h, i0 + r, sc + r * Sp, lim);
-    z[r] = attn_softmax_row(sc + r * Sp, lim, npan[r / kAttnRows] * 8);
+    if (vis != nullptr && r < nb) attn_apply_mask<L, T>(a, b, h, i0 + r, sc + r * Sp, lim);
+    z[r] = attn_softmax_row<L>(sc + r * Sp, lim, npan[r / kAttnRows] * N);
   }
   for (int64_t m = 0; m < nmb; ++m)  // micro-blocks that see no key: p . v writes nothing there
-    if (ncols[m] == 0) std::fill(ob + m * kAttnRows * Evp, ob + (m + 1) * kAttnRows * Evp, 0.0);
+    if (ncols[m] == 0) std::fill(ob + m * kAttnRows * Evp, ob + (m + 1) * kAttnRows * Evp, W(0));
   for (int64_t j0 = 0; j0 < max_cols; j0 += kAttnKeyTile) {
-    for (int64_t c0 = 0; c0 < Evp; c0 += 32) {
+    for (int64_t c0 = 0; c0 < Evp; c0 += 4 * N) {
       for (int64_t m = 0; m < nmb; ++m) {
         if (j0 >= ncols[m]) continue;
         const int64_t j1 = std::min(j0 + kAttnKeyTile, ncols[m]);
-        const double *pm = sc + m * kAttnRows * Sp;
-        double *om = ob + m * kAttnRows * Evp;
-        if (c0 + 32 <= Evp) {
-          attn_block_kernel<4>(pm, Sp, j0, j1, vb + c0, Evp, 8, om + c0, Evp, j0 > 0);
+        const W *pm = sc + m * kAttnRows * Sp;
+        W *om = ob + m * kAttnRows * Evp;
+        if (c0 + 4 * N <= Evp) {
+          attn_block_kernel<L, 4>(pm, Sp, j0, j1, vb + c0, Evp, N, om + c0, Evp, j0 > 0);
         } else {
-          for (int64_t c = c0; c < Evp; c += 8)
-            attn_block_kernel<1>(pm, Sp, j0, j1, vb + c, Evp, 8, om + c, Evp, j0 > 0);
+          for (int64_t c = c0; c < Evp; c += N)
+            attn_block_kernel<L, 1>(pm, Sp, j0, j1, vb + c, Evp, N, om + c, Evp, j0 > 0);
         }
       }
     }
   }
   for (int64_t r = 0; r < nb; ++r) {
     T *orow = out.at<T>(b * out.strides[0] + h * out.strides[1] + (i0 + r) * out.strides[2]);
-    const double *o = ob + r * Evp;
-    // 2^-53 relative: far below what the f32 (or narrower) result can show; a fully hidden row (sum 0) is 0
-    const double zr = z[r] > 0 ? 1 / z[r] : 0.0;
+    const W *o = ob + r * Evp;
+    const W zr = z[r] > 0 ? 1 / z[r] : W(0);  // a fully hidden row (sum 0) is 0
     if constexpr (std::is_same_v<T, float>) {
       if (out.strides[3] == 1) {
-        const __m512d zv = _mm512_set1_pd(zr);
+        const typename L::V zv = L::set1(zr);
         int64_t e = 0;
-        for (; e + 8 <= Ev; e += 8)
-          _mm256_storeu_ps(orow + e, _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_loadu_pd(o + e), zv)));
+        for (; e + N <= Ev; e += N) L::store_f32(orow + e, L::mul(L::load(o + e), zv));
         for (; e < Ev; ++e) orow[e] = static_cast<float>(o[e] * zr);
         continue;
       }
@@ -502,61 +585,80 @@ __attribute__((target("avx512f,avx2,fma"))) void attention_fast_block(const Attn
   }
 }
 
-template <class T>
-__attribute__((target("avx512f,avx2,fma"))) void attention_fast_units(const AttnArgs &a, const AttnPlan &pl, int64_t lo,
-                                                                      int64_t hi) {
+// Widens the chunk's queries (rows [r_lo, r_hi) of head (b, h)) into bf.qb, scaled, with whole micro-blocks of zero
+// rows after them; returns scale |q|max (infinite or NaN when some q is not finite).
+template <class L, class T>
+__attribute__((target("avx512f,avx2,fma"))) double attn_widen_queries(const AttnArgs &a, const AttnPlan &pl, int64_t b,
+                                                                      int64_t h, int64_t r_lo, int64_t r_hi,
+                                                                      AttnBuffers<L> &bf) {
+  using W = typename L::W;
   const View &q = a.q;
-  const int64_t H = pl.H, L = pl.L, E = pl.E, S = pl.S, Sp = pl.Sp, Evp = pl.Evp, Hkv = a.k.shape[1];
-  const int64_t Ep = (E + 7) / 8 * 8;
+  const int64_t E = pl.E;
+  __m512d qmax = _mm512_setzero_pd(), qsumv = _mm512_setzero_pd();
+  for (int64_t i = r_lo; i < r_hi; ++i) {
+    const __m512d n2 = attn_widen<L>(q.at<T>(b * q.strides[0] + h * q.strides[1] + i * q.strides[2]), q.strides[3], E,
+                                     bf.qb.data() + (i - r_lo) * E, false);
+    qmax = _mm512_max_pd(qmax, n2);
+    qsumv = _mm512_add_pd(qsumv, n2);
+  }
+  const double qsum = _mm512_reduce_add_pd(qsumv);
+  const double qn = std::fabs(pl.scale) * std::sqrt(_mm512_reduce_add_pd(qmax));  // bounds |q scale|
+  const int64_t n = (r_hi - r_lo) * E;
+  const typename L::V sv = L::set1(static_cast<W>(pl.scale));
+  int64_t e = 0;
+  for (; e + L::N <= n; e += L::N) L::store(bf.qb.data() + e, L::mul(L::load(bf.qb.data() + e), sv));
+  for (; e < n; ++e) bf.qb[e] *= static_cast<W>(pl.scale);
+  // rows past the chunk's end up to a whole block: zeros (computed, never stored)
+  std::fill(bf.qb.begin() + n, bf.qb.begin() + (r_hi - r_lo + kAttnRows - 1) / kAttnRows * kAttnRows * E, W(0));
+  return std::isfinite(qsum) ? qn : qsum;
+}
+
+template <class L, class T>
+__attribute__((target("avx512f,avx2,fma"))) void attention_fast_chunk(const AttnArgs &a, const AttnPlan &pl, int64_t b,
+                                                                      int64_t h, int64_t r_lo, int64_t r_hi,
+                                                                      const int64_t *vis, AttnBuffers<L> &bf) {
+  // Blocks of kAttnBlock rows, so that a group of key panels (or a tile of values) loaded into L1 serves all of the
+  // block's 4-row micro-blocks before the next is loaded.
+  for (int64_t i0 = r_lo; i0 < r_hi; i0 += kAttnBlock)
+    attention_fast_block<L, T>(a, pl, b, h, i0, std::min(kAttnBlock, r_hi - i0), bf.qb.data() + (i0 - r_lo) * pl.E,
+                               vis ? vis + (i0 - r_lo) : nullptr, bf);
+}
+
+template <class T>
+void attention_fast_units(const AttnArgs &a, const AttnPlan &pl, int64_t lo, int64_t hi) {
+  const int64_t H = pl.H, L = pl.L;
   const int64_t per_head = pl.per_head, chunk_rows = pl.chunk_rows;
-  const double scale = pl.scale, limit = pl.limit;
-  std::vector<double> kp(static_cast<size_t>(Sp * E)), vb(static_cast<size_t>(S * Evp)),
-      qb(static_cast<size_t>((chunk_rows + kAttnRows) * E)), sc(static_cast<size_t>(kAttnBlock * Sp)),
-      ob(static_cast<size_t>(kAttnBlock * Evp)), rows(static_cast<size_t>(8 * Ep));
+  // Score bounds of the two lane types (see the section's comment): f32 lanes keep every score within 2^-10,
+  // double lanes within 2^-30.
+  const double limit_f = std::ldexp(1.0, 14) / static_cast<double>(std::max<int64_t>(pl.E, 1));
+  const double limit_d = std::ldexp(1.0, 23) / static_cast<double>(std::max<int64_t>(pl.E, 1));
+  AttnBuffers<LaneF> bf(pl);
+  std::unique_ptr<AttnBuffers<LaneD>> bd;  // made when a chunk needs double lanes
   std::vector<int64_t> vis(static_cast<size_t>(a.mask ? chunk_rows : 0));
-  int64_t cur = -1;
-  bool head_finite = true;
-  double kmax2 = 0;
   for (int64_t u = lo; u < hi; ++u) {
     const int64_t bh = u / per_head, b = bh / H, h = bh % H, kh = h / a.group;
     const int64_t r_lo = (u % per_head) * chunk_rows, r_hi = std::min(L, r_lo + chunk_rows);
-    if (b * Hkv + kh != cur) {  // widen the kv head (all keys: a masked key's v still counts if not finite)
-      cur = b * Hkv + kh;
-      head_finite = attn_widen_head<T>(a, pl, b, kh, kp.data(), vb.data(), rows.data(), kmax2);
-    }
-    if (a.mask && !attn_mask_unit<T>(a, b, h, r_lo, r_hi, S, vis.data())) {
+    double term_max = 0;
+    if (a.mask && !attn_mask_unit<T>(a, b, h, r_lo, r_hi, pl.S, vis.data(), term_max)) {
       attention_rows<T>(a, bh * L + r_lo, bh * L + r_hi);
       continue;
     }
-    // The chunk's queries: finite, and small enough for the error bound above.
-    __m512d qmax = _mm512_setzero_pd(), qsumv = _mm512_setzero_pd();
-    for (int64_t i = r_lo; i < r_hi; ++i) {
-      const __m512d n2 = attn_widen(q.at<T>(b * q.strides[0] + h * q.strides[1] + i * q.strides[2]), q.strides[3], E,
-                                    qb.data() + (i - r_lo) * E, false);
-      qmax = _mm512_max_pd(qmax, n2);
-      qsumv = _mm512_add_pd(qsumv, n2);
-    }
-    const double qmax2 = _mm512_reduce_add_pd(qmax), qsum = _mm512_reduce_add_pd(qsumv);
-    const double qn = std::fabs(scale) * std::sqrt(qmax2);  // bounds |q scale|, which must not overflow
-    if (!head_finite || !std::isfinite(qsum) || !(qn <= 0x1p1000) || !(qn * std::sqrt(kmax2) <= limit)) {
-      attention_rows<T>(a, bh * L + r_lo, bh * L + r_hi);
+    const int64_t *v = a.mask ? vis.data() : nullptr;
+    attn_widen_head<LaneF, T>(a, pl, b, kh, bf);
+    const double qn = attn_widen_queries<LaneF, T>(a, pl, b, h, r_lo, r_hi, bf);
+    if (bf.head_finite && qn * std::sqrt(bf.kmax2) <= limit_f && term_max <= limit_f) {
+      attention_fast_chunk<LaneF, T>(a, pl, b, h, r_lo, r_hi, v, bf);
       continue;
     }
-    {
-      const int64_t n = (r_hi - r_lo) * E;
-      const __m512d sv = _mm512_set1_pd(scale);
-      int64_t e = 0;
-      for (; e + 8 <= n; e += 8) _mm512_storeu_pd(qb.data() + e, _mm512_mul_pd(_mm512_loadu_pd(qb.data() + e), sv));
-      for (; e < n; ++e) qb[e] *= scale;
-      // rows past the chunk's end up to a whole block: zeros (computed, never stored)
-      std::fill(qb.begin() + n, qb.begin() + (r_hi - r_lo + kAttnRows - 1) / kAttnRows * kAttnRows * E, 0.0);
+    // Larger scores (or an f32 overflow of the norms, which double holds): double lanes, if they bound them.
+    if (!bd) bd = std::make_unique<AttnBuffers<LaneD>>(pl);
+    attn_widen_head<LaneD, T>(a, pl, b, kh, *bd);
+    const double qd = attn_widen_queries<LaneD, T>(a, pl, b, h, r_lo, r_hi, *bd);
+    if (bd->head_finite && qd <= 0x1p1000 && qd * std::sqrt(bd->kmax2) <= limit_d) {
+      attention_fast_chunk<LaneD, T>(a, pl, b, h, r_lo, r_hi, v, *bd);
+      continue;
     }
-    // Blocks of kAttnBlock rows, so that a group of key panels (or a tile of values) loaded into L1 serves all of
-    // the block's 4-row micro-blocks before the next is loaded.
-    for (int64_t i0 = r_lo; i0 < r_hi; i0 += kAttnBlock) {
-      attention_fast_block<T>(a, pl, b, h, i0, std::min(kAttnBlock, r_hi - i0), qb.data() + (i0 - r_lo) * E,
-                              a.mask ? vis.data() + (i0 - r_lo) : nullptr, kp.data(), vb.data(), sc.data(), ob.data());
-    }
+    attention_rows<T>(a, bh * L + r_lo, bh * L + r_hi);
   }
 }
 
@@ -571,11 +673,8 @@ void attention_fast(const AttnArgs &a) {
   pl.E = q.shape[3];
   pl.S = a.k.shape[2];
   pl.Ev = a.v.shape[3];
-  pl.Sp = (pl.S + 7) / 8 * 8;
-  pl.Evp = (pl.Ev + 7) / 8 * 8;
   pl.scale = a.scale;
   pl.causal = a.causal;
-  pl.limit = std::ldexp(1.0, 23) / static_cast<double>(std::max<int64_t>(pl.E, 1));
   // Heads are split into chunks of rows until there are about 16 units (each of >= 32 rows).
   const int64_t BH = q.shape[0] * pl.H;
   int64_t per_head = 1;

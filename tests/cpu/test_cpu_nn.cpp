@@ -572,7 +572,8 @@ TEST_F(CpuNn, AttentionMatchesALongDoubleReference) {
         for (int64_t e = 0; e < Ev; ++e) {
           ld o = 0;
           for (int64_t j = 0; j < S; ++j) o += p[j] * vt[h * Ev * S + e * S + j];
-          expect_close(out[(h * L + i) * Ev + e], o, 8, 0.1L, "attention");
+          // the contract without its backward-error term: 16 ulp + 16 u max|out| (|out| <= 4 here, vt's scale)
+          expect_close(out[(h * L + i) * Ev + e], o, 16, 2.0L, "attention");
         }
       }
     }
@@ -608,15 +609,18 @@ std::vector<ld> attention_ref(const std::vector<float> &q, const std::vector<flo
   return out;
 }
 
-// The conformance-style check: |out - ref| within `ulps` f32 ulps of max(|ref|, rms of ref) (non-finite refs
-// must be matched). Returns the largest ratio seen, for the failure message.
-double check_attention(const std::vector<float> &out, const std::vector<ld> &ref, double ulps,
-                       const std::string &what) {
-  ld ss = 0;
+// The conformance-style check: |out - ref| within `ulps` f32 ulps of max(|ref|, rms of ref) plus `out_ulps` units of
+// 2^-24 max|ref| (non-finite refs must be matched). (16, 16) is the op's contract, 16 ulp + 16 u max|out|, without its
+// backward-error term (which only widens it): what an f32 computation is held to. Returns the largest ratio of
+// error to allowance seen.
+double check_attention(const std::vector<float> &out, const std::vector<ld> &ref, double ulps, const std::string &what,
+                       double out_ulps = 0) {
+  ld ss = 0, big = 0;
   size_t finite = 0;
   for (ld r : ref) {
     if (std::isfinite(r)) {
       ss += r * r;
+      big = std::max(big, std::fabs(r));
       ++finite;
     }
   }
@@ -633,29 +637,28 @@ double check_attention(const std::vector<float> &out, const std::vector<ld> &ref
     int ex = 0;
     std::frexp(static_cast<double>(std::max(std::fabs(ref[i]), rms)), &ex);
     const ld ulp = std::ldexp(1.0L, std::max(ex - 24, -149));
-    const double ratio = static_cast<double>(std::fabs(static_cast<ld>(out[i]) - ref[i]) / ulp);
+    const ld allowed = ulps * ulp + out_ulps * std::ldexp(1.0L, -24) * big;
+    const double ratio = static_cast<double>(std::fabs(static_cast<ld>(out[i]) - ref[i]) / allowed);
     worst = std::max(worst, ratio);
-    EXPECT_LE(ratio, ulps) << what << " [" << i << "]: " << out[i] << " vs " << static_cast<double>(ref[i]);
-    if (ratio > ulps) break;  // one message is enough
+    EXPECT_LE(ratio, 1.0) << what << " [" << i << "]: " << out[i] << " vs " << static_cast<double>(ref[i]);
+    if (ratio > 1.0) break;  // one message is enough
   }
   return worst;
 }
 
 // Shapes that take the f32 fast path (finite inputs of ordinary size): [2, 3, 67, 40] with v given transposed
-// (strided) and Ev = 21 (not a multiple of 8), causal and not; keys fewer and more than queries; a long head
-// (several row blocks and chunks, a partial last block). Plain f32 accumulation of the scores would be off by
-// tens of ulps here (each score's absolute error is a relative error of its weight); the kernel computes in
-// double and is held to 2 ulps (the op's contract allows 16).
+// (strided) and Ev = 21 (not a multiple of 16), causal and not; keys fewer and more than queries; a long head
+// (several row blocks and chunks, a partial last block). The kernel computes in f32 lanes where its bound admits
+// the scores (scale |q| |k| <= 2^14 / E) and in double lanes above (the last shape, scores in the thousands), and
+// is held to the op's contract without its backward-error term.
 TEST_F(CpuNn, AttentionFastPathMatchesALongDoubleReference) {
   struct Shape {
     int64_t B, H, L, S, E, Ev;
     double scale, qk_scale;
   };
-  const Shape shapes[] = {{2, 3, 67, 67, 40, 21, 0.125, 1.0},
-                          {2, 3, 67, 53, 40, 40, 0.3, 1.0},
-                          {1, 2, 45, 130, 24, 17, 0.2, 1.5},
-                          {1, 2, 300, 300, 64, 64, 0.125, 1.0},
-                          {1, 1, 70, 70, 8, 8, 0.5, 4.0}};
+  const Shape shapes[] = {{2, 3, 67, 67, 40, 21, 0.125, 1.0}, {2, 3, 67, 53, 40, 40, 0.3, 1.0},
+                          {1, 2, 45, 130, 24, 17, 0.2, 1.5},  {1, 2, 300, 300, 64, 64, 0.125, 1.0},
+                          {1, 1, 70, 70, 8, 8, 0.5, 4.0},     {1, 1, 70, 70, 8, 8, 0.5, 40.0}};
   Lcg rng{12345};
   for (const Shape &sh : shapes) {
     const int64_t B = sh.B, H = sh.H, L = sh.L, S = sh.S, E = sh.E, Ev = sh.Ev;
@@ -676,10 +679,11 @@ TEST_F(CpuNn, AttentionFastPathMatchesALongDoubleReference) {
                 PK_OK)
           << last_error().message;
       const std::vector<ld> ref = attention_ref(q, k, v, B, H, L, S, E, Ev, static_cast<ld>(sh.scale), causal);
-      check_attention(out, ref, 2.0,
+      check_attention(out, ref, 16.0,
                       "attention [" + std::to_string(B) + "," + std::to_string(H) + "," + std::to_string(L) + "," +
                           std::to_string(S) + "," + std::to_string(E) + "," + std::to_string(Ev) +
-                          "] causal=" + std::to_string(causal));
+                          "] causal=" + std::to_string(causal),
+                      16.0);
     }
   }
 }
@@ -721,12 +725,17 @@ TEST_F(CpuNn, AttentionHeadsOutsideTheFastPathStayExact) {
         }
       }
     }
-    // Head 2: only row 7 is NaN (all of it). The check treats non-finite references as such.
-    check_attention(oh, rh, 2.0, "head " + std::to_string(h));
+    // Head 2: only row 7 is NaN (all of it). The check treats non-finite references as such. Head 0 takes the f32
+    // fast path (held to the contract), the others the exact rows (held to 2 ulps).
+    if (h == 0) {
+      check_attention(oh, rh, 16.0, "head 0", 16.0);
+    } else {
+      check_attention(oh, rh, 2.0, "head " + std::to_string(h));
+    }
   }
 }
 
-// The f16 and bf16 rows take the same double-lane path (widened exactly, rounded once to the format).
+// The f16 and bf16 rows take the same f32-lane path (widened exactly, rounded once to the format).
 TEST_F(CpuNn, AttentionFastPathOfF16AndBf16) {
   const int64_t H = 2, L = 37, S = 37, E = 16, Ev = 9;
   Lcg rng{99};
