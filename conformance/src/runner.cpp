@@ -776,6 +776,15 @@ void finish_pair(PairRun &p) {
     r.status = p.quality ? Status::quality_warning : Status::pass;
     if (r.cases_not_supported > 0)
       r.message = std::to_string(r.cases_not_supported) + " cases declined: " + p.not_supported_reason;
+    // Cases the oracle cannot evaluate were checked by nothing: a pair that passes the rest says so, at the quality
+    // level, instead of passing as if they had run (igamma near a = x in the millions: its series needs about
+    // sqrt(a) terms).
+    if (r.cases_no_reference > 0) {
+      r.status = Status::quality_warning;
+      if (!r.message.empty()) r.message += "; ";
+      r.message += std::to_string(r.cases_no_reference) + " of " + std::to_string(r.cases) +
+                   " cases have no reference (the oracle cannot evaluate them): " + p.no_reference_reason;
+    }
   }
 }
 

@@ -6,12 +6,21 @@
 // factor x^a e^-x / Gamma(a) is computed so that its relative error stays a few 2^-64 times the size of its
 // exponent (see prefactor()); Q for small a and x uses Gautschi's form with an accurate 1 - x^a / Gamma(1 + a),
 // where 1 - P would cancel. zeta: direct summation of the first terms, then Euler-Maclaurin.
+#include <cstdio>
 #include <limits>
 
 #include "oracle_internal.hpp"
 
 namespace pk::oracle {
 namespace {
+
+// A value for a message: 17 significant digits, exponent form where it is long (std::to_string prints 309 digits
+// for 1.8e308).
+std::string num(long double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.17Lg", v);
+  return b;
+}
 
 const long double kNaN = std::numeric_limits<long double>::quiet_NaN();
 const long double kPi = 3.141592653589793238462643383279502884L;
@@ -49,15 +58,24 @@ long double hurwitz_zeta(long double s, long double q) {
   if (std::isinf(q)) return 0;  // q = -inf was rejected above (an "integer")
   if (std::isinf(s)) return q > 1 ? 0 : (q == 1 ? 1 : HUGE_VALL);
   const long double w_min = fmaxl(25, 2 * s);
-  long double sum = 0;
+  // The direct sum is compensated (Neumaier: sum + comp): for q < 0 its terms have both signs and may cancel to far
+  // below their size (zeta(7, -7.5) = zeta(7, 8.5) = 6.2e-7 after terms of up to 128 cancel in pairs), where a
+  // plain long double sum kept an error of 128 * 2^-64, 4e-12 of the result.
+  long double sum = 0, comp = 0;
   long double w = q;
   for (long long k = 0; w < w_min; ++k, w = q + static_cast<long double>(k)) {
-    if (k > kMaxTerms) unimplemented("zeta: too many terms for s = " + std::to_string(static_cast<double>(s)));
+    if (k > kMaxTerms) unimplemented("zeta: too many terms for s = " + num(s) + ", q = " + num(q));
     const long double term = powl(w, -s);
-    sum += term;
-    // the remaining terms add up to at most term * w / (s - 1) (an integral bound), when all are positive
-    if (w > 0 && term * w / (s - 1) < fabsl(sum) * kEpsilon) return sum;
+    const long double t = sum + term;
+    if (std::isfinite(t)) comp += fabsl(sum) >= fabsl(term) ? (sum - t) + term : (term - t) + sum;
+    sum = t;
+    const long double total = std::isfinite(sum) ? sum + comp : sum;  // an infinite sum keeps no correction
+    // the remaining terms add up to at most term * w / (s - 1) (an integral bound), when all are positive. `<=`: a
+    // term that underflowed to 0 with the sum still 0 (s in the millions and beyond: zeta(1e23, 2) is 2^-1e23) ends
+    // the sum at once; with `<` the loop ran to kMaxTerms for every such s, seconds per case generation.
+    if (w > 0 && term * w / (s - 1) <= fabsl(total) * kEpsilon) return total;
   }
+  if (std::isfinite(sum)) sum += comp;
   const long double ws = powl(w, -s);
   long double tail = w * ws / (s - 1) + ws / 2;
   // t_j = B_2j / (2j)! * s (s+1) ... (s+2j-2) * w^(-s-2j+1), built up from t_1 = B_2 / 2 * s * w^(-s-1)
@@ -144,7 +162,7 @@ long double p_series(long double a, long double x) {
   if (pre == 0) return 0;
   long double term = 1, sum = 1;
   for (long long n = 1;; ++n) {
-    if (n > kMaxTerms) unimplemented("igamma: series too slow for a = " + std::to_string(static_cast<double>(a)));
+    if (n > kMaxTerms) unimplemented("igamma: series too slow for a = " + num(a) + ", x = " + num(x));
     term *= x / (a + static_cast<long double>(n));
     sum += term;
     if (term < sum * kEpsilon) break;
@@ -162,7 +180,7 @@ long double q_fraction(long double a, long double x) {
   const long double tiny = 0x1p-16000L;
   long double b = x + 1 - a, c = 1 / tiny, d = 1 / b, h = d;
   for (long long n = 1;; ++n) {
-    if (n > kMaxTerms) unimplemented("igammac: fraction too slow for a = " + std::to_string(static_cast<double>(a)));
+    if (n > kMaxTerms) unimplemented("igammac: fraction too slow for a = " + num(a) + ", x = " + num(x));
     const long double an = -static_cast<long double>(n) * (static_cast<long double>(n) - a);
     b += 2;
     d = an * d + b;
