@@ -85,13 +85,13 @@ struct pk_be_event {
   pk_be_stream *recorded_on = nullptr;
 };
 
-// A fused elementwise region compiled at offer time.
+// A fused region (planned by the shared planner, printed by cl_region_printer) compiled at offer time.
 struct pk_be_kernel {
   pk::ocl::DeviceState *dev = nullptr;
-  pk::ocl::EwGraph graph;
+  pk::codegen::Region region;
+  std::vector<int64_t> shape;  // the element space
+  int32_t red = 0;             // trailing axes of `shape` reduced per row (0: elementwise regions only so far)
   std::unique_ptr<pk::ocl::KernelSet> kernels;
-  int32_t ndim = 0;
-  int64_t shape[PK_MAX_RANK] = {0};
   uint64_t numel = 1;
 };
 

@@ -9,6 +9,7 @@
 
 #include "primkit/op_info.hpp"
 #include "primkit/primkit.h"
+#include "primkit/region.hpp"
 
 namespace pk::ocl {
 
@@ -108,6 +109,15 @@ std::string gen_philox(uint32_t op, int32_t dtype, const DeviceCaps &caps);
 std::string gen_set(size_t bytes);
 std::string gen_iota(int32_t dtype, const DeviceCaps &caps);
 
+// The fusion planner's regions (primkit/region.hpp) as OpenCL C (cl_region_printer.cpp), printed with the
+// expressions and accumulators of the kernels above. Whether `r` prints for this device (every node an op and dtype
+// the backend generates; no complex values, per-launch scalars or index reductions; at most kMaxRegionArgs
+// arguments); `why` says why not.
+constexpr size_t kMaxRegionArgs = 16;
+bool region_printable(const codegen::Region &r, const DeviceCaps &caps, std::string *why);
+// A region without reductions: gen_elementwise's program (its kernels, arguments and vector variants).
+std::string print_elementwise_region(const codegen::Region &r, const DeviceCaps &caps, bool *vector,
+                                     uint32_t *vec_elems);
 // Host-side: the storage bits of `value` converted to dtype as convert_element_type does (round to nearest even,
 // ints truncate and saturate, NaN -> 0, f8e4m3fn saturates, bool is value != 0).
 uint64_t value_bits(double value, int32_t dtype);
