@@ -118,6 +118,14 @@ bool region_printable(const codegen::Region &r, const DeviceCaps &caps, std::str
 // A region without reductions: gen_elementwise's program (its kernels, arguments and vector variants).
 std::string print_elementwise_region(const codegen::Region &r, const DeviceCaps &caps, bool *vector,
                                      uint32_t *vec_elems);
+// A reducing region (a row program, or a chain closed by a reduction over the last axis) over rows of `cols`
+// elements: kernels pk_row (every argument dense over its kind's shape) and pk_row_strided, one work-item per row
+// (work-groups of kRowLocal). Arguments: for each of Region::num_args tensors `ptr, ulong offset` (+ `pk_dims
+// strides` over the element space in the strided kernel), then (strided) `pk_dims shape, int rank, int lead` (lead:
+// the unreduced axes), then `ulong rows, ulong cols`. Empty (with `why`) when it does not print.
+constexpr uint32_t kRowLocal = 64;
+std::string print_row_region(const codegen::Region &r, const DeviceCaps &caps, std::string *why);
+
 // Host-side: the storage bits of `value` converted to dtype as convert_element_type does (round to nearest even,
 // ints truncate and saturate, NaN -> 0, f8e4m3fn saturates, bool is value != 0).
 uint64_t value_bits(double value, int32_t dtype);
