@@ -85,19 +85,21 @@ struct pk_be_event {
   pk_be_stream *recorded_on = nullptr;
 };
 
-// A fused elementwise region compiled at offer time.
+// A fused region (planned by the shared planner, printed by cl_region_printer) compiled at offer time.
 struct pk_be_kernel {
   pk::ocl::DeviceState *dev = nullptr;
-  pk::ocl::EwGraph graph;
+  pk::codegen::Region region;
+  std::vector<int64_t> shape;  // the element space
+  int32_t red = 0;             // trailing axes of `shape` reduced per row; 0: an elementwise region
   std::unique_ptr<pk::ocl::KernelSet> kernels;
-  int32_t ndim = 0;
-  int64_t shape[PK_MAX_RANK] = {0};
   uint64_t numel = 1;
 };
 
 namespace pk::ocl {
 
 enum KernelSlot { kContig = 0, kStrided = 1, kVec = 2, kVecNonTemporal = 3 };
+// The kernels of a fused reducing region (print_row_region): dense, then strided.
+const char *const kRowKernels[] = {"pk_row", "pk_row_strided"};
 // The kernels of an elementwise program (gen_elementwise), in slot order; the last two only in vector programs.
 const char *const kElementwiseKernels[] = {"pk_ew_contig", "pk_ew_strided", "pk_ew_vec", "pk_ew_vec_nt"};
 constexpr size_t kLocal = 256;  // work-group size of the one-element-per-work-item kernels

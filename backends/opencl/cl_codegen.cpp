@@ -757,8 +757,8 @@ std::string binary_expr(uint32_t op, int32_t t, uint32_t variant, const std::str
   }
 }
 
-// The expression of one op over compute-typed operands a[] (of dtype t, the op's type variable), in the compute
-// type `C` (a scalar or vector type name). Returns "" when the op has no kernel for t (why says so).
+}  // namespace
+
 std::string op_expr(uint32_t op, int32_t t, int32_t out_dt, uint32_t variant, uint64_t const_bits, const std::string *a,
                     const std::string &C, const DeviceCaps &caps, std::string *why) {
   const ClType &ty = cl_type(t);
@@ -802,13 +802,22 @@ std::string op_expr(uint32_t op, int32_t t, int32_t out_dt, uint32_t variant, ui
   return binary_expr(op, t, variant, a, C, caps, why);
 }
 
-// The type variable's dtype of a node: where's is its second input, copy_to's either; otherwise input 0.
 int32_t type_var_dtype(uint32_t op, const int32_t *in_dtypes, uint32_t num_inputs) {
   if (op == PK_OP_WHERE) return num_inputs > 1 ? in_dtypes[1] : -1;
   return num_inputs > 0 ? in_dtypes[0] : -1;
 }
 
-}  // namespace
+bool vector_node(uint32_t op, int32_t vt, uint32_t variant, const DeviceCaps &caps) {
+  if (op == PK_OP_CONVERT_ELEMENT_TYPE && static_cast<int32_t>(variant) != vt) return false;
+  return (vt == PK_DTYPE_F32 || vt == PK_DTYPE_F64) && vector_op(op) && !trig_in_f64(op, vt, caps) &&
+         op != PK_OP_TANH && !overflow_guarded_in_f64(op, vt);
+}
+
+uint32_t vector_width(int32_t vt) {
+  // 256-bit vectors (float8 / double4): wider ones change the call ABI of the builtins on AVX2-only PoCL builds
+  // (and it warns on every build).
+  return vt == PK_DTYPE_F64 ? 4 : 8;
+}
 
 bool dtype_supported(int32_t dt, const DeviceCaps &caps, std::string *why) {
   auto no = [&](const char *r) {
@@ -851,14 +860,8 @@ std::string gen_elementwise(const EwGraph &g, const DeviceCaps &caps, bool *vect
   const int32_t vt = used.empty() ? -1 : g.dtypes[used[0]];
   bool vec = vt == PK_DTYPE_F32 || vt == PK_DTYPE_F64;
   for (int32_t v : used) vec = vec && g.dtypes[v] == vt;
-  for (const EwNode &n : g.nodes) {
-    vec = vec && vector_op(n.op_id) && !trig_in_f64(n.op_id, vt, caps) && n.op_id != PK_OP_TANH &&
-          !overflow_guarded_in_f64(n.op_id, vt);
-    if (n.op_id == PK_OP_CONVERT_ELEMENT_TYPE) vec = vec && static_cast<int32_t>(n.variant) == vt;
-  }
-  // 256-bit vectors (float8 / double4): wider ones change the call ABI of the builtins on AVX2-only PoCL builds
-  // (and it warns on every build); two of them per work-item amortize the work-item loop.
-  const uint32_t W = vt == PK_DTYPE_F64 ? 4 : 8, U = 2;
+  for (const EwNode &n : g.nodes) vec = vec && vector_node(n.op_id, vt, n.variant, caps);
+  const uint32_t W = vector_width(vt), U = 2;  // two vectors per work-item amortize the work-item loop
   if (vector) *vector = vec;
   if (vec_elems) *vec_elems = vec ? W * U : 1;
 

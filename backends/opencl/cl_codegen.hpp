@@ -9,6 +9,7 @@
 
 #include "primkit/op_info.hpp"
 #include "primkit/primkit.h"
+#include "primkit/region.hpp"
 
 namespace pk::ocl {
 
@@ -107,6 +108,23 @@ std::string gen_philox(uint32_t op, int32_t dtype, const DeviceCaps &caps);
 // start + i * step converted to dtype.
 std::string gen_set(size_t bytes);
 std::string gen_iota(int32_t dtype, const DeviceCaps &caps);
+
+// The fusion planner's regions (primkit/region.hpp) as OpenCL C (cl_region_printer.cpp), printed with the
+// expressions and accumulators of the kernels above. Whether `r` prints for this device (every node an op and dtype
+// the backend generates; no complex values, per-launch scalars or index reductions; at most kMaxRegionArgs
+// arguments); `why` says why not.
+constexpr size_t kMaxRegionArgs = 16;
+bool region_printable(const codegen::Region &r, const DeviceCaps &caps, std::string *why);
+// A region without reductions: gen_elementwise's program (its kernels, arguments and vector variants).
+std::string print_elementwise_region(const codegen::Region &r, const DeviceCaps &caps, bool *vector,
+                                     uint32_t *vec_elems);
+// A reducing region (a row program, or a chain closed by a reduction over the last axis) over rows of `cols`
+// elements: kernels pk_row (every argument dense over its kind's shape) and pk_row_strided, one work-item per row
+// (work-groups of kRowLocal). Arguments: for each of Region::num_args tensors `ptr, ulong offset` (+ `pk_dims
+// strides` over the element space in the strided kernel), then (strided) `pk_dims shape, int rank, int lead` (lead:
+// the unreduced axes), then `ulong rows, ulong cols`. Empty (with `why`) when it does not print.
+constexpr uint32_t kRowLocal = 64;
+std::string print_row_region(const codegen::Region &r, const DeviceCaps &caps, std::string *why);
 
 // Host-side: the storage bits of `value` converted to dtype as convert_element_type does (round to nearest even,
 // ints truncate and saturate, NaN -> 0, f8e4m3fn saturates, bool is value != 0).

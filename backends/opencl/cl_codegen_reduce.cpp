@@ -167,6 +167,43 @@ RedTypes red_types(uint32_t op, int32_t dt, const DeviceCaps &caps) {
 }
 }  // namespace
 
+RedCode red_code(uint32_t op, int32_t dt, const DeviceCaps &caps) {
+  const RedTypes t = red_types(op, dt, caps);
+  RedCode r;
+  r.acc = t.acc;
+  r.init = t.init;
+  r.combine = t.combine_fn;
+  r.float_acc = float_sum_acc(op, dt) || float_prod_acc(op, dt, caps);
+  r.dt = dt;
+  r.op = op;
+  return r;
+}
+
+const char *float_accumulators() {
+  return kFloatAccumulators;
+}
+
+std::string RedCode::lift(const std::string &x) const {
+  const Combine fold = reduction_fold(op);
+  if (fold == Combine::logical_and || fold == Combine::logical_or) return "((uchar)((" + x + ") != 0))";
+  if (float_acc) return std::string(fold == Combine::add ? "pk_fsum_ld" : "pk_fprod_ld") + "((double)(" + x + "))";
+  return (acc == "ulong" ? "(ulong)(long)" : "(" + acc + ")") + "(" + x + ")";
+}
+
+std::string RedCode::finish(const std::string &v, const std::string &n) const {
+  const Combine fold = reduction_fold(op);
+  if (fold == Combine::logical_and || fold == Combine::logical_or) return "((uchar)(" + v + "))";
+  const std::string ct = cl_type(dt).ct;
+  if (float_acc) {
+    const std::string fin = fold == Combine::add
+                                ? "pk_fsum_st(" + v + ", " + (op == PK_OP_MEAN ? "(double)" + n : "1.0") + ")"
+                                : "pk_fprod_st(" + v + ")";
+    return "(" + ct + ")" + fin;
+  }
+  // mean divides once, in the accumulator type, before the one rounding to the output format.
+  return "(" + ct + ")" + (op == PK_OP_MEAN ? "((" + v + ") / (" + acc + ")" + n + ")" : "(" + v + ")");
+}
+
 bool reduction_supported(uint32_t op_id, int32_t dt, const DeviceCaps &caps, std::string *why) {
   auto no = [&](const char *r) {
     if (why) *why = r;
@@ -252,27 +289,17 @@ std::string gen_reduction(uint32_t op, int32_t dt, const DeviceCaps &caps) {
   if (logical && is_cx(dt)) {
     // A complex value is true when either part is nonzero.
     src += "#define PK_LD(p, e) ((uchar)((p[e]).x != 0 || (p[e]).y != 0))\n#define PK_ST(v) ((uchar)(v))\n";
-  } else if (logical) {
-    src += "#define PK_LD(p, e) ((uchar)(" + load_expr(dt, "p[e]") + " != 0))\n#define PK_ST(v) ((uchar)(v))\n";
-  } else if (is_cx(dt)) {
+  } else if (is_cx(dt) && !logical) {
     const std::string ld = dt == PK_DTYPE_C64 ? "convert_double2(p[e])" : "(p[e])";
     const bool sum = fold == Combine::add;
     const std::string st = sum ? "pk_csum_st(v)" : "pk_cprod_st(v)";
     src += "#define PK_LD(p, e) (" + std::string(sum ? "pk_csum_ld(" : "pk_cprod_ld(") + ld + "))\n";
     src += "#define PK_ST(v) (" + (dt == PK_DTYPE_C64 ? "convert_float2(" + st + ")" : st) + ")\n";
-  } else if (float_sum_acc(op, dt) || float_prod_acc(op, dt, caps)) {
-    const bool sum = float_sum_acc(op, dt);
-    src += std::string("#define PK_LD(p, e) (") + (sum ? "pk_fsum_ld" : "pk_fprod_ld") + "((double)(" +
-           load_expr(dt, "p[e]") + ")))\n";
-    const std::string fin =
-        sum ? std::string("pk_fsum_st(v, ") + (op == PK_OP_MEAN ? "(double)n_red" : "1.0") + ")" : "pk_fprod_st(v)";
-    src += "#define PK_ST(v) (" + store_expr(dt, std::string("(") + ty.ct + ")" + fin) + ")\n";
   } else {
-    const std::string conv_in = ACC == "ulong" ? "(ulong)(long)" : "(" + ACC + ")";
-    src += "#define PK_LD(p, e) (" + conv_in + "(" + load_expr(dt, "p[e]") + "))\n";
-    // mean divides once, in the accumulator type, before the one rounding to the output format.
-    const std::string fin = op == PK_OP_MEAN ? "((v) / (" + ACC + ")n_red)" : "(v)";
-    src += "#define PK_ST(v) (" + store_expr(dt, std::string("(") + ty.ct + ")" + fin) + ")\n";
+    const RedCode rc = red_code(op, dt, caps);
+    src += "#define PK_LD(p, e) (" + rc.lift(load_expr(dt, "p[e]")) + ")\n";
+    const std::string fin = rc.finish("v", "n_red");
+    src += "#define PK_ST(v) (" + (logical ? fin : store_expr(dt, fin)) + ")\n";
   }
   const std::string OT = logical ? "uchar" : ty.st;
   // Offset of reduced element j: the reduced axes' index decomposition (rank nred).

@@ -1,5 +1,9 @@
-// cl_fusion.cpp — the OpenCL backend's fusion hook: claims chains of elementwise nodes of one shape, compiles
-// each into one generated kernel (cl_codegen's gen_elementwise) at offer time, and launches it.
+// cl_fusion.cpp — the OpenCL backend's fusion hook. What to fuse is the shared planner's answer (primkit/region.hpp,
+// the same as the cpu and cuda backends get): first the whole offered subgraph as one row program (softmax,
+// log_softmax, layer_norm, rms_norm decomposed over their trailing axes), otherwise the longest run of elementwise
+// nodes of one shape, optionally closed by a reduction over the last axis. cl_region_printer prints the region as
+// OpenCL C, built at offer time; a region the printer does not handle on this device, or whose program fails to
+// build, is declined (its nodes then run one by one).
 #include <algorithm>
 #include <memory>
 #include <new>
@@ -10,18 +14,37 @@
 #include "cl_codegen.hpp"
 #include "primkit/backend_kit.hpp"
 #include "primkit/op_info.hpp"
+#include "primkit/region.hpp"
 
 namespace pk::ocl {
 
 using kit::fail;
 
-// --- fusion -----------------------------------------------------------------------------------------------------
+namespace {
 
-// Claims the longest prefix (in the offered topological order) of elementwise nodes this backend generates, all of
-// the first node's output shape: a prefix of a topological order is always convex. Fewer than two nodes: decline.
+// Plans the offer: a row program over the whole subgraph, else a run (claims the nodes in `claimed`).
+bool plan(const pk_subgraph &graph, std::vector<uint8_t> &claimed, pk_be_kernel &k, std::string &why) {
+  int64_t shape[PK_MAX_RANK];
+  int32_t ndim = 0;
+  std::string row_why;
+  if (codegen::row_region_from_subgraph(graph, claimed.data(), k.region, shape, ndim, k.red, row_why)) {
+    k.shape.assign(shape, shape + ndim);
+    return true;
+  }
+  std::fill(claimed.begin(), claimed.end(), uint8_t{0});
+  if (!codegen::region_from_subgraph(graph, claimed.data(), k.region, shape, ndim, why)) return false;
+  k.shape.assign(shape, shape + ndim);
+  // A run closed by a reduction reduces the last axis (the planner's rule for runs).
+  k.red = k.region.reduces() ? 1 : 0;
+  return true;
+}
+
+}  // namespace
+
 pk_status ocl_fusion_offer(pk_be_context *ctx, uint32_t device, const pk_subgraph *graph, pk_fusion_claim *claim,
                            pk_be_kernel **out) {
-  if (graph == nullptr || claim == nullptr || out == nullptr || device >= ctx->devices.size()) {
+  if (graph == nullptr || claim == nullptr || out == nullptr || device >= ctx->devices.size() ||
+      claim->num_nodes != graph->num_nodes) {
     return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "opencl: fusion_offer: bad arguments");
   }
   *out = nullptr;
@@ -29,72 +52,36 @@ pk_status ocl_fusion_offer(pk_be_context *ctx, uint32_t device, const pk_subgrap
   try {
     auto k = std::make_unique<pk_be_kernel>();
     k->dev = &dev;
-    EwGraph &g = k->graph;
-    for (uint32_t v = 0; v < graph->num_values; ++v) g.dtypes.push_back(kit::dtype_id(graph->values[v].dtype));
-    uint32_t claimed = 0;
-    const pk_graph_value *shape0 = nullptr;
-    for (uint32_t i = 0; i < graph->num_nodes && i < claim->num_nodes; ++i) {
-      const pk_graph_node &n = graph->nodes[i];
-      const pk::meta::OpInfo *op = pk::meta::find_op(n.op_id);
-      if (op == nullptr || !is_ew_op(*op) || n.num_outputs != 1 || n.num_inputs > 3 || n.num_inputs == 0) break;
-      const pk_graph_value &ov = graph->values[n.outputs[0]];
-      if (shape0 && (ov.ndim != shape0->ndim || !std::equal(ov.shape, ov.shape + ov.ndim, shape0->shape))) break;
-      EwNode node;
-      node.op_id = n.op_id;
-      node.num_inputs = n.num_inputs;
-      int32_t in_dt[3] = {-1, -1, -1};
-      bool shapes_ok = true;
-      for (uint32_t j = 0; j < n.num_inputs; ++j) {
-        node.inputs[j] = static_cast<int32_t>(n.inputs[j]);
-        in_dt[j] = g.dtypes[n.inputs[j]];
-        const pk_graph_value &iv = graph->values[n.inputs[j]];
-        shapes_ok = shapes_ok && iv.ndim == ov.ndim && std::equal(iv.shape, iv.shape + iv.ndim, ov.shape);
-      }
-      node.output = static_cast<int32_t>(n.outputs[0]);
-      const int32_t out_dt = g.dtypes[n.outputs[0]];
-      if (n.op_id == PK_OP_CONVERT_ELEMENT_TYPE) node.variant = static_cast<uint32_t>(out_dt);
-      if (n.op_id == PK_OP_ROUND && n.attrs)
-        node.variant = static_cast<uint32_t>(static_cast<const pk_attrs_round *>(n.attrs)->mode);
-      if (n.op_id == PK_OP_FILL) {
-        if (n.attrs == nullptr) break;
-        node.const_bits = value_bits(static_cast<const pk_attrs_fill *>(n.attrs)->value, out_dt);
-      }
-      if (!shapes_ok || !ew_op_supported(n.op_id, in_dt, n.num_inputs, out_dt, node.variant, dev.caps, nullptr)) break;
-      g.nodes.push_back(node);
-      shape0 = &ov;
-      ++claimed;
+    std::vector<uint8_t> claimed(graph->num_nodes, 0);
+    std::string why;
+    if (!plan(*graph, claimed, *k, why)) return PK_OK;
+    if (!region_printable(k->region, dev.caps, &why)) {
+      log_line(ctx, PK_LOG_INFO, "opencl: fused region declined: " + why);
+      return PK_OK;
     }
-    if (claimed < 2) return PK_OK;
-    // Arguments in pk_fusion_claim order: values read but not produced by the claim, then produced values read
-    // after it or leaving the subgraph; both ascending.
-    std::vector<bool> produced(graph->num_values, false), read(graph->num_values, false),
-        read_after(graph->num_values, false);
-    for (uint32_t i = 0; i < graph->num_nodes; ++i) {
-      const pk_graph_node &n = graph->nodes[i];
-      for (uint32_t j = 0; j < n.num_inputs; ++j) (i < claimed ? read : read_after)[n.inputs[j]] = true;
-      if (i < claimed) produced[n.outputs[0]] = true;
-    }
-    for (uint32_t v = 0; v < graph->num_values; ++v)
-      if (read[v] && !produced[v]) g.args.push_back(static_cast<int32_t>(v));
-    g.num_in_args = static_cast<uint32_t>(g.args.size());
-    for (uint32_t v = 0; v < graph->num_values; ++v)
-      if (produced[v] && (read_after[v] || graph->values[v].is_output)) g.args.push_back(static_cast<int32_t>(v));
-    if (g.args.size() > 16 || g.args.size() == g.num_in_args) return PK_OK;
-    k->ndim = shape0->ndim;
-    std::copy(shape0->shape, shape0->shape + shape0->ndim, k->shape);
-    for (int32_t d = 0; d < k->ndim; ++d) k->numel *= static_cast<uint64_t>(k->shape[d]);
+    for (int64_t d : k->shape) k->numel *= static_cast<uint64_t>(d);
+    std::string source;
     bool vector = false;
     uint32_t w = 1;
-    const std::string source = gen_elementwise(g, dev.caps, &vector, &w);
-    if (pk_status st = make_kernel_set(dev, source, kElementwiseKernels, vector ? 4 : 2, 0, k->kernels)) {
+    if (k->red == 0) {
+      source = print_elementwise_region(k->region, dev.caps, &vector, &w);
+    } else {
+      source = print_row_region(k->region, dev.caps, &why);
+      if (source.empty()) {
+        log_line(ctx, PK_LOG_INFO, "opencl: fused region declined: " + why);
+        return PK_OK;
+      }
+    }
+    const char *const *names = k->red == 0 ? kElementwiseKernels : kRowKernels;
+    const size_t count = k->red == 0 ? (vector ? 4 : 2) : 2;
+    if (make_kernel_set(dev, source, names, count, 0, k->kernels) != PK_OK) {
       // A region that fails to build is declined (the nodes then run one by one), but said in the log.
-      log_line(ctx, 1, std::string("opencl: fused region declined: ") + kit::last_error().message);
-      (void)st;
+      log_line(ctx, PK_LOG_WARNING, std::string("opencl: fused region declined: ") + kit::last_error().message);
       return PK_OK;
     }
     k->kernels->vector = vector;
     k->kernels->vec_elems = w;
-    for (uint32_t i = 0; i < claimed; ++i) claim->claimed[i] = 1;
+    std::copy(claimed.begin(), claimed.end(), claim->claimed);
     *out = k.release();
   } catch (const std::bad_alloc &) {
     return fail(PK_ERROR_OUT_OF_MEMORY, 0, -1, "opencl: fusion_offer: out of host memory");
@@ -102,13 +89,53 @@ pk_status ocl_fusion_offer(pk_be_context *ctx, uint32_t device, const pk_subgrap
   return PK_OK;
 }
 
+namespace {
+
+// A row program's launch: one work-item per row; the dense kernel where every argument is row-major over its
+// kind's shape, else the strided one with every argument's strides over the element space.
+pk_status run_rows(pk_be_stream *s, pk_be_kernel &k, const pk_tensor *args, uint32_t num_args) {
+  const int32_t rank = static_cast<int32_t>(k.shape.size()), lead = rank - k.red;
+  uint64_t rows = 1, cols = 1;
+  for (int32_t d = 0; d < rank; ++d) (d < lead ? rows : cols) *= static_cast<uint64_t>(k.shape[d]);
+  if (rows == 0) return PK_OK;
+  const size_t nin = k.region.inputs.size();
+  TensorArg a[kMaxRegionArgs];
+  bool dense = true;
+  for (uint32_t i = 0; i < num_args; ++i) {
+    a[i] = tensor_arg(args[i]);
+    dense = dense && a[i].dense;
+    // Strides over the element space: a row value has none on the reduced axes, a column value none on the others.
+    const uint32_t v = i < nin ? k.region.inputs[i] : k.region.outputs[i - nin];
+    const codegen::Kind kind = k.region.kind(v);
+    Dims st{};
+    for (int32_t d = 0; d < args[i].ndim; ++d) st.v[kind == codegen::kCol ? lead + d : d] = a[i].strides.v[d];
+    a[i].strides = st;
+  }
+  KernelSet &ks = *k.kernels;
+  cl_kernel kern = ks.k[dense ? 0 : 1].get();
+  std::lock_guard<std::mutex> g(ks.mu);
+  Args set{kern};
+  for (uint32_t i = 0; i < num_args; ++i) {
+    set(a[i].mem)(a[i].offset);
+    if (!dense) set(a[i].strides);
+  }
+  if (!dense) set(dims_of(k.shape.data(), rank))(static_cast<cl_int>(rank))(static_cast<cl_int>(lead));
+  set(rows)(cols);
+  if (set.err != CL_SUCCESS) return stream_fail(s, set.err, 0, "clSetKernelArg failed");
+  const size_t local = kRowLocal, global = round_up(static_cast<size_t>(rows), local);
+  return enqueue(s, kern, 1, &global, &local, 0);
+}
+
+}  // namespace
+
 pk_status ocl_kernel_launch(pk_be_stream *s, pk_be_kernel *k, const pk_tensor *args, uint32_t num_args) {
   if (pk_status st = sticky_check(s)) return st;
-  if (k == nullptr || num_args != k->graph.args.size() || (num_args && args == nullptr)) {
-    return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "opencl: kernel_launch: expected %zu arguments, got %u",
-                k ? k->graph.args.size() : size_t{0}, num_args);
-  }
-  const pk_tensor *ts[16];
+  if (k == nullptr) return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "opencl: kernel_launch: NULL kernel");
+  // The kernel indexes every argument through the element space it was planned for: other tensors are refused.
+  std::string mismatch;
+  if (!codegen::fused_args_match(k->region, k->shape, k->red, args, num_args, mismatch))
+    return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "opencl: kernel_launch: %s", mismatch.c_str());
+  const pk_tensor *ts[kMaxRegionArgs];
   for (uint32_t i = 0; i < num_args; ++i) {
     if (!aligned_offset(args[i])) {
       return fail(PK_ERROR_INVALID_ARGUMENT, 0, static_cast<int32_t>(i),
@@ -116,7 +143,9 @@ pk_status ocl_kernel_launch(pk_be_stream *s, pk_be_kernel *k, const pk_tensor *a
     }
     ts[i] = &args[i];
   }
-  return run_elementwise(s, *k->kernels, ts, num_args, k->numel, k->ndim, k->shape, 0);
+  if (k->red > 0) return run_rows(s, *k, args, num_args);
+  return run_elementwise(s, *k->kernels, ts, num_args, k->numel, static_cast<int32_t>(k->shape.size()), k->shape.data(),
+                         0);
 }
 
 pk_status ocl_kernel_destroy(pk_be_context *, pk_be_kernel *k) {

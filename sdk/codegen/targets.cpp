@@ -1,5 +1,6 @@
 // targets.cpp — lowering a kernel module: PTX through the NVPTX target, host code through ORC LLJIT (with the
 // O3 pipeline of the host's target machine, so the CPU loops are vectorized for the CPU the process runs on).
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -282,6 +283,26 @@ class HostJit {
 
 void *jit_compile(const KernelSpec &spec, HostMode mode, std::string &err, double *compile_ms) {
   return HostJit::get().compile(spec, mode, err, compile_ms);
+}
+
+Params::Params(const std::vector<void *> &pointers, int64_t n, int64_t cols, const std::vector<int64_t> &shape,
+               const std::vector<std::vector<int64_t>> &strides, const std::vector<int64_t> &extra)
+    : pointers_(pointers) {
+  scalars_.push_back(n);
+  scalars_.push_back(cols);
+  if (!shape.empty()) {
+    scalars_.insert(scalars_.end(), shape.begin(), shape.end());
+    for (const auto &s : strides) scalars_.insert(scalars_.end(), s.begin(), s.end());
+  }
+  scalars_.insert(scalars_.end(), extra.begin(), extra.end());
+  for (void *&p : pointers_) slots_.push_back(&p);
+  for (int64_t &s : scalars_) slots_.push_back(&s);
+}
+
+uint32_t grid_for(int64_t n) {
+  // Grid-stride loops cover the rest; 2^20 blocks keep every SM busy without a huge grid.
+  const int64_t blocks = (n + kBlock - 1) / kBlock;
+  return static_cast<uint32_t>(std::clamp<int64_t>(blocks, 1, int64_t{1} << 20));
 }
 
 }  // namespace pk::codegen

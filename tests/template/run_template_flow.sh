@@ -57,20 +57,26 @@ test -d "$prefix/lib/primkit" || fail "the plugin folder is not installed"
 # The op table as C++ data, which the reference backends use and the template links (PrimKit::primops).
 test -f "$prefix/include/primkit/op_info.hpp" || fail "primkit/op_info.hpp is not installed"
 ls "$prefix"/lib*/libprimkit_primops.a > /dev/null 2>&1 || fail "the PrimKit::primops library is not installed"
-# The rest of the kit the reference backends link: the device math (PrimKit::devmath) and, in a build with LLVM,
-# the code generator (PrimKit::codegen). A vendor project takes both from the prefix alone (kit_consumer/).
+# The rest of the kit the reference backends link: the device math (PrimKit::devmath), the fusion planner
+# (PrimKit::region) and, in a build with LLVM, the code generator (PrimKit::codegen). A vendor project takes them
+# from the prefix alone (kit_consumer/).
 test -f "$prefix/include/primkit/devmath/devmath.hpp" || fail "the device math is not installed"
+test -f "$prefix/include/primkit/region.hpp" || fail "primkit/region.hpp is not installed"
+ls "$prefix"/lib*/libprimkit_region.a > /dev/null 2>&1 || fail "the PrimKit::region library is not installed"
 generator=()
 command -v ninja > /dev/null 2>&1 && generator=(-G Ninja)
+require_codegen=OFF
 if ls "$prefix"/lib*/cmake/PrimKit/PrimKitCodegenTargets.cmake > /dev/null 2>&1; then
-  step "a vendor project links the device math and the code generator from the prefix"
-  cmake -S "$source_dir/tests/template/kit_consumer" -B "$work/kit" "${generator[@]}" -DCMAKE_PREFIX_PATH="$prefix" \
-    > "$work/kit-configure.log" 2>&1 || { cat "$work/kit-configure.log"; fail "kit_consumer: configure failed"; }
-  cmake --build "$work/kit" > "$work/kit-build.log" 2>&1 || { cat "$work/kit-build.log"; fail "kit_consumer: build failed"; }
-  "$work/kit/kit_consumer" || fail "kit_consumer: a check failed"
+  require_codegen=ON
+  step "a vendor project links the device math, the planner and the code generator from the prefix"
 else
-  echo "(this build has no code generator: the kit_consumer step is skipped)"
+  step "a vendor project links the device math and the planner from the prefix (this build has no code generator)"
 fi
+cmake -S "$source_dir/tests/template/kit_consumer" -B "$work/kit" "${generator[@]}" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DKIT_REQUIRE_CODEGEN=$require_codegen > "$work/kit-configure.log" 2>&1 ||
+  { cat "$work/kit-configure.log"; fail "kit_consumer: configure failed"; }
+cmake --build "$work/kit" > "$work/kit-build.log" 2>&1 || { cat "$work/kit-build.log"; fail "kit_consumer: build failed"; }
+"$work/kit/kit_consumer" || fail "kit_consumer: a check failed"
 
 step "new-backend refuses bad input and writes nothing"
 expect_error 2 "invalid backend name" "$primkit" new-backend Acme --dir "$work/bad"

@@ -7,9 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "primkit/codegen.hpp"
-
-#include "emit.hpp"
+#include "primkit/region.hpp"
 
 namespace pk::codegen::detail {
 

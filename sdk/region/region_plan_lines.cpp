@@ -3,8 +3,8 @@
 // over it (see region_plan.cpp for the other ops). No LLVM here.
 #include <algorithm>
 
-#include "primkit/codegen.hpp"
 #include "primkit/op_info.hpp"
+#include "primkit/region.hpp"
 
 #include "region_internal.hpp"
 

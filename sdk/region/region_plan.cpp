@@ -8,8 +8,8 @@
 #include <optional>
 
 #include "primkit/backend_kit.hpp"
-#include "primkit/codegen.hpp"
 #include "primkit/op_info.hpp"
+#include "primkit/region.hpp"
 
 #include "region_internal.hpp"
 
@@ -640,7 +640,6 @@ bool coverage(const pk::meta::OpInfo &op, const int32_t *in, uint32_t nin, const
 // The detail helpers the functions below use (emit.hpp, region_internal.hpp).
 using detail::coverage;
 using detail::dense_strides;
-using detail::is_fft_op;
 using detail::numel;
 using detail::plan_impl;
 using detail::Strides;

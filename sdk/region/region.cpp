@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "primkit/codegen.hpp"
 #include "primkit/op_info.hpp"
+#include "primkit/region.hpp"
 
 #include "region_internal.hpp"
 
@@ -402,13 +402,6 @@ bool single(uint32_t op_id, const int32_t *in_dtypes, uint32_t num_inputs, const
 // The detail helpers the functions below use (emit.hpp, region_internal.hpp).
 using detail::check_node;
 using detail::cls;
-using detail::is_fft_op;
-using detail::is_line_op;
-using detail::is_order_op;
-using detail::is_philox_op;
-using detail::is_reduction_op;
-using detail::is_scatter_op;
-using detail::kFftAxes;
 using detail::kRules;
 using detail::OpRule;
 using detail::single;
@@ -448,7 +441,7 @@ std::string check(const Region &r) {
           return text("%s: reads a value that is neither an input nor computed before", pk::meta::op_name(n.op_id));
     if (known[n.output]) return "a value is computed twice";
     if (is_line_op(n.op_id) || n.op_id == PK_OP_GATHER || n.op_id == PK_OP_INDEX_SELECT) {
-      // Kernels of their own: the emitter has a dedicated body for each (see codegen.hpp's Node).
+      // Kernels of their own: the emitter has a dedicated body for each (see region.hpp's Node).
       if (r.nodes.size() != 1 || !r.kinds.empty())
         return text("%s: only as a region's single node", pk::meta::op_name(n.op_id));
       if (n.op_id == PK_OP_INDEX_SELECT) return "index_select: planned as a gather";
@@ -586,26 +579,6 @@ std::vector<Region> supported_single_op_regions() {
     out.push_back(std::move(r));
   }
   return out;
-}
-
-Params::Params(const std::vector<void *> &pointers, int64_t n, int64_t cols, const std::vector<int64_t> &shape,
-               const std::vector<std::vector<int64_t>> &strides, const std::vector<int64_t> &extra)
-    : pointers_(pointers) {
-  scalars_.push_back(n);
-  scalars_.push_back(cols);
-  if (!shape.empty()) {
-    scalars_.insert(scalars_.end(), shape.begin(), shape.end());
-    for (const auto &s : strides) scalars_.insert(scalars_.end(), s.begin(), s.end());
-  }
-  scalars_.insert(scalars_.end(), extra.begin(), extra.end());
-  for (void *&p : pointers_) slots_.push_back(&p);
-  for (int64_t &s : scalars_) slots_.push_back(&s);
-}
-
-uint32_t grid_for(int64_t n) {
-  // Grid-stride loops cover the rest; 2^20 blocks keep every SM busy without a huge grid.
-  const int64_t blocks = (n + kBlock - 1) / kBlock;
-  return static_cast<uint32_t>(std::clamp<int64_t>(blocks, 1, int64_t{1} << 20));
 }
 
 }  // namespace pk::codegen

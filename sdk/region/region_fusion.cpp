@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <map>
 
-#include "primkit/codegen.hpp"
 #include "primkit/op_info.hpp"
+#include "primkit/region.hpp"
 
 #include "region_internal.hpp"
 
@@ -13,8 +13,6 @@ namespace pk::codegen {
 // The detail helpers the functions below use (emit.hpp, region_internal.hpp).
 using detail::check_node;
 using detail::is_dims_reduction;
-using detail::is_line_op;
-using detail::is_reduction_op;
 using detail::last_axis_only;
 using detail::take_attrs;
 using detail::text;
