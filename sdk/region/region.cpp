@@ -547,13 +547,13 @@ std::vector<Region> supported_single_op_regions() {
       for (int32_t o : outs) {
         std::vector<int32_t> ins;
         if (rl.op == PK_OP_WHERE) {
-          ins = {PK_DTYPE_BOOL, t, t};
+          ins = std::vector<int32_t>{PK_DTYPE_BOOL, t, t};
         } else if (rl.op == PK_OP_GATHER) {
-          ins = {t, PK_DTYPE_I64};
+          ins = std::vector<int32_t>{t, PK_DTYPE_I64};
         } else if (rl.op == PK_OP_SCATTER || rl.op == PK_OP_SCATTER_REDUCE) {
-          ins = {t, PK_DTYPE_I64, t};
+          ins = std::vector<int32_t>{t, PK_DTYPE_I64, t};
         } else if (rl.op == PK_OP_INDEX_PUT) {
-          ins = {t, t, PK_DTYPE_I32, PK_DTYPE_I64};
+          ins = std::vector<int32_t>{t, t, PK_DTYPE_I32, PK_DTYPE_I64};
         } else {
           // Every input of these ops has the type variable's dtype (iota has none).
           ins.assign(op->num_inputs, t);
@@ -573,7 +573,7 @@ std::vector<Region> supported_single_op_regions() {
   // The creation ops' fills (full, scalar_tensor, pad's border, maximum_value ...): a FILL without input.
   for (int32_t t : all) {
     Region r;
-    r.dtypes = {t};
+    r.dtypes.assign(1, t);  // not `= {t}`: GCC 12 at -O3 takes the copy into an empty vector for a null memmove
     r.nodes = {Node{PK_OP_FILL, {}, 0, -2.5, 0}};
     r.outputs = {0};
     out.push_back(std::move(r));
