@@ -23,7 +23,8 @@ __all__ = ["primkit_backend", "explain", "Report", "PrimKitCompileError", "decom
 
 # Ops PrimKit runs as one op (often one fused kernel) that the Core ATen table would otherwise break up.
 _KEEP = ("_scaled_dot_product_flash_attention_for_cpu", "silu", "hardswish", "hardsigmoid", "mish", "elu",
-         "softplus", "leaky_relu", "hardtanh", "clamp_min", "clamp_max", "masked_fill", "logsumexp", "logit")
+         "softplus", "leaky_relu", "hardtanh", "clamp_min", "clamp_max", "masked_fill", "logsumexp", "logit",
+         "addcdiv", "addcmul")
 
 
 @functools.lru_cache(maxsize=None)

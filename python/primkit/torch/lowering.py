@@ -379,6 +379,22 @@ def _div_mode_in(b, a, c, rounding_mode, odt):
     return b.op("div", a, c)  # integer div truncates toward zero
 
 
+@lowering(aten.addcdiv.default, aten.addcmul.default)
+def _addc(b, node, x, t1, t2, value=1):
+    # x + value * t1 / t2 and x + value * t1 * t2, left to right, in f32 for 16-bit floats and rounded once, as
+    # PyTorch's CPU kernels compute them ("opmath"). Core ATen's decomposition into bf16 div, mul and add rounds
+    # three times: addcdiv of -8.5, 4.15625, -0.4375 with value 3.14 gave -38.5 where PyTorch gives -38.25 (exact:
+    # -38.33).
+    shape, odt = out_shape(node), out_dtype(node)
+    cdt = pk_dtype("f32") if odt.name in ("f16", "bf16") else odt
+    a, p, q = (b.tensor(v, cdt, shape) for v in (x, t1, t2))
+    if value != 1:
+        p = b.op("mul", b.scalar(value, cdt, shape), p)
+    term = b.op("div" if node.target is aten.addcdiv.default else "mul", p, q)
+    out = b.op("add", a, term)
+    return b.cast(out, odt) if cdt is not odt else out
+
+
 @lowering(aten.where.self, aten.where.ScalarSelf, aten.where.ScalarOther, aten.where.Scalar)
 def _where(b, node, cond, x, y):
     shape, odt = out_shape(node), out_dtype(node)
