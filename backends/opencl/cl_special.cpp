@@ -1,8 +1,8 @@
 // cl_special.cpp — OpenCL C sources of the special functions (see cl_special.hpp). erf_inv, ndtri, erfcx, digamma,
 // the Bessel functions, the incomplete gamma functions and Hurwitz zeta are the device math's (sdk/devmath), whose
-// files this backend embeds as they are, and so are the elementary complex functions (complex.h). What is left here:
-// nextafter of the small formats and the double-double helpers of the complex math that has not moved to the device
-// math yet (cl_complex.cpp: products, quotients, abs, sqrt, pow).
+// files this backend embeds as they are, and so is the complex math but pow (complex.h). What is left here: nextafter
+// of the small formats and the double-double helpers of complex pow, which has not moved to the device math yet
+// (cl_complex.cpp).
 #include "cl_special.hpp"
 
 #include <cstdio>

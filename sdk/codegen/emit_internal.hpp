@@ -364,6 +364,7 @@ class EmitterMath final : public RealMath {
   Value *sin(Value *x) override { return e_.trig_d(x, PK_OP_SIN); }
   Value *cos(Value *x) override { return e_.trig_d(x, PK_OP_COS); }
   Value *atan2(Value *y, Value *x) override { return e_.atan2_d(y, x); }
+  Value *devmath(const char *name, llvm::ArrayRef<Value *> args) override { return e_.devmath(name, args); }
   void devmath_complex(const char *name, llvm::ArrayRef<Value *> args, Value *&re, Value *&im) override {
     e_.devmath_complex(name, args, re, im);
   }

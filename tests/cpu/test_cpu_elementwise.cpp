@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "complex_arith_cases.hpp"
 #include "complex_elementary_cases.hpp"
 #include "cpu_test_fixture.hpp"
 #include "primkit/primkit.h"
@@ -48,6 +49,32 @@ TEST_F(CpuElementwise, ComplexElementaryFunctionsAgainstMpmath) {
         << last_error().message;
     EXPECT_LE(pk::test::complex_part_ulps(wf[0], c.re, 24), 1.0) << c.op << " c64 (" << c.x << ", " << c.y << ")";
     EXPECT_LE(pk::test::complex_part_ulps(wf[1], c.im, 24), 1.0) << c.op << " c64 (" << c.x << ", " << c.y << ")";
+  }
+}
+
+TEST_F(CpuElementwise, ComplexArithmeticCorrectlyRoundedAgainstMpmath) {
+  // mul, div, reciprocal, abs and sqrt of c128 and c64 (complex_arith_cases.hpp): every part equal to mpmath's value
+  // rounded to nearest in the output format, exact ties and a part 2^-250 below a midpoint included.
+  const auto run = [&](const pk::test::ComplexArithCase &c, auto zero, pk_dtype cdt, pk_dtype rdt) {
+    using T = decltype(zero);
+    std::vector<std::vector<T>> in;
+    for (const auto &o : pk::test::complex_arith_operands(c))
+      in.push_back({static_cast<T>(o[0]), static_cast<T>(o[1])});
+    std::vector<pk_tensor> ts;
+    for (auto &v : in) ts.push_back(tensor(v, cdt, {1}));
+    const bool abs = c.op == PK_OP_ABS;
+    std::vector<T> w(abs ? 1 : 2, T(-1));
+    EXPECT_EQ(launch(c.op, ts, {tensor(w, abs ? rdt : cdt, {1})}, nullptr), PK_OK) << last_error().message;
+    EXPECT_EQ(static_cast<double>(w[0]), c.re) << c.op << (c.c64 ? " c64 " : " c128 ") << c.a << " " << c.c;
+    if (!abs) {
+      EXPECT_EQ(static_cast<double>(w[1]), c.im) << c.op << (c.c64 ? " c64 " : " c128 ") << c.a << " " << c.c;
+    }
+  };
+  for (const auto &c : pk::test::kComplexArithCases) {
+    if (c.c64)
+      run(c, 0.0f, PK_DTYPE_C64_DESC, kF32);
+    else
+      run(c, 0.0, PK_DTYPE_C128_DESC, kF64);
   }
 }
 
