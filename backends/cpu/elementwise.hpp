@@ -19,7 +19,7 @@
 //     f64 uses glibc's double functions (≤ a few ulp); special functions glibc lacks are implemented with
 //     algorithms accurate well inside the table's ULP bounds: erf_inv, erfcx, ndtri, digamma, the Bessel
 //     functions, the incomplete gamma functions and Hurwitz zeta in the device math every backend shares
-//     (sdk/devmath, double and double-double); so are the complex functions but pow: exp, log, sin, cos,
+//     (sdk/devmath, double and double-double); so are lgamma and the complex functions but pow: exp, log, sin, cos,
 //     tanh, and the correctly rounded products, quotients, moduli and square roots (c64 and c128).
 //   * integers wrap (computed in the unsigned type of the same width), division truncates, x / 0 = 0.
 #pragma once
@@ -579,7 +579,6 @@ T next_after(T a, T b) {
 
 // --- special functions (elementwise_special.cpp; double unless said) ---------------------------------------------
 
-double lgamma_value(double x);
 double cbrt_value(double x);
 
 // --- registration ------------------------------------------------------------------------------------------------

@@ -116,7 +116,7 @@ PK_FLOAT_FN(Trunc, false, std::trunc(x), x)
 // The special functions (the device math shared with the other backends, sdk/devmath; elementwise_special.cpp).
 PK_FLOAT_FN(ErfInv, false, devmath::pk_dm_erf_inv(x), x)
 PK_FLOAT_FN(Erfcx, false, devmath::pk_dm_erfcx(x), x)
-PK_FLOAT_FN(Lgamma, false, lgamma_value(x), x)
+PK_FLOAT_FN(Lgamma, false, devmath::pk_dm_lgamma(x), x)
 PK_FLOAT_FN(Digamma, false, devmath::pk_dm_digamma(x), x)
 PK_FLOAT_FN(Ndtri, false, devmath::pk_dm_ndtri(x), x)
 PK_FLOAT_FN(BesselI0, false, devmath::pk_dm_bessel_i(0, x, 0), x)

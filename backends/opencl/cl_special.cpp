@@ -1,8 +1,8 @@
-// cl_special.cpp — OpenCL C sources of the special functions (see cl_special.hpp). erf_inv, ndtri, erfcx, digamma,
-// the Bessel functions, the incomplete gamma functions and Hurwitz zeta are the device math's (sdk/devmath), whose
-// files this backend embeds as they are, and so is the complex math but pow (complex.h). What is left here: nextafter
-// of the small formats and the double-double helpers of complex pow, which has not moved to the device math yet
-// (cl_complex.cpp).
+// cl_special.cpp — OpenCL C sources of the special functions (see cl_special.hpp). erf_inv, ndtri, erfcx, lgamma,
+// digamma, the Bessel functions, the incomplete gamma functions and Hurwitz zeta are the device math's (sdk/devmath),
+// whose files this backend embeds as they are, and so is the complex math but pow (complex.h). What is left here:
+// nextafter of the small formats and the double-double helpers of complex pow, which has not moved to the device math
+// yet (cl_complex.cpp).
 #include "cl_special.hpp"
 
 #include <cstdio>
@@ -120,6 +120,7 @@ bool special_op(uint32_t op) {
     case PK_OP_BESSEL_J0:
     case PK_OP_BESSEL_J1:
     case PK_OP_SPHERICAL_BESSEL_J0:
+    case PK_OP_LGAMMA:
     case PK_OP_IGAMMA:
     case PK_OP_IGAMMAC:
     case PK_OP_ZETA:
@@ -177,6 +178,9 @@ std::string special_expr(uint32_t op, int32_t t, const std::string *a, const std
     case PK_OP_SPHERICAL_BESSEL_J0:
       call = "pk_dm_spherical_j0(" + A + ")";
       break;
+    case PK_OP_LGAMMA:
+      call = "pk_dm_lgamma(" + A + ")";
+      break;
     case PK_OP_IGAMMA:
     case PK_OP_IGAMMAC:
       call = "pk_dm_igamma(" + A + ", " + d(a[1]) + (op == PK_OP_IGAMMAC ? ", 1)" : ", 0)");
@@ -209,6 +213,7 @@ uint32_t special_helper_bits(uint32_t op, int32_t t) {
     case PK_OP_BESSEL_J1:
     case PK_OP_SPHERICAL_BESSEL_J0:
       return kDmBessel;
+    case PK_OP_LGAMMA:
     case PK_OP_IGAMMA:
     case PK_OP_IGAMMAC:
       return kDmIgamma;

@@ -69,7 +69,6 @@ Value *Emitter::devmath_primitive(llvm::StringRef name, llvm::Function &f) {
   if (name == "pk_dm_pow") return pow_d(x, f.getArg(1));
   if (name == "pk_dm_erf") return erf_d(x);
   if (name == "pk_dm_erfc") return erfc_d(x);
-  if (name == "pk_dm_lgamma") return lgamma_d(x);
   if (name == "pk_dm_sin") return trig_d(x, PK_OP_SIN);
   if (name == "pk_dm_cos") return trig_d(x, PK_OP_COS);
   if (name == "pk_dm_atan2") return atan2_d(x, f.getArg(1));

@@ -228,8 +228,6 @@ class Emitter {
   DD dd_add_d(DD a, Value *b);
   DD dd_mul(DD a, DD b);
   DD dd_mul_d(DD a, Value *b);
-  DD dd_div(DD a, DD b);
-  DD dd_log(DD x);             // x.hi > 0 finite
   Value *erfcx_pos(Value *x);  // erfcx(x) for x >= 0.5 (inf included): erfc's building block
   // The device math (sdk/devmath): a call to its function pk_dm_<name>, which link_devmath links in.
   Value *devmath(const char *name, llvm::ArrayRef<Value *> args);
@@ -242,8 +240,7 @@ class Emitter {
   Value *erf_inv_d(Value *y) { return devmath("pk_dm_erf_inv", {y}); }
   Value *ndtri_d(Value *p) { return devmath("pk_dm_ndtri", {p}); }
   void sincos_pi(Value *r, Value *&s, Value *&c);  // sin(pi r), cos(pi r) for |r| <= 1/2
-  DD lgamma_pos(DD z);                             // ln Gamma(z) for z > 0
-  Value *lgamma_d(Value *x);
+  Value *lgamma_d(Value *x) { return devmath("pk_dm_lgamma", {x}); }
   Value *digamma_d(Value *x) { return devmath("pk_dm_digamma", {x}); }
   Value *nextafter(Value *x, Value *y, int32_t d);
   Value *gcd(Value *x, Value *y, bool uns);
