@@ -2,7 +2,8 @@
 // arithmetic (products, quotients, moduli, square roots: each part correctly rounded, a c64 part once to float) and
 // exp, log, sin, cos, tanh and polar are the device math's (sdk/devmath/complex.h, which the program carries ahead
 // of this text); they compute in double (c64 parts are exact there). What is left here: running products, sums and
-// dot products of complex values, and pow (c128 in double-double with the helpers of cl_special's kSrcDD).
+// dot products of complex values, and pow's cases and its fixed-point phase (c128 in the device math's
+// double-double: log a, e^w and cis w are its functions).
 #include "cl_complex.hpp"
 
 namespace pk::ocl {
@@ -140,8 +141,6 @@ inline double2 pk_csqrt(double2 z, int f32) {
   return (double2)(r[0], r[1]);
 }
 inline double pk_cabs(double2 z, int f32) { return pk_dm_cabs(z.x, z.y, f32); }
-// (q.x + q.y) 2^k rounded once, subnormal results included (the device math's).
-inline double pk_ldexp_dd(pk_dd q, int k) { return pk_dm_ldexp_dd(pk_dm_dd_make(q.x, q.y), k); }
 // a^b as the oracle defines it: 1 for b = 0, 0 for a = 0 with a real b > 0, else exp(b log a).
 inline double2 pk_cpow(double2 a, double2 b) {
   if (b.x == 0.0 && b.y == 0.0) return (double2)(1.0, 0.0);
@@ -152,62 +151,11 @@ inline double2 pk_cpow(double2 a, double2 b) {
 // --- c128 pow: exp(b log a) with log a, the product and the phase in double-double. The result's relative error
 // is about the absolute error of w = b log a, so w must be good to ~2^-56 absolutely, which double alone (whose w
 // errs by |w| 2^-53) misses for every |w| above a few.
-// sin and cos of |t| <= pi/4 + tiny in double-double: Taylor series to t^29 / 29! (below 2^-104 of the result).
-inline void pk_dd_sincos_small(pk_dd t, pk_dd *s, pk_dd *c) {
-  const pk_dd t2 = pk_dd_mul(t, t);
-  pk_dd sv = t, cv = (double2)(1.0, 0.0), ts = t, tc = (double2)(1.0, 0.0);
-  for (int k = 1; k <= 14; ++k) {
-    ts = pk_dd_div_d(pk_dd_mul(ts, t2), (double)((2 * k) * (2 * k + 1)));
-    tc = pk_dd_div_d(pk_dd_mul(tc, t2), (double)((2 * k - 1) * (2 * k)));
-    if (k & 1) {
-      sv = pk_dd_sub(sv, ts);
-      cv = pk_dd_sub(cv, tc);
-    } else {
-      sv = pk_dd_add(sv, ts);
-      cv = pk_dd_add(cv, tc);
-    }
-  }
-  *s = sv;
-  *c = cv;
-}
-// sin and cos of a double-double angle with |a| < 2^30: a - k pi/2 with pi/2 in three parts (k pi/2's error stays
-// ~2^-140), then the series and the quarter turns k mod 4.
-inline void pk_dd_sincos(pk_dd a, pk_dd *s, pk_dd *c) {
-  const double k = rint(a.x * 0x1.45f306dc9c883p-1);
-  pk_dd r = pk_dd_sub(a, pk_two_prod(k, 0x1.921fb54442d18p0));
-  r = pk_dd_sub(r, pk_two_prod(k, 0x1.1a62633145c07p-54));
-  r = pk_dd_add_d(r, k * 0x1.f1976b7ed8fbcp-110);
-  pk_dd sr, cr;
-  pk_dd_sincos_small(r, &sr, &cr);
-  switch (((long)k) & 3) {
-    case 0: *s = sr; *c = cr; break;
-    case 1: *s = cr; *c = -sr; break;
-    case 2: *s = -sr; *c = -cr; break;
-    default: *s = -cr; *c = sr; break;
-  }
-}
-// e^(wr + i wi) = 2^k e^r cis(wi) with r = wr - k ln2: e^r in double-double (the builtin, refined by one Newton step
-// on the double-double log) times the double-double cis, rounded once by pk_ldexp_dd (exact scaling, subnormals
-// included). Beyond |wi| = 2^30 the phase from the builtins (the reference's own phase is no better there).
-inline double2 pk_cexp_dd(pk_dd wr, pk_dd wi) {
-  pk_dd s, c;
-  if (fabs(wi.x) < 0x1p30) {
-    pk_dd_sincos(wi, &s, &c);
-  } else {
-    s = (double2)(sin(wi.x), 0.0);
-    c = (double2)(cos(wi.x), 0.0);
-  }
-  const double k = rint(wr.x * 1.4426950408889634);
-  if (fabs(k) > 2000.0) {  // far out of range: an infinity or a zero whatever the phase (a real power: no 0 * inf)
-    const double e = k > 0.0 ? INFINITY : 0.0;
-    return wi.x == 0.0 ? (double2)(e, wi.x) : (double2)(e * (c.x + c.y), e * (s.x + s.y));
-  }
-  const pk_dd r = pk_dd_sub(wr, pk_dd_mul_d((double2)(0.6931471805599453, 2.3190468138462996e-17), k));
-  const double er = exp(r.x);
-  const pk_dd d = pk_dd_sub(r, pk_dd_log(er));
-  const pk_dd e = pk_fast_sum(er, er * (d.x + d.y));
-  if (wi.x == 0.0) return (double2)(pk_ldexp_dd(e, (int)k), wi.x);
-  return (double2)(pk_ldexp_dd(pk_dd_mul(e, c), (int)k), pk_ldexp_dd(pk_dd_mul(e, s), (int)k));
+// e^(wr + i wi) for double-double parts: the device math's (complex.h), each part rounded once.
+inline double2 pk_cexp_dd(pk_dm_dd wr, pk_dm_dd wi) {
+  double r[2];
+  pk_dm_cexp_dd(wr.hi, wr.lo, wi.hi, wi.lo, r);
+  return (double2)(r[0], r[1]);
 }
 // --- Exact phase of pow where b log a is huge. Beyond |b log a| ~ 2^26 double-double no longer holds the phase
 // Im(b log a) mod 2 pi (its error is |b log a| 2^-104 radians before the reduction): log a and b log a are then
@@ -332,16 +280,16 @@ inline void pk_bn_from_double(uint *r, double v, int n, int fl) {
   if (v < 0.0) pk_bn_negate(r, n);
 }
 // The value as a double-double from its four leading words (finite: callers keep it below 2^1000).
-inline pk_dd pk_bn_to_dd(const uint *a, int n, int fl) {
+inline pk_dm_dd pk_bn_to_dd(const uint *a, int n, int fl) {
   uint x[PK_BN];
   pk_bn_copy(x, a, n);
   const int neg = pk_bn_negative(x, n);
   if (neg) pk_bn_negate(x, n);
   int top = n - 1;
   while (top > 0 && x[top] == 0u) --top;
-  pk_dd s = (double2)(0.0, 0.0);
-  for (int i = top; i >= 0 && i > top - 4; --i) s = pk_dd_add_d(s, ldexp((double)x[i], 32 * (i - fl)));
-  return neg ? -s : s;
+  pk_dm_dd s = pk_dm_dd_make(0.0, 0.0);
+  for (int i = top; i >= 0 && i > top - 4; --i) s = pk_dm_dd_add_d(s, ldexp((double)x[i], 32 * (i - fl)));
+  return neg ? pk_dm_dd_neg(s) : s;
 }
 // A constant's fraction (a table of kit::special, most significant word first).
 inline void pk_bn_const(uint *r, __constant const uint *t, int n, int fl) {
@@ -351,7 +299,7 @@ inline void pk_bn_const(uint *r, __constant const uint *t, int n, int fl) {
 // r = 1 / d for d in [1, 8): Newton's r (2 - d r) from the double quotient, 53 bits doubling to beyond 1152.
 inline void pk_bn_recip(uint *r, const uint *d, int n, int fl) {
   uint e[PK_BN], two[PK_BN];
-  pk_bn_from_double(r, 1.0 / pk_bn_to_dd(d, n, fl).x, n, fl);
+  pk_bn_from_double(r, 1.0 / pk_bn_to_dd(d, n, fl).hi, n, fl);
   pk_bn_zero(two, n);
   two[fl] = 2u;
   for (int it = 0; it < 6; ++it) {
@@ -363,7 +311,7 @@ inline void pk_bn_recip(uint *r, const uint *d, int n, int fl) {
 // r = sqrt(x) for x in [1, 4]: x y with y = 1 / sqrt(x) by Newton's y (3 - x y^2) / 2.
 inline void pk_bn_sqrt(uint *r, const uint *x, int n, int fl) {
   uint y[PK_BN], t[PK_BN], three[PK_BN];
-  pk_bn_from_double(y, 1.0 / sqrt(pk_bn_to_dd(x, n, fl).x), n, fl);
+  pk_bn_from_double(y, 1.0 / sqrt(pk_bn_to_dd(x, n, fl).hi), n, fl);
   pk_bn_zero(three, n);
   three[fl] = 3u;
   for (int it = 0; it < 6; ++it) {
@@ -458,10 +406,10 @@ inline double2 pk_cpow_exact(double2 a, double2 b) {
   pk_bn_mul(p, bx, wl, nw, fl);
   pk_bn_mul(q, by, wa, nw, fl);
   pk_bn_sub(p, p, q, nw);
-  pk_dd wr;
+  pk_dm_dd wr;
   int big = 0;  // |Re| >= 2^32: exp gives 0 or infinity whatever the phase
   for (int i = fl + 1; i < nw; ++i) big |= p[i] != (pk_bn_negative(p, nw) ? 0xffffffffu : 0u);
-  wr = big ? (double2)(pk_bn_negative(p, nw) ? -0x1p40 : 0x1p40, 0.0) : pk_bn_to_dd(p, nw, fl);
+  wr = big ? pk_dm_dd_make(pk_bn_negative(p, nw) ? -0x1p40 : 0x1p40, 0.0) : pk_bn_to_dd(p, nw, fl);
   // Im(b log a) / (2 pi) = bx arg a / (2 pi) + by log|a| / (2 pi); the fraction words are the turn.
   pk_bn_const(c, pk_bn_inv_2pi, n, fl);
   pk_bn_mul(p, li, c, n, fl);
@@ -473,9 +421,9 @@ inline double2 pk_cpow_exact(double2 a, double2 b) {
   pk_bn_add(p, p, q, nw);
   pk_bn_zero(q, nw);
   pk_bn_copy(q, p, fl);
-  pk_dd turn = pk_bn_to_dd(q, nw, fl);
-  if (turn.x >= 0.5) turn = pk_dd_add_d(turn, -1.0);
-  const pk_dd phase = pk_dd_mul(turn, (double2)(6.283185307179586, 2.4492935982947064e-16));
+  pk_dm_dd turn = pk_bn_to_dd(q, nw, fl);
+  if (turn.hi >= 0.5) turn = pk_dm_dd_add_d(turn, -1.0);
+  const pk_dm_dd phase = pk_dm_dd_mul(turn, pk_dm_dd_make(6.283185307179586, 2.4492935982947064e-16));
   return pk_cexp_dd(wr, phase);
 }
 // u v 2^-k where both are finite (u the scaled operand), else the IEEE product (its inf or NaN, unscaled).
@@ -518,22 +466,21 @@ inline double2 pk_cpow128(double2 a, double2 b) {
     return pk_cexp((double2)(pk_scale_back(x, kb), pk_scale_back(y, kb)));
   }
   const double bx = ldexp(b.x, -kb), by = ldexp(b.y, -kb);
-  pk_dm_dd lr_dm, li_dm;  // log a in double-double: the device math's (sdk/devmath/complex.h)
-  pk_dm_clog_dd(a.x, a.y, &lr_dm, &li_dm);
-  const pk_dd lr = (double2)(lr_dm.hi, lr_dm.lo), li = (double2)(li_dm.hi, li_dm.lo);
-  pk_dd wr = pk_dd_sub(pk_dd_mul_d(lr, bx), pk_dd_mul_d(li, by));
-  pk_dd wi = pk_dd_add(pk_dd_mul_d(li, bx), pk_dd_mul_d(lr, by));
+  pk_dm_dd lr, li;  // log a in double-double: the device math's (sdk/devmath/complex.h)
+  pk_dm_clog_dd(a.x, a.y, &lr, &li);
+  pk_dm_dd wr = pk_dm_dd_sub(pk_dm_dd_mul_d(lr, bx), pk_dm_dd_mul_d(li, by));
+  pk_dm_dd wi = pk_dm_dd_add(pk_dm_dd_mul_d(li, bx), pk_dm_dd_mul_d(lr, by));
   // Beyond |Im w| = 2^26 the phase, and where Re w's two products (each good to ~2^-90 of itself) cancel, Re w,
   // need the exact path.
-  const double terms = ldexp(fmax(fabs(bx), fabs(by)) * fmax(fabs(lr.x), fabs(li.x)), kb);
-  if (ldexp(fabs(wi.x), kb) >= 0x1p26 || (terms >= 0x1p26 && ldexp(fabs(wr.x), kb) <= 0x1p12 + terms * 0x1p-90))
+  const double terms = ldexp(fmax(fabs(bx), fabs(by)) * fmax(fabs(lr.hi), fabs(li.hi)), kb);
+  if (ldexp(fabs(wi.hi), kb) >= 0x1p26 || (terms >= 0x1p26 && ldexp(fabs(wr.hi), kb) <= 0x1p12 + terms * 0x1p-90))
     return pk_cpow_exact(a, b);
   if (kb > 0) {
-    const double re = ldexp(wr.x, kb);
+    const double re = ldexp(wr.hi, kb);
     if (re < -746.0) return (double2)(0.0, 0.0);
     if (re > 710.0) return (double2)(INFINITY, INFINITY);
-    wr = (double2)(re, ldexp(wr.y, kb));
-    wi = (double2)(ldexp(wi.x, kb), ldexp(wi.y, kb));
+    wr = pk_dm_dd_make(re, ldexp(wr.lo, kb));
+    wi = pk_dm_dd_make(ldexp(wi.hi, kb), ldexp(wi.lo, kb));
   }
   return pk_cexp_dd(wr, wi);
 }

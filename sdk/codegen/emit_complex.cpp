@@ -143,15 +143,6 @@ ComplexEmitter::DD ComplexEmitter::dd_mul_d(DD a, Value *x) {
   DD p = two_prod(a.hi, x);
   return fast_two_sum(p.hi, b_.CreateFAdd(p.lo, b_.CreateFMul(a.lo, x)));
 }
-// Long division with two correction steps: about 2^-104 relative.
-ComplexEmitter::DD ComplexEmitter::dd_div(DD a, DD x) {
-  DD nx = {b_.CreateFNeg(x.hi), b_.CreateFNeg(x.lo)};
-  Value *q1 = b_.CreateFDiv(a.hi, x.hi);
-  DD r = dd_add(a, dd_mul_d(nx, q1));
-  Value *q2 = b_.CreateFDiv(r.hi, x.hi);
-  DD r2 = dd_add(r, dd_mul_d(nx, q2));
-  return dd_add_d(fast_two_sum(q1, q2), b_.CreateFDiv(r2.hi, x.hi));
-}
 std::vector<Value *> ComplexEmitter::branch(Value *cond, const std::function<std::vector<Value *>()> &then_fn,
                                             const std::function<std::vector<Value *>()> &else_fn) {
   llvm::Function *f = b_.GetInsertBlock()->getParent();
@@ -177,35 +168,6 @@ std::vector<Value *> ComplexEmitter::branch(Value *cond, const std::function<std
     out.push_back(phi);
   }
   return out;
-}
-
-// (hi + lo) 2^k rounded once; a subnormal result is rounded at its quantum from both parts (the device math's
-// pk_dm_ldexp_dd): q = (hi + lo) scaled to exponent 0, n = q / quantum to nearest even with lo deciding.
-Value *ComplexEmitter::ldexp_dd(DD v, Value *k) {
-  Value *e = exponent(v.hi);
-  Value *normal = b_.CreateOr(b_.CreateFCmpOEQ(v.hi, d(0.0)), b_.CreateICmpSGE(b_.CreateAdd(e, k), b_.getInt64(-1022)));
-  Value *direct = scale(v.hi, k);
-  Value *qh = scale(v.hi, b_.CreateNeg(e)), *ql = scale(v.lo, b_.CreateNeg(e));
-  Value *kk = b_.CreateAdd(k, e);  // below -1022 on this path
-  Value *kc = sel(b_.CreateICmpSLT(kk, b_.getInt64(-1080)), b_.getInt64(-1080), kk);
-  Value *qu = pow2(b_.CreateSub(b_.getInt64(-1074), kc));  // 2^(-1074 - k): 2^-51 .. 2^6
-  Value *n = b_.CreateUnaryIntrinsic(llvm::Intrinsic::rint, b_.CreateFDiv(qh, qu));
-  // rem = qh - n qu is exact and at most half a quantum; lo (below half an ulp of qh) can only move the value
-  // across a midpoint that rem sits on exactly, so the midpoint cases are decided by lo's sign (ties by n's
-  // parity only when lo is 0).
-  Value *rem = b_.CreateFSub(qh, b_.CreateFMul(n, qu));
-  Value *half = b_.CreateFMul(qu, d(0.5));
-  Value *odd = b_.CreateFCmpONE(b_.CreateUnaryIntrinsic(llvm::Intrinsic::rint, b_.CreateFMul(n, d(0.5))),
-                                b_.CreateFMul(n, d(0.5)));
-  Value *lo_pos = b_.CreateFCmpOGT(ql, d(0.0)), *lo_neg = b_.CreateFCmpOLT(ql, d(0.0));
-  Value *lo_zero = b_.CreateFCmpOEQ(ql, d(0.0));
-  Value *up = b_.CreateAnd(b_.CreateFCmpOEQ(rem, half), b_.CreateOr(lo_pos, b_.CreateAnd(lo_zero, odd)));
-  Value *neg_half = b_.CreateFNeg(half);
-  Value *dn = b_.CreateAnd(b_.CreateFCmpOEQ(rem, neg_half), b_.CreateOr(lo_neg, b_.CreateAnd(lo_zero, odd)));
-  n = sel(up, b_.CreateFAdd(n, d(1.0)), sel(dn, b_.CreateFSub(n, d(1.0)), n));
-  Value *sub = copysign(b_.CreateFMul(n, d(0x1p-1074)), v.hi);  // exact: a multiple of the least subnormal
-  sub = sel(b_.CreateICmpSLT(kk, b_.getInt64(-1080)), copysign(d(0.0), v.hi), sub);
-  return sel(normal, direct, sub);
 }
 
 // ----------------------------------------------------------------------------------------- products, quotients

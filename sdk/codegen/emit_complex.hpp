@@ -29,6 +29,9 @@ class RealMath {
   // result's real and imaginary parts (f64).
   virtual void devmath_complex(const char *name, llvm::ArrayRef<llvm::Value *> args, llvm::Value *&re,
                                llvm::Value *&im) = 0;
+  // The same with `n` results: name(args..., double out[n]) -> void.
+  virtual std::vector<llvm::Value *> devmath_parts(const char *name, llvm::ArrayRef<llvm::Value *> args,
+                                                   unsigned n) = 0;
   // Real dtypes only: the emitter's convert_element_type between compute-type values.
   virtual llvm::Value *convert_real(llvm::Value *v, int32_t from, int32_t to) = 0;
 
@@ -112,9 +115,7 @@ class ComplexEmitter {
   DD dd_add_d(DD a, Value *x);
   DD dd_mul(DD a, DD x);
   DD dd_mul_d(DD a, Value *x);
-  DD dd_div(DD a, DD x);
   DD dd_scale(DD a, Value *p) { return {b_.CreateFMul(a.hi, p), b_.CreateFMul(a.lo, p)}; }
-  Value *ldexp_dd(DD v, Value *k);  // (hi + lo) 2^k rounded once (subnormal results included)
   // if/else with values merged by phis (both sides return the same number and types of values).
   std::vector<Value *> branch(Value *cond, const std::function<std::vector<Value *>()> &then_fn,
                               const std::function<std::vector<Value *>()> &else_fn);
@@ -131,16 +132,8 @@ class ComplexEmitter {
   Value *clog(Value *z);
   Value *cpow(Value *a, Value *x);
 
-  // c128 pow: log a, w = b log a and the phase in double-double (see cpow128).
-  using Body = std::function<std::vector<Value *>(Value *k, const std::vector<Value *> &acc)>;
-  std::vector<Value *> repeat(int from, int to, const std::vector<Value *> &init, const Body &body);  // k: i64
   DD dd_sub(DD a, DD x) { return dd_add(a, {b_.CreateFNeg(x.hi), b_.CreateFNeg(x.lo)}); }
-  DD dd_div_d(DD a, Value *x);
-  DD dd_log(Value *x);                               // finite x > 0, about 2^-104 relative
-  DD dd_log_dd(DD x);                                // x.hi > 0 finite
-  DD dd_log1p_dd(DD s);                              // s > -1
-  void dd_sincos_small(DD t, DD &s, DD &c);          // |t| <= pi/4 + tiny
-  void dd_sincos(DD a, DD &s, DD &c);                // |a| < 2^30
+  // c128 pow: log a, w = b log a and the phase in double-double (see cpow128); log a and e^w are the device math's.
   void clog_dd(Value *x, Value *y, DD &re, DD &im);  // finite nonzero x + iy
   Value *cexp_dd(DD wr, DD wi);                      // (f64, f64) pair vector
   Value *cpow128(Value *a, Value *x);

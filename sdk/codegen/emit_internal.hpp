@@ -233,6 +233,8 @@ class Emitter {
   Value *devmath(const char *name, llvm::ArrayRef<Value *> args);
   // A complex function of the device math: name(args..., double out[2]), its parts read back from the array.
   void devmath_complex(const char *name, llvm::ArrayRef<Value *> args, Value *&re, Value *&im);
+  // The same with n results: name(args..., double out[n]).
+  std::vector<Value *> devmath_parts(const char *name, llvm::ArrayRef<Value *> args, unsigned n);
   // The IR of a primitive the device math leaves to the emitter (port.h), as the body of its declaration f;
   // nullptr for a name it does not know.
   Value *devmath_primitive(llvm::StringRef name, llvm::Function &f);
@@ -364,6 +366,9 @@ class EmitterMath final : public RealMath {
   Value *devmath(const char *name, llvm::ArrayRef<Value *> args) override { return e_.devmath(name, args); }
   void devmath_complex(const char *name, llvm::ArrayRef<Value *> args, Value *&re, Value *&im) override {
     e_.devmath_complex(name, args, re, im);
+  }
+  std::vector<Value *> devmath_parts(const char *name, llvm::ArrayRef<Value *> args, unsigned n) override {
+    return e_.devmath_parts(name, args, n);
   }
   Value *convert_real(Value *v, int32_t from, int32_t to) override { return e_.convert(v, from, to); }
 

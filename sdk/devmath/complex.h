@@ -1,16 +1,16 @@
-/* complex.h — the complex functions of the device math but pow: the elementary ones (exp, log, cosh/sinh and
-   through them cos/sin, tanh, polar) and, in the second half, the correctly rounded arithmetic (products, quotients,
-   moduli, square roots). For c64 and c128 alike: the operands' parts as doubles (c64 parts are exact in double), the
-   result written to out[0] (real part) and out[1] (imaginary part). Needs dd.h. Why out-pointers rather than a struct
-   returned by value: the code generator calls these functions through the bitcode it links, and a returned struct is
-   lowered differently by each target's ABI (two registers on x86-64, a by-value aggregate on NVPTX), while (double,
-   double, ptr) -> void is the same call everywhere. Accuracy of the elementary functions: finite results are
-   computed in double-double (e^x, sin/cos, sinh/cosh, log as ~2^-100-accurate double-doubles, their products and
-   quotients in double-double) and rounded once, so c128 results are within about half an ulp per part, as the long
-   double std::complex the CPU backend used before; plain double arithmetic (exp(x) cos(y) with three roundings)
-   reached 2.5-5 ulp. A c64 caller rounds their double result once more to float (the arithmetic rounds c64 parts
-   once itself: see there). Infinities, NaNs and signed zeros follow C11 Annex G and glibc's special values (the
-   oracle's std::complex functions are glibc's cexpl, clogl, ...). */
+/* complex.h — the complex functions of the device math: the elementary ones (exp, log, cosh/sinh and through them
+   cos/sin, tanh, polar; complex pow's double-double log a and e^w) and, in the second half, the correctly rounded
+   arithmetic (products, quotients, moduli, square roots). For c64 and c128 alike: the operands' parts as doubles (c64
+   parts are exact in double), the result written to out[0] (real part) and out[1] (imaginary part). Needs dd.h. Why
+   out-pointers rather than a struct returned by value: the code generator calls these functions through the bitcode it
+   links, and a returned struct is lowered differently by each target's ABI (two registers on x86-64, a by-value
+   aggregate on NVPTX), while (double, double, ptr) -> void is the same call everywhere. Accuracy of the elementary
+   functions: finite results are computed in double-double (e^x, sin/cos, sinh/cosh, log as ~2^-100-accurate
+   double-doubles, their products and quotients in double-double) and rounded once, so c128 results are within about
+   half an ulp per part, as the long double std::complex the CPU backend used before; plain double arithmetic (exp(x)
+   cos(y) with three roundings) reached 2.5-5 ulp. A c64 caller rounds their double result once more to float (the
+   arithmetic rounds c64 parts once itself: see there). Infinities, NaNs and signed zeros follow C11 Annex G and glibc's
+   special values (the oracle's std::complex functions are glibc's cexpl, clogl, ...). */
 
 PK_DM_FN void pk_dm_cset(double *out, double re, double im) {
   out[0] = re;
@@ -62,17 +62,11 @@ PK_DM_FN double pk_dm_dd_mul_round(pk_dm_dd a, pk_dm_dd b, int k) {
   return pk_dm_ldexp_dd(pk_dm_dd_mul(a, b), k);
 }
 
-/* sin and cos of a finite double a: below |a| = 2^30, a - k pi/2 with pi/2 in three parts (k pi/2's error stays
-   ~2^-140), the series and the quarter turn k mod 4; beyond, the builtins' (correctly reduced) doubles. sin(+-0)
-   is that zero. */
-PK_DM_FN void pk_dm_dd_sincos(double a, pk_dm_dd *s, pk_dm_dd *c) {
-  if (a == 0.0 || pk_dm_fabs(a) >= 1073741824.0) {
-    *s = pk_dm_dd_make(a == 0.0 ? a : pk_dm_sin(a), 0.0);
-    *c = pk_dm_dd_make(a == 0.0 ? 1.0 : pk_dm_cos(a), 0.0);
-    return;
-  }
-  const double k = pk_dm_rint(a * 0.63661977236758138); /* 2 / pi */
-  pk_dm_dd r = pk_dm_dd_sub(pk_dm_dd_make(a, 0.0), pk_dm_two_prod(k, 1.5707963267948966));
+/* sin and cos of a double-double angle |a| < 2^30: a - k pi/2 with pi/2 in three parts (k pi/2's error stays
+   ~2^-140), the series and the quarter turn k mod 4. */
+PK_DM_FN void pk_dm_dd_sincos_dd(pk_dm_dd a, pk_dm_dd *s, pk_dm_dd *c) {
+  const double k = pk_dm_rint(a.hi * 0.63661977236758138); /* 2 / pi */
+  pk_dm_dd r = pk_dm_dd_sub(a, pk_dm_two_prod(k, 1.5707963267948966));
   r = pk_dm_dd_sub(r, pk_dm_two_prod(k, 6.123233995736766e-17));
   r = pk_dm_dd_add_d(r, k * 1.4973849048591698e-33); /* pi/2 = p1 + p2 - 1.497e-33 */
   pk_dm_dd sr, cr;
@@ -81,18 +75,31 @@ PK_DM_FN void pk_dm_dd_sincos(double a, pk_dm_dd *s, pk_dm_dd *c) {
   *s = q == 0 ? sr : q == 1 ? cr : q == 2 ? pk_dm_dd_neg(sr) : pk_dm_dd_neg(cr);
   *c = q == 0 ? cr : q == 1 ? pk_dm_dd_neg(sr) : q == 2 ? pk_dm_dd_neg(cr) : sr;
 }
-/* e^x = m 2^k with m in double-double, for finite |x| <= 1500 (larger magnitudes are clamped: the caller's
-   rounding makes them inf or 0): r = x - k ln2, e^r from the builtin refined by one Newton step on the
+/* sin and cos of a finite double a: pk_dm_dd_sincos_dd below |a| = 2^30; beyond, the builtins' (correctly reduced)
+   doubles. sin(+-0) is that zero. */
+PK_DM_FN void pk_dm_dd_sincos(double a, pk_dm_dd *s, pk_dm_dd *c) {
+  if (a == 0.0 || pk_dm_fabs(a) >= 1073741824.0) {
+    *s = pk_dm_dd_make(a == 0.0 ? a : pk_dm_sin(a), 0.0);
+    *c = pk_dm_dd_make(a == 0.0 ? 1.0 : pk_dm_cos(a), 0.0);
+    return;
+  }
+  pk_dm_dd_sincos_dd(pk_dm_dd_make(a, 0.0), s, c);
+}
+/* e^x = m 2^k with m in double-double, for a double-double x with |x.hi| <= 1500 (larger magnitudes are clamped:
+   the caller's rounding makes them inf or 0): r = x - k ln2, e^r from the builtin refined by one Newton step on the
    double-double log. */
-PK_DM_FN pk_dm_dd pk_dm_dd_exp(double x, int *k) {
-  x = x > 1500.0 ? 1500.0 : x < -1500.0 ? -1500.0 : x;
-  const double kf = pk_dm_rint(x * 1.4426950408889634);
-  const pk_dm_dd r = pk_dm_dd_sub(pk_dm_dd_make(x, 0.0),
-                                  pk_dm_dd_mul_d(pk_dm_dd_make(0.6931471805599453, 2.3190468138462996e-17), kf));
+PK_DM_FN pk_dm_dd pk_dm_dd_exp_dd(pk_dm_dd x, int *k) {
+  if (x.hi > 1500.0 || x.hi < -1500.0) x = pk_dm_dd_make(x.hi > 0.0 ? 1500.0 : -1500.0, 0.0);
+  const double kf = pk_dm_rint(x.hi * 1.4426950408889634);
+  const pk_dm_dd r = pk_dm_dd_sub(x, pk_dm_dd_mul_d(pk_dm_dd_make(0.6931471805599453, 2.3190468138462996e-17), kf));
   const double er = pk_dm_exp(r.hi);
   const pk_dm_dd d = pk_dm_dd_sub(r, pk_dm_dd_log(er));
   *k = (int)kf;
   return pk_dm_fast_sum(er, er * (d.hi + d.lo));
+}
+/* The same for a finite double x. */
+PK_DM_FN pk_dm_dd pk_dm_dd_exp(double x, int *k) {
+  return pk_dm_dd_exp_dd(pk_dm_dd_make(x, 0.0), k);
 }
 /* sinh x = s 2^k and cosh x = c 2^k in double-double for a finite x (k = 0 below |x| = 40): the Taylor series
    below |x| = 1/2 (t^27 / 27! is below 2^-110 of the sum), (e^|x| -+ e^-|x|) / 2 up to 40 (no cancellation worth a
@@ -193,6 +200,50 @@ PK_DM_FN void pk_dm_clog(double x, double y, double *out) {
     /* y = +-0: atan2 is exact (+-0 or +-pi rounded) and keeps the zero's sign, which the refinement would lose. */
     pk_dm_cset(out, re.hi, y == 0.0 ? pk_dm_atan2(y, x) : im.hi);
   }
+}
+
+/* log z of a finite nonzero z as its two double-double parts, out = (re.hi, re.lo, im.hi, im.lo): complex pow's log a,
+   for the code generator (a call with one array of results is the same on every target). */
+PK_DM_FN void pk_dm_clog_dd_parts(double x, double y, double *out) {
+  pk_dm_dd re, im;
+  pk_dm_clog_dd(x, y, &re, &im);
+  out[0] = re.hi;
+  out[1] = re.lo;
+  out[2] = im.hi;
+  out[3] = im.lo;
+}
+/* e^(wr + i wi) for double-double wr and wi (complex pow's w = b log a, whose absolute accuracy the result's relative
+   accuracy is): 2^k e^r cis(wi) with e^r 2^k from pk_dm_dd_exp_dd, each part rounded once (pk_dm_ldexp_dd: exact
+   scaling, subnormals included). Beyond |wi| = 2^30 the phase from the builtins' sin and cos (the reference's own
+   phase is no better there). |k| > 2000: an infinity or a zero whatever the phase (a real power, wi = 0, keeps its
+   zero imaginary part rather than 0 * inf). A NaN wr gives NaN parts. */
+PK_DM_FN void pk_dm_cexp_dd(double wr_hi, double wr_lo, double wi_hi, double wi_lo, double *out) {
+  pk_dm_dd s, c;
+  if (pk_dm_fabs(wi_hi) < 1073741824.0) {
+    pk_dm_dd_sincos_dd(pk_dm_dd_make(wi_hi, wi_lo), &s, &c);
+  } else {
+    s = pk_dm_dd_make(pk_dm_sin(wi_hi), 0.0);
+    c = pk_dm_dd_make(pk_dm_cos(wi_hi), 0.0);
+  }
+  const double kf = pk_dm_rint(wr_hi * 1.4426950408889634);
+  if (pk_dm_fabs(kf) > 2000.0) {
+    const double e = kf > 0.0 ? PK_DM_INF : 0.0;
+    if (wi_hi == 0.0)
+      pk_dm_cset(out, e, wi_hi);
+    else
+      pk_dm_cset(out, e * (c.hi + c.lo), e * (s.hi + s.lo));
+    return;
+  }
+  if (pk_dm_isnan(wr_hi)) {
+    pk_dm_cset(out, wr_hi, wr_hi);
+    return;
+  }
+  int k;
+  const pk_dm_dd e = pk_dm_dd_exp_dd(pk_dm_dd_make(wr_hi, wr_lo), &k);
+  if (wi_hi == 0.0)
+    pk_dm_cset(out, pk_dm_ldexp_dd(e, k), wi_hi);
+  else
+    pk_dm_cset(out, pk_dm_ldexp_dd(pk_dm_dd_mul(e, c), k), pk_dm_ldexp_dd(pk_dm_dd_mul(e, s), k));
 }
 
 /* cosh (is_cosh != 0) or sinh of x + iy: cosh x cos y + i sinh x sin y, sinh x cos y + i cosh x sin y, each part a
