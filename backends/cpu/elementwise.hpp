@@ -19,7 +19,8 @@
 //     f64 uses glibc's double functions (≤ a few ulp); special functions glibc lacks are implemented with
 //     algorithms accurate well inside the table's ULP bounds: erf_inv, erfcx, ndtri, digamma, the Bessel
 //     functions, the incomplete gamma functions and Hurwitz zeta in the device math every backend shares
-//     (sdk/devmath, double and double-double); so are the complex exp, log, sin, cos and tanh (c64 and c128).
+//     (sdk/devmath, double and double-double); so are lgamma and the complex functions but pow: exp, log, sin, cos,
+//     tanh, and the correctly rounded products, quotients, moduli and square roots (c64 and c128).
 //   * integers wrap (computed in the unsigned type of the same width), division truncates, x / 0 = 0.
 #pragma once
 
@@ -34,6 +35,7 @@
 #include <type_traits>
 
 #include "cpu_kernels.hpp"
+#include "devmath.hpp"
 #include "vec_math.hpp"
 
 namespace pk::cpu::elementwise {
@@ -518,63 +520,24 @@ bool is_finite_complex(V z) {
   return std::isfinite(z.real()) && std::isfinite(z.imag());
 }
 
-// Complex products correctly rounded per component: each component is ac - bd of exact products.
-inline c64 mul_c64(c64 x, c64 y) {
-  const double a = x.real(), b = x.imag(), c = y.real(), d = y.imag();
-  if (!std::isfinite(a) || !std::isfinite(b) || !std::isfinite(c) || !std::isfinite(d)) {
-    // Products of floats cannot overflow a double, so an infinite part comes only from an infinite input, as in
-    // exact arithmetic; std::complex<double> then applies C99 Annex G recovery when both parts are NaN.
-    const std::complex<double> r = std::complex<double>(a, b) * std::complex<double>(c, d);
-    return {static_cast<float>(r.real()), static_cast<float>(r.imag())};
-  }
-  return {static_cast<float>(sum_round_to_odd(a * c, -(b * d))), static_cast<float>(sum_round_to_odd(a * d, b * c))};
+// Complex products, quotients, moduli and square roots are the device math's (sdk/devmath/complex.h), the same
+// source as the OpenCL and generated kernels': each part correctly rounded, a c64 part rounded once to float there
+// (f32 = 1), so that converting its double back to float is exact.
+template <class V>
+V devmath_arith(void (*fn)(double, double, double, double, int, double *), V x, V y) {
+  double r[2];
+  fn(x.real(), x.imag(), y.real(), y.imag(), std::is_same_v<V, c64>, r);
+  return V(static_cast<typename V::value_type>(r[0]), static_cast<typename V::value_type>(r[1]));
 }
-
-// p1 q1 + p2 q2 correctly rounded to double: both products are exact in binary128 (106 <= 113 significand bits,
-// no overflow or underflow), their sum is rounded to odd there, and rounding that to double's 53 bits is then
-// correct. Software binary128 costs ~100 ns: only the rare inputs mul_c128's rounding test doubts come here.
-__attribute__((noinline)) inline double exact_dot2(double p1, double q1, double p2, double q2) {
-  using f128 = __float128;
-  const f128 p = static_cast<f128>(p1) * static_cast<f128>(q1), q = static_cast<f128>(p2) * static_cast<f128>(q2);
-  f128 s = p + q;
-  const f128 bp = s - q, err = (p - bp) + (q - (s - bp));
-  if (err != 0) {
-    unsigned __int128 bits;
-    std::memcpy(&bits, &s, sizeof bits);
-    if ((bits & 1u) == 0) {
-      const bool up = (err > 0) == (s > 0);
-      bits = up ? bits + 1 : bits - 1;
-      std::memcpy(&s, &bits, sizeof s);
-    }
-  }
-  return static_cast<double>(s);
+template <class V>
+V devmath_sqrt(V z) {
+  double r[2];
+  devmath::pk_dm_csqrt(z.real(), z.imag(), std::is_same_v<V, c64>, r);
+  return V(static_cast<typename V::value_type>(r[0]), static_cast<typename V::value_type>(r[1]));
 }
-
-inline c128 mul_c128(c128 x, c128 y) {
-  const double a = x.real(), b = x.imag(), c = y.real(), d = y.imag();
-  if (!std::isfinite(a) || !std::isfinite(b) || !std::isfinite(c) || !std::isfinite(d)) {
-    // long double has the exponent range to keep finite products finite (see mul_c64).
-    const std::complex<long double> r = std::complex<long double>(a, b) * std::complex<long double>(c, d);
-    return {static_cast<double>(r.real()), static_cast<double>(r.imag())};
-  }
-  // ac - bd from exact products (a*c = p + e by fma), summed with one compensated pass: rounding error below
-  // 2^-104 relative, so the result is correctly rounded unless the exact value lies within that distance of a
-  // midpoint between two doubles, or a product left the exponent range (an fma error term below the subnormal
-  // range is inexact; a product may overflow while the difference does not). Those rare inputs are recomputed
-  // exactly in binary128 (Ziv's strategy: a fast path with a rounding test, an exact fallback).
-  auto dot2 = [](double p1, double q1, double p2, double q2) {
-    const double p = p1 * q1, ep = std::fma(p1, q1, -p);
-    const double q = p2 * q2, eq = std::fma(p2, q2, -q);
-    const double s = p + q, bp = s - q, es = (p - bp) + (q - (s - bp));
-    const double r = s + (es + (ep + eq));
-    const double tail = (s - r) + (es + (ep + eq));  // ≈ exact - r
-    const double half_ulp = 0.5 * (std::nextafter(std::fabs(r), HUGE_VAL) - std::fabs(r));
-    const double tiny = 0x1p-960;
-    const bool safe = std::isfinite(p) && std::isfinite(q) && std::isfinite(r) && (p == 0 || std::fabs(p) > tiny) &&
-                      (q == 0 || std::fabs(q) > tiny) && std::fabs(std::fabs(tail) - half_ulp) > 0x1p-45 * half_ulp;
-    return safe ? r : exact_dot2(p1, q1, p2, q2);
-  };
-  return {dot2(a, c, -b, d), dot2(a, d, b, c)};
+template <class V>
+typename V::value_type devmath_abs(V z) {
+  return static_cast<typename V::value_type>(devmath::pk_dm_cabs(z.real(), z.imag(), std::is_same_v<V, c64>));
 }
 
 // --- helpers of several op families ---------------------------------------------------------------------------
@@ -616,7 +579,6 @@ T next_after(T a, T b) {
 
 // --- special functions (elementwise_special.cpp; double unless said) ---------------------------------------------
 
-double lgamma_value(double x);
 double cbrt_value(double x);
 
 // --- registration ------------------------------------------------------------------------------------------------

@@ -59,10 +59,8 @@ struct Mul {
       // Promote to at least unsigned int so u16 * u16 cannot overflow a signed int.
       using W = std::conditional_t<(sizeof(V) < sizeof(unsigned)), unsigned, uint_of<V>>;
       return static_cast<V>(static_cast<W>(static_cast<uint_of<V>>(a)) * static_cast<W>(static_cast<uint_of<V>>(b)));
-    } else if constexpr (std::is_same_v<V, c64>)
-      return mul_c64(a, b);
-    else if constexpr (std::is_same_v<V, c128>)
-      return mul_c128(a, b);
+    } else if constexpr (is_complex_v<V>)
+      return devmath_arith(devmath::pk_dm_cmul, a, b);
     else
       return a * b;
   }
@@ -81,7 +79,7 @@ struct Div {
       }
       return static_cast<V>(a / b);
     } else if constexpr (is_complex_v<V>) {
-      return correctly_rounded_div(a, b);
+      return devmath_arith(devmath::pk_dm_cdiv, a, b);
     } else {
       return a / b;
     }

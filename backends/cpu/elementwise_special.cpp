@@ -1,7 +1,6 @@
-// elementwise_special.cpp — the special functions of the elementwise kernels that glibc does not round well enough
-// or only under another name: lgamma (re-entrant) and cbrt (refined in long double). erf_inv, ndtri, erfcx,
-// digamma, the Bessel functions, the incomplete gamma functions and Hurwitz zeta are the device math's
-// (sdk/devmath), shared with the other backends.
+// elementwise_special.cpp — the special functions of the elementwise kernels that glibc does not round well enough:
+// cbrt (refined in long double). erf_inv, ndtri, erfcx, lgamma, digamma, the Bessel functions, the incomplete gamma
+// functions and Hurwitz zeta are the device math's (sdk/devmath), shared with the other backends.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -12,11 +11,6 @@
 namespace pk::cpu::elementwise {
 
 // --- special functions (double unless said) -------------------------------------------------------------------------
-
-double lgamma_value(double x) {
-  int sign = 0;
-  return ::lgamma_r(x, &sign);  // the re-entrant form: lgamma writes the global signgam
-}
 
 // glibc's cbrt is within ~3 ulp; one Newton step in long double brings it inside 1.
 double cbrt_value(double x) {

@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "complex_rounding.hpp"
 #include "cpu_kernels.hpp"
 #include "devmath.hpp"
 #include "elementwise.hpp"
@@ -32,7 +31,7 @@ struct Abs {
       else
         return x;
     } else if constexpr (is_complex_v<V>) {
-      return correctly_rounded_abs(x);
+      return devmath_abs(x);
     } else {
       return std::fabs(x);
     }
@@ -87,11 +86,11 @@ std::complex<double> devmath_complex(void (*fn)(double, double, double *), V v) 
 // `x` is the argument in the math type, `v` as stored.
 PK_FLOAT_FN(Exp, true, std::exp(x), M(devmath_complex(devmath::pk_dm_cexp, v)))
 PK_FLOAT_FN(Log, true, std::log(x), M(devmath_complex(devmath::pk_dm_clog, v)))
-PK_FLOAT_FN(Sqrt, true, std::sqrt(x), M(correctly_rounded_sqrt(v)))
+PK_FLOAT_FN(Sqrt, true, std::sqrt(x), M(devmath_sqrt(v)))
 PK_FLOAT_FN(Cos, true, std::cos(x), M(devmath_complex(devmath::pk_dm_ccos, v)))
 PK_FLOAT_FN(Sin, true, std::sin(x), M(devmath_complex(devmath::pk_dm_csin, v)))
 PK_FLOAT_FN(Tanh, true, std::tanh(x), M(devmath_complex(devmath::pk_dm_ctanh, v)))
-PK_FLOAT_FN(Reciprocal, true, 1.0 / x, M(correctly_rounded_div(decltype(v)(1), v)))
+PK_FLOAT_FN(Reciprocal, true, 1.0 / x, M(devmath_arith(devmath::pk_dm_cdiv, decltype(v)(1), v)))
 PK_FLOAT_FN(Acos, false, std::acos(x), x)
 PK_FLOAT_FN(Acosh, false, std::acosh(x), x)
 PK_FLOAT_FN(Asin, false, std::asin(x), x)
@@ -117,7 +116,7 @@ PK_FLOAT_FN(Trunc, false, std::trunc(x), x)
 // The special functions (the device math shared with the other backends, sdk/devmath; elementwise_special.cpp).
 PK_FLOAT_FN(ErfInv, false, devmath::pk_dm_erf_inv(x), x)
 PK_FLOAT_FN(Erfcx, false, devmath::pk_dm_erfcx(x), x)
-PK_FLOAT_FN(Lgamma, false, lgamma_value(x), x)
+PK_FLOAT_FN(Lgamma, false, devmath::pk_dm_lgamma(x), x)
 PK_FLOAT_FN(Digamma, false, devmath::pk_dm_digamma(x), x)
 PK_FLOAT_FN(Ndtri, false, devmath::pk_dm_ndtri(x), x)
 PK_FLOAT_FN(BesselI0, false, devmath::pk_dm_bessel_i(0, x, 0), x)

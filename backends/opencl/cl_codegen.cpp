@@ -366,8 +366,6 @@ const char *float_builtin1(uint32_t op) {
       return "log2";
     case PK_OP_LOG10:
       return "log10";
-    case PK_OP_LGAMMA:
-      return "lgamma";
     case PK_OP_RSQRT:
       return "rsqrt";
     default:
@@ -414,8 +412,7 @@ std::string overflow_guarded_expr(uint32_t op, const char *f, const std::string 
 }
 
 bool trig_in_f64(uint32_t op, int32_t t, const DeviceCaps &caps) {
-  return caps.fp64 &&
-         (op == PK_OP_SIN || op == PK_OP_COS || op == PK_OP_TAN || op == PK_OP_TANH || op == PK_OP_LGAMMA) &&
+  return caps.fp64 && (op == PK_OP_SIN || op == PK_OP_COS || op == PK_OP_TAN || op == PK_OP_TANH) &&
          std::strcmp(cl_type(t).ct, "float") == 0;
 }
 
@@ -443,7 +440,6 @@ std::string complex_expr(uint32_t op, int32_t t, int32_t out_dt, uint32_t varian
   const std::string R = cl_type(part_dt(t)).ct;
   auto b = [](const std::string &x) { return "(uchar)(" + x + ")"; };
   auto nz = [](const std::string &x) { return "((" + x + ").x != 0 || (" + x + ").y != 0)"; };
-  const std::string sfx = c64 ? "64" : "128";
   // abs, real, imag and angle give the real dtype of the operand's parts.
   const bool real_out = op == PK_OP_ABS || op == PK_OP_REAL || op == PK_OP_IMAG || op == PK_OP_ANGLE;
   if (real_out && out_dt != part_dt(t)) return no("the output is the real dtype of the complex operand");
@@ -455,7 +451,7 @@ std::string complex_expr(uint32_t op, int32_t t, int32_t out_dt, uint32_t varian
     return no("the output has the operands' complex dtype");
   switch (op) {
     case PK_OP_ABS:
-      return "pk_cabs" + sfx + "(" + A + ")";
+      return c64 ? "(float)pk_cabs(convert_double2(" + A + "), 1)" : "pk_cabs(" + A + ", 0)";
     case PK_OP_NEG:
       return "(-(" + A + "))";
     case PK_OP_CONJ_PHYSICAL:
@@ -486,19 +482,18 @@ std::string complex_expr(uint32_t op, int32_t t, int32_t out_dt, uint32_t varian
       }
       return lit;
     }
+    case PK_OP_SQRT:
+      return c64 ? "convert_float2(pk_csqrt(convert_double2(" + A + "), 1))" : "pk_csqrt(" + A + ", 0)";
     case PK_OP_EXP:
     case PK_OP_LOG:
-    case PK_OP_SQRT:
     case PK_OP_SIN:
     case PK_OP_COS:
     case PK_OP_TANH: {
-      const char *f = op == PK_OP_EXP    ? "pk_cexp"
-                      : op == PK_OP_LOG  ? "pk_clog"
-                      : op == PK_OP_SQRT ? "pk_csqrt"
-                      : op == PK_OP_SIN  ? "pk_csin"
-                      : op == PK_OP_COS  ? "pk_ccos"
-                                         : "pk_ctanh";
-      if (c64 && op == PK_OP_SQRT) return "pk_csqrt64(" + A + ")";  // rounded once from double-double
+      const char *f = op == PK_OP_EXP   ? "pk_cexp"
+                      : op == PK_OP_LOG ? "pk_clog"
+                      : op == PK_OP_SIN ? "pk_csin"
+                      : op == PK_OP_COS ? "pk_ccos"
+                                        : "pk_ctanh";
       if (c64) return std::string("convert_float2(") + f + "(convert_double2(" + A + ")))";
       return std::string(f) + "(" + A + ")";
     }
@@ -510,11 +505,15 @@ std::string complex_expr(uint32_t op, int32_t t, int32_t out_dt, uint32_t varian
     case PK_OP_SUB:
       return "((" + A + ") - (" + B + "))";
     case PK_OP_MUL:
-      return "pk_cmul" + sfx + "(" + A + ", " + B + ")";
     case PK_OP_DIV:
-      return "pk_cdiv" + sfx + "(" + A + ", " + B + ")";
-    case PK_OP_RECIPROCAL:
-      return "pk_cdiv" + sfx + "((" + C + ")(1, 0), " + A + ")";
+    case PK_OP_RECIPROCAL: {
+      // The device math's (complex.h): c64 widened exactly, its parts rounded once to float there.
+      const std::string f = op == PK_OP_MUL ? "pk_cmul(" : "pk_cdiv(";
+      const std::string x = op == PK_OP_RECIPROCAL ? "(double2)(1.0, 0.0)" : c64 ? "convert_double2(" + A + ")" : A;
+      const std::string y = op == PK_OP_RECIPROCAL ? A : B;
+      if (c64) return "convert_float2(" + f + x + ", convert_double2(" + y + "), 1))";
+      return f + x + ", " + y + ", 0)";
+    }
     case PK_OP_LOGICAL_AND:
     case PK_OP_LOGICAL_OR:
     case PK_OP_LOGICAL_XOR: {
@@ -773,9 +772,8 @@ std::string op_expr(uint32_t op, int32_t t, int32_t out_dt, uint32_t variant, ui
   if (special_op(op)) return special_expr(op, t, a, C, caps, why);
   if (const char *f = float_builtin1(op)) {
     if (!flt) return no("defined for floating-point dtypes only");
-    // PoCL's f32 sin/cos/tan go far beyond their ulp bound for subnormal arguments, its tanh of large
-    // arguments misses ±1, and its lgamma overflows below FLT_MAX (x ~ 4e36, where lgamma is 3.4e38): the double
-    // builtins, rounded once, are within the bounds.
+    // PoCL's f32 sin/cos/tan go far beyond their ulp bound for subnormal arguments and its tanh of large
+    // arguments misses ±1: the double builtins, rounded once, are within the bounds.
     if (trig_in_f64(op, t, caps)) {
       std::string D = C;
       D.replace(0, 5, "double");

@@ -20,16 +20,16 @@ inline double2 pk_fft_fix(double2 v) { return (isfinite(v.x) && isfinite(v.y)) ?
 inline double2 pk_fft_mul(double2 a, double2 b) { return (double2)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
 
 // e^(sign 2 pi i m / n): 8m = o n + r, so the angle is (pi/4)(o + r/n); odd octants are measured back from the next
-// quarter turn, leaving t = (pi/4) num / n in [0, pi/4] for the double-double series (cl_complex.cpp).
+// quarter turn, leaving t = (pi/4) num / n in [0, pi/4] for the double-double series (the device math's dd.h).
 inline double2 pk_fft_cis(ulong m, ulong n, double sign) {
   const ulong m8 = 8ul * m, o = m8 / n, r = m8 - o * n;
   const int odd = (int)(o & 1ul);
   const ulong num = odd ? n - r : r;
   const int q = (int)(((o + (ulong)odd) >> 1) & 3ul);
-  pk_dd t = pk_dd_div_d((double2)((double)num, 0.0), (double)n), sn, cs;
-  t = pk_dd_mul(t, (double2)(0x1.921fb54442d18p-1, 0x1.1a62633145c07p-55));
-  pk_dd_sincos_small(t, &sn, &cs);
-  const double cv = cs.x + cs.y, sv = odd ? -(sn.x + sn.y) : sn.x + sn.y;
+  pk_dm_dd t = pk_dm_dd_div_d(pk_dm_dd_make((double)num, 0.0), (double)n), sn, cs;
+  t = pk_dm_dd_mul(t, pk_dm_dd_make(0x1.921fb54442d18p-1, 0x1.1a62633145c07p-55));
+  pk_dm_dd_sincos_small(t, &sn, &cs);
+  const double cv = cs.hi + cs.lo, sv = odd ? -(sn.hi + sn.lo) : sn.hi + sn.lo;
   double re, im;
   switch (q) {
     case 0: re = cv; im = sv; break;
@@ -73,20 +73,20 @@ __kernel void pk_fft_direct(__global const double2 *src, __global double2 *dst, 
   double sr = 0.0, er = 0.0, si = 0.0, ei = 0.0;
   for (ulong j = 0; j < n; ++j) {
     const double2 a = x[j * inner], w = tw[m];
-    const pk_dd p1 = pk_two_prod(a.x, w.x), p2 = pk_two_prod(-a.y, w.y);
-    const pk_dd p3 = pk_two_prod(a.x, w.y), p4 = pk_two_prod(a.y, w.x);
-    pk_dd q = pk_two_sum(sr, p1.x);
-    sr = q.x;
-    er += q.y + p1.y;
-    q = pk_two_sum(sr, p2.x);
-    sr = q.x;
-    er += q.y + p2.y;
-    q = pk_two_sum(si, p3.x);
-    si = q.x;
-    ei += q.y + p3.y;
-    q = pk_two_sum(si, p4.x);
-    si = q.x;
-    ei += q.y + p4.y;
+    const pk_dm_dd p1 = pk_dm_two_prod(a.x, w.x), p2 = pk_dm_two_prod(-a.y, w.y);
+    const pk_dm_dd p3 = pk_dm_two_prod(a.x, w.y), p4 = pk_dm_two_prod(a.y, w.x);
+    pk_dm_dd q = pk_dm_two_sum(sr, p1.hi);
+    sr = q.hi;
+    er += q.lo + p1.lo;
+    q = pk_dm_two_sum(sr, p2.hi);
+    sr = q.hi;
+    er += q.lo + p2.lo;
+    q = pk_dm_two_sum(si, p3.hi);
+    si = q.hi;
+    ei += q.lo + p3.lo;
+    q = pk_dm_two_sum(si, p4.hi);
+    si = q.hi;
+    ei += q.lo + p4.lo;
     m += k;
     if (m >= n) m -= n;
   }
@@ -219,7 +219,7 @@ std::string gen_fft(uint32_t op, int32_t in_dt, const DeviceCaps &) {
     s += wide ? "#define PK_STORE(v) (v)\n" : "#define PK_STORE(v) convert_float2(v)\n";
   }
   s += std::string("#define PK_FFT_EXACT_SUMS ") + (wide ? "1" : "0") + "\n";
-  // The double-double helpers (the twiddle series needs them) come with the complex helpers.
+  // The device math's double-double (the twiddle series needs it) comes with the complex helpers.
   s += special_helpers(special_helper_bits(PK_OP_MUL, PK_DTYPE_C128));
   return s + kSrcFft;
 }

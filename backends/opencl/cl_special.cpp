@@ -1,8 +1,7 @@
-// cl_special.cpp — OpenCL C sources of the special functions (see cl_special.hpp). erf_inv, ndtri, erfcx, digamma,
-// the Bessel functions, the incomplete gamma functions and Hurwitz zeta are the device math's (sdk/devmath), whose
-// files this backend embeds as they are, and so are the elementary complex functions (complex.h). What is left here:
-// nextafter of the small formats and the double-double helpers of the complex math that has not moved to the device
-// math yet (cl_complex.cpp: products, quotients, abs, sqrt, pow).
+// cl_special.cpp — OpenCL C sources of the special functions (see cl_special.hpp). erf_inv, ndtri, erfcx, lgamma,
+// digamma, the Bessel functions, the incomplete gamma functions and Hurwitz zeta are the device math's (sdk/devmath),
+// whose files this backend embeds as they are, and so is the complex math (complex.h; cl_complex.cpp keeps pow's
+// cases and fixed-point phase, and the complex reductions). What is left here: nextafter of the small formats.
 #include "cl_special.hpp"
 
 #include <cstdio>
@@ -20,8 +19,6 @@ namespace pk::ocl {
 namespace {
 
 enum : uint32_t {
-  kDD = 1u << 0,
-  kLogDD = 1u << 1,
   // The device math (sdk/devmath): its files, embedded at build time (devmath_opencl.inc).
   kDmErf = 1u << 3,  // erf_inv, ndtri, erfcx
   kDmPort = 1u << 4,
@@ -32,64 +29,8 @@ enum : uint32_t {
   kDmZeta = 1u << 10,
   kNextSmall = 1u << 11,
   kComplex = 1u << 12,
-  kDmComplex = 1u << 13,  // the elementary complex functions (complex.h)
+  kDmComplex = 1u << 13,  // the complex functions (complex.h)
 };
-
-// Double-double arithmetic: a value is hi + lo with |lo| <= ulp(hi) / 2. The program is built with
-// FP_CONTRACT OFF, which these error-free transformations rely on.
-const char *kSrcDD = R"CL(
-typedef double2 pk_dd;
-inline pk_dd pk_two_sum(double a, double b) {
-  const double s = a + b, v = s - a;
-  return (double2)(s, (a - (s - v)) + (b - v));
-}
-inline pk_dd pk_fast_sum(double a, double b) { const double s = a + b; return (double2)(s, b - (s - a)); }
-inline pk_dd pk_two_prod(double a, double b) { const double p = a * b; return (double2)(p, fma(a, b, -p)); }
-inline pk_dd pk_dd_add(pk_dd a, pk_dd b) {
-  pk_dd s = pk_two_sum(a.x, b.x);
-  const pk_dd t = pk_two_sum(a.y, b.y);
-  s = pk_fast_sum(s.x, s.y + t.x);
-  return pk_fast_sum(s.x, s.y + t.y);
-}
-inline pk_dd pk_dd_sub(pk_dd a, pk_dd b) { return pk_dd_add(a, (double2)(-b.x, -b.y)); }
-inline pk_dd pk_dd_add_d(pk_dd a, double b) { const pk_dd s = pk_two_sum(a.x, b); return pk_fast_sum(s.x, s.y + a.y); }
-inline pk_dd pk_dd_mul(pk_dd a, pk_dd b) {
-  const double p = a.x * b.x;
-  return pk_fast_sum(p, fma(a.x, b.x, -p) + (a.x * b.y + a.y * b.x));
-}
-inline pk_dd pk_dd_mul_d(pk_dd a, double b) { const double p = a.x * b; return pk_fast_sum(p, fma(a.x, b, -p) + a.y * b); }
-inline pk_dd pk_dd_div_d(pk_dd a, double b) {
-  const double q = a.x / b;
-  const pk_dd p = pk_two_prod(q, b);
-  return pk_fast_sum(q, (((a.x - p.x) - p.y) + a.y) / b);
-}
-inline pk_dd pk_dd_div(pk_dd a, pk_dd b) {
-  const double q1 = a.x / b.x;
-  const pk_dd r = pk_dd_sub(a, pk_dd_mul_d(b, q1));
-  const double q2 = r.x / b.x;
-  const pk_dd r2 = pk_dd_sub(r, pk_dd_mul_d(b, q2));
-  return pk_dd_add_d(pk_fast_sum(q1, q2), r2.x / b.x);
-}
-)CL";
-
-// log(x) of a finite double x > 0 in double-double: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log m = 2 atanh(s)
-// with s = (m - 1) / (m + 1), |s| < 0.172, whose odd series converges by a factor 0.03 a term.
-const char *kSrcLogDD = R"CL(
-pk_dd pk_dd_log(double x) {
-  int e;
-  double m = frexp(x, &e);
-  if (m < 0.70710678118654752) { m *= 2.0; --e; }
-  const pk_dd s = pk_dd_div((double2)(m - 1.0, 0.0), pk_two_sum(m, 1.0));
-  const pk_dd s2 = pk_dd_mul(s, s);
-  pk_dd t = (double2)(0.0, 0.0);
-  for (int k = 17; k >= 0; --k) {
-    const double n = 2 * k + 1, inv = 1.0 / n;
-    t = pk_dd_add(pk_dd_mul(t, s2), (double2)(inv, -fma(inv, n, -1.0) / n));
-  }
-  const pk_dd ln2 = (double2)(0.6931471805599453, 2.3190468138462996e-17);
-  return pk_dd_add(pk_dd_mul_d(ln2, (double)e), pk_dd_mul_d(pk_dd_mul(s, t), 2.0));
-}
-)CL";
 
 // nextafter of bf16 / fp8 values (held exactly in float): one step of the storage bits (fmt 0 bf16, 1 e4m3fn,
 // 2 e5m2), as the CPU backend does.
@@ -120,6 +61,7 @@ bool special_op(uint32_t op) {
     case PK_OP_BESSEL_J0:
     case PK_OP_BESSEL_J1:
     case PK_OP_SPHERICAL_BESSEL_J0:
+    case PK_OP_LGAMMA:
     case PK_OP_IGAMMA:
     case PK_OP_IGAMMAC:
     case PK_OP_ZETA:
@@ -177,6 +119,9 @@ std::string special_expr(uint32_t op, int32_t t, const std::string *a, const std
     case PK_OP_SPHERICAL_BESSEL_J0:
       call = "pk_dm_spherical_j0(" + A + ")";
       break;
+    case PK_OP_LGAMMA:
+      call = "pk_dm_lgamma(" + A + ")";
+      break;
     case PK_OP_IGAMMA:
     case PK_OP_IGAMMAC:
       call = "pk_dm_igamma(" + A + ", " + d(a[1]) + (op == PK_OP_IGAMMAC ? ", 1)" : ", 0)");
@@ -209,6 +154,7 @@ uint32_t special_helper_bits(uint32_t op, int32_t t) {
     case PK_OP_BESSEL_J1:
     case PK_OP_SPHERICAL_BESSEL_J0:
       return kDmBessel;
+    case PK_OP_LGAMMA:
     case PK_OP_IGAMMA:
     case PK_OP_IGAMMAC:
       return kDmIgamma;
@@ -245,22 +191,12 @@ std::string special_helpers(uint32_t bits) {
   if (bits & kComplex) bits |= kDmComplex;
   if (bits & (kDmZeta | kDmDigamma | kDmBessel | kDmIgamma | kDmComplex)) bits |= kDmDD;
   if (bits & (kDmErf | kDmDD)) bits |= kDmPort;
-  if (bits & kComplex) bits |= kLogDD;
-  if (bits & kLogDD) bits |= kDD;
   static const struct {
     uint32_t bit;
     const char *src;
-  } kChunks[] = {{kDD, kSrcDD},
-                 {kLogDD, kSrcLogDD},
-                 {kDmPort, kDevmathPort},
-                 {kDmDD, kDevmathDd},
-                 {kDmErf, kDevmathErf},
-                 {kDmZeta, kDevmathZeta},
-                 {kDmDigamma, kDevmathDigamma},
-                 {kDmBessel, kDevmathBessel},
-                 {kDmIgamma, kDevmathIgamma},
-                 {kDmComplex, kDevmathComplex},
-                 {kNextSmall, kSrcNextSmall},
+  } kChunks[] = {{kDmPort, kDevmathPort},     {kDmDD, kDevmathDd},           {kDmErf, kDevmathErf},
+                 {kDmZeta, kDevmathZeta},     {kDmDigamma, kDevmathDigamma}, {kDmBessel, kDevmathBessel},
+                 {kDmIgamma, kDevmathIgamma}, {kDmComplex, kDevmathComplex}, {kNextSmall, kSrcNextSmall},
                  {kComplex, complex_source()}};
   std::string s;
   for (const auto &c : kChunks) {

@@ -1,8 +1,8 @@
 // emit_complex.hpp — internal to primkit_codegen: the IR of complex values (c64, c128). A complex value is a
 // <2 x f32> or <2 x f64> vector (real part first, as stored), so it flows through the emitter's nodes, loads,
-// stores and selects like any other value. c64 arithmetic is computed in f64 and rounded once; c128 in
-// double-double where the op table asks for correct rounding (abs, mul, div, reciprocal, sqrt), with an exact
-// check of the rounding when the double-double result lies too close to a rounding boundary.
+// stores and selects like any other value. c64 values are computed in f64 and rounded once. The arithmetic the op
+// table contracts correctly rounded (abs, mul, div, reciprocal, sqrt) and the elementary functions are calls to
+// the device math (sdk/devmath/complex.h), shared with the CPU and OpenCL backends.
 #pragma once
 
 #include <cstdint>
@@ -23,10 +23,15 @@ class RealMath {
   virtual llvm::Value *sin(llvm::Value *x) = 0;
   virtual llvm::Value *cos(llvm::Value *x) = 0;
   virtual llvm::Value *atan2(llvm::Value *y, llvm::Value *x) = 0;
+  // A real (f64-valued) function of the device math: name(args...).
+  virtual llvm::Value *devmath(const char *name, llvm::ArrayRef<llvm::Value *> args) = 0;
   // A complex function of the device math (sdk/devmath/complex.h): name(args..., double out[2]) -> void, the
   // result's real and imaginary parts (f64).
   virtual void devmath_complex(const char *name, llvm::ArrayRef<llvm::Value *> args, llvm::Value *&re,
                                llvm::Value *&im) = 0;
+  // The same with `n` results: name(args..., double out[n]) -> void.
+  virtual std::vector<llvm::Value *> devmath_parts(const char *name, llvm::ArrayRef<llvm::Value *> args,
+                                                   unsigned n) = 0;
   // Real dtypes only: the emitter's convert_element_type between compute-type values.
   virtual llvm::Value *convert_real(llvm::Value *v, int32_t from, int32_t to) = 0;
 
@@ -110,21 +115,7 @@ class ComplexEmitter {
   DD dd_add_d(DD a, Value *x);
   DD dd_mul(DD a, DD x);
   DD dd_mul_d(DD a, Value *x);
-  DD dd_div(DD a, DD x);
-  DD dd_sqrt(DD a);
   DD dd_scale(DD a, Value *p) { return {b_.CreateFMul(a.hi, p), b_.CreateFMul(a.lo, p)}; }
-  Value *sum_odd(Value *p, Value *q);  // p + q rounded to odd (f64): one more rounding to f32 is correct
-  Value *dd_to_float(DD v);            // hi + lo rounded once to f32
-  // hi + lo (a double-double ~2^-100 accurate to the exact value v) times 2^k rounded once to f64; when the
-  // double-double cannot decide the rounding, `exact_sign(m)` must give the sign of v - m for the midpoint m
-  // (as hi_m + lo_m, unscaled) between the two candidates.
-  using ExactSign = std::function<Value *(Value *m_hi, Value *m_lo)>;
-  Value *round_dd(DD v, Value *k, const ExactSign &exact_sign);
-  Value *ldexp_dd(DD v, Value *k);  // (hi + lo) 2^k rounded once (subnormal results included)
-  Value *sign_of_sum(std::vector<Value *> terms);
-  std::vector<Value *> expand_mul(
-      const std::vector<Value *> &a,
-      const std::vector<Value *> &x);  // sign (-1, 0, 1 as f64) of an exact sum of f64 terms
   // if/else with values merged by phis (both sides return the same number and types of values).
   std::vector<Value *> branch(Value *cond, const std::function<std::vector<Value *>()> &then_fn,
                               const std::function<std::vector<Value *>()> &else_fn);
@@ -133,29 +124,16 @@ class ComplexEmitter {
   // C11 Annex G product, f64. With `down_k`, the plain products of finite factors are taken with a scaled by
   // 2^-down_k (c128 pow's w = b log a for a huge b); the recovery of infinities is unscaled.
   Value *mul_g(Value *a, Value *x, Value *c, Value *y, Value *down_k = nullptr);
-  Value *div_g(Value *a, Value *x, Value *c, Value *y);  // Smith's quotient with Annex G recovery, f64
-  Value *mul64(Value *u, Value *v);
-  Value *mul128(Value *u, Value *v);
-  Value *dot2_terms(Value *p1, Value *q1, Value *p2, Value *q2, DD &x, DD &y);  // returns the exponent e
-  Value *dot2_128(Value *p1, Value *q1, Value *p2, Value *q2);                  // p1 q1 + p2 q2 correctly rounded
-  Value *div_cx(Value *u, Value *v, int32_t d);
-  Value *abs_cx(Value *z, int32_t d);
-  Value *sqrt_cx(Value *z, int32_t d);
   Value *devmath_cx(const char *name, Value *z);  // the device math's complex function `name` of a pair vector
+  // The device math's arithmetic `name` (pk_dm_cmul, pk_dm_cdiv) of two values of dtype d: c64 widened exactly,
+  // each part rounded once to float by the device math (its f32 argument), so that the narrowing is exact.
+  Value *devmath_arith(const char *name, Value *u, Value *v, int32_t d);
   Value *cexp(Value *z);
   Value *clog(Value *z);
   Value *cpow(Value *a, Value *x);
 
-  // c128 pow: log a, w = b log a and the phase in double-double (see cpow128).
-  using Body = std::function<std::vector<Value *>(Value *k, const std::vector<Value *> &acc)>;
-  std::vector<Value *> repeat(int from, int to, const std::vector<Value *> &init, const Body &body);  // k: i64
   DD dd_sub(DD a, DD x) { return dd_add(a, {b_.CreateFNeg(x.hi), b_.CreateFNeg(x.lo)}); }
-  DD dd_div_d(DD a, Value *x);
-  DD dd_log(Value *x);                               // finite x > 0, about 2^-104 relative
-  DD dd_log_dd(DD x);                                // x.hi > 0 finite
-  DD dd_log1p_dd(DD s);                              // s > -1
-  void dd_sincos_small(DD t, DD &s, DD &c);          // |t| <= pi/4 + tiny
-  void dd_sincos(DD a, DD &s, DD &c);                // |a| < 2^30
+  // c128 pow: log a, w = b log a and the phase in double-double (see cpow128); log a and e^w are the device math's.
   void clog_dd(Value *x, Value *y, DD &re, DD &im);  // finite nonzero x + iy
   Value *cexp_dd(DD wr, DD wi);                      // (f64, f64) pair vector
   Value *cpow128(Value *a, Value *x);

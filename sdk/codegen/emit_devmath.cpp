@@ -36,14 +36,14 @@ Value *Emitter::devmath(const char *name, llvm::ArrayRef<Value *> args) {
   return b_.CreateCall(callee, args);
 }
 
-// complex.h's convention: the result through a pointer to two doubles (the same call on every target, where a
+// complex.h's convention: the results through a pointer to n doubles (the same call on every target, where a
 // returned struct would follow each target's ABI). The array lives in the function's entry block, so that once the
-// call is inlined the optimizer keeps the two parts in registers.
-void Emitter::devmath_complex(const char *name, llvm::ArrayRef<Value *> args, Value *&re, Value *&im) {
+// call is inlined the optimizer keeps the parts in registers.
+std::vector<Value *> Emitter::devmath_parts(const char *name, llvm::ArrayRef<Value *> args, unsigned n) {
   llvm::Function *fn = b_.GetInsertBlock()->getParent();
   llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().begin());
-  llvm::Type *pair_t = llvm::ArrayType::get(f64_, 2);
-  llvm::AllocaInst *out = entry.CreateAlloca(pair_t, nullptr, "cx_out");
+  llvm::Type *parts_t = llvm::ArrayType::get(f64_, n);
+  llvm::AllocaInst *out = entry.CreateAlloca(parts_t, nullptr, "dm_out");
   std::vector<llvm::Type *> types;
   std::vector<Value *> call_args;
   for (Value *a : args) {
@@ -55,8 +55,15 @@ void Emitter::devmath_complex(const char *name, llvm::ArrayRef<Value *> args, Va
   llvm::FunctionCallee callee =
       m_.getOrInsertFunction(name, llvm::FunctionType::get(llvm::Type::getVoidTy(ctx_), types, false));
   b_.CreateCall(callee, call_args);
-  re = b_.CreateLoad(f64_, b_.CreateConstInBoundsGEP2_64(pair_t, out, 0, 0));
-  im = b_.CreateLoad(f64_, b_.CreateConstInBoundsGEP2_64(pair_t, out, 0, 1));
+  std::vector<Value *> parts;
+  for (unsigned k = 0; k < n; ++k)
+    parts.push_back(b_.CreateLoad(f64_, b_.CreateConstInBoundsGEP2_64(parts_t, out, 0, k)));
+  return parts;
+}
+void Emitter::devmath_complex(const char *name, llvm::ArrayRef<Value *> args, Value *&re, Value *&im) {
+  const std::vector<Value *> parts = devmath_parts(name, args, 2);
+  re = parts[0];
+  im = parts[1];
 }
 
 Value *Emitter::devmath_primitive(llvm::StringRef name, llvm::Function &f) {
@@ -69,7 +76,6 @@ Value *Emitter::devmath_primitive(llvm::StringRef name, llvm::Function &f) {
   if (name == "pk_dm_pow") return pow_d(x, f.getArg(1));
   if (name == "pk_dm_erf") return erf_d(x);
   if (name == "pk_dm_erfc") return erfc_d(x);
-  if (name == "pk_dm_lgamma") return lgamma_d(x);
   if (name == "pk_dm_sin") return trig_d(x, PK_OP_SIN);
   if (name == "pk_dm_cos") return trig_d(x, PK_OP_COS);
   if (name == "pk_dm_atan2") return atan2_d(x, f.getArg(1));

@@ -228,13 +228,13 @@ class Emitter {
   DD dd_add_d(DD a, Value *b);
   DD dd_mul(DD a, DD b);
   DD dd_mul_d(DD a, Value *b);
-  DD dd_div(DD a, DD b);
-  DD dd_log(DD x);             // x.hi > 0 finite
   Value *erfcx_pos(Value *x);  // erfcx(x) for x >= 0.5 (inf included): erfc's building block
   // The device math (sdk/devmath): a call to its function pk_dm_<name>, which link_devmath links in.
   Value *devmath(const char *name, llvm::ArrayRef<Value *> args);
   // A complex function of the device math: name(args..., double out[2]), its parts read back from the array.
   void devmath_complex(const char *name, llvm::ArrayRef<Value *> args, Value *&re, Value *&im);
+  // The same with n results: name(args..., double out[n]).
+  std::vector<Value *> devmath_parts(const char *name, llvm::ArrayRef<Value *> args, unsigned n);
   // The IR of a primitive the device math leaves to the emitter (port.h), as the body of its declaration f;
   // nullptr for a name it does not know.
   Value *devmath_primitive(llvm::StringRef name, llvm::Function &f);
@@ -242,8 +242,7 @@ class Emitter {
   Value *erf_inv_d(Value *y) { return devmath("pk_dm_erf_inv", {y}); }
   Value *ndtri_d(Value *p) { return devmath("pk_dm_ndtri", {p}); }
   void sincos_pi(Value *r, Value *&s, Value *&c);  // sin(pi r), cos(pi r) for |r| <= 1/2
-  DD lgamma_pos(DD z);                             // ln Gamma(z) for z > 0
-  Value *lgamma_d(Value *x);
+  Value *lgamma_d(Value *x) { return devmath("pk_dm_lgamma", {x}); }
   Value *digamma_d(Value *x) { return devmath("pk_dm_digamma", {x}); }
   Value *nextafter(Value *x, Value *y, int32_t d);
   Value *gcd(Value *x, Value *y, bool uns);
@@ -364,8 +363,12 @@ class EmitterMath final : public RealMath {
   Value *sin(Value *x) override { return e_.trig_d(x, PK_OP_SIN); }
   Value *cos(Value *x) override { return e_.trig_d(x, PK_OP_COS); }
   Value *atan2(Value *y, Value *x) override { return e_.atan2_d(y, x); }
+  Value *devmath(const char *name, llvm::ArrayRef<Value *> args) override { return e_.devmath(name, args); }
   void devmath_complex(const char *name, llvm::ArrayRef<Value *> args, Value *&re, Value *&im) override {
     e_.devmath_complex(name, args, re, im);
+  }
+  std::vector<Value *> devmath_parts(const char *name, llvm::ArrayRef<Value *> args, unsigned n) override {
+    return e_.devmath_parts(name, args, n);
   }
   Value *convert_real(Value *v, int32_t from, int32_t to) override { return e_.convert(v, from, to); }
 

@@ -1,5 +1,6 @@
-/* dd.h — double-double arithmetic for the device math: a value is hi + lo with |lo| <= ulp(hi) / 2. The error-free
-   transformations need every + - * rounded once (no contraction into fma); see port.h. */
+/* dd.h — double-double arithmetic for the device math: a value is hi + lo with |lo| <= ulp(hi) / 2, and the
+   elementary functions the function files share in it (sqrt, log, log1p, sin and cos of small arguments). The
+   error-free transformations need every + - * rounded once (no contraction into fma); see port.h. */
 
 typedef struct {
   double hi, lo;
@@ -63,6 +64,14 @@ PK_DM_FN pk_dm_dd pk_dm_dd_div(pk_dm_dd a, pk_dm_dd b) {
   return pk_dm_dd_add_d(pk_dm_fast_sum(q1, q2), r2.hi / b.hi);
 }
 
+/* The square root of s >= 0: one Newton step from the double root, about 2^-104 relative; sqrt(0) = 0. */
+PK_DM_FN pk_dm_dd pk_dm_dd_sqrt(pk_dm_dd s) {
+  if (s.hi == 0.0) return pk_dm_dd_make(0.0, 0.0);
+  const double h = pk_dm_sqrt(s.hi);
+  const pk_dm_dd hh = pk_dm_two_prod(h, h);
+  return pk_dm_fast_sum(h, (((s.hi - hh.hi) - hh.lo) + s.lo) / (2.0 * h));
+}
+
 /* log(x) of a finite double x > 0 in double-double: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log m = 2 atanh(s)
    with s = (m - 1) / (m + 1), |s| < 0.172, whose odd series converges by a factor 0.03 a term. m and e come from
    the bits (frexp is not a primitive every target has). */
@@ -93,4 +102,29 @@ PK_DM_FN pk_dm_dd pk_dm_dd_log(double x) {
 /* log of a double-double: log(hi) + log1p(lo / hi), the second to first order. */
 PK_DM_FN pk_dm_dd pk_dm_dd_log_dd(pk_dm_dd x) {
   return pk_dm_dd_add_d(pk_dm_dd_log(x.hi), x.lo / x.hi);
+}
+/* log1p of a double-double s > -1: 2 atanh(s / (2 + s)) by its odd series where |s| < 1/4 (ratio below 0.021 a
+   term), else log(1 + s). */
+PK_DM_FN pk_dm_dd pk_dm_dd_log1p_dd(pk_dm_dd s) {
+  if (pk_dm_fabs(s.hi) >= 0.25) return pk_dm_dd_log_dd(pk_dm_dd_add_d(s, 1.0));
+  const pk_dm_dd t = pk_dm_dd_div(s, pk_dm_dd_add_d(s, 2.0)), t2 = pk_dm_dd_mul(t, t);
+  pk_dm_dd sum = pk_dm_dd_make(0.0, 0.0);
+  for (int k = 20; k >= 0; --k) {
+    const double n = 2 * k + 1, inv = 1.0 / n;
+    sum = pk_dm_dd_add(pk_dm_dd_mul(sum, t2), pk_dm_dd_make(inv, -pk_dm_fma(inv, n, -1.0) / n));
+  }
+  return pk_dm_dd_mul_d(pk_dm_dd_mul(t, sum), 2.0);
+}
+/* sin and cos of |t| <= pi/4 + tiny in double-double: Taylor series to t^29 / 29! (below 2^-104 of the result). */
+PK_DM_FN void pk_dm_dd_sincos_small(pk_dm_dd t, pk_dm_dd *s, pk_dm_dd *c) {
+  const pk_dm_dd t2 = pk_dm_dd_mul(t, t);
+  pk_dm_dd sv = t, cv = pk_dm_dd_make(1.0, 0.0), ts = t, tc = pk_dm_dd_make(1.0, 0.0);
+  for (int k = 1; k <= 14; ++k) {
+    ts = pk_dm_dd_div_d(pk_dm_dd_mul(ts, t2), (double)((2 * k) * (2 * k + 1)));
+    tc = pk_dm_dd_div_d(pk_dm_dd_mul(tc, t2), (double)((2 * k - 1) * (2 * k)));
+    sv = (k & 1) ? pk_dm_dd_sub(sv, ts) : pk_dm_dd_add(sv, ts);
+    cv = (k & 1) ? pk_dm_dd_sub(cv, tc) : pk_dm_dd_add(cv, tc);
+  }
+  *s = sv;
+  *c = cv;
 }

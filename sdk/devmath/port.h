@@ -25,7 +25,6 @@
 #define pk_dm_pow pow
 #define pk_dm_erf erf
 #define pk_dm_erfc erfc
-#define pk_dm_lgamma lgamma
 #define pk_dm_sin sin
 #define pk_dm_cos cos
 #define pk_dm_atan2 atan2
@@ -73,10 +72,6 @@ inline double pk_dm_erf(double x) {
 }
 inline double pk_dm_erfc(double x) {
   return std::erfc(x);
-}
-inline double pk_dm_lgamma(double x) {
-  int sign = 0;
-  return ::lgamma_r(x, &sign);  // the re-entrant form: lgamma writes the global signgam
 }
 inline double pk_dm_sin(double x) {
   return std::sin(x);
@@ -148,7 +143,6 @@ double pk_dm_log2(double x);
 double pk_dm_pow(double x, double y);
 double pk_dm_erf(double x);
 double pk_dm_erfc(double x);
-double pk_dm_lgamma(double x);
 double pk_dm_sin(double x);
 double pk_dm_cos(double x);
 double pk_dm_atan2(double y, double x);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "complex_arith_cases.hpp"
 #include "complex_elementary_cases.hpp"
 #include "emu_backend_fixture.hpp"
 #include "pow_huge_phase_cases.hpp"
@@ -309,6 +310,32 @@ TEST_F(EmuComplex, C128PowMatchesMultiPrecision) {
   EXPECT_EQ(d_of(p[2 * k + 3]), 0.0);
   EXPECT_TRUE(std::isinf(d_of(p[2 * k + 4])) || std::isinf(d_of(p[2 * k + 5])))
       << hex(p[2 * k + 4]) << ", " << hex(p[2 * k + 5]);
+}
+
+TEST_F(EmuComplex, ArithmeticCorrectlyRoundedAgainstMpmath) {
+  // mul, div, reciprocal, abs and sqrt (the device math's, linked into the kernel) of c128 and c64
+  // (complex_arith_cases.hpp): every part equal to mpmath's value rounded to nearest in the output format, exact ties
+  // and a part 2^-250 below a midpoint included.
+  const std::vector<int64_t> shape = {1};
+  const auto check = [&](const pk::test::ComplexArithCase &c, auto zero, int32_t cdt, int32_t rdt) {
+    using T = decltype(zero);
+    std::vector<Tensor> in;
+    for (const auto &o : pk::test::complex_arith_operands(c))
+      in.push_back({cdt, shape, bytes_of(std::vector<T>{static_cast<T>(o[0]), static_cast<T>(o[1])})});
+    const bool abs = c.op == PK_OP_ABS;
+    const auto w = values_of<T>(run(c.op, in, abs ? rdt : cdt, shape));
+    ASSERT_EQ(w.size(), abs ? 1u : 2u);
+    EXPECT_EQ(static_cast<double>(w[0]), c.re) << c.op << (c.c64 ? " c64 " : " c128 ") << c.a << " " << c.c;
+    if (!abs) {
+      EXPECT_EQ(static_cast<double>(w[1]), c.im) << c.op << (c.c64 ? " c64 " : " c128 ") << c.a << " " << c.c;
+    }
+  };
+  for (const auto &c : pk::test::kComplexArithCases) {
+    if (c.c64)
+      check(c, 0.0f, PK_DTYPE_C64, PK_DTYPE_F32);
+    else
+      check(c, 0.0, PK_DTYPE_C128, PK_DTYPE_F64);
+  }
 }
 
 TEST_F(EmuComplex, ElementaryFunctionsAgainstMpmath) {

@@ -9,8 +9,10 @@
 #include <limits>
 #include <vector>
 
+#include "complex_arith_cases.hpp"
 #include "complex_elementary_cases.hpp"
 #include "cpu_test_fixture.hpp"
+#include "lgamma_cases.hpp"
 #include "primkit/primkit.h"
 
 namespace {
@@ -49,6 +51,45 @@ TEST_F(CpuElementwise, ComplexElementaryFunctionsAgainstMpmath) {
     EXPECT_LE(pk::test::complex_part_ulps(wf[0], c.re, 24), 1.0) << c.op << " c64 (" << c.x << ", " << c.y << ")";
     EXPECT_LE(pk::test::complex_part_ulps(wf[1], c.im, 24), 1.0) << c.op << " c64 (" << c.x << ", " << c.y << ")";
   }
+}
+
+TEST_F(CpuElementwise, ComplexArithmeticCorrectlyRoundedAgainstMpmath) {
+  // mul, div, reciprocal, abs and sqrt of c128 and c64 (complex_arith_cases.hpp): every part equal to mpmath's value
+  // rounded to nearest in the output format, exact ties and a part 2^-250 below a midpoint included.
+  const auto run = [&](const pk::test::ComplexArithCase &c, auto zero, pk_dtype cdt, pk_dtype rdt) {
+    using T = decltype(zero);
+    std::vector<std::vector<T>> in;
+    for (const auto &o : pk::test::complex_arith_operands(c))
+      in.push_back({static_cast<T>(o[0]), static_cast<T>(o[1])});
+    std::vector<pk_tensor> ts;
+    for (auto &v : in) ts.push_back(tensor(v, cdt, {1}));
+    const bool abs = c.op == PK_OP_ABS;
+    std::vector<T> w(abs ? 1 : 2, T(-1));
+    EXPECT_EQ(launch(c.op, ts, {tensor(w, abs ? rdt : cdt, {1})}, nullptr), PK_OK) << last_error().message;
+    EXPECT_EQ(static_cast<double>(w[0]), c.re) << c.op << (c.c64 ? " c64 " : " c128 ") << c.a << " " << c.c;
+    if (!abs) {
+      EXPECT_EQ(static_cast<double>(w[1]), c.im) << c.op << (c.c64 ? " c64 " : " c128 ") << c.a << " " << c.c;
+    }
+  };
+  for (const auto &c : pk::test::kComplexArithCases) {
+    if (c.c64)
+      run(c, 0.0f, PK_DTYPE_C64_DESC, kF32);
+    else
+      run(c, 0.0, PK_DTYPE_C128_DESC, kF64);
+  }
+}
+
+TEST_F(CpuElementwise, LgammaAgainstMpmath) {
+  // ln |Gamma| (the device math's) within an ulp of mpmath's value at every row of lgamma_cases.hpp: the zeros at 1
+  // and 2 to relative accuracy, near the zeros below -2, the poles, overflow.
+  std::vector<double> x, y;
+  for (const auto &c : pk::test::kLgammaCases) x.push_back(c.x);
+  y.assign(x.size(), -1.0);
+  const int64_t n = static_cast<int64_t>(x.size());
+  ASSERT_EQ(launch(PK_OP_LGAMMA, {tensor(x, kF64, {n})}, {tensor(y, kF64, {n})}, nullptr), PK_OK)
+      << last_error().message;
+  for (size_t i = 0; i < x.size(); ++i)
+    EXPECT_LE(pk::test::lgamma_ulps(y[i], pk::test::kLgammaCases[i].want), 1.0) << "lgamma(" << x[i] << ") = " << y[i];
 }
 
 TEST_F(CpuElementwise, ExpF32WithinOneUlpOverItsWholeRange) {

@@ -1,5 +1,6 @@
 // OpenCL backend through the public host API: data movement, indexing, scans, sorting, linalg and rng (expected
 // values derived by hand or in double). The fixture is in opencl_fixture.hpp.
+#include "lgamma_cases.hpp"
 #include "opencl_fixture.hpp"
 
 using namespace pk_opencl_test;  // NOLINT: the fixture and its helpers, in every test file
@@ -255,8 +256,8 @@ TEST_F(OpenCL, RunningSumsAndProductsBeyondF64Range) {
 
 // 8/16-bit formats compute in float but round once (hand-checked): bf16 fma(0.1875, 3.71875, 2^-126) is
 // 0.697265625 + 2^-126, just above the tie between 0x3f32 and 0x3f33 (an f32 fma loses the 2^-126 and the tie goes
-// to even, 0x3f32); lgamma(4.05e36) = 3.3733e38 is finite in f32 and rounds to bf16 0x7f7e (PoCL's f32 lgamma
-// overflowed there).
+// to even, 0x3f32); lgamma(4.05e36) = 3.3733e38 is finite in f32 and rounds to bf16 0x7f7e (PoCL's f32 lgamma,
+// which this backend used before the device math's, overflowed there).
 TEST_F(OpenCL, NarrowFormatsRoundOnce) {
   const pk_dtype bf16 = PK_DTYPE_BF16_DESC;
   if (!supported(PK_OP_FMA, {bf16, bf16, bf16}, {bf16})) GTEST_SKIP() << "no bf16 fma";
@@ -519,6 +520,21 @@ TEST_F(OpenCL, DigammaBelowMinus128NearItsRoots) {
     ASSERT_EQ(launch(PK_OP_DIGAMMA, {ta}, {out}), PK_OK) << last_error().message;
     EXPECT_NEAR(download<double>(out, 1)[0], want[i], 1e-12 * want[i]) << "digamma(" << x[i] << ")";
   }
+}
+
+// ln |Gamma| (the device math's, pasted into the program) within an ulp of mpmath's value at every row of
+// lgamma_cases.hpp: the zeros at 1 and 2 to relative accuracy, near the zeros below -2, the poles, overflow.
+TEST_F(OpenCL, LgammaAgainstMpmath) {
+  if (!supported(PK_OP_LGAMMA, {kF64}, {kF64})) GTEST_SKIP() << "the device has no f64";
+  std::vector<double> x;
+  for (const auto &c : pk::test::kLgammaCases) x.push_back(c.x);
+  const int64_t n = static_cast<int64_t>(x.size());
+  pk_tensor tx = device(x, kF64, {n}), ty = empty<double>(x.size(), kF64, {n});
+  ASSERT_EQ(launch(PK_OP_LGAMMA, {tx}, {ty}), PK_OK) << last_error().message;
+  const std::vector<double> y = download<double>(ty, x.size());
+  for (size_t i = 0; i < x.size(); ++i)
+    EXPECT_LE(pk::test::lgamma_ulps(y[i], pk::test::kLgammaCases[i].want), 1.0) << "lgamma(" << x[i] << ") = " << y[i];
+  expect_native(PK_OP_LGAMMA);
 }
 
 // nextafter of bf16 / fp8 steps the storage bits (hand-derived patterns).

@@ -1,6 +1,7 @@
 // OpenCL backend through the public host API: FFT, complex pow, the elementary complex functions and complex
 // extremes (references: a direct DFT in long double here, hand-derived values, mpmath tables). The fixture is in
 // opencl_fixture.hpp.
+#include "complex_arith_cases.hpp"
 #include "complex_elementary_cases.hpp"
 #include "opencl_fixture.hpp"
 
@@ -233,6 +234,48 @@ TEST_F(OpenCL, ComplexExtremesAndPowKnownValues) {
   EXPECT_EQ(p[11], 0.0);
   expect_native(PK_OP_POW);
   expect_native(PK_OP_MAXIMUM_VALUE);
+}
+
+TEST_F(OpenCL, ComplexArithmeticCorrectlyRoundedAgainstMpmath) {
+  // mul, div, reciprocal, abs and sqrt (the device math's, pasted into the program) of c128 and c64
+  // (complex_arith_cases.hpp): every part equal to mpmath's value rounded to nearest in the output format, exact ties
+  // and a part 2^-250 below a midpoint included. One launch per op and dtype over all its rows.
+  const pk_dtype c64 = PK_DTYPE_C64_DESC, c128 = PK_DTYPE_C128_DESC;
+  if (!supported(PK_OP_MUL, {c128, c128}, {c128})) GTEST_SKIP() << "the device has no f64";
+  const auto check = [&](uint32_t op, bool is_c64, auto zero, pk_dtype cdt, pk_dtype rdt) {
+    using T = decltype(zero);
+    std::vector<pk::test::ComplexArithCase> rows;
+    std::vector<std::vector<T>> in(2);
+    for (const auto &c : pk::test::kComplexArithCases) {
+      if (c.op != op || c.c64 != is_c64) continue;
+      rows.push_back(c);
+      const auto operands = pk::test::complex_arith_operands(c);
+      for (size_t k = 0; k < operands.size(); ++k)
+        in[k].insert(in[k].end(), {static_cast<T>(operands[k][0]), static_cast<T>(operands[k][1])});
+    }
+    const auto n = static_cast<int64_t>(rows.size());
+    const bool abs = op == PK_OP_ABS;
+    const size_t out_count = rows.size() * (abs ? 1 : 2);
+    std::vector<pk_tensor> ts;
+    for (const auto &v : in)
+      if (!v.empty()) ts.push_back(device(v, cdt, {n}));
+    pk_tensor tw = empty<T>(out_count, abs ? rdt : cdt, {n});
+    ASSERT_EQ(launch(op, ts, {tw}), PK_OK) << last_error().message;
+    const std::vector<T> w = download<T>(tw, out_count);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const auto &c = rows[i];
+      const size_t at = i * (abs ? 1 : 2);
+      EXPECT_EQ(static_cast<double>(w[at]), c.re) << op << (is_c64 ? " c64 " : " c128 ") << c.a << " " << c.c;
+      if (!abs) {
+        EXPECT_EQ(static_cast<double>(w[at + 1]), c.im) << op << (is_c64 ? " c64 " : " c128 ") << c.a << " " << c.c;
+      }
+    }
+    expect_native(op);
+  };
+  for (uint32_t op : {PK_OP_MUL, PK_OP_DIV, PK_OP_RECIPROCAL, PK_OP_ABS, PK_OP_SQRT}) {
+    check(op, false, 0.0, c128, PK_DTYPE_F64_DESC);
+    check(op, true, 0.0f, c64, PK_DTYPE_F32_DESC);
+  }
 }
 
 TEST_F(OpenCL, ComplexElementaryFunctionsAgainstMpmath) {
