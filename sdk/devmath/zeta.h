@@ -18,10 +18,16 @@ PK_DM_CONST double pk_dm_zeta_em[12] = {12.0,
                                         -7.166165256175667e+18};
 
 /* (q + k)^-s; with `exact` the base q + k is formed exactly and raised to the integer s by squaring in
-   double-double (s <= 2^20: at most 21 steps), unless the power leaves double's range. */
+   double-double (s <= 2^20: at most 21 steps), unless the power leaves double's range. Otherwise the base is still
+   formed exactly, hi + lo, and its rounding error applied as (hi + lo)^-s = hi^-s e^(-s log1p(lo / hi)): the power
+   amplifies that error s times (zeta(22.74, 63.02) was 14.5 ulp off with q + k rounded). */
 PK_DM_FN pk_dm_dd pk_dm_zeta_term(double q, double k, double s, int exact) {
-  if (!exact) return pk_dm_dd_make(pk_dm_pow(q + k, -s), 0.0);
   const pk_dm_dd b = pk_dm_two_sum(q, k);
+  if (!exact) {
+    const double p = pk_dm_pow(b.hi, -s);
+    if (b.lo == 0.0 || !pk_dm_isfinite(p) || p == 0.0) return pk_dm_dd_make(p, 0.0);
+    return pk_dm_dd_make(p + p * pk_dm_expm1(-s * pk_dm_log1p(b.lo / b.hi)), 0.0);
+  }
   if (pk_dm_fabs(s * pk_dm_log2(pk_dm_fabs(b.hi))) > 900.0) return pk_dm_dd_make(pk_dm_pow(b.hi, -s), 0.0);
   pk_dm_dd r = pk_dm_dd_make(1.0, 0.0), p = b;
   for (PK_DM_U64 e = (PK_DM_U64)s; e != 0; e >>= 1) {
