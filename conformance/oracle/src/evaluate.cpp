@@ -161,6 +161,21 @@ Result prepare(const meta::OpInfo &op, const std::vector<HostTensor> &inputs, co
   return {};
 }
 
+// Runs an evaluation's body; the oracle's own errors and any exception become the Result, with `out` cleared so
+// that a failed evaluation leaves no partial results.
+template <class Out, class Body>
+Result guarded(const meta::OpInfo &op, Out &out, Body &&body) {
+  try {
+    return body();
+  } catch (const OracleError &e) {
+    out.clear();
+    return {e.status, e.message};
+  } catch (const std::exception &e) {
+    out.clear();
+    return {PK_ERROR_INTERNAL, std::string(op.name) + ": " + e.what()};
+  }
+}
+
 }  // namespace
 
 Result evaluate(uint32_t op_id, const std::vector<HostTensor> &inputs, const void *attrs,
@@ -168,7 +183,7 @@ Result evaluate(uint32_t op_id, const std::vector<HostTensor> &inputs, const voi
   outputs.clear();
   const meta::OpInfo *op = meta::find_op(op_id);
   if (op == nullptr) return {PK_ERROR_INVALID_ARGUMENT, "unknown op id " + std::to_string(op_id)};
-  try {
+  return guarded(*op, outputs, [&]() -> Result {
     Prepared prepared;
     if (Result r = prepare(*op, inputs, attrs, prepared); !r.ok()) return r;
     const std::vector<const WTensor *> &in_ptrs = prepared.in_ptrs;
@@ -201,14 +216,8 @@ Result evaluate(uint32_t op_id, const std::vector<HostTensor> &inputs, const voi
       ov.wide = std::move(w.v);
       outputs.push_back(std::move(ov));
     }
-  } catch (const OracleError &e) {
-    outputs.clear();
-    return {e.status, e.message};
-  } catch (const std::exception &e) {
-    outputs.clear();
-    return {PK_ERROR_INTERNAL, std::string(op->name) + ": " + e.what()};
-  }
-  return {};
+    return Result{};
+  });
 }
 
 Result evaluate(std::string_view op_name, const std::vector<HostTensor> &inputs, const void *attrs,
@@ -224,7 +233,7 @@ Result decomposition_conditions(uint32_t op_id, const std::vector<HostTensor> &i
   const meta::OpInfo *op = meta::find_op(op_id);
   if (op == nullptr) return {PK_ERROR_INVALID_ARGUMENT, "unknown op id " + std::to_string(op_id)};
   if (op->tier != meta::Tier::composite || op->num_outputs == 0) return {};
-  try {
+  return guarded(*op, conditions, [&]() -> Result {
     Prepared p;
     if (Result r = prepare(*op, inputs, attrs, p); !r.ok()) return r;
     const int64_t elements = meta::numel(p.out_types[0]);
@@ -243,14 +252,8 @@ Result decomposition_conditions(uint32_t op_id, const std::vector<HostTensor> &i
       conditions.push_back(std::move(c));
     };
     run_composite(*op, p.in_ptrs, p.norm.data(), observe);
-  } catch (const OracleError &e) {
-    conditions.clear();
-    return {e.status, e.message};
-  } catch (const std::exception &e) {
-    conditions.clear();
-    return {PK_ERROR_INTERNAL, std::string(op->name) + ": " + e.what()};
-  }
-  return {};
+    return Result{};
+  });
 }
 
 namespace {
