@@ -1,6 +1,6 @@
 # PrimKitDevmathEmbed.cmake — writes files into a C++ include file at build time (cmake -P; primkit_devmath_embed in
 # PrimKitDevmath.cmake runs it), for the consumers of the device math that cannot include it as source:
-#   MODE=text  each of INPUTS as a raw string `static const char <PREFIX><Stem>[]` (the OpenCL backend's program
+#   MODE=text  each of INPUTS as a raw string `static const char <PREFIX><StemInCamelCase>[]` (the OpenCL backend's program
 #              text);
 #   MODE=bytes the one INPUT as `alignas(4) static const unsigned char <PREFIX>[]` (LLVM bitcode for the code
 #              generator).
@@ -16,16 +16,22 @@ string(REPLACE ";" ", " _names "${_names}")
 set(_out "// Generated at build time by PrimKitDevmathEmbed.cmake from ${_names}: do not edit.\n#pragma once\n\n")
 if(MODE STREQUAL "text")
   foreach(_in IN LISTS INPUTS)
+    # the stem in CamelCase: igamma_temme.h -> <PREFIX>IgammaTemme
     get_filename_component(_stem "${_in}" NAME_WE)
-    string(SUBSTRING "${_stem}" 0 1 _first)
-    string(TOUPPER "${_first}" _first)
-    string(SUBSTRING "${_stem}" 1 -1 _rest)
+    string(REPLACE "_" ";" _parts "${_stem}")
+    set(_camel "")
+    foreach(_part IN LISTS _parts)
+      string(SUBSTRING "${_part}" 0 1 _first)
+      string(TOUPPER "${_first}" _first)
+      string(SUBSTRING "${_part}" 1 -1 _rest)
+      string(APPEND _camel "${_first}${_rest}")
+    endforeach()
     file(READ "${_in}" _text)
     string(FIND "${_text}" ")PKDM\"" _clash)
     if(NOT _clash EQUAL -1)
       message(FATAL_ERROR "${_in} contains the raw string's end marker")
     endif()
-    string(APPEND _out "static const char ${PREFIX}${_first}${_rest}[] = R\"PKDM(${_text})PKDM\";\n\n")
+    string(APPEND _out "static const char ${PREFIX}${_camel}[] = R\"PKDM(${_text})PKDM\";\n\n")
   endforeach()
 elseif(MODE STREQUAL "bytes")
   file(READ "${INPUTS}" _hex HEX)

@@ -12,7 +12,7 @@
 
 #include "cl_complex.hpp"
 // Generated at build time from sdk/devmath (CMakeLists.txt): kDevmathPort, kDevmathDd, kDevmathErf, kDevmathZeta,
-// kDevmathDigamma, kDevmathBessel, kDevmathIgamma, kDevmathComplex.
+// kDevmathDigamma, kDevmathBessel, kDevmathIgammaTemme, kDevmathIgamma, kDevmathComplex.
 #include "devmath_opencl.inc"
 
 namespace pk::ocl {
@@ -189,15 +189,16 @@ std::string complex_tables() {
 std::string special_helpers(uint32_t bits) {
   // Dependencies first.
   if (bits & kComplex) bits |= kDmComplex;
+  if (bits & kDmIgamma) bits |= kDmErf;  // Temme's expansion of P and Q takes erfcx
   if (bits & (kDmZeta | kDmDigamma | kDmBessel | kDmIgamma | kDmComplex)) bits |= kDmDD;
   if (bits & (kDmErf | kDmDD)) bits |= kDmPort;
   static const struct {
     uint32_t bit;
     const char *src;
-  } kChunks[] = {{kDmPort, kDevmathPort},     {kDmDD, kDevmathDd},           {kDmErf, kDevmathErf},
-                 {kDmZeta, kDevmathZeta},     {kDmDigamma, kDevmathDigamma}, {kDmBessel, kDevmathBessel},
-                 {kDmIgamma, kDevmathIgamma}, {kDmComplex, kDevmathComplex}, {kNextSmall, kSrcNextSmall},
-                 {kComplex, complex_source()}};
+  } kChunks[] = {{kDmPort, kDevmathPort},          {kDmDD, kDevmathDd},           {kDmErf, kDevmathErf},
+                 {kDmZeta, kDevmathZeta},          {kDmDigamma, kDevmathDigamma}, {kDmBessel, kDevmathBessel},
+                 {kDmIgamma, kDevmathIgammaTemme}, {kDmIgamma, kDevmathIgamma},   {kDmComplex, kDevmathComplex},
+                 {kNextSmall, kSrcNextSmall},      {kComplex, complex_source()}};
   std::string s;
   for (const auto &c : kChunks) {
     if (bits & c.bit) {

@@ -8,6 +8,7 @@
 #include "zeta.h"
 #include "digamma.h"
 #include "bessel.h"
+#include "igamma_temme.h"
 #include "igamma.h"
 #include "complex.h"
 /* clang-format on */

@@ -18,6 +18,7 @@ namespace pk::devmath {
 #include "zeta.h"
 #include "digamma.h"
 #include "bessel.h"
+#include "igamma_temme.h"
 #include "igamma.h"
 #include "complex.h"
 // clang-format on

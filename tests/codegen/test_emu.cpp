@@ -17,6 +17,7 @@
 
 #include "codegen_regions.hpp"
 #include "emu_backend_fixture.hpp"
+#include "igamma_cases.hpp"
 #include "lgamma_cases.hpp"
 #include "primkit/op_info.hpp"
 #include "primkit/primkit.h"
@@ -916,6 +917,30 @@ TEST_F(EmuOps, LgammaAgainstMpmath) {
   for (size_t i = 0; i < x.size(); ++i) {
     const double got = static_cast<double>(y[i].f);
     EXPECT_LE(pk::test::lgamma_ulps(got, pk::test::kLgammaCases[i].want), 1.0) << "lgamma(" << x[i] << ") = " << got;
+  }
+}
+
+TEST_F(EmuOps, IncompleteGammaForLargeANearX) {
+  // P and Q (the device math's Temme expansion, linked into the kernel) at every row of igamma_cases.hpp against
+  // mpmath: a from 2^16 to the f64 maximum with x within 37 sqrt(a) of a.
+  std::vector<double> a, x;
+  for (const auto &c : pk::test::kIgammaCases) {
+    a.push_back(c.a);
+    x.push_back(c.x);
+  }
+  const int64_t n = static_cast<int64_t>(a.size());
+  const auto p = run(PK_OP_IGAMMA, {In{PK_DTYPE_F64, {n}, floats(a)}, In{PK_DTYPE_F64, {n}, floats(x)}}, PK_DTYPE_F64,
+                     {n}, nullptr);
+  const auto q = run(PK_OP_IGAMMAC, {In{PK_DTYPE_F64, {n}, floats(a)}, In{PK_DTYPE_F64, {n}, floats(x)}}, PK_DTYPE_F64,
+                     {n}, nullptr);
+  ASSERT_EQ(p.size(), a.size());
+  ASSERT_EQ(q.size(), a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    const auto &c = pk::test::kIgammaCases[i];
+    const double gp = static_cast<double>(p[i].f), gq = static_cast<double>(q[i].f);
+    EXPECT_LE(pk::test::igamma_ulps(gp, c.p), pk::test::kIgammaUlps) << "igamma(" << c.a << ", " << c.x << ") = " << gp;
+    EXPECT_LE(pk::test::igamma_ulps(gq, c.q), pk::test::kIgammaUlps)
+        << "igammac(" << c.a << ", " << c.x << ") = " << gq;
   }
 }
 

@@ -12,6 +12,7 @@
 #include "complex_arith_cases.hpp"
 #include "complex_elementary_cases.hpp"
 #include "cpu_test_fixture.hpp"
+#include "igamma_cases.hpp"
 #include "lgamma_cases.hpp"
 #include "primkit/primkit.h"
 
@@ -90,6 +91,30 @@ TEST_F(CpuElementwise, LgammaAgainstMpmath) {
       << last_error().message;
   for (size_t i = 0; i < x.size(); ++i)
     EXPECT_LE(pk::test::lgamma_ulps(y[i], pk::test::kLgammaCases[i].want), 1.0) << "lgamma(" << x[i] << ") = " << y[i];
+}
+
+TEST_F(CpuElementwise, IncompleteGammaForLargeANearX) {
+  // P and Q (the device math's) at every row of igamma_cases.hpp against mpmath: a from 2^16 to the f64 maximum with
+  // x within 37 sqrt(a) of a, where the series and the fraction would need ~10 sqrt(a) steps (their cap is 10,000)
+  // and Temme's expansion answers instead.
+  std::vector<double> a, x;
+  for (const auto &c : pk::test::kIgammaCases) {
+    a.push_back(c.a);
+    x.push_back(c.x);
+  }
+  const int64_t n = static_cast<int64_t>(a.size());
+  std::vector<double> p(a.size(), -1.0), q(a.size(), -1.0);
+  ASSERT_EQ(launch(PK_OP_IGAMMA, {tensor(a, kF64, {n}), tensor(x, kF64, {n})}, {tensor(p, kF64, {n})}, nullptr), PK_OK)
+      << last_error().message;
+  ASSERT_EQ(launch(PK_OP_IGAMMAC, {tensor(a, kF64, {n}), tensor(x, kF64, {n})}, {tensor(q, kF64, {n})}, nullptr), PK_OK)
+      << last_error().message;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const auto &c = pk::test::kIgammaCases[i];
+    EXPECT_LE(pk::test::igamma_ulps(p[i], c.p), pk::test::kIgammaUlps)
+        << "igamma(" << c.a << ", " << c.x << ") = " << p[i];
+    EXPECT_LE(pk::test::igamma_ulps(q[i], c.q), pk::test::kIgammaUlps)
+        << "igammac(" << c.a << ", " << c.x << ") = " << q[i];
+  }
 }
 
 TEST_F(CpuElementwise, ExpF32WithinOneUlpOverItsWholeRange) {

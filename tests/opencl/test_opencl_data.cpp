@@ -1,5 +1,6 @@
 // OpenCL backend through the public host API: data movement, indexing, scans, sorting, linalg and rng (expected
 // values derived by hand or in double). The fixture is in opencl_fixture.hpp.
+#include "igamma_cases.hpp"
 #include "lgamma_cases.hpp"
 #include "opencl_fixture.hpp"
 
@@ -535,6 +536,31 @@ TEST_F(OpenCL, LgammaAgainstMpmath) {
   for (size_t i = 0; i < x.size(); ++i)
     EXPECT_LE(pk::test::lgamma_ulps(y[i], pk::test::kLgammaCases[i].want), 1.0) << "lgamma(" << x[i] << ") = " << y[i];
   expect_native(PK_OP_LGAMMA);
+}
+
+// P and Q (the device math's Temme expansion, pasted into the program) at every row of igamma_cases.hpp against
+// mpmath: a from 2^16 to the f64 maximum with x within 37 sqrt(a) of a.
+TEST_F(OpenCL, IncompleteGammaForLargeANearX) {
+  if (!supported(PK_OP_IGAMMA, {kF64, kF64}, {kF64})) GTEST_SKIP() << "the device has no f64";
+  std::vector<double> a, x;
+  for (const auto &c : pk::test::kIgammaCases) {
+    a.push_back(c.a);
+    x.push_back(c.x);
+  }
+  const int64_t n = static_cast<int64_t>(a.size());
+  pk_tensor ta = device(a, kF64, {n}), tx = device(x, kF64, {n});
+  pk_tensor tp = empty<double>(a.size(), kF64, {n}), tq = empty<double>(a.size(), kF64, {n});
+  ASSERT_EQ(launch(PK_OP_IGAMMA, {ta, tx}, {tp}), PK_OK) << last_error().message;
+  ASSERT_EQ(launch(PK_OP_IGAMMAC, {ta, tx}, {tq}), PK_OK) << last_error().message;
+  const std::vector<double> p = download<double>(tp, a.size()), q = download<double>(tq, a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    const auto &c = pk::test::kIgammaCases[i];
+    EXPECT_LE(pk::test::igamma_ulps(p[i], c.p), pk::test::kIgammaUlps)
+        << "igamma(" << c.a << ", " << c.x << ") = " << p[i];
+    EXPECT_LE(pk::test::igamma_ulps(q[i], c.q), pk::test::kIgammaUlps)
+        << "igammac(" << c.a << ", " << c.x << ") = " << q[i];
+  }
+  expect_native(PK_OP_IGAMMA);
 }
 
 // nextafter of bf16 / fp8 steps the storage bits (hand-derived patterns).

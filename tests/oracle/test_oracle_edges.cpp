@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "igamma_cases.hpp"
 #include "primkit/op_info.hpp"
 #include "primkit/oracle.hpp"
 
@@ -605,6 +606,29 @@ TEST(OracleSpecial, IncompleteGammaHugeX) {
   const int rel_bits[] = {56, 56, 50};
   for (int i = 0; i < 3; ++i) EXPECT_LE(fabsl(q2[0].wide[i].re - want[i]), want[i] * ldexpl(1, -rel_bits[i])) << i;
   EXPECT_EQ(q2[0].rounded_bits(0), 0x07ac0aecd64150d7u);
+}
+
+TEST(OracleSpecial, IncompleteGammaForLargeANearX) {
+  // Temme's expansion in the oracle against mpmath (igamma_cases.hpp: a from 2^16 to the f64 maximum, x within
+  // 37 sqrt(a) of a): before it, every a beyond ~1e10 was "no reference" (the series needs ~10 sqrt(a) terms). The
+  // wide value must round to mpmath's correctly rounded double, within 0.51 ulp of it (2^-60 relative on top).
+  std::vector<long double> a, x;
+  for (const auto &c : pk::test::kIgammaCases) {
+    a.push_back(c.a);
+    x.push_back(c.x);
+  }
+  auto p = run("igamma", {vec(PK_DTYPE_F64, a), vec(PK_DTYPE_F64, x)});
+  auto q = run("igammac", {vec(PK_DTYPE_F64, a), vec(PK_DTYPE_F64, x)});
+  ASSERT_EQ(p.size(), 1u);
+  ASSERT_EQ(q.size(), 1u);
+  for (size_t i = 0; i < a.size(); ++i) {
+    const auto &c = pk::test::kIgammaCases[i];
+    const long double wp = p[0].wide[i].re, wq = q[0].wide[i].re;
+    const long double ulp_p = ldexpl(1, (c.p == 0 || fabsl(c.p) < 0x1p-1022L ? -1022 : std::ilogb(c.p)) - 52);
+    const long double ulp_q = ldexpl(1, (c.q == 0 || fabsl(c.q) < 0x1p-1022L ? -1022 : std::ilogb(c.q)) - 52);
+    EXPECT_LE(fabsl(wp - c.p), 0.51L * ulp_p) << "igamma(" << c.a << ", " << c.x << ") = " << static_cast<double>(wp);
+    EXPECT_LE(fabsl(wq - c.q), 0.51L * ulp_q) << "igammac(" << c.a << ", " << c.x << ") = " << static_cast<double>(wq);
+  }
 }
 
 TEST(OracleSpecial, DigammaNearItsRoots) {

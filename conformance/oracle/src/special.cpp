@@ -5,10 +5,12 @@
 // for x >= a + 1; the other function is 1 minus the first only where that loses at most a few bits. The common
 // factor x^a e^-x / Gamma(a) is computed so that its relative error stays a few 2^-64 times the size of its
 // exponent (see prefactor()); Q for small a and x uses Gautschi's form with an accurate 1 - x^a / Gamma(1 + a),
-// where 1 - P would cancel. zeta: direct summation of the first terms, then Euler-Maclaurin.
+// where 1 - P would cancel; for large a with x near a, Temme's uniform expansion. zeta: direct summation of the first
+// terms, then Euler-Maclaurin.
 #include <cstdio>
 #include <limits>
 
+#include "mpfr_big.hpp"
 #include "oracle_internal.hpp"
 
 namespace pk::oracle {
@@ -210,6 +212,47 @@ long double q_small_a(long double a, long double x) {
   return -expm1l(v) - a * expl(v) * s;
 }
 
+#include "igamma_temme.inc"
+
+// Temme's uniform expansion (DLMF 8.12.3-10) for large a with x near a, where the series and the fraction need
+// ~10 sqrt(a) terms (past kMaxTerms from a ~ 10^10 on): with sigma = (x - a) / a, E = a (sigma - log1p(sigma)) =
+// a eta^2 / 2 and y = sign(sigma) sqrt(E),
+//   Q(a, x) = erfc(y) / 2 + e^-E / sqrt(2 pi a) S,  S = sum_k c_k(eta) a^-k  (c_k: igamma_temme.inc),
+// and the smaller of P and Q is erfc(|y|) / 2 + sign(sigma) e^-E S / sqrt(2 pi a) (no 1 - Q). E reaches ~11000
+// where the result is still a long double, so E, e^-E and erfc(|y|) are computed in MPFR (E's relative error in
+// long double, times E, would be the result's); S varies slowly and stays in long double. Used for a >= 1000 and
+// |eta| <= 0.6 (x / a in about [0.58, 1.7]): 30 terms of each c_k leave below 2^-70 there, and the a^-k sum's 10
+// terms below 1000^-10.
+bool temme_applies(long double a, long double x) {
+  if (a < 1000) return false;
+  const long double sigma = (x - a) / a;
+  return sigma > -0.5L && sigma < 1.0L && -2 * log1pmx(sigma) <= 0.36L;
+}
+long double temme_smaller_tail(long double a, long double x, bool &is_q) {
+  const mpfr_prec_t prec = 256;  // x - a exact; log1p(sigma) - sigma keeps ~200 bits where sigma is 2^-53
+  Big ba(prec, a), sigma(prec, x), e(prec), y(prec), tail(128), scale(128);
+  mpfr_sub(sigma, sigma, ba, MPFR_RNDN);
+  mpfr_div(sigma, sigma, ba, MPFR_RNDN);
+  mpfr_log1p(e, sigma, MPFR_RNDN);
+  mpfr_sub(e, sigma, e, MPFR_RNDN);  // sigma - log1p(sigma) >= 0
+  mpfr_mul(e, e, ba, MPFR_RNDN);     // E
+  mpfr_sqrt(y, e, MPFR_RNDN);
+  mpfr_erfc(tail, y, MPFR_RNDN);
+  mpfr_neg(scale, e, MPFR_RNDN);
+  mpfr_exp(scale, scale, MPFR_RNDN);
+  const bool above = mpfr_sgn(sigma.get()) >= 0;
+  const long double eta = copysignl(sqrtl(2 * mpfr_get_ld(e, MPFR_RNDN) / a), above ? 1.0L : -1.0L);
+  long double sum = 0, apow = 1;
+  for (int k = 0; k < 10; ++k) {
+    long double ck = 0;
+    for (int n = 29; n >= 0; --n) ck = ck * eta + kTemme[k][n];
+    sum += ck * apow;
+    apow /= a;
+  }
+  is_q = above;
+  return mpfr_get_ld(tail, MPFR_RNDN) / 2 + (above ? 1 : -1) * mpfr_get_ld(scale, MPFR_RNDN) * sum / sqrtl(2 * kPi * a);
+}
+
 // The shared special values; returns true (and sets r) when one applies.
 bool igamma_special(long double a, long double x, bool upper, long double &r) {
   if (std::isnan(a) || std::isnan(x) || a < 0 || x < 0) {
@@ -229,6 +272,11 @@ bool igamma_special(long double a, long double x, bool upper, long double &r) {
 long double igamma_p(long double a, long double x) {
   long double r;
   if (igamma_special(a, x, false, r)) return r;
+  if (temme_applies(a, x)) {
+    bool is_q = false;
+    const long double t = temme_smaller_tail(a, x, is_q);
+    return is_q ? 1 - t : t;
+  }
   if (x < a + 1) return p_series(a, x);
   return 1 - q_fraction(a, x);  // Q <= ~0.6 here: no cancellation
 }
@@ -236,6 +284,11 @@ long double igamma_p(long double a, long double x) {
 long double igamma_q(long double a, long double x) {
   long double r;
   if (igamma_special(a, x, true, r)) return r;
+  if (temme_applies(a, x)) {
+    bool is_q = false;
+    const long double t = temme_smaller_tail(a, x, is_q);
+    return is_q ? t : 1 - t;
+  }
   if (x >= a + 1) return q_fraction(a, x);
   if (a < 1) return q_small_a(a, x);
   return 1 - p_series(a, x);  // a >= 1 and x < a + 1: P <= P(1, 2) = 0.865, at most 3 bits cancel
