@@ -617,6 +617,76 @@ TEST_F(CpuLinalg, LinearF32DenseAndTransposedWeightMatchADoubleLoop) {
   EXPECT_EQ(yb[0], inf);
 }
 
+// Products with enough rows that the right operand is first relaid (M >= 256; f32 where N >= 2 K, bf16 always:
+// see kRelayoutRows in kernels_linalg.cpp), against a double loop: matmul and batch_matmul (each batch its own
+// right operand), linear with nn.Linear's dense weight and with the [K, N] one (GPT-2's Conv1D), bf16
+// batch_matmul to the contract's bound, and an operand that overflows the f32 products (the guard still sends it
+// to the exact path: [2^70, 2^70] . [2^60, -2^60] = 0).
+TEST_F(CpuLinalg, RelaidRightOperandsMatchADoubleLoop) {
+  const int64_t B = 2, M = 300, K = 40, N = 100;
+  std::vector<float> a = values<float>(B * M * K, 0.6), b = values<float>(B * K * N, 1.7);
+  std::vector<float> c(B * M * N, -1.0f), c1(M * N, -1.0f);
+  ASSERT_EQ(launch(PK_OP_BATCH_MATMUL, {tensor(a, kF32, {B, M, K}), tensor(b, kF32, {B, K, N})},
+                   {tensor(c, kF32, {B, M, N})}, nullptr),
+            PK_OK)
+      << last_error().message;
+  ASSERT_EQ(
+      launch(PK_OP_MATMUL, {tensor(a, kF32, {M, K}), tensor(b, kF32, {K, N})}, {tensor(c1, kF32, {M, N})}, nullptr),
+      PK_OK)
+      << last_error().message;
+  std::vector<float> bias = values<float>(N, 2.1), yl(M * N, -1.0f);  // linear with w = b[0] read as [N, K]^T
+  ASSERT_EQ(launch(PK_OP_LINEAR, {tensor(a, kF32, {M, K}), tensor(b, kF32, {N, K}, {1, N}), tensor(bias, kF32, {N})},
+                   {tensor(yl, kF32, {M, N})}, nullptr),
+            PK_OK)
+      << last_error().message;
+  for (int64_t q = 0; q < B; ++q)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double want = 0, mag = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          const double p = static_cast<double>(a[(q * M + i) * K + k]) * b[(q * K + k) * N + j];
+          want += p;
+          mag += std::fabs(p);
+        }
+        ASSERT_NEAR(c[(q * M + i) * N + j], want, (K + 1) * kEpsF32 * mag) << "batch " << q << "," << i << "," << j;
+        if (q == 0) {
+          ASSERT_NEAR(c1[i * N + j], want, (K + 1) * kEpsF32 * mag) << "matmul " << i << "," << j;
+          ASSERT_NEAR(yl[i * N + j], want + bias[j], (K + 2) * kEpsF32 * (mag + std::fabs(bias[j])))
+              << "linear " << i << "," << j;
+        }
+      }
+  // bf16: batch_matmul with the blocked relayout, to the contract's bound.
+  const int64_t Mb = 260, Kb = 24, Nb = 30;
+  std::vector<uint16_t> ab = bf16_values(B * Mb * Kb, 0.4, 1.0), bb = bf16_values(B * Kb * Nb, 1.9, 1.0);
+  std::vector<uint16_t> cb(B * Mb * Nb, 0);
+  ASSERT_EQ(launch(PK_OP_BATCH_MATMUL, {tensor(ab, kBF16, {B, Mb, Kb}), tensor(bb, kBF16, {B, Kb, Nb})},
+                   {tensor(cb, kBF16, {B, Mb, Nb})}, nullptr),
+            PK_OK)
+      << last_error().message;
+  for (int64_t q = 0; q < B; ++q)
+    for (int64_t i = 0; i < Mb; ++i)
+      for (int64_t j = 0; j < Nb; ++j) {
+        double want = 0, mag = 0;
+        for (int64_t k = 0; k < Kb; ++k) {
+          const double p = bf16_value(ab[(q * Mb + i) * Kb + k]) * bf16_value(bb[(q * Kb + k) * Nb + j]);
+          want += p;
+          mag += std::fabs(p);
+        }
+        ASSERT_NEAR(bf16_value(cb[(q * Mb + i) * Nb + j]), want, bf16_contraction_bound(want, mag, Kb))
+            << "bf16 " << q << "," << i << "," << j;
+      }
+  // f32 products past the range: row 0 of a is [2^70, 2^70, 0, ...], column 0 of b is [2^60, -2^60, 0, ...].
+  std::vector<float> ao(M * K, 0.0f), bo(K * N, 0.0f), co(M * N, -1.0f);
+  ao[0] = ao[1] = 0x1p70f;
+  bo[0] = 0x1p60f;
+  bo[N] = -0x1p60f;
+  ASSERT_EQ(
+      launch(PK_OP_MATMUL, {tensor(ao, kF32, {M, K}), tensor(bo, kF32, {K, N})}, {tensor(co, kF32, {M, N})}, nullptr),
+      PK_OK)
+      << last_error().message;
+  for (int64_t r = 0; r < M * N; ++r) ASSERT_EQ(co[r], 0.0f) << r;
+}
+
 // --- pooling ---
 
 struct PoolCase {
