@@ -55,19 +55,75 @@ bool region_from_subgraph(const pk_subgraph &g, uint8_t *claimed, Region &out, i
     if (!is_reduction_op(n.op_id)) one_shape = one_shape && same_shape(n.output, n.inputs[0]);
     ok[i] = one_shape;
   }
-  // The longest run of compilable nodes over one element shape; a reduction closes its run. An offered window
-  // mixes shapes (batch_norm computes per-channel [C] values and broadcasts them over [N, C, H, W]): a run that
-  // spanned two shapes would read and write the smaller values far past their end.
-  uint32_t best_begin = 0, best_len = 0;
+  // Constants do not break a run: a 0-d `full` read only by `broadcast_in_dim`s (the bridge's form of a Python
+  // scalar, e.g. 0.5 * x), and those broadcasts, join the run whose element shape they broadcast to. In the region
+  // the full is a fill node and each broadcast an alias of it, so the kernel splats an immediate instead of
+  // reading a materialized tensor of copies (a 12 MiB buffer per scalar for a [1024, 3072] GELU). `konst[i]`:
+  // node i is such a full (1) or broadcast (2).
+  std::vector<uint8_t> konst(nn, 0);
+  std::vector<std::vector<uint32_t>> readers(g.num_values);
+  for (uint32_t i = 0; i < nn; ++i)
+    for (uint32_t k = 0; k < g.nodes[i].num_inputs; ++k)
+      if (g.nodes[i].inputs[k] < g.num_values) readers[g.nodes[i].inputs[k]].push_back(i);
+  for (uint32_t i = 0; i < nn; ++i) {
+    const pk_graph_node &gn = g.nodes[i];
+    if (gn.op_id != PK_OP_FULL || gn.num_inputs != 0 || gn.num_outputs != 1 || gn.attrs == nullptr ||
+        gn.outputs[0] >= g.num_values || g.values[gn.outputs[0]].ndim != 0 || g.values[gn.outputs[0]].is_output)
+      continue;
+    const std::vector<uint32_t> &rd = readers[gn.outputs[0]];
+    bool only_broadcasts = !rd.empty();
+    for (uint32_t j : rd)
+      only_broadcasts = only_broadcasts && g.nodes[j].op_id == PK_OP_BROADCAST_IN_DIM && g.nodes[j].num_outputs == 1 &&
+                        g.nodes[j].outputs[0] < g.num_values;
+    if (!only_broadcasts) continue;
+    Node &n = nodes[i];
+    n = Node{};
+    n.op_id = PK_OP_FILL;
+    n.output = gn.outputs[0];
+    n.fill_value = static_cast<const pk_attrs_full *>(gn.attrs)->value;
+    if (!check_node(n, dtypes).empty()) continue;
+    konst[i] = 1;
+    for (uint32_t j : rd) konst[j] = 2;
+  }
+  auto real = [&](uint32_t i) { return konst[i] == 0; };
+  // Whether constant node i may join a run over element shape `elem`: a full always (its broadcasts are checked),
+  // a broadcast when it produces that shape from a full inside [begin, i).
+  auto joins = [&](uint32_t i, uint32_t begin, const pk_graph_value *elem) {
+    if (konst[i] == 1) return true;
+    const pk_graph_node &gn = g.nodes[i];
+    const pk_graph_value &y = g.values[gn.outputs[0]];
+    if (elem != nullptr && !(y.ndim == elem->ndim && std::equal(y.shape, y.shape + y.ndim, elem->shape))) return false;
+    for (uint32_t j = begin; j < i; ++j)
+      if (konst[j] == 1 && g.nodes[j].outputs[0] == gn.inputs[0]) return true;
+    return false;
+  };
+  // The longest run of compilable nodes over one element shape (counting real nodes only); a reduction closes its
+  // run. An offered window mixes shapes (batch_norm computes per-channel [C] values and broadcasts them over
+  // [N, C, H, W]): a run that spanned two shapes would read and write the smaller values far past their end.
+  uint32_t best_begin = 0, best_len = 0, best_end = 0;
   for (uint32_t b = 0; b < nn; ++b) {
-    uint32_t e = b;
-    while (e < nn && ok[e] && same_shape(nodes[e].inputs[0], nodes[b].inputs[0])) {
+    if (!real(b) && konst[b] != 1) continue;  // a run starts at a real node or a full
+    const pk_graph_value *elem = nullptr;
+    uint32_t e = b, len = 0;
+    while (e < nn) {
+      if (!real(e)) {
+        if (!joins(e, b, elem)) break;
+        if (konst[e] == 2 && elem == nullptr) elem = &g.values[g.nodes[e].outputs[0]];
+        ++e;
+        continue;
+      }
+      if (!ok[e]) break;
+      const pk_graph_value &x = g.values[nodes[e].inputs[0]];
+      if (elem != nullptr && !(x.ndim == elem->ndim && std::equal(x.shape, x.shape + x.ndim, elem->shape))) break;
+      if (elem == nullptr) elem = &x;
       ++e;
+      ++len;
       if (is_reduction_op(nodes[e - 1].op_id)) break;
     }
-    if (e - b > best_len) {
+    if (len > best_len) {
       best_begin = b;
-      best_len = e - b;
+      best_len = len;
+      best_end = e;
     }
   }
   if (best_len < 2) {
@@ -75,11 +131,25 @@ bool region_from_subgraph(const pk_subgraph &g, uint8_t *claimed, Region &out, i
                         : "only a single node is supported: not worth a fused kernel";
     return false;
   }
-  const uint32_t end = best_begin + best_len;
+  // Constants at the run's end that nothing in the run reads stay outside it (a full whose broadcasts all fell
+  // outside would otherwise become a 0-d output); a full keeps the run only with every one of its broadcasts.
+  std::vector<uint8_t> in_run(nn, 0);
+  for (uint32_t i = best_begin; i < best_end; ++i) in_run[i] = 1;
+  for (uint32_t i = best_begin; i < best_end; ++i)
+    if (konst[i] == 1)
+      for (uint32_t j : readers[g.nodes[i].outputs[0]])
+        if (!in_run[j]) in_run[i] = 0;
+  for (uint32_t i = best_begin; i < best_end; ++i)
+    if (konst[i] == 2) {
+      bool full_in = false;
+      for (uint32_t j = best_begin; j < best_end; ++j)
+        full_in = full_in || (konst[j] == 1 && in_run[j] && g.nodes[j].outputs[0] == g.nodes[i].inputs[0]);
+      if (!full_in) in_run[i] = 0;
+    }
   // Arguments in pk_fusion_claim order: read-but-not-produced values, then produced values used outside.
   std::vector<bool> produced(g.num_values, false), read_in(g.num_values, false), read_out(g.num_values, false);
   for (uint32_t i = 0; i < nn; ++i) {
-    const bool in = i >= best_begin && i < end;
+    const bool in = in_run[i] != 0;
     const pk_graph_node &gn = g.nodes[i];
     for (uint32_t k = 0; k < gn.num_inputs; ++k)
       if (gn.inputs[k] < g.num_values) (in ? read_in : read_out)[gn.inputs[k]] = true;
@@ -106,7 +176,12 @@ bool region_from_subgraph(const pk_subgraph &g, uint8_t *claimed, Region &out, i
     return k;
   };
   for (uint32_t v : args_in) r.inputs.push_back(map(v));
-  for (uint32_t i = best_begin; i < end; ++i) {
+  for (uint32_t i = best_begin; i < best_end; ++i) {
+    if (!in_run[i]) continue;
+    if (konst[i] == 2) {  // a broadcast of a fill: the fill's value, as the region has one element space
+      id[g.nodes[i].outputs[0]] = map(g.nodes[i].inputs[0]);
+      continue;
+    }
     Node n = nodes[i];
     for (uint32_t &v : n.inputs) v = map(v);
     n.output = map(n.output);
@@ -115,10 +190,12 @@ bool region_from_subgraph(const pk_subgraph &g, uint8_t *claimed, Region &out, i
   for (uint32_t v : args_out) r.outputs.push_back(map(v));
   why = check(r);
   if (!why.empty()) return false;
-  const pk_graph_value &elem = g.values[nodes[best_begin].inputs[0]];  // every run node reads this shape
+  uint32_t first_real = best_begin;
+  while (!real(first_real)) ++first_real;
+  const pk_graph_value &elem = g.values[nodes[first_real].inputs[0]];  // every run node reads this shape
   ndim = elem.ndim;
   std::copy(elem.shape, elem.shape + elem.ndim, shape);
-  for (uint32_t i = best_begin; i < end; ++i) claimed[i] = 1;
+  for (uint32_t i = best_begin; i < best_end; ++i) claimed[i] = in_run[i];
   out = std::move(r);
   return true;
 }

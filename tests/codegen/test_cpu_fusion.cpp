@@ -142,6 +142,72 @@ TEST_F(CpuFusion, ReluFmaChainIsOneKernelWithExactValues) {
   pk_executable_destroy(exe);
 }
 
+// Python scalars reach a graph as a 0-d full broadcast to the element shape (the bridge's form of 0.5 * x). Those
+// constants join the run as fills instead of splitting it into kernels around materialized broadcasts: y = 0.5 x +
+// 0.044715 x^3 (GELU's tanh argument) is one kernel with no single nodes, and also stores the broadcast 0.044715
+// when the graph asks for it. Values against f32 arithmetic in the same order (each op rounds once).
+TEST_F(CpuFusion, ScalarConstantsJoinTheRunAsFills) {
+  const int64_t rows = 37, cols = 1001;
+  const int64_t shape[2] = {rows, cols};
+  const size_t n = static_cast<size_t>(rows * cols);
+  pk_dtype f32 = PK_DTYPE_F32_DESC;
+  pk_graph_t g;
+  ASSERT_EQ(pk_graph_create(&g), PK_OK);
+  uint32_t x, c[2], b[2];
+  pk_graph_add_input(g, f32, 2, shape, &x);
+  const double value[2] = {0.5, 0.044715};
+  for (int k = 0; k < 2; ++k) {
+    pk_attrs_full fa = PK_ATTRS_FULL_INIT;
+    fa.value = value[k];
+    fa.dtype = PK_DTYPE_F32;
+    ASSERT_EQ(pk_graph_add_node(g, PK_OP_FULL, nullptr, 0, &fa, &c[k], 1), PK_OK) << last_error().message;
+    pk_attrs_broadcast_in_dim ba = PK_ATTRS_BROADCAST_IN_DIM_INIT;
+    ba.num_shape = 2;
+    ba.shape[0] = rows;
+    ba.shape[1] = cols;
+    ASSERT_EQ(pk_graph_add_node(g, PK_OP_BROADCAST_IN_DIM, &c[k], 1, &ba, &b[k], 1), PK_OK) << last_error().message;
+  }
+  uint32_t half_x, xx, xxx, kxxx, y;
+  uint32_t in0[2] = {b[0], x}, in1[2] = {x, x}, in3[2] = {b[1], 0}, in4[2] = {0, 0};
+  ASSERT_EQ(pk_graph_add_node(g, PK_OP_MUL, in0, 2, nullptr, &half_x, 1), PK_OK);
+  ASSERT_EQ(pk_graph_add_node(g, PK_OP_MUL, in1, 2, nullptr, &xx, 1), PK_OK);
+  uint32_t in2[2] = {xx, x};
+  ASSERT_EQ(pk_graph_add_node(g, PK_OP_MUL, in2, 2, nullptr, &xxx, 1), PK_OK);
+  in3[1] = xxx;
+  ASSERT_EQ(pk_graph_add_node(g, PK_OP_MUL, in3, 2, nullptr, &kxxx, 1), PK_OK);
+  in4[0] = half_x;
+  in4[1] = kxxx;
+  ASSERT_EQ(pk_graph_add_node(g, PK_OP_ADD, in4, 2, nullptr, &y, 1), PK_OK);
+  ASSERT_EQ(pk_graph_mark_output(g, y), PK_OK);
+  ASSERT_EQ(pk_graph_mark_output(g, b[1]), PK_OK);
+  pk_executable_t exe;
+  ASSERT_EQ(pk_graph_compile(g, dev_, nullptr, &exe), PK_OK) << last_error().message;
+  pk_graph_destroy(g);
+  uint32_t fused = 0, nodes = 0, singles = 0;
+  pk_executable_stats(exe, &fused, &nodes, &singles);
+  EXPECT_EQ(fused, 1u);
+  EXPECT_EQ(nodes, 9u);  // 2 fulls, 2 broadcasts, 4 muls, 1 add
+  EXPECT_EQ(singles, 0u);
+  pk_buffer_t bx, by, bk;
+  float *xp = alloc(n, bx), *yp = alloc(n, by), *kp = alloc(n, bk);
+  for (size_t i = 0; i < n; ++i) xp[i] = 0.013f * static_cast<float>(static_cast<int64_t>(i % 1009) - 504);
+  xp[3] = -0.0f;
+  xp[4] = INFINITY;
+  pk_tensor t[3];
+  pk_buffer_tensor(bx, f32, 2, shape, nullptr, 0, &t[0]);
+  pk_buffer_tensor(by, f32, 2, shape, nullptr, 0, &t[1]);
+  pk_buffer_tensor(bk, f32, 2, shape, nullptr, 0, &t[2]);
+  ASSERT_EQ(pk_executable_run(exe, stream_, t, 1, &t[1], 2), PK_OK) << last_error().message;
+  const float k = 0.044715f;
+  for (size_t i = 0; i < n; ++i) {
+    const float v = xp[i], want = 0.5f * v + k * ((v * v) * v);
+    ASSERT_EQ(yp[i], want) << i;
+    ASSERT_EQ(std::signbit(yp[i]), std::signbit(want)) << i;
+    ASSERT_EQ(kp[i], k) << i;
+  }
+  pk_executable_destroy(exe);
+}
+
 // Outputs of 16 MiB and more are stored with non-temporal stores (the streaming entry): items are peeled until the
 // output is 64-byte aligned, then whole aligned vectors go straight to memory. Every element is checked against a
 // reference computed in double and rounded to f32 once per op (exact: a product or sum of two floats is exact in
@@ -573,10 +639,9 @@ TEST(CpuFusionRegions, LaunchWithArgumentsOtherThanPlannedIsAnError) {
   const int64_t s_x[2] = {rows, cols}, s_c[1] = {cols};
   const pk_dtype f32 = PK_DTYPE_F32_DESC;
   auto args = [&]() {
-    return std::vector<pk_tensor>{pk::test::host_tensor(x.data(), f32, 2, s_x),
-                                  pk::test::host_tensor(w.data(), f32, 1, s_c),
-                                  pk::test::host_tensor(b.data(), f32, 1, s_c),
-                                  pk::test::host_tensor(out.data(), f32, 2, s_x)};
+    return std::vector<pk_tensor>{
+        pk::test::host_tensor(x.data(), f32, 2, s_x), pk::test::host_tensor(w.data(), f32, 1, s_c),
+        pk::test::host_tensor(b.data(), f32, 1, s_c), pk::test::host_tensor(out.data(), f32, 2, s_x)};
   };
   auto launch = [&](const std::vector<pk_tensor> &a) {
     return plugin.api->kernel_launch(plugin.stream, kernel, a.data(), static_cast<uint32_t>(a.size()));
