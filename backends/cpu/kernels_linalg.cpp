@@ -261,43 +261,11 @@ void bmm_loops(const A *a, const A *bm, A *c, int64_t B, int64_t M, int64_t K, i
   });
 }
 
-// oneDNN 3.2's brgemm kernels read a right operand stored [K, N] (N contiguous, as matmul's b and GPT-2's Conv1D
-// weights come) slower than one stored [N, K] (nn.Linear's layout) or in their own blocked layout, and much slower
-// where N is several times K. Measured on an AVX-512 + AMX Xeon, 1 thread, per launch including the relayout:
-// f32 1024 x 768 x 3072 (GPT-2's MLP) 102 ms plain, 62-66 ms as [N, K]; 1024 x 768 x 2304 53 against 39 ms; but
-// square and K > N shapes gained nothing once the transpose was paid (1024^3: 22.5-28.5 against 27-32 ms). bf16
-// (AMX) 1024^3: 3.43 ms plain, 2.87 ms in the blocked layout including its reorder. So the right operand is first
-// relaid into scratch where the product has enough rows to pay for one pass over it (M >= kRelayoutRows): bf16
-// always, into the blocked layout the primitive asks for (AMX's pairs of rows); f32 where N >= 2 K, into [N, K].
-// A relayout is a copy, so the product's values are unchanged.
+// oneDNN 3.2's AMX bf16 kernels read a plain [K, N] right operand slower than their own blocked layout (an
+// AVX-512 + AMX Xeon, 1 thread, 1024^3: 3.43 ms plain, 2.87 ms blocked including the reorder). Where the product
+// has enough rows to pay for one pass over that operand (M >= kRelayoutRows), it is first reordered into scratch
+// in the layout the primitive asks for. A reorder is a copy, so the product's values are unchanged.
 constexpr int64_t kRelayoutRows = 256;
-
-// dst[b][n][k] = src[b][k][n] for B matrices [K, N], over the worker pool in 16 x 16 tiles (a tile's reads and
-// writes stay in L1): 5-9 GB/s on one thread, where oneDNN 3.2's reorder to the same layout ran at ~1 GB/s.
-void transpose_f32(const float *src, int64_t B, int64_t K, int64_t N, float *dst) {
-  constexpr int64_t T = 16;
-  const int64_t kt = (K + T - 1) / T, nt = (N + T - 1) / T;
-  parallel_for(0, B * kt, std::max<int64_t>(1, 4096 / std::max<int64_t>(N, 1)), [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) {
-      const float *s = src + (i / kt) * K * N;
-      float *d = dst + (i / kt) * K * N;
-      const int64_t k0 = (i % kt) * T, k1 = std::min(K, k0 + T);
-      for (int64_t j = 0; j < nt; ++j) {
-        const int64_t n0 = j * T, n1 = std::min(N, n0 + T);
-        if (k1 - k0 == T && n1 - n0 == T) {  // fixed bounds: the compiler unrolls and vectorizes the tile
-          float tile[T][T];
-          for (int64_t k = 0; k < T; ++k)
-            for (int64_t n = 0; n < T; ++n) tile[n][k] = s[(k0 + k) * N + n0 + n];
-          for (int64_t n = 0; n < T; ++n)
-            for (int64_t k = 0; k < T; ++k) d[(n0 + n) * K + k0 + k] = tile[n][k];
-        } else {
-          for (int64_t k = k0; k < k1; ++k)
-            for (int64_t n = n0; n < n1; ++n) d[n * K + k] = s[k * N + n];
-        }
-      }
-    }
-  });
-}
 
 #ifdef PRIMKIT_CPU_HAVE_ONEDNN
 // dnnl_engine() (onednn_matmul.hpp) is the one engine. oneDNN caches the primitives it creates (its primitive
@@ -317,12 +285,11 @@ bool bmm_onednn(const In *a, const In *bm, Out *c, int64_t B, int64_t M, int64_t
     using dnnl::memory;
     using tag = memory::format_tag;
     dnnl::engine &eng = dnnl_engine();
-    constexpr bool kF32 = std::is_same_v<In, float>;
-    const bool relayout = M >= kRelayoutRows && N > 1 && K > 1 && (!kF32 || N >= 2 * K);
+    const bool relayout = !std::is_same_v<In, float> && M >= kRelayoutRows && N > 1 && K > 1;
     const memory::desc amd({B, M, K}, dnnl_type<In>(), tag::abc);
     const memory::desc bmd({B, K, N}, dnnl_type<In>(), tag::abc);
     const memory::desc cmd({B, M, N}, dnnl_type<Out>(), tag::abc);
-    const memory::desc wmd = relayout ? memory::desc({B, K, N}, dnnl_type<In>(), kF32 ? tag::acb : tag::any) : bmd;
+    const memory::desc wmd = relayout ? memory::desc({B, K, N}, dnnl_type<In>(), tag::any) : bmd;
     const dnnl::matmul::primitive_desc pd(eng, amd, wmd, cmd);
     const dnnl::matmul prim(pd);
     memory am(amd, eng, const_cast<In *>(a)), bmem(bmd, eng, const_cast<In *>(bm)), cm(cmd, eng, c);
@@ -331,11 +298,7 @@ bool bmm_onednn(const In *a, const In *bm, Out *c, int64_t B, int64_t M, int64_t
     if (pd.weights_desc() != bmd) {
       In *buf = scratch<In>(kScratchC, pd.weights_desc().get_size() / sizeof(In) + 1);
       weights = memory(pd.weights_desc(), eng, buf);
-      if constexpr (kF32) {
-        transpose_f32(bm, B, K, N, buf);
-      } else {
-        dnnl::reorder(bmem, weights).execute(s, bmem, weights);
-      }
+      dnnl::reorder(bmem, weights).execute(s, bmem, weights);
     }
     prim.execute(s, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, cm}});
     s.wait();
@@ -433,14 +396,15 @@ struct wide_acc<std::complex<R>> {
   using type = std::complex<long double>;
 };
 
-// c = a x bm in the fastest way available (oneDNN for f32, else the loops), with no range guard.
+// c = a x bm in the fastest way available (oneDNN's sgemm for f32, else the loops), with no range guard.
 template <class A>
 void bmm_fast(const A *a, const A *bm, A *c, int64_t B, int64_t M, int64_t K, int64_t N) {
-#ifdef PRIMKIT_CPU_HAVE_ONEDNN
   if constexpr (std::is_same_v<A, float>) {
-    if (bmm_onednn(a, bm, c, B, M, K, N)) return;
+    bool done = true;
+    for (int64_t q = 0; q < B && done; ++q)
+      done = onednn_sgemm_f32(a + q * M * K, bm + q * K * N, false, N, c + q * M * N, M, K, N, false);
+    if (done) return;
   }
-#endif
   bmm_loops(a, bm, c, B, M, K, N);
 }
 
@@ -715,13 +679,7 @@ bool linear_fast_f32(const View &x, const View &w, const View &bias, const View 
   if (N > 1 && bias.strides[0] != 1) return false;
   const float *xp = x.at<float>(0), *wp = w.at<float>(0), *bp = bias.at<float>(0);
   float *op = out.at<float>(0);
-  const bool relayout = wsn == 1 && N > 1 && N >= 2 * K && M >= kRelayoutRows;  // see kRelayoutRows
-  const auto run = [&] {
-    if (!relayout) return onednn_linear_f32(xp, wp, wsn, wsk, bp, op, M, K, N);
-    float *wt = scratch<float>(kScratchC, static_cast<size_t>(K * N));
-    transpose_f32(wp, 1, K, N, wt);
-    return onednn_linear_f32(xp, wt, K, 1, bp, op, M, K, N);
-  };
+  const auto run = [&] { return onednn_linear_f32(xp, wp, wsn, wsk, bp, op, M, K, N); };
   if (guard_on_result<float>(1, M, K, N)) return run() && all_finite(op, M * N, M * K * N);
   return all_moderate(xp, M * K) && all_moderate(wp, K * N) && run();
 }

@@ -1,13 +1,9 @@
-// onednn_matmul.cpp — the oneDNN engine and linear's f32 fast path (see onednn_matmul.hpp).
+// onednn_matmul.cpp — the oneDNN engine and the f32 products on oneDNN's sgemm (see onednn_matmul.hpp).
 #include "onednn_matmul.hpp"
 
 #include "cpu_kernels.hpp"
 
-#ifdef PRIMKIT_CPU_HAVE_ONEDNN
-#include <exception>
-#include <map>
-#include <tuple>
-#endif
+#include <algorithm>
 
 #if defined(PRIMKIT_CPU_HAVE_ONEDNN) && DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP
 // The OpenMP API function (C linkage, libgomp), declared here rather than through omp.h, which clang does not find
@@ -33,61 +29,28 @@ dnnl::engine &dnnl_engine() {
   return engine;
 }
 
-namespace {
-
-// Primitives by shape, per thread (a primitive may run on several threads, but the map itself would need a lock).
-// Creating the primitive descriptor costs tens of microseconds even when oneDNN's own primitive cache then hands
-// back the kernel; a model calls the same few shapes over and over. Bounded: cleared when it fills.
-using LinearKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, bool>;
-constexpr size_t kMaxCachedLinear = 64;
-
-// The weight as oneDNN's [K, N] operand: w^T, through w's strides.
-dnnl::memory::desc weight_desc(int64_t K, int64_t N, int64_t w_stride_n, int64_t w_stride_k) {
-  return dnnl::memory::desc({K, N}, dnnl::memory::data_type::f32, {w_stride_k, w_stride_n});
+bool onednn_sgemm_f32(const float *a, const float *b, bool b_transposed, int64_t ldb, float *c, int64_t M, int64_t K,
+                      int64_t N, bool accumulate) {
+  dnnl_engine();  // bounds this thread's OpenMP threads, which sgemm uses too
+  return dnnl_sgemm('N', b_transposed ? 'T' : 'N', M, N, K, 1.0f, a, K, b, ldb, accumulate ? 1.0f : 0.0f, c, N) ==
+         dnnl_success;
 }
-
-const dnnl::matmul &linear_primitive(int64_t M, int64_t K, int64_t N, int64_t w_stride_n, int64_t w_stride_k,
-                                     bool with_bias) {
-  thread_local std::map<LinearKey, dnnl::matmul> cache;
-  const LinearKey key{M, K, N, w_stride_n, w_stride_k, with_bias};
-  auto it = cache.find(key);
-  if (it != cache.end()) return it->second;
-  if (cache.size() >= kMaxCachedLinear) cache.clear();
-  using dnnl::memory;
-  const memory::desc xmd({M, K}, memory::data_type::f32, memory::format_tag::ab);
-  const memory::desc wmd = weight_desc(K, N, w_stride_n, w_stride_k);
-  const memory::desc bmd =
-      with_bias ? memory::desc({1, N}, memory::data_type::f32, memory::format_tag::ab) : memory::desc();
-  const memory::desc omd({M, N}, memory::data_type::f32, memory::format_tag::ab);
-  const dnnl::matmul::primitive_desc pd(dnnl_engine(), xmd, wmd, bmd, omd);
-  return cache.emplace(key, dnnl::matmul(pd)).first->second;
-}
-
-}  // namespace
 
 bool onednn_linear_f32(const float *x, const float *w, int64_t w_stride_n, int64_t w_stride_k, const float *bias,
                        float *out, int64_t M, int64_t K, int64_t N) {
-  try {
-    using dnnl::memory;
-    dnnl::engine &eng = dnnl_engine();
-    const dnnl::matmul &prim = linear_primitive(M, K, N, w_stride_n, w_stride_k, bias != nullptr);
-    memory xm({{M, K}, memory::data_type::f32, memory::format_tag::ab}, eng, const_cast<float *>(x));
-    memory wm(weight_desc(K, N, w_stride_n, w_stride_k), eng, const_cast<float *>(w));
-    memory om({{M, N}, memory::data_type::f32, memory::format_tag::ab}, eng, out);
-    dnnl::stream s(eng);
-    if (bias) {
-      memory bm({{1, N}, memory::data_type::f32, memory::format_tag::ab}, eng, const_cast<float *>(bias));
-      prim.execute(s, {{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_BIAS, bm}, {DNNL_ARG_DST, om}});
-    } else {
-      prim.execute(s, {{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, om}});
-    }
-    s.wait();
-    return true;
-  } catch (const std::exception &) {  // dnnl::error, or no memory for the cache
-    return false;
+  // out starts as the bias rows and sgemm adds the product to it (beta 1): the f32 accumulator plus the bias,
+  // rounded once, as the table's contract has it.
+  if (bias != nullptr) {
+    for (int64_t i = 0; i < M; ++i) std::copy(bias, bias + N, out + i * N);
   }
+  // w [N, K] dense is B^T (ldb K); the transposed view of a dense [K, N] is B itself (ldb N).
+  const bool dense_nk = w_stride_k == 1;
+  return onednn_sgemm_f32(x, w, dense_nk, dense_nk ? w_stride_n : w_stride_k, out, M, K, N, bias != nullptr);
 }
 #else
+bool onednn_sgemm_f32(const float *, const float *, bool, int64_t, float *, int64_t, int64_t, int64_t, bool) {
+  return false;
+}
 bool onednn_linear_f32(const float *, const float *, int64_t, int64_t, const float *, float *, int64_t, int64_t,
                        int64_t) {
   return false;
