@@ -280,8 +280,69 @@ bool sum_f32_dense(const View &in, const View &out) {
   });
   double total = 0;
   for (int64_t c = 0; c < chunks; ++c) total += partial[c];
+  // An f32 lane overflows where the exact sum need not (3e38 + 3e38 - 3e38 - 3e38), and infinities and NaN follow
+  // the exact rules only in the compensated path: anything not finite is recomputed there.
+  if (!std::isfinite(total)) return false;
   *out.at<float>(0) = static_cast<float>(total);
   return true;
+}
+
+// f32 sums over the last axes of a dense tensor (rows: softmax's and layer_norm's sums, a mean's) or over its
+// leading axes (columns: a bias gradient's sum over the batch), into a dense output. The general path walks every
+// element through strides into a compensated double sum, ~30 ns an element; these take the block sum above per
+// row, or add rows into double column accumulators (both within the table's f32 bound, error n 2^-53 sum|x| at
+// most), at memory speed. A row or column whose sum is not finite is recomputed by the general path's rules.
+bool sum_f32_lines(const Plan &p, const View &in, const View &out, uint32_t mask) {
+  if (!in.contiguous || !out.contiguous || p.inner == 0 || p.outer == 0 || p.rn == 0 || p.on == 0) return false;
+  const int32_t r = in.ndim;
+  const uint32_t trailing = static_cast<uint32_t>(((uint64_t{1} << r) - 1) & ~((uint64_t{1} << p.on) - 1));
+  const uint32_t leading = static_cast<uint32_t>((uint64_t{1} << p.rn) - 1);
+  const float *a = in.at<float>(0);
+  float *o = out.at<float>(0);
+  static const auto block_sum = have_isa(Isa::avx2) ? sum_f32_avx2 : sum_f32_plain;
+  auto exact = [&](int64_t ib, int64_t ob) {  // the general path's rules for one output element
+    KSum acc;
+    for_inner(p, ib, [&](int64_t off) { acc.add(*in.at<float>(off)); });
+    o[ob] = static_cast<float>(acc.value());
+  };
+  if (mask == trailing) {
+    const int64_t rows = p.outer, cols = p.inner;
+    parallel_for(0, rows, std::max<int64_t>(1, 32768 / cols), [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) {
+        const double t = block_sum(a + i * cols, cols);
+        if (std::isfinite(t)) {
+          o[i] = static_cast<float>(t);
+        } else {
+          exact(i * cols, i);
+        }
+      }
+    });
+    return true;
+  }
+  if (mask == leading) {
+    const int64_t rows = p.inner, cols = p.outer;
+    constexpr int64_t kTile = 512;  // columns per work item: the double accumulators stay in L1
+    parallel_for(0, (cols + kTile - 1) / kTile, 1, [&](int64_t lo, int64_t hi) {
+      double acc[kTile];
+      for (int64_t t = lo; t < hi; ++t) {
+        const int64_t c0 = t * kTile, n = std::min(kTile, cols - c0);
+        std::fill(acc, acc + n, 0.0);
+        for (int64_t i = 0; i < rows; ++i) {
+          const float *row = a + i * cols + c0;
+          for (int64_t j = 0; j < n; ++j) acc[j] += row[j];
+        }
+        for (int64_t j = 0; j < n; ++j) {
+          if (std::isfinite(acc[j])) {
+            o[c0 + j] = static_cast<float>(acc[j]);
+          } else {
+            exact(c0 + j, c0 + j);
+          }
+        }
+      }
+    });
+    return true;
+  }
+  return false;
 }
 
 template <class A, bool Prod>
@@ -296,7 +357,7 @@ pk_status k_sum_prod(const Launch &l) {
         return PK_UNIMPLEMENTED;
       } else {
         if constexpr (std::is_same_v<T, float> && !Prod) {
-          if (sum_f32_dense(in, out)) return PK_OK;
+          if (sum_f32_dense(in, out) || sum_f32_lines(p, in, out, dims_mask(a.num_dims, a.dims))) return PK_OK;
         }
         sum_prod<T, Prod>(p, in, out);
         return PK_OK;

@@ -58,6 +58,68 @@ TEST_F(CpuReduction, SumOfHundredMillionF32OnesIsExact) {
   EXPECT_EQ(out[0], 1e8f);
 }
 
+// f32 sums over the last axis (rows) and over the leading axis (columns) of dense tensors, and over a whole tensor,
+// against long double: the fast paths stay within the table's f32 bound, and rows or columns whose f32 partial
+// sums overflow (3e38 + 3e38 - 3e38 - 3e38 = 0), or that hold inf or NaN, follow exact arithmetic.
+TEST_F(CpuReduction, F32RowColumnAndWholeSumsWithinTheBoundAndExactAtOverflow) {
+  const int64_t R = 67, C = 1500;
+  std::vector<float> a(R * C);
+  for (int64_t i = 0; i < R * C; ++i) a[i] = 0.37f * static_cast<float>((i * 7919) % 2001 - 1000) / 7.0f;
+  for (int64_t j = 0; j < 40; ++j) a[5 * C + j] = (j % 4 < 2 ? 3e38f : -3e38f);  // row 5's first 40
+  a[9 * C + 3] = INFINITY;
+  a[11 * C + 8] = NAN;
+  for (int64_t i = 20; i < 60; ++i) a[i * C + 47] = (i % 4 < 2 ? 3e38f : -3e38f);  // column 47 (rows 20..59)
+  a[30 * C + 9] = -INFINITY;                                                       // column 9
+  std::vector<float> rows(R, -1.0f), cols(C, -1.0f), whole(1, -1.0f);
+  pk_attrs_sum at = dims_attrs(pk_attrs_sum PK_ATTRS_SUM_INIT, {1});
+  ASSERT_EQ(launch(PK_OP_SUM, {tensor(a, kF32, {R, C})}, {tensor(rows, kF32, {R})}, &at), PK_OK)
+      << last_error().message;
+  at = dims_attrs(pk_attrs_sum PK_ATTRS_SUM_INIT, {0});
+  ASSERT_EQ(launch(PK_OP_SUM, {tensor(a, kF32, {R, C})}, {tensor(cols, kF32, {C})}, &at), PK_OK)
+      << last_error().message;
+  auto check = [](float got, const std::vector<long double> &terms, const std::string &what) {
+    long double exact = 0, mag = 0;
+    bool nan = false, pinf = false, ninf = false;
+    for (long double t : terms) {
+      nan |= std::isnan(t);
+      pinf |= t == INFINITY;
+      ninf |= t == -INFINITY;
+      if (std::isfinite(t)) {
+        exact += t;
+        mag += std::fabs(t);
+      }
+    }
+    if (nan || (pinf && ninf)) {
+      EXPECT_TRUE(std::isnan(got)) << what;
+    } else if (pinf || ninf) {
+      EXPECT_EQ(got, pinf ? INFINITY : -INFINITY) << what;
+    } else {
+      EXPECT_NEAR(got, static_cast<double>(exact), 2.0 * terms.size() * 0x1p-24 * static_cast<double>(mag)) << what;
+    }
+  };
+  for (int64_t i = 0; i < R; ++i) {
+    std::vector<long double> t(a.begin() + i * C, a.begin() + (i + 1) * C);
+    check(rows[i], t, "row " + std::to_string(i));
+  }
+  EXPECT_LT(std::fabs(rows[5]), 1e6f);  // the 3e38 terms cancel exactly
+  for (int64_t j = 0; j < C; ++j) {
+    std::vector<long double> t;
+    for (int64_t i = 0; i < R; ++i) t.push_back(a[i * C + j]);
+    check(cols[j], t, "column " + std::to_string(j));
+  }
+  EXPECT_LT(std::fabs(cols[47]), 1e6f);
+  // The whole tensor (the dense path) with only the cancelling terms kept non-finite-free.
+  std::vector<float> b(a);
+  b[9 * C + 3] = 1.0f;
+  b[11 * C + 8] = 2.0f;
+  b[30 * C + 9] = 3.0f;
+  at = dims_attrs(pk_attrs_sum PK_ATTRS_SUM_INIT, {0, 1});
+  ASSERT_EQ(launch(PK_OP_SUM, {tensor(b, kF32, {R, C})}, {tensor(whole, kF32, {})}, &at), PK_OK)
+      << last_error().message;
+  check(whole[0], std::vector<long double>(b.begin(), b.end()), "whole");
+  EXPECT_LT(std::fabs(whole[0]), 1e7f);
+}
+
 TEST_F(CpuReduction, SumOverSeveralAxesOfAStridedInput) {
   // Storage 0..23 viewed as [3, 2, 4] with strides [1, 3, 6]: element (i, j, k) = i + 3j + 6k.
   std::vector<double> a(24);
