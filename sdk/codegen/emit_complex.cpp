@@ -1,8 +1,7 @@
 // emit_complex.cpp — complex values in the kernel generator (see emit_complex.hpp). The arithmetic the op table
-// contracts correctly rounded (abs, mul, div, reciprocal, sqrt), exp, log, sin, cos, tanh and polar are the device
-// math's (sdk/devmath/complex.h, shared with the CPU and OpenCL backends); reductions and dot products follow the
-// OpenCL backend's cl_complex.cpp (C11 Annex G special values).
-// pow's c128 and exact paths are in emit_complex_pow.cpp.
+// contracts correctly rounded (abs, mul, div, reciprocal, sqrt), exp, log, sin, cos, tanh, polar and pow are the
+// device math's (sdk/devmath/complex.h and cpow.h, shared with the CPU and OpenCL backends); reductions and dot
+// products follow the OpenCL backend's cl_complex.cpp (C11 Annex G special values).
 #include "emit_complex.hpp"
 
 #include <cmath>
@@ -67,9 +66,6 @@ Value *ComplexEmitter::pair(Value *r, Value *i) {
 Value *ComplexEmitter::fabs(Value *x) {
   return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
 }
-Value *ComplexEmitter::copysign(Value *x, Value *s) {
-  return b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, x, s);
-}
 Value *ComplexEmitter::is_inf(Value *x) {
   return b_.CreateFCmpOEQ(fabs(x), llvm::ConstantFP::get(x->getType(), kInf));
 }
@@ -79,16 +75,6 @@ Value *ComplexEmitter::is_finite(Value *x) {
 Value *ComplexEmitter::fma(Value *a, Value *x, Value *c) {
   return b_.CreateIntrinsic(llvm::Intrinsic::fma, {a->getType()}, {a, x, c});
 }
-Value *ComplexEmitter::pow2(Value *k) {
-  return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(k, b_.getInt64(1023)), 52), f64_);
-}
-Value *ComplexEmitter::exponent(Value *x) {
-  Value *ax = fabs(x);
-  Value *sub = b_.CreateFCmpOLT(ax, d(0x1p-1022));
-  Value *v = sel(sub, b_.CreateFMul(ax, d(0x1p54)), ax);
-  Value *e = b_.CreateSub(b_.CreateLShr(b_.CreateBitCast(v, i64_), 52), b_.getInt64(1023));
-  return sel(sub, b_.CreateSub(e, b_.getInt64(54)), e);
-}
 Value *ComplexEmitter::widen(Value *z) {
   auto *vt = llvm::cast<llvm::FixedVectorType>(z->getType());
   if (vt->getElementType() == f64_) return z;
@@ -96,17 +82,6 @@ Value *ComplexEmitter::widen(Value *z) {
 }
 Value *ComplexEmitter::round_to(Value *z2, int32_t dt) {
   return dt == PK_DTYPE_C64 ? b_.CreateFPTrunc(z2, vector_type(dt)) : z2;
-}
-// x 2^k in three power-of-two factors (each within f64's normal range): exact whenever the result is normal,
-// 0 or inf beyond the range (k is clamped to +-3000, far past any finite outcome).
-Value *ComplexEmitter::scale(Value *x, Value *k) {
-  Value *kc = sel(b_.CreateICmpSGT(k, b_.getInt64(3000)), b_.getInt64(3000), k);
-  kc = sel(b_.CreateICmpSLT(kc, b_.getInt64(-3000)), b_.getInt64(-3000), kc);
-  Value *k1 = b_.CreateSDiv(kc, b_.getInt64(3));
-  Value *rest = b_.CreateSub(kc, k1);
-  Value *k2 = b_.CreateSDiv(rest, b_.getInt64(2));
-  Value *k3 = b_.CreateSub(rest, k2);
-  return b_.CreateFMul(b_.CreateFMul(b_.CreateFMul(x, pow2(k1)), pow2(k2)), pow2(k3));
 }
 
 // ---------------------------------------------------------------------------------------- double-double
@@ -117,82 +92,19 @@ ComplexEmitter::DD ComplexEmitter::two_sum(Value *a, Value *x) {
   Value *e = b_.CreateFAdd(b_.CreateFSub(a, b_.CreateFSub(s, bb)), b_.CreateFSub(x, bb));
   return {s, e};
 }
-ComplexEmitter::DD ComplexEmitter::fast_two_sum(Value *a, Value *x) {
-  Value *s = b_.CreateFAdd(a, x);
-  return {s, b_.CreateFSub(x, b_.CreateFSub(s, a))};
-}
 ComplexEmitter::DD ComplexEmitter::two_prod(Value *a, Value *x) {
   Value *p = b_.CreateFMul(a, x);
   return {p, fma(a, x, b_.CreateFNeg(p))};
 }
-ComplexEmitter::DD ComplexEmitter::dd_add(DD a, DD x) {
-  DD s = two_sum(a.hi, x.hi), t = two_sum(a.lo, x.lo);
-  s = fast_two_sum(s.hi, b_.CreateFAdd(s.lo, t.hi));
-  return fast_two_sum(s.hi, b_.CreateFAdd(s.lo, t.lo));
-}
-ComplexEmitter::DD ComplexEmitter::dd_add_d(DD a, Value *x) {
-  DD s = two_sum(a.hi, x);
-  return fast_two_sum(s.hi, b_.CreateFAdd(s.lo, a.lo));
-}
-ComplexEmitter::DD ComplexEmitter::dd_mul(DD a, DD x) {
-  DD p = two_prod(a.hi, x.hi);
-  Value *e = b_.CreateFAdd(p.lo, b_.CreateFAdd(b_.CreateFMul(a.hi, x.lo), b_.CreateFMul(a.lo, x.hi)));
-  return fast_two_sum(p.hi, e);
-}
-ComplexEmitter::DD ComplexEmitter::dd_mul_d(DD a, Value *x) {
-  DD p = two_prod(a.hi, x);
-  return fast_two_sum(p.hi, b_.CreateFAdd(p.lo, b_.CreateFMul(a.lo, x)));
-}
-std::vector<Value *> ComplexEmitter::branch(Value *cond, const std::function<std::vector<Value *>()> &then_fn,
-                                            const std::function<std::vector<Value *>()> &else_fn) {
-  llvm::Function *f = b_.GetInsertBlock()->getParent();
-  llvm::LLVMContext &ctx = f->getContext();
-  auto *bt = llvm::BasicBlock::Create(ctx, "cx_then", f);
-  auto *be = llvm::BasicBlock::Create(ctx, "cx_else", f);
-  auto *join = llvm::BasicBlock::Create(ctx, "cx_join", f);
-  b_.CreateCondBr(cond, bt, be);
-  b_.SetInsertPoint(bt);
-  std::vector<Value *> vt = then_fn();
-  llvm::BasicBlock *et = b_.GetInsertBlock();
-  b_.CreateBr(join);
-  b_.SetInsertPoint(be);
-  std::vector<Value *> ve = else_fn();
-  llvm::BasicBlock *ee = b_.GetInsertBlock();
-  b_.CreateBr(join);
-  b_.SetInsertPoint(join);
-  std::vector<Value *> out;
-  for (size_t k = 0; k < vt.size(); ++k) {
-    llvm::PHINode *phi = b_.CreatePHI(vt[k]->getType(), 2);
-    phi->addIncoming(vt[k], et);
-    phi->addIncoming(ve[k], ee);
-    out.push_back(phi);
-  }
-  return out;
-}
 
 // ----------------------------------------------------------------------------------------- products, quotients
 
-// C11 Annex G's _Cmultd: the plain product, and where both parts come out NaN, infinities recovered.
-Value *ComplexEmitter::mul_g(Value *a, Value *x, Value *c, Value *y, Value *down_k) {
-  auto prod = [&](Value *u, Value *v) {
-    if (down_k == nullptr) return b_.CreateFMul(u, v);
-    Value *fin = b_.CreateAnd(is_finite(u), is_finite(v));
-    return sel(fin, b_.CreateFMul(scale(u, b_.CreateNeg(down_k)), v), b_.CreateFMul(u, v));
-  };
-  Value *pr = b_.CreateFSub(prod(a, c), prod(x, y));
-  Value *pi = b_.CreateFAdd(prod(a, y), prod(x, c));
-  auto box = [&](Value *v) { return copysign(sel(is_inf(v), d(1.0), d(0.0)), v); };
-  auto unnan = [&](Value *v) { return sel(is_nan(v), copysign(d(0.0), v), v); };
-  Value *inf_l = b_.CreateOr(is_inf(a), is_inf(x));
-  Value *a1 = sel(inf_l, box(a), a), *x1 = sel(inf_l, box(x), x);
-  Value *c1 = sel(inf_l, unnan(c), c), *y1 = sel(inf_l, unnan(y), y);
-  Value *inf_r = b_.CreateOr(is_inf(c1), is_inf(y1));
-  Value *c2 = sel(inf_r, box(c1), c1), *y2 = sel(inf_r, box(y1), y1);
-  Value *a2 = sel(inf_r, unnan(a1), a1), *x2 = sel(inf_r, unnan(x1), x1);
-  Value *rr = b_.CreateFMul(d(kInf), b_.CreateFSub(b_.CreateFMul(a2, c2), b_.CreateFMul(x2, y2)));
-  Value *ri = b_.CreateFMul(d(kInf), b_.CreateFAdd(b_.CreateFMul(a2, y2), b_.CreateFMul(x2, c2)));
-  Value *recover = b_.CreateAnd(b_.CreateAnd(is_nan(pr), is_nan(pi)), b_.CreateOr(inf_l, inf_r));
-  return pair(sel(recover, rr, pr), sel(recover, ri, pi));
+// C11 Annex G's _Cmultd (the plain product, and where both parts come out NaN, infinities recovered): the device
+// math's (sdk/devmath/complex.h), as the OpenCL backend's reductions use it.
+Value *ComplexEmitter::mul_g(Value *a, Value *x, Value *c, Value *y) {
+  Value *r = nullptr, *i = nullptr;
+  m_.devmath_complex("pk_dm_cmul_g", {a, x, c, y}, r, i);
+  return pair(r, i);
 }
 
 Value *ComplexEmitter::devmath_arith(const char *name, Value *u, Value *v, int32_t dt) {
@@ -209,25 +121,6 @@ Value *ComplexEmitter::devmath_cx(const char *name, Value *z) {
   Value *r = nullptr, *i = nullptr;
   m_.devmath_complex(name, {re(z), im(z)}, r, i);
   return pair(r, i);
-}
-Value *ComplexEmitter::cexp(Value *z) {
-  return devmath_cx("pk_dm_cexp", z);
-}
-Value *ComplexEmitter::clog(Value *z) {
-  return devmath_cx("pk_dm_clog", z);
-}
-
-// a^b as the oracle defines it: 1 for b = 0, 0 for a = 0 with a real b > 0, else exp(b log a).
-Value *ComplexEmitter::cpow(Value *a, Value *x) {
-  Value *l = clog(a);
-  Value *p = mul_g(re(x), im(x), re(l), im(l));
-  Value *r = cexp(p);
-  Value *zero = d(0.0);
-  Value *b_zero = b_.CreateAnd(b_.CreateFCmpOEQ(re(x), zero), b_.CreateFCmpOEQ(im(x), zero));
-  Value *a_zero = b_.CreateAnd(b_.CreateFCmpOEQ(re(a), zero), b_.CreateFCmpOEQ(im(a), zero));
-  Value *pos_real = b_.CreateAnd(b_.CreateFCmpOEQ(im(x), zero), b_.CreateFCmpOGT(re(x), zero));
-  r = sel(b_.CreateAnd(a_zero, pos_real), pair(zero, zero), r);
-  return sel(b_zero, pair(d(1.0), zero), r);
 }
 
 // ------------------------------------------------------------------------------------------------ nodes
@@ -357,7 +250,7 @@ Value *ComplexEmitter::node(uint32_t op, const std::vector<Value *> &in, const s
     case PK_OP_SIN:
       return through_dm("pk_dm_csin");
     case PK_OP_POW:
-      return t == PK_DTYPE_C128 ? cpow128(a, c) : round_to(cpow_c64(widen(a), widen(c)), t);
+      return devmath_arith("pk_dm_cpow", a, c, t);  // sdk/devmath/cpow.h: its cases, paths and exact phase
     default:
       return nullptr;  // check() keeps other ops away
   }

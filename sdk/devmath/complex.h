@@ -1,11 +1,11 @@
 /* complex.h — the complex functions of the device math: the elementary ones (exp, log, cosh/sinh and through them
-   cos/sin, tanh, polar; complex pow's double-double log a and e^w) and, in the second half, the correctly rounded
-   arithmetic (products, quotients, moduli, square roots). For c64 and c128 alike: the operands' parts as doubles (c64
-   parts are exact in double), the result written to out[0] (real part) and out[1] (imaginary part). Needs dd.h. Why
-   out-pointers rather than a struct returned by value: the code generator calls these functions through the bitcode it
-   links, and a returned struct is lowered differently by each target's ABI (two registers on x86-64, a by-value
-   aggregate on NVPTX), while (double, double, ptr) -> void is the same call everywhere. Accuracy of the elementary
-   functions: finite results are computed in double-double (e^x, sin/cos, sinh/cosh, log as ~2^-100-accurate
+   cos/sin, tanh, polar; e^w of a double-double w for complex pow, cpow.h) and, in the second half, the correctly
+   rounded arithmetic (products, quotients, moduli, square roots). For c64 and c128 alike: the operands' parts as
+   doubles (c64 parts are exact in double), the result written to out[0] (real part) and out[1] (imaginary part). Needs
+   dd.h. Why out-pointers rather than a struct returned by value: the code generator calls these functions through the
+   bitcode it links, and a returned struct is lowered differently by each target's ABI (two registers on x86-64, a
+   by-value aggregate on NVPTX), while (double, double, ptr) -> void is the same call everywhere. Accuracy of the
+   elementary functions: finite results are computed in double-double (e^x, sin/cos, sinh/cosh, log as ~2^-100-accurate
    double-doubles, their products and quotients in double-double) and rounded once, so c128 results are within about
    half an ulp per part, as the long double std::complex the CPU backend used before; plain double arithmetic (exp(x)
    cos(y) with three roundings) reached 2.5-5 ulp. A c64 caller rounds their double result once more to float (the
@@ -202,16 +202,6 @@ PK_DM_FN void pk_dm_clog(double x, double y, double *out) {
   }
 }
 
-/* log z of a finite nonzero z as its two double-double parts, out = (re.hi, re.lo, im.hi, im.lo): complex pow's log a,
-   for the code generator (a call with one array of results is the same on every target). */
-PK_DM_FN void pk_dm_clog_dd_parts(double x, double y, double *out) {
-  pk_dm_dd re, im;
-  pk_dm_clog_dd(x, y, &re, &im);
-  out[0] = re.hi;
-  out[1] = re.lo;
-  out[2] = im.hi;
-  out[3] = im.lo;
-}
 /* e^(wr + i wi) for double-double wr and wi (complex pow's w = b log a, whose absolute accuracy the result's relative
    accuracy is): 2^k e^r cis(wi) with e^r 2^k from pk_dm_dd_exp_dd, each part rounded once (pk_dm_ldexp_dd: exact
    scaling, subnormals included). Beyond |wi| = 2^30 the phase from the builtins' sin and cos (the reference's own

@@ -10,4 +10,5 @@
 #include "bessel.h"
 #include "igamma.h"
 #include "complex.h"
+#include "cpow.h"
 /* clang-format on */
