@@ -1,8 +1,8 @@
 // cl_complex.cpp — OpenCL C helpers of the complex dtypes (c64 = float2, c128 = double2: real part first). The
 // arithmetic (products, quotients, moduli, square roots: each part correctly rounded, a c64 part once to float) and
 // exp, log, sin, cos, tanh, polar and pow are the device math's (sdk/devmath/complex.h and cpow.h, which the program
-// carries ahead of this text); they compute in double (c64 parts are exact there). What is left here: running
-// products, sums and dot products of complex values.
+// carries ahead of this text); they compute in double (c64 parts are exact there), and so are the steps of the
+// running products and sums. What is left here: their structs, and the dot products of complex values.
 #include "cl_complex.hpp"
 
 namespace pk::ocl {
@@ -15,68 +15,64 @@ inline double2 pk_cmul_g(double a, double b, double c, double d) {
   pk_dm_cmul_g(a, b, c, d, r);
   return (double2)(r[0], r[1]);
 }
-// Running complex products as the reference's long double ones: the value scaled by 2^-e so that its larger
-// part is in [0.5, 1) (no overflow or loss to subnormals on the way), products with Annex G recovery.
+// The reductions' running products and sums: the device math's steps (complex.h), in structs that the work-group
+// combines keep in local memory. A product z 2^e (z normalized after each factor, Annex G recovery of infinities);
+// a sum of the finite terms per part, its copy scaled by 2^-600 and flags of the non-finite terms seen.
 typedef struct {
   double2 z;
   double e;
 } pk_cprod;
+inline pk_cprod pk_cprod_of(const double *r) {
+  pk_cprod p;
+  p.z = (double2)(r[0], r[1]);
+  p.e = r[2];
+  return p;
+}
 inline pk_cprod pk_cprod_one(void) {
-  pk_cprod r;
-  r.z = (double2)(0.5, 0.0);
-  r.e = 1.0;
-  return r;
+  const double r[3] = {0.5, 0.0, 1.0};
+  return pk_cprod_of(r);
 }
-inline pk_cprod pk_cprod_norm(double2 z, double e) {
-  pk_cprod r;
-  const double big = fmax(fabs(z.x), fabs(z.y));
-  int k = 0;
-  if (isfinite(big) && big != 0.0) frexp(big, &k);
-  r.z = (double2)(ldexp(z.x, -k), ldexp(z.y, -k));
-  r.e = e + k;
-  return r;
+inline pk_cprod pk_cprod_ld(double2 v) {
+  double r[3];
+  pk_dm_cprod_norm(v.x, v.y, 0.0, r);
+  return pk_cprod_of(r);
 }
-inline pk_cprod pk_cprod_ld(double2 v) { return pk_cprod_norm(v, 0.0); }
 inline pk_cprod pk_cprod_mul(pk_cprod a, pk_cprod b) {
-  return pk_cprod_norm(pk_cmul_g(a.z.x, a.z.y, b.z.x, b.z.y), a.e + b.e);
+  double r[3];
+  pk_dm_cprod_mul(a.z.x, a.z.y, a.e, b.z.x, b.z.y, b.e, r);
+  return pk_cprod_of(r);
 }
 inline double2 pk_cprod_st(pk_cprod a) {
-  const int e = (int)clamp(a.e, -2200.0, 2200.0);
-  return (double2)(ldexp(a.z.x, e), ldexp(a.z.y, e));
+  double r[2];
+  pk_dm_cprod_value(a.z.x, a.z.y, a.e, r);
+  return (double2)(r[0], r[1]);
 }
-// Sums of complex values: the finite terms' sums per part, the same scaled by 2^-600 (for when the first
-// overflows although the exact sum does not), and per part flags of the non-finite terms seen (1: +inf, 2: -inf,
-// 4: NaN), so that a sum whose finite terms overflow still meets a later infinity as exact arithmetic does
-// (DBL_MAX + DBL_MAX - inf is -inf, not NaN).
 typedef struct {
   double2 s, sc, fl;
 } pk_csum;
-inline double pk_flag(double v) { return isnan(v) ? 4.0 : isinf(v) ? (v > 0.0 ? 1.0 : 2.0) : 0.0; }
+inline pk_csum pk_csum_of(const double *r) {
+  pk_csum c;
+  c.s = (double2)(r[0], r[1]);
+  c.sc = (double2)(r[2], r[3]);
+  c.fl = (double2)(r[4], r[5]);
+  return c;
+}
 inline pk_csum pk_csum_zero(void) {
-  pk_csum r;
-  r.s = r.sc = r.fl = (double2)(0.0, 0.0);
-  return r;
+  const double r[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+  return pk_csum_of(r);
 }
 inline pk_csum pk_csum_ld(double2 v) {
-  pk_csum r;
-  r.s = (double2)(isfinite(v.x) ? v.x : 0.0, isfinite(v.y) ? v.y : 0.0);
-  r.sc = r.s * 0x1p-600;
-  r.fl = (double2)(pk_flag(v.x), pk_flag(v.y));
-  return r;
+  double r[6];
+  pk_dm_csum_term(v.x, v.y, r);
+  return pk_csum_of(r);
 }
 inline pk_csum pk_csum_add(pk_csum a, pk_csum b) {
-  pk_csum r;
-  r.s = a.s + b.s;
-  r.sc = a.sc + b.sc;
-  r.fl = (double2)((double)((int)a.fl.x | (int)b.fl.x), (double)((int)a.fl.y | (int)b.fl.y));
-  return r;
-}
-inline double pk_unflag(double s, double sc, double f) {
-  const int k = (int)f;
-  return ((k & 4) || (k & 3) == 3) ? NAN : (k & 1) ? INFINITY : (k & 2) ? -INFINITY : isinf(s) ? sc * 0x1p600 : s;
+  double r[6];
+  pk_dm_csum_add(a.s.x, a.s.y, a.sc.x, a.sc.y, a.fl.x, a.fl.y, b.s.x, b.s.y, b.sc.x, b.sc.y, b.fl.x, b.fl.y, r);
+  return pk_csum_of(r);
 }
 inline double2 pk_csum_st(pk_csum a) {
-  return (double2)(pk_unflag(a.s.x, a.sc.x, a.fl.x), pk_unflag(a.s.y, a.sc.y, a.fl.y));
+  return (double2)(pk_dm_csum_part(a.s.x, a.sc.x, a.fl.x), pk_dm_csum_part(a.s.y, a.sc.y, a.fl.y));
 }
 // Complex dot products whose double accumulation is not finite are redone without intermediate overflow: each
 // part as a mantissa in [0.5, 1) times an int exponent, fed the real products of terms with finite parts; terms

@@ -34,7 +34,6 @@ using llvm::Value;
 ComplexEmitter::ComplexEmitter(llvm::IRBuilder<> &b, RealMath &math) : b_(b), m_(math) {
   f32_ = b_.getFloatTy();
   f64_ = b_.getDoubleTy();
-  i64_ = b_.getInt64Ty();
 }
 
 bool ComplexEmitter::handles(uint32_t op, const std::vector<int32_t> &in_dt, int32_t out_dt) {
@@ -258,16 +257,16 @@ Value *ComplexEmitter::node(uint32_t op, const std::vector<Value *> &in, const s
 
 // ------------------------------------------------------------------------------------------------ reductions
 
+// The running sums and products are the device math's steps (sdk/devmath/complex.h, the OpenCL backend's too) on
+// states of f64 scalars: a sum (sum.re, sum.im, scaled.re, scaled.im, flags.re, flags.im), a product (z.re, z.im, e).
 std::vector<Value *> ComplexEmitter::red_init(uint32_t op) {
-  auto *v2 = llvm::FixedVectorType::get(f64_, 2);
   switch (op) {
     case PK_OP_SUM:
     case PK_OP_CUMSUM:
-      return {llvm::Constant::getNullValue(v2), llvm::Constant::getNullValue(llvm::FixedVectorType::get(i64_, 2)),
-              llvm::Constant::getNullValue(v2)};
+      return std::vector<Value *>(6, d(0.0));
     case PK_OP_PROD:
     case PK_OP_CUMPROD:  // the value 2^e z: z = 1/2, e = 1
-      return {pair(d(0.5), d(0.0)), b_.getInt64(1)};
+      return {d(0.5), d(0.0), d(1.0)};
     case PK_OP_ANY:
       return {b_.getFalse()};
     default:  // all
@@ -276,32 +275,19 @@ std::vector<Value *> ComplexEmitter::red_init(uint32_t op) {
 }
 
 std::vector<Value *> ComplexEmitter::red_step(uint32_t op, const std::vector<Value *> &acc, Value *x) {
+  Value *w = widen(x);
   switch (op) {
     case PK_OP_SUM:
     case PK_OP_CUMSUM: {
-      // Finite parts summed; per part, flags of the non-finite terms seen (1: +inf, 2: -inf, 4: NaN).
-      Value *w = widen(x);
-      auto *v2 = llvm::FixedVectorType::get(f64_, 2);
-      auto *i2 = llvm::FixedVectorType::get(i64_, 2);
-      Value *aw = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, w);
-      Value *fin = b_.CreateFCmpOLT(aw, llvm::ConstantFP::get(v2, kInf));
-      Value *nan = b_.CreateFCmpUNO(w, w);
-      Value *pos = b_.CreateFCmpOGT(w, llvm::Constant::getNullValue(v2));
-      auto iv = [&](int64_t k) { return llvm::ConstantInt::get(i2, static_cast<uint64_t>(k)); };
-      Value *flag = sel(nan, iv(4), sel(fin, iv(0), sel(pos, iv(1), iv(2))));
-      // The finite parts also summed scaled by 2^-600 (exact down to 2^-474 absolute), for when their f64 sum
-      // overflows although the exact sum does not.
-      Value *wf = sel(fin, w, llvm::Constant::getNullValue(v2));
-      return {b_.CreateFAdd(acc[0], wf), b_.CreateOr(acc[1], flag),
-              b_.CreateFAdd(acc[2], b_.CreateFMul(wf, llvm::ConstantFP::get(v2, 0x1p-600)))};
+      std::vector<Value *> args = acc;
+      for (Value *t : m_.devmath_parts("pk_dm_csum_term", {re(w), im(w)}, 6)) args.push_back(t);
+      return m_.devmath_parts("pk_dm_csum_add", args, 6);
     }
     case PK_OP_PROD:
     case PK_OP_CUMPROD: {
-      // As the reference's long double product: the running value 2^e z with z normalized after each factor (an
-      // f64 running product overflows, or goes subnormal and loses its bits, where long double's does not).
-      const auto [w, ew] = normalize(widen(x));
-      const auto [z, ez] = normalize(mul_g(re(acc[0]), im(acc[0]), re(w), im(w)));
-      return {z, b_.CreateAdd(acc[1], b_.CreateAdd(ew, ez))};
+      std::vector<Value *> args = acc;
+      for (Value *t : m_.devmath_parts("pk_dm_cprod_norm", {re(w), im(w), d(0.0)}, 3)) args.push_back(t);
+      return m_.devmath_parts("pk_dm_cprod_mul", args, 3);
     }
     case PK_OP_ANY:
       return {b_.CreateOr(acc[0], truth(x))};
@@ -313,54 +299,18 @@ std::vector<Value *> ComplexEmitter::red_step(uint32_t op, const std::vector<Val
 Value *ComplexEmitter::red_final(uint32_t op, int32_t out_dt, const std::vector<Value *> &acc) {
   switch (op) {
     case PK_OP_SUM:
-    case PK_OP_CUMSUM: {
-      auto *v2 = llvm::FixedVectorType::get(f64_, 2);
-      auto *i2 = llvm::FixedVectorType::get(i64_, 2);
-      auto iv = [&](int64_t k) { return llvm::ConstantInt::get(i2, static_cast<uint64_t>(k)); };
-      auto fv = [&](double v) { return llvm::ConstantFP::get(v2, v); };
-      Value *k = acc[1];
-      Value *has = [&](int64_t bit) { return b_.CreateICmpNE(b_.CreateAnd(k, iv(bit)), iv(0)); }(4);
-      Value *both = b_.CreateICmpEQ(b_.CreateAnd(k, iv(3)), iv(3));
-      Value *p = b_.CreateICmpNE(b_.CreateAnd(k, iv(1)), iv(0));
-      Value *n = b_.CreateICmpNE(b_.CreateAnd(k, iv(2)), iv(0));
-      Value *over = b_.CreateFCmpOEQ(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, acc[0]), fv(kInf));
-      Value *finite_sum = sel(over, b_.CreateFMul(acc[2], fv(0x1p600)), acc[0]);
-      Value *r = sel(b_.CreateOr(has, both), fv(kNaN), sel(p, fv(kInf), sel(n, fv(-kInf), finite_sum)));
-      return round_to(r, out_dt);
-    }
+    case PK_OP_CUMSUM:
+      return round_to(pair(m_.devmath("pk_dm_csum_part", {acc[0], acc[2], acc[4]}),
+                           m_.devmath("pk_dm_csum_part", {acc[1], acc[3], acc[5]})),
+                      out_dt);
     case PK_OP_PROD:
     case PK_OP_CUMPROD: {
-      // z 2^e in two power-of-two factors (each a normal double); results deep in the subnormal range may round
-      // twice.
-      Value *e = acc[1];
-      e = sel(b_.CreateICmpSGT(e, b_.getInt64(2000)), b_.getInt64(2000), e);
-      e = sel(b_.CreateICmpSLT(e, b_.getInt64(-2000)), b_.getInt64(-2000), e);
-      Value *e1 = b_.CreateSDiv(e, b_.getInt64(2)), *e2 = b_.CreateSub(e, e1);
-      return round_to(b_.CreateFMul(b_.CreateFMul(acc[0], pow2_pair(e1)), pow2_pair(e2)), out_dt);
+      const std::vector<Value *> v = m_.devmath_parts("pk_dm_cprod_value", {acc[0], acc[1], acc[2]}, 2);
+      return round_to(pair(v[0], v[1]), out_dt);
     }
     default:
       return acc[0];
   }
-}
-
-Value *ComplexEmitter::pow2_pair(Value *e) {
-  Value *p = b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(e, b_.getInt64(1023)), b_.getInt64(52)), f64_);
-  return b_.CreateVectorSplat(2, p);
-}
-
-std::pair<Value *, Value *> ComplexEmitter::normalize(Value *z2) {
-  Value *m = b_.CreateMaxNum(fabs(re(z2)), fabs(im(z2)));
-  Value *ok = b_.CreateAnd(b_.CreateFCmpOLT(m, d(kInf)), b_.CreateFCmpOGT(m, d(0.0)));
-  Value *sub = b_.CreateFCmpOLT(m, d(0x1p-1022));
-  Value *v = sel(sub, b_.CreateFMul(z2, pair(d(0x1p64), d(0x1p64))), z2);
-  Value *m1 = sel(sub, b_.CreateFMul(m, d(0x1p64)), m);
-  Value *bits = b_.CreateBitCast(m1, i64_);
-  Value *k = b_.CreateSub(b_.CreateAnd(b_.CreateLShr(bits, b_.getInt64(52)), b_.getInt64(0x7ff)), b_.getInt64(1022));
-  // v 2^-k in two exact steps (2^-k alone may be below the normal range).
-  Value *k1 = b_.CreateSDiv(k, b_.getInt64(2)), *k2 = b_.CreateSub(k, k1);
-  Value *vn = b_.CreateFMul(b_.CreateFMul(v, pow2_pair(b_.CreateNeg(k1))), pow2_pair(b_.CreateNeg(k2)));
-  Value *kt = b_.CreateSub(k, sel(sub, b_.getInt64(64), b_.getInt64(0)));
-  return {sel(ok, vn, z2), sel(ok, kt, b_.getInt64(0))};
 }
 
 Value *ComplexEmitter::variance(int32_t xdt, int32_t ydt, Value *count, double correction, const Loop &loop,

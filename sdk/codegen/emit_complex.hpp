@@ -53,9 +53,10 @@ class ComplexEmitter {
   llvm::Value *convert(llvm::Value *v, int32_t from, int32_t to);
   llvm::Value *truth(llvm::Value *v);
 
-  // Reductions (sum, prod, any, all) and the scans cumsum/cumprod of complex elements, accumulated in f64. Sums
-  // keep per-part flags of the infinities and NaNs seen (so that finite terms that overflow still meet a later
-  // infinity as exact arithmetic does) and a second sum scaled by 2^-600 (used where the first overflows).
+  // Reductions (sum, prod, any, all) and the scans cumsum/cumprod of complex elements, accumulated in f64 by the
+  // device math's steps (pk_dm_csum_*, pk_dm_cprod_*: sdk/devmath/complex.h). Sums keep per-part flags of the
+  // infinities and NaNs seen (so that finite terms that overflow still meet a later infinity as exact arithmetic
+  // does) and a second sum scaled by 2^-600 (used where the first overflows); products a normalized z 2^e.
   std::vector<llvm::Value *> red_init(uint32_t op);
   std::vector<llvm::Value *> red_step(uint32_t op, const std::vector<llvm::Value *> &acc, llvm::Value *x);
   llvm::Value *red_final(uint32_t op, int32_t out_dt, const std::vector<llvm::Value *> &acc);
@@ -94,11 +95,7 @@ class ComplexEmitter {
   Value *is_inf(Value *x);
   Value *is_finite(Value *x);
   Value *fma(Value *a, Value *x, Value *c);
-  Value *widen(Value *z);  // complex -> (f64, f64) pair vector
-  // A finite nonzero pair scaled by 2^-k so that its larger part is in [0.5, 1), and k (i64); other pairs as they
-  // are, k = 0. Running products keep their value so (no overflow or loss to subnormals on the way).
-  std::pair<Value *, Value *> normalize(Value *z2);
-  Value *pow2_pair(Value *e);             // (2^e, 2^e) for an i64 e in [-1022, 1023]
+  Value *widen(Value *z);                 // complex -> (f64, f64) pair vector
   Value *round_to(Value *z2, int32_t d);  // (f64, f64) -> d's vector type, each part rounded once
 
   // Error-free transformations (the c128 dot product's Dot2).
@@ -115,7 +112,7 @@ class ComplexEmitter {
 
   llvm::IRBuilder<> &b_;
   RealMath &m_;
-  llvm::Type *f32_, *f64_, *i64_;
+  llvm::Type *f32_, *f64_;
 };
 
 }  // namespace pk::codegen::detail

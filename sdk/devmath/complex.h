@@ -1,16 +1,17 @@
 /* complex.h — the complex functions of the device math: the elementary ones (exp, log, cosh/sinh and through them
-   cos/sin, tanh, polar; e^w of a double-double w for complex pow, cpow.h) and, in the second half, the correctly
-   rounded arithmetic (products, quotients, moduli, square roots). For c64 and c128 alike: the operands' parts as
-   doubles (c64 parts are exact in double), the result written to out[0] (real part) and out[1] (imaginary part). Needs
-   dd.h. Why out-pointers rather than a struct returned by value: the code generator calls these functions through the
-   bitcode it links, and a returned struct is lowered differently by each target's ABI (two registers on x86-64, a
-   by-value aggregate on NVPTX), while (double, double, ptr) -> void is the same call everywhere. Accuracy of the
-   elementary functions: finite results are computed in double-double (e^x, sin/cos, sinh/cosh, log as ~2^-100-accurate
-   double-doubles, their products and quotients in double-double) and rounded once, so c128 results are within about
-   half an ulp per part, as the long double std::complex the CPU backend used before; plain double arithmetic (exp(x)
-   cos(y) with three roundings) reached 2.5-5 ulp. A c64 caller rounds their double result once more to float (the
-   arithmetic rounds c64 parts once itself: see there). Infinities, NaNs and signed zeros follow C11 Annex G and glibc's
-   special values (the oracle's std::complex functions are glibc's cexpl, clogl, ...). */
+   cos/sin, tanh, polar; e^w of a double-double w for complex pow, cpow.h), in the second half the correctly rounded
+   arithmetic (products, quotients, moduli, square roots), and at the end the steps of the complex reductions (running
+   products and sums). For c64 and c128 alike: the operands' parts as doubles (c64 parts are exact in double), the
+   result written to out[0] (real part) and out[1] (imaginary part). Needs dd.h. Why out-pointers rather than a struct
+   returned by value: the code generator calls these functions through the bitcode it links, and a returned struct is
+   lowered differently by each target's ABI (two registers on x86-64, a by-value aggregate on NVPTX), while (double,
+   double, ptr) -> void is the same call everywhere. Accuracy of the elementary functions: finite results are computed
+   in double-double (e^x, sin/cos, sinh/cosh, log as ~2^-100-accurate double-doubles, their products and quotients in
+   double-double) and rounded once, so c128 results are within about half an ulp per part, as the long double
+   std::complex the CPU backend used before; plain double arithmetic (exp(x) cos(y) with three roundings) reached 2.5-5
+   ulp. A c64 caller rounds their double result once more to float (the arithmetic rounds c64 parts once itself: see
+   there). Infinities, NaNs and signed zeros follow C11 Annex G and glibc's special values (the oracle's std::complex
+   functions are glibc's cexpl, clogl, ...). */
 
 PK_DM_FN void pk_dm_cset(double *out, double re, double im) {
   out[0] = re;
@@ -781,4 +782,69 @@ PK_DM_FN void pk_dm_csqrt(double x, double y, int f32, double *out) {
       pk_dm_cset(out, pk_dm_xd_round(small, p, emin), pk_dm_copysign(r, y));
     }
   }
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+   The complex reductions' steps (prod, cumprod, sum, cumsum), as the OpenCL backend's work-group combines and the
+   code generator's loops take them: each state as doubles, the state of one term, two states combined, the value.
+   Parts accumulate in double (c64 parts exact there; the caller rounds the value once). */
+
+/* Running products z 2^e as the oracle's long double ones: z scaled after each product so that its larger part is in
+   [0.5, 1) (a double running product overflows, or goes subnormal and loses its bits, where long double's does not);
+   a product with Annex G's recovery of infinities (pk_dm_cmul_g). out = (z.re, z.im, e). A z that is zero, infinite
+   or NaN in its larger part stays as it is (a NaN part does not decide the scale: the other part does, as fmax). */
+PK_DM_FN void pk_dm_cprod_norm(double x, double y, double e, double *out) {
+  const double ax = pk_dm_fabs(x), ay = pk_dm_fabs(y);
+  const double big = (ax > ay || pk_dm_isnan(ay)) ? ax : ay;
+  const int k = (pk_dm_isfinite(big) && big != 0.0) ? pk_dm_ilogb(big) + 1 : 0;
+  out[0] = pk_dm_ldexp(x, -k);
+  out[1] = pk_dm_ldexp(y, -k);
+  out[2] = e + k;
+}
+/* (a 2^ae)(b 2^be), normalized. */
+PK_DM_FN void pk_dm_cprod_mul(double ar, double ai, double ae, double br, double bi, double be, double *out) {
+  double p[2];
+  pk_dm_cmul_g(ar, ai, br, bi, p);
+  pk_dm_cprod_norm(p[0], p[1], ae + be, out);
+}
+/* z 2^e as a double pair (each part rounded once; beyond the range the infinity or zero the scaling gives). */
+PK_DM_FN void pk_dm_cprod_value(double zr, double zi, double e, double *out) {
+  const int k = e > 2200.0 ? 2200 : e < -2200.0 ? -2200 : (int)e;
+  pk_dm_cset(out, pk_dm_ldexp(zr, k), pk_dm_ldexp(zi, k));
+}
+
+/* Sums: per part the finite terms' sum, the same scaled by 2^-600 (for when the first overflows although the exact
+   sum does not: exact down to 2^-474 absolute) and flags of the non-finite terms seen (1: +inf, 2: -inf, 4: NaN), so
+   that finite terms that overflow still meet a later infinity as exact arithmetic does (DBL_MAX + DBL_MAX - inf is
+   -inf, not NaN). A state is six doubles: (sum.re, sum.im, scaled.re, scaled.im, flags.re, flags.im). */
+PK_DM_FN double pk_dm_csum_flag(double v) {
+  return pk_dm_isnan(v) ? 4.0 : pk_dm_isinf(v) ? (v > 0.0 ? 1.0 : 2.0) : 0.0;
+}
+/* The state of the one term x + iy. */
+PK_DM_FN void pk_dm_csum_term(double x, double y, double *out) {
+  out[0] = pk_dm_isfinite(x) ? x : 0.0;
+  out[1] = pk_dm_isfinite(y) ? y : 0.0;
+  out[2] = out[0] * 0x1p-600;
+  out[3] = out[1] * 0x1p-600;
+  out[4] = pk_dm_csum_flag(x);
+  out[5] = pk_dm_csum_flag(y);
+}
+/* Two states (a, b: six doubles each) combined. */
+PK_DM_FN void pk_dm_csum_add(double a0, double a1, double a2, double a3, double a4, double a5, double b0, double b1,
+                             double b2, double b3, double b4, double b5, double *out) {
+  out[0] = a0 + b0;
+  out[1] = a1 + b1;
+  out[2] = a2 + b2;
+  out[3] = a3 + b3;
+  out[4] = (double)((int)a4 | (int)b4);
+  out[5] = (double)((int)a5 | (int)b5);
+}
+/* A part's value from its sum s, scaled sum sc and flags f: NaN where a NaN or both infinities were seen, else the
+   infinity seen, else the sum (the scaled one where the sum overflowed). */
+PK_DM_FN double pk_dm_csum_part(double s, double sc, double f) {
+  const int k = (int)f;
+  if ((k & 4) || (k & 3) == 3) return PK_DM_NAN;
+  if (k & 1) return PK_DM_INF;
+  if (k & 2) return -PK_DM_INF;
+  return pk_dm_isinf(s) ? sc * 0x1p600 : s;
 }
