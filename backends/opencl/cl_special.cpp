@@ -8,7 +8,7 @@
 
 #include "cl_complex.hpp"
 // Generated at build time from sdk/devmath (CMakeLists.txt): kDevmathPort, kDevmathDd, kDevmathErf, kDevmathZeta,
-// kDevmathDigamma, kDevmathBessel, kDevmathIgamma, kDevmathComplex, kDevmathCpow.
+// kDevmathDigamma, kDevmathBessel, kDevmathIgamma, kDevmathComplex, kDevmathCpow, kDevmathBignum.
 #include "devmath_opencl.inc"
 
 namespace pk::ocl {
@@ -27,6 +27,7 @@ enum : uint32_t {
   kComplex = 1u << 12,
   kDmComplex = 1u << 13,  // the complex functions (complex.h)
   kDmCpow = 1u << 14,     // complex pow (cpow.h)
+  kDmBignum = 1u << 15,   // fixed-point numbers (bignum.h: pow's phase, huge angles' reduction)
 };
 
 // nextafter of bf16 / fp8 values (held exactly in float): one step of the storage bits (fmt 0 bf16, 1 e4m3fn,
@@ -167,15 +168,16 @@ uint32_t special_helper_bits(uint32_t op, int32_t t) {
 std::string special_helpers(uint32_t bits) {
   // Dependencies first.
   if (bits & kComplex) bits |= kDmComplex | kDmCpow;
-  if (bits & (kDmZeta | kDmDigamma | kDmBessel | kDmIgamma | kDmComplex)) bits |= kDmDD;
+  if (bits & kDmComplex) bits |= kDmBignum;
+  if (bits & (kDmZeta | kDmDigamma | kDmBessel | kDmIgamma | kDmComplex | kDmBignum)) bits |= kDmDD;
   if (bits & (kDmErf | kDmDD)) bits |= kDmPort;
   static const struct {
     uint32_t bit;
     const char *src;
-  } kChunks[] = {{kDmPort, kDevmathPort},     {kDmDD, kDevmathDd},           {kDmErf, kDevmathErf},
-                 {kDmZeta, kDevmathZeta},     {kDmDigamma, kDevmathDigamma}, {kDmBessel, kDevmathBessel},
-                 {kDmIgamma, kDevmathIgamma}, {kDmComplex, kDevmathComplex}, {kDmCpow, kDevmathCpow},
-                 {kNextSmall, kSrcNextSmall}, {kComplex, complex_source()}};
+  } kChunks[] = {{kDmPort, kDevmathPort},     {kDmDD, kDevmathDd},         {kDmBignum, kDevmathBignum},
+                 {kDmErf, kDevmathErf},       {kDmZeta, kDevmathZeta},     {kDmDigamma, kDevmathDigamma},
+                 {kDmBessel, kDevmathBessel}, {kDmIgamma, kDevmathIgamma}, {kDmComplex, kDevmathComplex},
+                 {kDmCpow, kDevmathCpow},     {kNextSmall, kSrcNextSmall}, {kComplex, complex_source()}};
   std::string s;
   for (const auto &c : kChunks)
     if (bits & c.bit) s += c.src;

@@ -18,24 +18,6 @@ PK_DM_FN void pk_dm_cset(double *out, double re, double im) {
   out[1] = im;
 }
 
-/* 2^k for k in [-1022, 1023]. */
-PK_DM_FN double pk_dm_pow2(int k) {
-  return pk_dm_from_bits((PK_DM_U64)(k + 1023) << 52);
-}
-/* x 2^k in three power-of-two factors (ldexp is not a primitive every target has): exact whenever the result is
-   normal or a multiple of the least subnormal, 0 or inf beyond the range (k clamped to +-2200, past any finite
-   outcome). */
-PK_DM_FN double pk_dm_ldexp(double x, int k) {
-  k = k > 2200 ? 2200 : k < -2200 ? -2200 : k;
-  const int k1 = k / 3, k2 = (k - k1) / 2, k3 = k - k1 - k2;
-  return x * pk_dm_pow2(k1) * pk_dm_pow2(k2) * pk_dm_pow2(k3);
-}
-/* floor(log2 |x|) of a finite nonzero x, subnormals included. */
-PK_DM_FN int pk_dm_ilogb(double x) {
-  const int sub = pk_dm_fabs(x) < 2.2250738585072014e-308;
-  const double s = sub ? x * 18014398509481984.0 : x; /* 2^54 */
-  return (int)((pk_dm_bits(s) >> 52) & 0x7ff) - 1023 - (sub ? 54 : 0);
-}
 /* (q.hi + q.lo) 2^k rounded once: a subnormal result is rounded at its quantum (2^-1074, q_ulp in q's scale) from
    both parts, so that the scaling itself is exact. */
 PK_DM_FN double pk_dm_ldexp_dd(pk_dm_dd q, int k) {
@@ -76,15 +58,21 @@ PK_DM_FN void pk_dm_dd_sincos_dd(pk_dm_dd a, pk_dm_dd *s, pk_dm_dd *c) {
   *s = q == 0 ? sr : q == 1 ? cr : q == 2 ? pk_dm_dd_neg(sr) : pk_dm_dd_neg(cr);
   *c = q == 0 ? cr : q == 1 ? pk_dm_dd_neg(sr) : q == 2 ? pk_dm_dd_neg(cr) : sr;
 }
-/* sin and cos of a finite double a: pk_dm_dd_sincos_dd below |a| = 2^30; beyond, the builtins' (correctly reduced)
-   doubles. sin(+-0) is that zero. */
+/* sin and cos of 2 pi t for a turn t in [-1/2, 1/2] (bignum.h's reduction of a huge angle). */
+PK_DM_FN void pk_dm_dd_sincos_turn(pk_dm_dd t, pk_dm_dd *s, pk_dm_dd *c) {
+  pk_dm_dd_sincos_dd(pk_dm_dd_mul(t, pk_dm_dd_make(6.283185307179586, 2.4492935982947064e-16)), s, c);
+}
+/* sin and cos of a finite double a: pk_dm_dd_sincos_dd below |a| = 2^30; beyond, of a's turn (Payne-Hanek,
+   pk_dm_bn_turns), as accurate whatever |a|. sin(+-0) is that zero. */
 PK_DM_FN void pk_dm_dd_sincos(double a, pk_dm_dd *s, pk_dm_dd *c) {
-  if (a == 0.0 || pk_dm_fabs(a) >= 1073741824.0) {
-    *s = pk_dm_dd_make(a == 0.0 ? a : pk_dm_sin(a), 0.0);
-    *c = pk_dm_dd_make(a == 0.0 ? 1.0 : pk_dm_cos(a), 0.0);
-    return;
+  if (a == 0.0) {
+    *s = pk_dm_dd_make(a, 0.0);
+    *c = pk_dm_dd_make(1.0, 0.0);
+  } else if (pk_dm_fabs(a) >= 1073741824.0) {
+    pk_dm_dd_sincos_turn(pk_dm_bn_turns(a), s, c);
+  } else {
+    pk_dm_dd_sincos_dd(pk_dm_dd_make(a, 0.0), s, c);
   }
-  pk_dm_dd_sincos_dd(pk_dm_dd_make(a, 0.0), s, c);
 }
 /* e^x = m 2^k with m in double-double, for a double-double x with |x.hi| <= 1500 (larger magnitudes are clamped:
    the caller's rounding makes them inf or 0): r = x - k ln2, e^r from the builtin refined by one Newton step on the
@@ -205,13 +193,21 @@ PK_DM_FN void pk_dm_clog(double x, double y, double *out) {
 
 /* e^(wr + i wi) for double-double wr and wi (complex pow's w = b log a, whose absolute accuracy the result's relative
    accuracy is): 2^k e^r cis(wi) with e^r 2^k from pk_dm_dd_exp_dd, each part rounded once (pk_dm_ldexp_dd: exact
-   scaling, subnormals included). Beyond |wi| = 2^30 the phase from the builtins' sin and cos (the reference's own
-   phase is no better there). |k| > 2000: an infinity or a zero whatever the phase (a real power, wi = 0, keeps its
-   zero imaginary part rather than 0 * inf). A NaN wr gives NaN parts. */
+   scaling, subnormals included). Beyond |wi| = 2^30 the phase from wi's turn (Payne-Hanek, bignum.h). |k| > 2000: an
+   infinity or a zero whatever the phase (a real power, wi = 0, keeps its zero imaginary part rather than 0 * inf). A
+   NaN wr gives NaN parts. */
 PK_DM_FN void pk_dm_cexp_dd(double wr_hi, double wr_lo, double wi_hi, double wi_lo, double *out) {
   pk_dm_dd s, c;
   if (pk_dm_fabs(wi_hi) < 1073741824.0) {
     pk_dm_dd_sincos_dd(pk_dm_dd_make(wi_hi, wi_lo), &s, &c);
+  } else if (pk_dm_isfinite(wi_hi)) { /* the turns of both parts (lo may itself be huge) */
+    pk_dm_dd t = pk_dm_bn_turns(wi_hi);
+    if (pk_dm_fabs(wi_lo) >= 1073741824.0)
+      t = pk_dm_dd_add(t, pk_dm_bn_turns(wi_lo));
+    else
+      t = pk_dm_dd_add(t, pk_dm_dd_mul_d(pk_dm_dd_make(0.15915494309189535, -9.839338337591243e-18), wi_lo));
+    t = pk_dm_dd_add_d(t, -pk_dm_rint(t.hi)); /* back to [-1/2, 1/2] */
+    pk_dm_dd_sincos_turn(t, &s, &c);
   } else {
     s = pk_dm_dd_make(pk_dm_sin(wi_hi), 0.0);
     c = pk_dm_dd_make(pk_dm_cos(wi_hi), 0.0);

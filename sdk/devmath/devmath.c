@@ -4,6 +4,7 @@
 #include "port.h"
 /* clang-format off */
 #include "dd.h"
+#include "bignum.h"
 #include "erf.h"
 #include "zeta.h"
 #include "digamma.h"
