@@ -498,8 +498,8 @@ std::string complex_expr(uint32_t op, int32_t t, int32_t out_dt, uint32_t varian
       return std::string(f) + "(" + A + ")";
     }
     case PK_OP_POW:
-      if (c64) return "convert_float2(pk_cpow_c64(convert_double2(" + A + "), convert_double2(" + B + ")))";
-      return "pk_cpow128(" + A + ", " + B + ")";
+      if (c64) return "convert_float2(pk_cpow(convert_double2(" + A + "), convert_double2(" + B + "), 1))";
+      return "pk_cpow(" + A + ", " + B + ", 0)";
     case PK_OP_ADD:
       return "((" + A + ") + (" + B + "))";
     case PK_OP_SUB:

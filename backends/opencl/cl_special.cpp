@@ -1,18 +1,15 @@
 // cl_special.cpp — OpenCL C sources of the special functions (see cl_special.hpp). erf_inv, ndtri, erfcx, lgamma,
 // digamma, the Bessel functions, the incomplete gamma functions and Hurwitz zeta are the device math's (sdk/devmath),
-// whose files this backend embeds as they are, and so is the complex math (complex.h; cl_complex.cpp keeps pow's
-// cases and fixed-point phase, and the complex reductions). What is left here: nextafter of the small formats.
+// whose files this backend embeds as they are, and so is the complex math (complex.h and cpow.h; cl_complex.cpp keeps
+// the complex reductions). What is left here: nextafter of the small formats.
 #include "cl_special.hpp"
 
-#include <cstdio>
-#include <iterator>
 #include <string>
-
-#include "primkit/special_constants.hpp"
 
 #include "cl_complex.hpp"
 // Generated at build time from sdk/devmath (CMakeLists.txt): kDevmathPort, kDevmathDd, kDevmathErf, kDevmathZeta,
-// kDevmathDigamma, kDevmathBessel, kDevmathIgammaTemme, kDevmathIgamma, kDevmathComplex.
+// kDevmathDigamma, kDevmathBessel, kDevmathIgammaTemme, kDevmathIgamma, kDevmathComplex, kDevmathCpow,
+// kDevmathBignum.
 #include "devmath_opencl.inc"
 
 namespace pk::ocl {
@@ -30,6 +27,8 @@ enum : uint32_t {
   kNextSmall = 1u << 11,
   kComplex = 1u << 12,
   kDmComplex = 1u << 13,  // the complex functions (complex.h)
+  kDmCpow = 1u << 14,     // complex pow (cpow.h)
+  kDmBignum = 1u << 15,   // fixed-point numbers (bignum.h: pow's phase, huge angles' reduction)
 };
 
 // nextafter of bf16 / fp8 values (held exactly in float): one step of the storage bits (fmt 0 bf16, 1 e4m3fn,
@@ -167,45 +166,26 @@ uint32_t special_helper_bits(uint32_t op, int32_t t) {
   }
 }
 
-// The SDK's special_constants.hpp tables of 32-bit words as OpenCL C constants: `__constant uint name[n] = {...};`.
-template <class Words>
-std::string constant_words(const char *name, const Words &values) {
-  std::string s = std::string("__constant uint ") + name + "[" + std::to_string(std::size(values)) + "] = {";
-  char num[16];
-  for (auto w : values) {
-    std::snprintf(num, sizeof num, "0x%08xu,", static_cast<unsigned>(w));
-    s += num;
-  }
-  return s + "};\n";
-}
-
-// Complex pow's fixed-point constants.
-std::string complex_tables() {
-  namespace sp = pk::kit::special;
-  return constant_words("pk_bn_ln2", sp::kLn2Fraction) + constant_words("pk_bn_pi_4", sp::kPiOver4Fraction) +
-         constant_words("pk_bn_inv_2pi", sp::kInvTwoPiFraction);
-}
-
 std::string special_helpers(uint32_t bits) {
   // Dependencies first.
-  if (bits & kComplex) bits |= kDmComplex;
+  if (bits & kComplex) bits |= kDmComplex | kDmCpow;
+  if (bits & kDmComplex) bits |= kDmBignum;
   if (bits & kDmIgamma) bits |= kDmErf;  // Temme's expansion of P and Q takes erfcx
-  if (bits & (kDmZeta | kDmDigamma | kDmBessel | kDmIgamma | kDmComplex)) bits |= kDmDD;
+  if (bits & (kDmZeta | kDmDigamma | kDmBessel | kDmIgamma | kDmComplex | kDmBignum)) bits |= kDmDD;
   if (bits & (kDmErf | kDmDD)) bits |= kDmPort;
   static const struct {
     uint32_t bit;
     const char *src;
-  } kChunks[] = {{kDmPort, kDevmathPort},          {kDmDD, kDevmathDd},           {kDmErf, kDevmathErf},
-                 {kDmZeta, kDevmathZeta},          {kDmDigamma, kDevmathDigamma}, {kDmBessel, kDevmathBessel},
-                 {kDmIgamma, kDevmathIgammaTemme}, {kDmIgamma, kDevmathIgamma},   {kDmComplex, kDevmathComplex},
-                 {kNextSmall, kSrcNextSmall},      {kComplex, complex_source()}};
+  } kChunks[] = {{kDmPort, kDevmathPort},     {kDmDD, kDevmathDd},
+                 {kDmBignum, kDevmathBignum}, {kDmErf, kDevmathErf},
+                 {kDmZeta, kDevmathZeta},     {kDmDigamma, kDevmathDigamma},
+                 {kDmBessel, kDevmathBessel}, {kDmIgamma, kDevmathIgammaTemme},
+                 {kDmIgamma, kDevmathIgamma}, {kDmComplex, kDevmathComplex},
+                 {kDmCpow, kDevmathCpow},     {kNextSmall, kSrcNextSmall},
+                 {kComplex, complex_source()}};
   std::string s;
-  for (const auto &c : kChunks) {
-    if (bits & c.bit) {
-      if (c.bit == kComplex) s += complex_tables();
-      s += c.src;
-    }
-  }
+  for (const auto &c : kChunks)
+    if (bits & c.bit) s += c.src;
   return s;
 }
 

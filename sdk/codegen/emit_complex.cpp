@@ -1,8 +1,7 @@
 // emit_complex.cpp — complex values in the kernel generator (see emit_complex.hpp). The arithmetic the op table
-// contracts correctly rounded (abs, mul, div, reciprocal, sqrt), exp, log, sin, cos, tanh and polar are the device
-// math's (sdk/devmath/complex.h, shared with the CPU and OpenCL backends); reductions and dot products follow the
-// OpenCL backend's cl_complex.cpp (C11 Annex G special values).
-// pow's c128 and exact paths are in emit_complex_pow.cpp.
+// contracts correctly rounded (abs, mul, div, reciprocal, sqrt), exp, log, sin, cos, tanh, polar and pow are the
+// device math's (sdk/devmath/complex.h and cpow.h, shared with the CPU and OpenCL backends); reductions and dot
+// products follow the OpenCL backend's cl_complex.cpp (C11 Annex G special values).
 #include "emit_complex.hpp"
 
 #include <cmath>
@@ -35,7 +34,6 @@ using llvm::Value;
 ComplexEmitter::ComplexEmitter(llvm::IRBuilder<> &b, RealMath &math) : b_(b), m_(math) {
   f32_ = b_.getFloatTy();
   f64_ = b_.getDoubleTy();
-  i64_ = b_.getInt64Ty();
 }
 
 bool ComplexEmitter::handles(uint32_t op, const std::vector<int32_t> &in_dt, int32_t out_dt) {
@@ -67,9 +65,6 @@ Value *ComplexEmitter::pair(Value *r, Value *i) {
 Value *ComplexEmitter::fabs(Value *x) {
   return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
 }
-Value *ComplexEmitter::copysign(Value *x, Value *s) {
-  return b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, x, s);
-}
 Value *ComplexEmitter::is_inf(Value *x) {
   return b_.CreateFCmpOEQ(fabs(x), llvm::ConstantFP::get(x->getType(), kInf));
 }
@@ -79,16 +74,6 @@ Value *ComplexEmitter::is_finite(Value *x) {
 Value *ComplexEmitter::fma(Value *a, Value *x, Value *c) {
   return b_.CreateIntrinsic(llvm::Intrinsic::fma, {a->getType()}, {a, x, c});
 }
-Value *ComplexEmitter::pow2(Value *k) {
-  return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(k, b_.getInt64(1023)), 52), f64_);
-}
-Value *ComplexEmitter::exponent(Value *x) {
-  Value *ax = fabs(x);
-  Value *sub = b_.CreateFCmpOLT(ax, d(0x1p-1022));
-  Value *v = sel(sub, b_.CreateFMul(ax, d(0x1p54)), ax);
-  Value *e = b_.CreateSub(b_.CreateLShr(b_.CreateBitCast(v, i64_), 52), b_.getInt64(1023));
-  return sel(sub, b_.CreateSub(e, b_.getInt64(54)), e);
-}
 Value *ComplexEmitter::widen(Value *z) {
   auto *vt = llvm::cast<llvm::FixedVectorType>(z->getType());
   if (vt->getElementType() == f64_) return z;
@@ -96,17 +81,6 @@ Value *ComplexEmitter::widen(Value *z) {
 }
 Value *ComplexEmitter::round_to(Value *z2, int32_t dt) {
   return dt == PK_DTYPE_C64 ? b_.CreateFPTrunc(z2, vector_type(dt)) : z2;
-}
-// x 2^k in three power-of-two factors (each within f64's normal range): exact whenever the result is normal,
-// 0 or inf beyond the range (k is clamped to +-3000, far past any finite outcome).
-Value *ComplexEmitter::scale(Value *x, Value *k) {
-  Value *kc = sel(b_.CreateICmpSGT(k, b_.getInt64(3000)), b_.getInt64(3000), k);
-  kc = sel(b_.CreateICmpSLT(kc, b_.getInt64(-3000)), b_.getInt64(-3000), kc);
-  Value *k1 = b_.CreateSDiv(kc, b_.getInt64(3));
-  Value *rest = b_.CreateSub(kc, k1);
-  Value *k2 = b_.CreateSDiv(rest, b_.getInt64(2));
-  Value *k3 = b_.CreateSub(rest, k2);
-  return b_.CreateFMul(b_.CreateFMul(b_.CreateFMul(x, pow2(k1)), pow2(k2)), pow2(k3));
 }
 
 // ---------------------------------------------------------------------------------------- double-double
@@ -117,82 +91,19 @@ ComplexEmitter::DD ComplexEmitter::two_sum(Value *a, Value *x) {
   Value *e = b_.CreateFAdd(b_.CreateFSub(a, b_.CreateFSub(s, bb)), b_.CreateFSub(x, bb));
   return {s, e};
 }
-ComplexEmitter::DD ComplexEmitter::fast_two_sum(Value *a, Value *x) {
-  Value *s = b_.CreateFAdd(a, x);
-  return {s, b_.CreateFSub(x, b_.CreateFSub(s, a))};
-}
 ComplexEmitter::DD ComplexEmitter::two_prod(Value *a, Value *x) {
   Value *p = b_.CreateFMul(a, x);
   return {p, fma(a, x, b_.CreateFNeg(p))};
 }
-ComplexEmitter::DD ComplexEmitter::dd_add(DD a, DD x) {
-  DD s = two_sum(a.hi, x.hi), t = two_sum(a.lo, x.lo);
-  s = fast_two_sum(s.hi, b_.CreateFAdd(s.lo, t.hi));
-  return fast_two_sum(s.hi, b_.CreateFAdd(s.lo, t.lo));
-}
-ComplexEmitter::DD ComplexEmitter::dd_add_d(DD a, Value *x) {
-  DD s = two_sum(a.hi, x);
-  return fast_two_sum(s.hi, b_.CreateFAdd(s.lo, a.lo));
-}
-ComplexEmitter::DD ComplexEmitter::dd_mul(DD a, DD x) {
-  DD p = two_prod(a.hi, x.hi);
-  Value *e = b_.CreateFAdd(p.lo, b_.CreateFAdd(b_.CreateFMul(a.hi, x.lo), b_.CreateFMul(a.lo, x.hi)));
-  return fast_two_sum(p.hi, e);
-}
-ComplexEmitter::DD ComplexEmitter::dd_mul_d(DD a, Value *x) {
-  DD p = two_prod(a.hi, x);
-  return fast_two_sum(p.hi, b_.CreateFAdd(p.lo, b_.CreateFMul(a.lo, x)));
-}
-std::vector<Value *> ComplexEmitter::branch(Value *cond, const std::function<std::vector<Value *>()> &then_fn,
-                                            const std::function<std::vector<Value *>()> &else_fn) {
-  llvm::Function *f = b_.GetInsertBlock()->getParent();
-  llvm::LLVMContext &ctx = f->getContext();
-  auto *bt = llvm::BasicBlock::Create(ctx, "cx_then", f);
-  auto *be = llvm::BasicBlock::Create(ctx, "cx_else", f);
-  auto *join = llvm::BasicBlock::Create(ctx, "cx_join", f);
-  b_.CreateCondBr(cond, bt, be);
-  b_.SetInsertPoint(bt);
-  std::vector<Value *> vt = then_fn();
-  llvm::BasicBlock *et = b_.GetInsertBlock();
-  b_.CreateBr(join);
-  b_.SetInsertPoint(be);
-  std::vector<Value *> ve = else_fn();
-  llvm::BasicBlock *ee = b_.GetInsertBlock();
-  b_.CreateBr(join);
-  b_.SetInsertPoint(join);
-  std::vector<Value *> out;
-  for (size_t k = 0; k < vt.size(); ++k) {
-    llvm::PHINode *phi = b_.CreatePHI(vt[k]->getType(), 2);
-    phi->addIncoming(vt[k], et);
-    phi->addIncoming(ve[k], ee);
-    out.push_back(phi);
-  }
-  return out;
-}
 
 // ----------------------------------------------------------------------------------------- products, quotients
 
-// C11 Annex G's _Cmultd: the plain product, and where both parts come out NaN, infinities recovered.
-Value *ComplexEmitter::mul_g(Value *a, Value *x, Value *c, Value *y, Value *down_k) {
-  auto prod = [&](Value *u, Value *v) {
-    if (down_k == nullptr) return b_.CreateFMul(u, v);
-    Value *fin = b_.CreateAnd(is_finite(u), is_finite(v));
-    return sel(fin, b_.CreateFMul(scale(u, b_.CreateNeg(down_k)), v), b_.CreateFMul(u, v));
-  };
-  Value *pr = b_.CreateFSub(prod(a, c), prod(x, y));
-  Value *pi = b_.CreateFAdd(prod(a, y), prod(x, c));
-  auto box = [&](Value *v) { return copysign(sel(is_inf(v), d(1.0), d(0.0)), v); };
-  auto unnan = [&](Value *v) { return sel(is_nan(v), copysign(d(0.0), v), v); };
-  Value *inf_l = b_.CreateOr(is_inf(a), is_inf(x));
-  Value *a1 = sel(inf_l, box(a), a), *x1 = sel(inf_l, box(x), x);
-  Value *c1 = sel(inf_l, unnan(c), c), *y1 = sel(inf_l, unnan(y), y);
-  Value *inf_r = b_.CreateOr(is_inf(c1), is_inf(y1));
-  Value *c2 = sel(inf_r, box(c1), c1), *y2 = sel(inf_r, box(y1), y1);
-  Value *a2 = sel(inf_r, unnan(a1), a1), *x2 = sel(inf_r, unnan(x1), x1);
-  Value *rr = b_.CreateFMul(d(kInf), b_.CreateFSub(b_.CreateFMul(a2, c2), b_.CreateFMul(x2, y2)));
-  Value *ri = b_.CreateFMul(d(kInf), b_.CreateFAdd(b_.CreateFMul(a2, y2), b_.CreateFMul(x2, c2)));
-  Value *recover = b_.CreateAnd(b_.CreateAnd(is_nan(pr), is_nan(pi)), b_.CreateOr(inf_l, inf_r));
-  return pair(sel(recover, rr, pr), sel(recover, ri, pi));
+// C11 Annex G's _Cmultd (the plain product, and where both parts come out NaN, infinities recovered): the device
+// math's (sdk/devmath/complex.h), as the OpenCL backend's reductions use it.
+Value *ComplexEmitter::mul_g(Value *a, Value *x, Value *c, Value *y) {
+  Value *r = nullptr, *i = nullptr;
+  m_.devmath_complex("pk_dm_cmul_g", {a, x, c, y}, r, i);
+  return pair(r, i);
 }
 
 Value *ComplexEmitter::devmath_arith(const char *name, Value *u, Value *v, int32_t dt) {
@@ -209,25 +120,6 @@ Value *ComplexEmitter::devmath_cx(const char *name, Value *z) {
   Value *r = nullptr, *i = nullptr;
   m_.devmath_complex(name, {re(z), im(z)}, r, i);
   return pair(r, i);
-}
-Value *ComplexEmitter::cexp(Value *z) {
-  return devmath_cx("pk_dm_cexp", z);
-}
-Value *ComplexEmitter::clog(Value *z) {
-  return devmath_cx("pk_dm_clog", z);
-}
-
-// a^b as the oracle defines it: 1 for b = 0, 0 for a = 0 with a real b > 0, else exp(b log a).
-Value *ComplexEmitter::cpow(Value *a, Value *x) {
-  Value *l = clog(a);
-  Value *p = mul_g(re(x), im(x), re(l), im(l));
-  Value *r = cexp(p);
-  Value *zero = d(0.0);
-  Value *b_zero = b_.CreateAnd(b_.CreateFCmpOEQ(re(x), zero), b_.CreateFCmpOEQ(im(x), zero));
-  Value *a_zero = b_.CreateAnd(b_.CreateFCmpOEQ(re(a), zero), b_.CreateFCmpOEQ(im(a), zero));
-  Value *pos_real = b_.CreateAnd(b_.CreateFCmpOEQ(im(x), zero), b_.CreateFCmpOGT(re(x), zero));
-  r = sel(b_.CreateAnd(a_zero, pos_real), pair(zero, zero), r);
-  return sel(b_zero, pair(d(1.0), zero), r);
 }
 
 // ------------------------------------------------------------------------------------------------ nodes
@@ -357,7 +249,7 @@ Value *ComplexEmitter::node(uint32_t op, const std::vector<Value *> &in, const s
     case PK_OP_SIN:
       return through_dm("pk_dm_csin");
     case PK_OP_POW:
-      return t == PK_DTYPE_C128 ? cpow128(a, c) : round_to(cpow_c64(widen(a), widen(c)), t);
+      return devmath_arith("pk_dm_cpow", a, c, t);  // sdk/devmath/cpow.h: its cases, paths and exact phase
     default:
       return nullptr;  // check() keeps other ops away
   }
@@ -365,16 +257,16 @@ Value *ComplexEmitter::node(uint32_t op, const std::vector<Value *> &in, const s
 
 // ------------------------------------------------------------------------------------------------ reductions
 
+// The running sums and products are the device math's steps (sdk/devmath/complex.h, the OpenCL backend's too) on
+// states of f64 scalars: a sum (sum.re, sum.im, scaled.re, scaled.im, flags.re, flags.im), a product (z.re, z.im, e).
 std::vector<Value *> ComplexEmitter::red_init(uint32_t op) {
-  auto *v2 = llvm::FixedVectorType::get(f64_, 2);
   switch (op) {
     case PK_OP_SUM:
     case PK_OP_CUMSUM:
-      return {llvm::Constant::getNullValue(v2), llvm::Constant::getNullValue(llvm::FixedVectorType::get(i64_, 2)),
-              llvm::Constant::getNullValue(v2)};
+      return std::vector<Value *>(6, d(0.0));
     case PK_OP_PROD:
     case PK_OP_CUMPROD:  // the value 2^e z: z = 1/2, e = 1
-      return {pair(d(0.5), d(0.0)), b_.getInt64(1)};
+      return {d(0.5), d(0.0), d(1.0)};
     case PK_OP_ANY:
       return {b_.getFalse()};
     default:  // all
@@ -383,32 +275,19 @@ std::vector<Value *> ComplexEmitter::red_init(uint32_t op) {
 }
 
 std::vector<Value *> ComplexEmitter::red_step(uint32_t op, const std::vector<Value *> &acc, Value *x) {
+  Value *w = widen(x);
   switch (op) {
     case PK_OP_SUM:
     case PK_OP_CUMSUM: {
-      // Finite parts summed; per part, flags of the non-finite terms seen (1: +inf, 2: -inf, 4: NaN).
-      Value *w = widen(x);
-      auto *v2 = llvm::FixedVectorType::get(f64_, 2);
-      auto *i2 = llvm::FixedVectorType::get(i64_, 2);
-      Value *aw = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, w);
-      Value *fin = b_.CreateFCmpOLT(aw, llvm::ConstantFP::get(v2, kInf));
-      Value *nan = b_.CreateFCmpUNO(w, w);
-      Value *pos = b_.CreateFCmpOGT(w, llvm::Constant::getNullValue(v2));
-      auto iv = [&](int64_t k) { return llvm::ConstantInt::get(i2, static_cast<uint64_t>(k)); };
-      Value *flag = sel(nan, iv(4), sel(fin, iv(0), sel(pos, iv(1), iv(2))));
-      // The finite parts also summed scaled by 2^-600 (exact down to 2^-474 absolute), for when their f64 sum
-      // overflows although the exact sum does not.
-      Value *wf = sel(fin, w, llvm::Constant::getNullValue(v2));
-      return {b_.CreateFAdd(acc[0], wf), b_.CreateOr(acc[1], flag),
-              b_.CreateFAdd(acc[2], b_.CreateFMul(wf, llvm::ConstantFP::get(v2, 0x1p-600)))};
+      std::vector<Value *> args = acc;
+      for (Value *t : m_.devmath_parts("pk_dm_csum_term", {re(w), im(w)}, 6)) args.push_back(t);
+      return m_.devmath_parts("pk_dm_csum_add", args, 6);
     }
     case PK_OP_PROD:
     case PK_OP_CUMPROD: {
-      // As the reference's long double product: the running value 2^e z with z normalized after each factor (an
-      // f64 running product overflows, or goes subnormal and loses its bits, where long double's does not).
-      const auto [w, ew] = normalize(widen(x));
-      const auto [z, ez] = normalize(mul_g(re(acc[0]), im(acc[0]), re(w), im(w)));
-      return {z, b_.CreateAdd(acc[1], b_.CreateAdd(ew, ez))};
+      std::vector<Value *> args = acc;
+      for (Value *t : m_.devmath_parts("pk_dm_cprod_norm", {re(w), im(w), d(0.0)}, 3)) args.push_back(t);
+      return m_.devmath_parts("pk_dm_cprod_mul", args, 3);
     }
     case PK_OP_ANY:
       return {b_.CreateOr(acc[0], truth(x))};
@@ -420,54 +299,18 @@ std::vector<Value *> ComplexEmitter::red_step(uint32_t op, const std::vector<Val
 Value *ComplexEmitter::red_final(uint32_t op, int32_t out_dt, const std::vector<Value *> &acc) {
   switch (op) {
     case PK_OP_SUM:
-    case PK_OP_CUMSUM: {
-      auto *v2 = llvm::FixedVectorType::get(f64_, 2);
-      auto *i2 = llvm::FixedVectorType::get(i64_, 2);
-      auto iv = [&](int64_t k) { return llvm::ConstantInt::get(i2, static_cast<uint64_t>(k)); };
-      auto fv = [&](double v) { return llvm::ConstantFP::get(v2, v); };
-      Value *k = acc[1];
-      Value *has = [&](int64_t bit) { return b_.CreateICmpNE(b_.CreateAnd(k, iv(bit)), iv(0)); }(4);
-      Value *both = b_.CreateICmpEQ(b_.CreateAnd(k, iv(3)), iv(3));
-      Value *p = b_.CreateICmpNE(b_.CreateAnd(k, iv(1)), iv(0));
-      Value *n = b_.CreateICmpNE(b_.CreateAnd(k, iv(2)), iv(0));
-      Value *over = b_.CreateFCmpOEQ(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, acc[0]), fv(kInf));
-      Value *finite_sum = sel(over, b_.CreateFMul(acc[2], fv(0x1p600)), acc[0]);
-      Value *r = sel(b_.CreateOr(has, both), fv(kNaN), sel(p, fv(kInf), sel(n, fv(-kInf), finite_sum)));
-      return round_to(r, out_dt);
-    }
+    case PK_OP_CUMSUM:
+      return round_to(pair(m_.devmath("pk_dm_csum_part", {acc[0], acc[2], acc[4]}),
+                           m_.devmath("pk_dm_csum_part", {acc[1], acc[3], acc[5]})),
+                      out_dt);
     case PK_OP_PROD:
     case PK_OP_CUMPROD: {
-      // z 2^e in two power-of-two factors (each a normal double); results deep in the subnormal range may round
-      // twice.
-      Value *e = acc[1];
-      e = sel(b_.CreateICmpSGT(e, b_.getInt64(2000)), b_.getInt64(2000), e);
-      e = sel(b_.CreateICmpSLT(e, b_.getInt64(-2000)), b_.getInt64(-2000), e);
-      Value *e1 = b_.CreateSDiv(e, b_.getInt64(2)), *e2 = b_.CreateSub(e, e1);
-      return round_to(b_.CreateFMul(b_.CreateFMul(acc[0], pow2_pair(e1)), pow2_pair(e2)), out_dt);
+      const std::vector<Value *> v = m_.devmath_parts("pk_dm_cprod_value", {acc[0], acc[1], acc[2]}, 2);
+      return round_to(pair(v[0], v[1]), out_dt);
     }
     default:
       return acc[0];
   }
-}
-
-Value *ComplexEmitter::pow2_pair(Value *e) {
-  Value *p = b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(e, b_.getInt64(1023)), b_.getInt64(52)), f64_);
-  return b_.CreateVectorSplat(2, p);
-}
-
-std::pair<Value *, Value *> ComplexEmitter::normalize(Value *z2) {
-  Value *m = b_.CreateMaxNum(fabs(re(z2)), fabs(im(z2)));
-  Value *ok = b_.CreateAnd(b_.CreateFCmpOLT(m, d(kInf)), b_.CreateFCmpOGT(m, d(0.0)));
-  Value *sub = b_.CreateFCmpOLT(m, d(0x1p-1022));
-  Value *v = sel(sub, b_.CreateFMul(z2, pair(d(0x1p64), d(0x1p64))), z2);
-  Value *m1 = sel(sub, b_.CreateFMul(m, d(0x1p64)), m);
-  Value *bits = b_.CreateBitCast(m1, i64_);
-  Value *k = b_.CreateSub(b_.CreateAnd(b_.CreateLShr(bits, b_.getInt64(52)), b_.getInt64(0x7ff)), b_.getInt64(1022));
-  // v 2^-k in two exact steps (2^-k alone may be below the normal range).
-  Value *k1 = b_.CreateSDiv(k, b_.getInt64(2)), *k2 = b_.CreateSub(k, k1);
-  Value *vn = b_.CreateFMul(b_.CreateFMul(v, pow2_pair(b_.CreateNeg(k1))), pow2_pair(b_.CreateNeg(k2)));
-  Value *kt = b_.CreateSub(k, sel(sub, b_.getInt64(64), b_.getInt64(0)));
-  return {sel(ok, vn, z2), sel(ok, kt, b_.getInt64(0))};
 }
 
 Value *ComplexEmitter::variance(int32_t xdt, int32_t ydt, Value *count, double correction, const Loop &loop,

@@ -1,8 +1,8 @@
 // emit_complex.hpp — internal to primkit_codegen: the IR of complex values (c64, c128). A complex value is a
 // <2 x f32> or <2 x f64> vector (real part first, as stored), so it flows through the emitter's nodes, loads,
 // stores and selects like any other value. c64 values are computed in f64 and rounded once. The arithmetic the op
-// table contracts correctly rounded (abs, mul, div, reciprocal, sqrt) and the elementary functions are calls to
-// the device math (sdk/devmath/complex.h), shared with the CPU and OpenCL backends.
+// table contracts correctly rounded (abs, mul, div, reciprocal, sqrt), the elementary functions and pow are calls to
+// the device math (sdk/devmath/complex.h and cpow.h), shared with the CPU and OpenCL backends.
 #pragma once
 
 #include <cstdint>
@@ -39,8 +39,6 @@ class RealMath {
   ~RealMath() = default;
 };
 
-class BigNumEmitter;
-
 class ComplexEmitter {
  public:
   ComplexEmitter(llvm::IRBuilder<> &b, RealMath &math);
@@ -55,9 +53,10 @@ class ComplexEmitter {
   llvm::Value *convert(llvm::Value *v, int32_t from, int32_t to);
   llvm::Value *truth(llvm::Value *v);
 
-  // Reductions (sum, prod, any, all) and the scans cumsum/cumprod of complex elements, accumulated in f64. Sums
-  // keep per-part flags of the infinities and NaNs seen (so that finite terms that overflow still meet a later
-  // infinity as exact arithmetic does) and a second sum scaled by 2^-600 (used where the first overflows).
+  // Reductions (sum, prod, any, all) and the scans cumsum/cumprod of complex elements, accumulated in f64 by the
+  // device math's steps (pk_dm_csum_*, pk_dm_cprod_*: sdk/devmath/complex.h). Sums keep per-part flags of the
+  // infinities and NaNs seen (so that finite terms that overflow still meet a later infinity as exact arithmetic
+  // does) and a second sum scaled by 2^-600 (used where the first overflows); products a normalized z 2^e.
   std::vector<llvm::Value *> red_init(uint32_t op);
   std::vector<llvm::Value *> red_step(uint32_t op, const std::vector<llvm::Value *> &acc, llvm::Value *x);
   llvm::Value *red_final(uint32_t op, int32_t out_dt, const std::vector<llvm::Value *> &acc);
@@ -91,61 +90,29 @@ class ComplexEmitter {
   Value *im(Value *z);
   Value *pair(Value *r, Value *i);
   Value *fabs(Value *x);
-  Value *copysign(Value *x, Value *s);
   Value *sel(Value *c, Value *a, Value *x) { return b_.CreateSelect(c, a, x); }
   Value *is_nan(Value *x) { return b_.CreateFCmpUNO(x, x); }
   Value *is_inf(Value *x);
   Value *is_finite(Value *x);
   Value *fma(Value *a, Value *x, Value *c);
-  Value *pow2(Value *k);             // 2^k for i64 k in [-1022, 1023]
-  Value *exponent(Value *x);         // floor(log2 |x|) of a finite nonzero f64 (subnormals included)
-  Value *scale(Value *x, Value *k);  // x 2^k, exact for normal results
-  Value *widen(Value *z);            // complex -> (f64, f64) pair vector
-  // A finite nonzero pair scaled by 2^-k so that its larger part is in [0.5, 1), and k (i64); other pairs as they
-  // are, k = 0. Running products keep their value so (no overflow or loss to subnormals on the way).
-  std::pair<Value *, Value *> normalize(Value *z2);
-  Value *pow2_pair(Value *e);             // (2^e, 2^e) for an i64 e in [-1022, 1023]
+  Value *widen(Value *z);                 // complex -> (f64, f64) pair vector
   Value *round_to(Value *z2, int32_t d);  // (f64, f64) -> d's vector type, each part rounded once
 
-  // Double-double pieces.
+  // Error-free transformations (the c128 dot product's Dot2).
   DD two_sum(Value *a, Value *x);
-  DD fast_two_sum(Value *a, Value *x);
   DD two_prod(Value *a, Value *x);
-  DD dd_add(DD a, DD x);
-  DD dd_add_d(DD a, Value *x);
-  DD dd_mul(DD a, DD x);
-  DD dd_mul_d(DD a, Value *x);
-  DD dd_scale(DD a, Value *p) { return {b_.CreateFMul(a.hi, p), b_.CreateFMul(a.lo, p)}; }
-  // if/else with values merged by phis (both sides return the same number and types of values).
-  std::vector<Value *> branch(Value *cond, const std::function<std::vector<Value *>()> &then_fn,
-                              const std::function<std::vector<Value *>()> &else_fn);
 
-  // Complex functions over (f64, f64) pair vectors.
-  // C11 Annex G product, f64. With `down_k`, the plain products of finite factors are taken with a scaled by
-  // 2^-down_k (c128 pow's w = b log a for a huge b); the recovery of infinities is unscaled.
-  Value *mul_g(Value *a, Value *x, Value *c, Value *y, Value *down_k = nullptr);
+  // C11 Annex G product of (f64, f64) parts (the device math's pk_dm_cmul_g): the plain product, infinities
+  // recovered where both parts are NaN.
+  Value *mul_g(Value *a, Value *x, Value *c, Value *y);
   Value *devmath_cx(const char *name, Value *z);  // the device math's complex function `name` of a pair vector
-  // The device math's arithmetic `name` (pk_dm_cmul, pk_dm_cdiv) of two values of dtype d: c64 widened exactly,
+  // The device math's `name` (pk_dm_cmul, pk_dm_cdiv, pk_dm_cpow) of two values of dtype d: c64 widened exactly,
   // each part rounded once to float by the device math (its f32 argument), so that the narrowing is exact.
   Value *devmath_arith(const char *name, Value *u, Value *v, int32_t d);
-  Value *cexp(Value *z);
-  Value *clog(Value *z);
-  Value *cpow(Value *a, Value *x);
-
-  DD dd_sub(DD a, DD x) { return dd_add(a, {b_.CreateFNeg(x.hi), b_.CreateFNeg(x.lo)}); }
-  // c128 pow: log a, w = b log a and the phase in double-double (see cpow128); log a and e^w are the device math's.
-  void clog_dd(Value *x, Value *y, DD &re, DD &im);  // finite nonzero x + iy
-  Value *cexp_dd(DD wr, DD wi);                      // (f64, f64) pair vector
-  Value *cpow128(Value *a, Value *x);
-  // pow's exact path where b log a is huge (a, x: finite (f64, f64) pairs, a != 0): Re(b log a) and the phase in
-  // fixed point (BigNumEmitter, emit_complex_pow.cpp), then cexp_dd.
-  Value *cpow_exact(Value *a, Value *x);
-  Value *cpow_c64(Value *a, Value *x);  // c64 a^b (pair vectors): through cpow128 where |b log a| may be huge
-  friend class BigNumEmitter;
 
   llvm::IRBuilder<> &b_;
   RealMath &m_;
-  llvm::Type *f32_, *f64_, *i64_;
+  llvm::Type *f32_, *f64_;
 };
 
 }  // namespace pk::codegen::detail

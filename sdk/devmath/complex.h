@@ -1,40 +1,23 @@
 /* complex.h — the complex functions of the device math: the elementary ones (exp, log, cosh/sinh and through them
-   cos/sin, tanh, polar; complex pow's double-double log a and e^w) and, in the second half, the correctly rounded
-   arithmetic (products, quotients, moduli, square roots). For c64 and c128 alike: the operands' parts as doubles (c64
-   parts are exact in double), the result written to out[0] (real part) and out[1] (imaginary part). Needs dd.h. Why
-   out-pointers rather than a struct returned by value: the code generator calls these functions through the bitcode it
-   links, and a returned struct is lowered differently by each target's ABI (two registers on x86-64, a by-value
-   aggregate on NVPTX), while (double, double, ptr) -> void is the same call everywhere. Accuracy of the elementary
-   functions: finite results are computed in double-double (e^x, sin/cos, sinh/cosh, log as ~2^-100-accurate
-   double-doubles, their products and quotients in double-double) and rounded once, so c128 results are within about
-   half an ulp per part, as the long double std::complex the CPU backend used before; plain double arithmetic (exp(x)
-   cos(y) with three roundings) reached 2.5-5 ulp. A c64 caller rounds their double result once more to float (the
-   arithmetic rounds c64 parts once itself: see there). Infinities, NaNs and signed zeros follow C11 Annex G and glibc's
-   special values (the oracle's std::complex functions are glibc's cexpl, clogl, ...). */
+   cos/sin, tanh, polar; e^w of a double-double w for complex pow, cpow.h), in the second half the correctly rounded
+   arithmetic (products, quotients, moduli, square roots), and at the end the steps of the complex reductions (running
+   products and sums). For c64 and c128 alike: the operands' parts as doubles (c64 parts are exact in double), the
+   result written to out[0] (real part) and out[1] (imaginary part). Needs dd.h. Why out-pointers rather than a struct
+   returned by value: the code generator calls these functions through the bitcode it links, and a returned struct is
+   lowered differently by each target's ABI (two registers on x86-64, a by-value aggregate on NVPTX), while (double,
+   double, ptr) -> void is the same call everywhere. Accuracy of the elementary functions: finite results are computed
+   in double-double (e^x, sin/cos, sinh/cosh, log as ~2^-100-accurate double-doubles, their products and quotients in
+   double-double) and rounded once, so c128 results are within about half an ulp per part, as the long double
+   std::complex the CPU backend used before; plain double arithmetic (exp(x) cos(y) with three roundings) reached 2.5-5
+   ulp. A c64 caller rounds their double result once more to float (the arithmetic rounds c64 parts once itself: see
+   there). Infinities, NaNs and signed zeros follow C11 Annex G and glibc's special values (the oracle's std::complex
+   functions are glibc's cexpl, clogl, ...). */
 
 PK_DM_FN void pk_dm_cset(double *out, double re, double im) {
   out[0] = re;
   out[1] = im;
 }
 
-/* 2^k for k in [-1022, 1023]. */
-PK_DM_FN double pk_dm_pow2(int k) {
-  return pk_dm_from_bits((PK_DM_U64)(k + 1023) << 52);
-}
-/* x 2^k in three power-of-two factors (ldexp is not a primitive every target has): exact whenever the result is
-   normal or a multiple of the least subnormal, 0 or inf beyond the range (k clamped to +-2200, past any finite
-   outcome). */
-PK_DM_FN double pk_dm_ldexp(double x, int k) {
-  k = k > 2200 ? 2200 : k < -2200 ? -2200 : k;
-  const int k1 = k / 3, k2 = (k - k1) / 2, k3 = k - k1 - k2;
-  return x * pk_dm_pow2(k1) * pk_dm_pow2(k2) * pk_dm_pow2(k3);
-}
-/* floor(log2 |x|) of a finite nonzero x, subnormals included. */
-PK_DM_FN int pk_dm_ilogb(double x) {
-  const int sub = pk_dm_fabs(x) < 2.2250738585072014e-308;
-  const double s = sub ? x * 18014398509481984.0 : x; /* 2^54 */
-  return (int)((pk_dm_bits(s) >> 52) & 0x7ff) - 1023 - (sub ? 54 : 0);
-}
 /* (q.hi + q.lo) 2^k rounded once: a subnormal result is rounded at its quantum (2^-1074, q_ulp in q's scale) from
    both parts, so that the scaling itself is exact. */
 PK_DM_FN double pk_dm_ldexp_dd(pk_dm_dd q, int k) {
@@ -75,15 +58,21 @@ PK_DM_FN void pk_dm_dd_sincos_dd(pk_dm_dd a, pk_dm_dd *s, pk_dm_dd *c) {
   *s = q == 0 ? sr : q == 1 ? cr : q == 2 ? pk_dm_dd_neg(sr) : pk_dm_dd_neg(cr);
   *c = q == 0 ? cr : q == 1 ? pk_dm_dd_neg(sr) : q == 2 ? pk_dm_dd_neg(cr) : sr;
 }
-/* sin and cos of a finite double a: pk_dm_dd_sincos_dd below |a| = 2^30; beyond, the builtins' (correctly reduced)
-   doubles. sin(+-0) is that zero. */
+/* sin and cos of 2 pi t for a turn t in [-1/2, 1/2] (bignum.h's reduction of a huge angle). */
+PK_DM_FN void pk_dm_dd_sincos_turn(pk_dm_dd t, pk_dm_dd *s, pk_dm_dd *c) {
+  pk_dm_dd_sincos_dd(pk_dm_dd_mul(t, pk_dm_dd_make(6.283185307179586, 2.4492935982947064e-16)), s, c);
+}
+/* sin and cos of a finite double a: pk_dm_dd_sincos_dd below |a| = 2^30; beyond, of a's turn (Payne-Hanek,
+   pk_dm_bn_turns), as accurate whatever |a|. sin(+-0) is that zero. */
 PK_DM_FN void pk_dm_dd_sincos(double a, pk_dm_dd *s, pk_dm_dd *c) {
-  if (a == 0.0 || pk_dm_fabs(a) >= 1073741824.0) {
-    *s = pk_dm_dd_make(a == 0.0 ? a : pk_dm_sin(a), 0.0);
-    *c = pk_dm_dd_make(a == 0.0 ? 1.0 : pk_dm_cos(a), 0.0);
-    return;
+  if (a == 0.0) {
+    *s = pk_dm_dd_make(a, 0.0);
+    *c = pk_dm_dd_make(1.0, 0.0);
+  } else if (pk_dm_fabs(a) >= 1073741824.0) {
+    pk_dm_dd_sincos_turn(pk_dm_bn_turns(a), s, c);
+  } else {
+    pk_dm_dd_sincos_dd(pk_dm_dd_make(a, 0.0), s, c);
   }
-  pk_dm_dd_sincos_dd(pk_dm_dd_make(a, 0.0), s, c);
 }
 /* e^x = m 2^k with m in double-double, for a double-double x with |x.hi| <= 1500 (larger magnitudes are clamped:
    the caller's rounding makes them inf or 0): r = x - k ln2, e^r from the builtin refined by one Newton step on the
@@ -202,25 +191,23 @@ PK_DM_FN void pk_dm_clog(double x, double y, double *out) {
   }
 }
 
-/* log z of a finite nonzero z as its two double-double parts, out = (re.hi, re.lo, im.hi, im.lo): complex pow's log a,
-   for the code generator (a call with one array of results is the same on every target). */
-PK_DM_FN void pk_dm_clog_dd_parts(double x, double y, double *out) {
-  pk_dm_dd re, im;
-  pk_dm_clog_dd(x, y, &re, &im);
-  out[0] = re.hi;
-  out[1] = re.lo;
-  out[2] = im.hi;
-  out[3] = im.lo;
-}
 /* e^(wr + i wi) for double-double wr and wi (complex pow's w = b log a, whose absolute accuracy the result's relative
    accuracy is): 2^k e^r cis(wi) with e^r 2^k from pk_dm_dd_exp_dd, each part rounded once (pk_dm_ldexp_dd: exact
-   scaling, subnormals included). Beyond |wi| = 2^30 the phase from the builtins' sin and cos (the reference's own
-   phase is no better there). |k| > 2000: an infinity or a zero whatever the phase (a real power, wi = 0, keeps its
-   zero imaginary part rather than 0 * inf). A NaN wr gives NaN parts. */
+   scaling, subnormals included). Beyond |wi| = 2^30 the phase from wi's turn (Payne-Hanek, bignum.h). |k| > 2000: an
+   infinity or a zero whatever the phase (a real power, wi = 0, keeps its zero imaginary part rather than 0 * inf). A
+   NaN wr gives NaN parts. */
 PK_DM_FN void pk_dm_cexp_dd(double wr_hi, double wr_lo, double wi_hi, double wi_lo, double *out) {
   pk_dm_dd s, c;
   if (pk_dm_fabs(wi_hi) < 1073741824.0) {
     pk_dm_dd_sincos_dd(pk_dm_dd_make(wi_hi, wi_lo), &s, &c);
+  } else if (pk_dm_isfinite(wi_hi)) { /* the turns of both parts (lo may itself be huge) */
+    pk_dm_dd t = pk_dm_bn_turns(wi_hi);
+    if (pk_dm_fabs(wi_lo) >= 1073741824.0)
+      t = pk_dm_dd_add(t, pk_dm_bn_turns(wi_lo));
+    else
+      t = pk_dm_dd_add(t, pk_dm_dd_mul_d(pk_dm_dd_make(0.15915494309189535, -9.839338337591243e-18), wi_lo));
+    t = pk_dm_dd_add_d(t, -pk_dm_rint(t.hi)); /* back to [-1/2, 1/2] */
+    pk_dm_dd_sincos_turn(t, &s, &c);
   } else {
     s = pk_dm_dd_make(pk_dm_sin(wi_hi), 0.0);
     c = pk_dm_dd_make(pk_dm_cos(wi_hi), 0.0);
@@ -791,4 +778,69 @@ PK_DM_FN void pk_dm_csqrt(double x, double y, int f32, double *out) {
       pk_dm_cset(out, pk_dm_xd_round(small, p, emin), pk_dm_copysign(r, y));
     }
   }
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+   The complex reductions' steps (prod, cumprod, sum, cumsum), as the OpenCL backend's work-group combines and the
+   code generator's loops take them: each state as doubles, the state of one term, two states combined, the value.
+   Parts accumulate in double (c64 parts exact there; the caller rounds the value once). */
+
+/* Running products z 2^e as the oracle's long double ones: z scaled after each product so that its larger part is in
+   [0.5, 1) (a double running product overflows, or goes subnormal and loses its bits, where long double's does not);
+   a product with Annex G's recovery of infinities (pk_dm_cmul_g). out = (z.re, z.im, e). A z that is zero, infinite
+   or NaN in its larger part stays as it is (a NaN part does not decide the scale: the other part does, as fmax). */
+PK_DM_FN void pk_dm_cprod_norm(double x, double y, double e, double *out) {
+  const double ax = pk_dm_fabs(x), ay = pk_dm_fabs(y);
+  const double big = (ax > ay || pk_dm_isnan(ay)) ? ax : ay;
+  const int k = (pk_dm_isfinite(big) && big != 0.0) ? pk_dm_ilogb(big) + 1 : 0;
+  out[0] = pk_dm_ldexp(x, -k);
+  out[1] = pk_dm_ldexp(y, -k);
+  out[2] = e + k;
+}
+/* (a 2^ae)(b 2^be), normalized. */
+PK_DM_FN void pk_dm_cprod_mul(double ar, double ai, double ae, double br, double bi, double be, double *out) {
+  double p[2];
+  pk_dm_cmul_g(ar, ai, br, bi, p);
+  pk_dm_cprod_norm(p[0], p[1], ae + be, out);
+}
+/* z 2^e as a double pair (each part rounded once; beyond the range the infinity or zero the scaling gives). */
+PK_DM_FN void pk_dm_cprod_value(double zr, double zi, double e, double *out) {
+  const int k = e > 2200.0 ? 2200 : e < -2200.0 ? -2200 : (int)e;
+  pk_dm_cset(out, pk_dm_ldexp(zr, k), pk_dm_ldexp(zi, k));
+}
+
+/* Sums: per part the finite terms' sum, the same scaled by 2^-600 (for when the first overflows although the exact
+   sum does not: exact down to 2^-474 absolute) and flags of the non-finite terms seen (1: +inf, 2: -inf, 4: NaN), so
+   that finite terms that overflow still meet a later infinity as exact arithmetic does (DBL_MAX + DBL_MAX - inf is
+   -inf, not NaN). A state is six doubles: (sum.re, sum.im, scaled.re, scaled.im, flags.re, flags.im). */
+PK_DM_FN double pk_dm_csum_flag(double v) {
+  return pk_dm_isnan(v) ? 4.0 : pk_dm_isinf(v) ? (v > 0.0 ? 1.0 : 2.0) : 0.0;
+}
+/* The state of the one term x + iy. */
+PK_DM_FN void pk_dm_csum_term(double x, double y, double *out) {
+  out[0] = pk_dm_isfinite(x) ? x : 0.0;
+  out[1] = pk_dm_isfinite(y) ? y : 0.0;
+  out[2] = out[0] * 0x1p-600;
+  out[3] = out[1] * 0x1p-600;
+  out[4] = pk_dm_csum_flag(x);
+  out[5] = pk_dm_csum_flag(y);
+}
+/* Two states (a, b: six doubles each) combined. */
+PK_DM_FN void pk_dm_csum_add(double a0, double a1, double a2, double a3, double a4, double a5, double b0, double b1,
+                             double b2, double b3, double b4, double b5, double *out) {
+  out[0] = a0 + b0;
+  out[1] = a1 + b1;
+  out[2] = a2 + b2;
+  out[3] = a3 + b3;
+  out[4] = (double)((int)a4 | (int)b4);
+  out[5] = (double)((int)a5 | (int)b5);
+}
+/* A part's value from its sum s, scaled sum sc and flags f: NaN where a NaN or both infinities were seen, else the
+   infinity seen, else the sum (the scaled one where the sum overflowed). */
+PK_DM_FN double pk_dm_csum_part(double s, double sc, double f) {
+  const int k = (int)f;
+  if ((k & 4) || (k & 3) == 3) return PK_DM_NAN;
+  if (k & 1) return PK_DM_INF;
+  if (k & 2) return -PK_DM_INF;
+  return pk_dm_isinf(s) ? sc * 0x1p600 : s;
 }

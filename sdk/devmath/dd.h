@@ -1,6 +1,7 @@
 /* dd.h — double-double arithmetic for the device math: a value is hi + lo with |lo| <= ulp(hi) / 2, and the
-   elementary functions the function files share in it (sqrt, log, log1p, sin and cos of small arguments). The
-   error-free transformations need every + - * rounded once (no contraction into fma); see port.h. */
+   elementary functions the function files share in it (sqrt, log, log1p, sin and cos of small arguments), and exact
+   scaling by powers of two. The error-free transformations need every + - * rounded once (no contraction into fma);
+   see port.h. */
 
 typedef struct {
   double hi, lo;
@@ -127,4 +128,23 @@ PK_DM_FN void pk_dm_dd_sincos_small(pk_dm_dd t, pk_dm_dd *s, pk_dm_dd *c) {
   }
   *s = sv;
   *c = cv;
+}
+
+/* 2^k for k in [-1022, 1023]. */
+PK_DM_FN double pk_dm_pow2(int k) {
+  return pk_dm_from_bits((PK_DM_U64)(k + 1023) << 52);
+}
+/* x 2^k in three power-of-two factors (ldexp is not a primitive every target has): exact whenever the result is
+   normal or a multiple of the least subnormal, 0 or inf beyond the range (k clamped to +-2200, past any finite
+   outcome). */
+PK_DM_FN double pk_dm_ldexp(double x, int k) {
+  k = k > 2200 ? 2200 : k < -2200 ? -2200 : k;
+  const int k1 = k / 3, k2 = (k - k1) / 2, k3 = k - k1 - k2;
+  return x * pk_dm_pow2(k1) * pk_dm_pow2(k2) * pk_dm_pow2(k3);
+}
+/* floor(log2 |x|) of a finite nonzero x, subnormals included. */
+PK_DM_FN int pk_dm_ilogb(double x) {
+  const int sub = pk_dm_fabs(x) < 2.2250738585072014e-308;
+  const double s = sub ? x * 18014398509481984.0 : x; /* 2^54 */
+  return (int)((pk_dm_bits(s) >> 52) & 0x7ff) - 1023 - (sub ? 54 : 0);
 }

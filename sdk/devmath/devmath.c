@@ -4,6 +4,7 @@
 #include "port.h"
 /* clang-format off */
 #include "dd.h"
+#include "bignum.h"
 #include "erf.h"
 #include "zeta.h"
 #include "digamma.h"
@@ -11,4 +12,5 @@
 #include "igamma_temme.h"
 #include "igamma.h"
 #include "complex.h"
+#include "cpow.h"
 /* clang-format on */

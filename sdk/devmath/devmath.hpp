@@ -1,9 +1,11 @@
-// devmath.hpp — the device math (port.h, dd.h, erf.h, zeta.h, digamma.h, bessel.h, igamma.h, complex.h) as C++:
-// inline functions pk::devmath::pk_dm_*, on the std:: primitives. The same files are the OpenCL backend's source text
-// and, compiled to LLVM bitcode (devmath.c), the code generator's; a fix made in them reaches every backend.
+// devmath.hpp — the device math (port.h, dd.h, bignum.h, erf.h, zeta.h, digamma.h, bessel.h, igamma.h, complex.h,
+// cpow.h) as C++: inline functions pk::devmath::pk_dm_*, on the std:: primitives. The same files are the OpenCL
+// backend's source text and, compiled to LLVM bitcode (devmath.c), the code generator's; a fix made in them reaches
+// every backend.
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -14,6 +16,7 @@ namespace pk::devmath {
 #include "port.h"
 // clang-format off
 #include "dd.h"
+#include "bignum.h"
 #include "erf.h"
 #include "zeta.h"
 #include "digamma.h"
@@ -21,6 +24,7 @@ namespace pk::devmath {
 #include "igamma_temme.h"
 #include "igamma.h"
 #include "complex.h"
+#include "cpow.h"
 // clang-format on
 
 }  // namespace pk::devmath

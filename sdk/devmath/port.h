@@ -6,17 +6,20 @@
        become LLVM intrinsics, and for the rest external pk_dm_* functions that the code generator defines with its
        own IR math when it links the bitcode into a kernel (NVPTX has no libm, so the bitcode may not call one).
    The sources use only these names, plain double arithmetic (evaluated without contraction: the double-double
-   steps rely on every product and sum being rounded once) and the fixed-width control flow all three accept.
+   steps rely on every product and sum being rounded once), unsigned 32- and 64-bit integers (PK_DM_U32, PK_DM_U64)
+   and the fixed-width control flow all three accept.
    No include guard and no #include: the OpenCL backend pastes the text into a program, the other two consumers
    include each file once, in order. */
 
 #if defined(__OPENCL_C_VERSION__)
 /* OpenCL C: builtins of the same names; the program is built with FP_CONTRACT OFF. */
 #define PK_DM_FN
+#define PK_DM_SLOW_FN
 #define PK_DM_CONST __constant
 #define PK_DM_INF ((double)INFINITY) /* double, so that overloaded builtins (copysign) see one type */
 #define PK_DM_NAN ((double)NAN)
 #define PK_DM_U64 ulong
+#define PK_DM_U32 uint
 #define pk_dm_exp exp
 #define pk_dm_expm1 expm1
 #define pk_dm_log log
@@ -43,12 +46,15 @@
 #define pk_dm_from_bits as_double
 
 #elif defined(__cplusplus)
-/* C++: devmath.hpp includes <cmath>, <cstring> and <limits> first and these files inside namespace pk::devmath. */
+/* C++: devmath.hpp includes <cmath>, <cstdint>, <cstring> and <limits> first and these files inside namespace
+   pk::devmath. */
 #define PK_DM_FN inline
+#define PK_DM_SLOW_FN inline
 #define PK_DM_CONST constexpr
 #define PK_DM_INF HUGE_VAL
 #define PK_DM_NAN std::numeric_limits<double>::quiet_NaN()
 #define PK_DM_U64 unsigned long long
+#define PK_DM_U32 std::uint32_t
 inline double pk_dm_exp(double x) {
   return std::exp(x);
 }
@@ -131,10 +137,14 @@ inline double pk_dm_from_bits(unsigned long long u) {
    (LLVM intrinsics that every target lowers), the transcendental ones as external functions the code generator
    defines (sdk/codegen/emit_devmath.cpp) before it optimizes the kernel. */
 #define PK_DM_FN
+/* Long, rarely taken functions (complex pow's fixed-point path) stay out of line in the kernel: called, not inlined
+   at each of their many call sites. */
+#define PK_DM_SLOW_FN __attribute__((noinline))
 #define PK_DM_CONST static const
 #define PK_DM_INF __builtin_inf()
 #define PK_DM_NAN __builtin_nan("")
 #define PK_DM_U64 unsigned long long
+#define PK_DM_U32 unsigned int
 double pk_dm_exp(double x);
 double pk_dm_expm1(double x);
 double pk_dm_log(double x);

@@ -93,6 +93,17 @@ inline constexpr ComplexElementaryCase kComplexElementaryCases[] = {
     {PK_OP_TANH, -0x1.9000000000000p+6, 0x1.0000000000000p-1, -0x1.0000000000000p+0,
      0x1.2884ae35a6b48p-288},  // (-1.0 + 2.32902e-87j)
 
+    // Angles reduced by Payne-Hanek (the device math's bignum.h), where the builtins' sin and cos were used before.
+    {PK_OP_EXP, 0x1.0000000000000p-1, 0x1.7e43c8800759cp+996, -0x1.e5b5a043962ccp-1,
+     -0x1.5934a108cb10ep+0},  // (-0.948651 - 1.34846j): exp, the angle 1e300 (Payne-Hanek)
+    {PK_OP_EXP, 0x1.0000000000000p+1, 0x1.fffffffffffffp+1023, -0x1.d8e4ce05f87c3p+2,
+     0x1.2c5a52401d719p-5},  // (-7.38897 + 0.0366642j): exp, the angle the largest double
+    {PK_OP_SIN, 0x1.0f0cf064dd592p+73, 0x1.0000000000000p-1, -0x1.ec0372acd4852p-1,
+     0x1.173030af6757cp-2},  // (-0.960964 + 0.272645j): sin, the real part 1e22 the angle
+    {PK_OP_COS, -0x1.921fb54442d18p+40, 0x1.0000000000000p-2, 0x1.080ab0529be5dp+0,
+     -0x1.1d55c4dcb03fdp-16},  // (1.03141 - 1.70073e-5j): cos, the angle -2^40.65
+    {PK_OP_TANH, 0x1.8000000000000p-1, 0x1.4e718d7d7625ap+664, 0x1.b01915a0433e6p-1,
+     -0x1.8fe9a6a1d83b1p-2},  // (0.843941 - 0.39054j): tanh, the angle 1e200
 };
 
 // Distance of `got` from the exact `want` in ulps of want's own binade in a format of `mant` significand bits

@@ -35,6 +35,20 @@ inline constexpr double kPowHugePhaseC128[][6] = {
      0x1.00000ffffed55p-20},  // 1+9.54e-07i
     {0x1.0000000001000p+0, 0x1.0000000000000p-30, 0x1.fffffffffe000p+29, 0x1.000007ffff800p+20, 0x1.14a2660dfcfe3p-1,
      0x1.aed55a3ab6f29p-1},  // 0.54+0.841i
+    // Added with complex pow's move to the device math (sdk/devmath/cpow.h), mpmath at 4000 bits: the extremes of
+    // the fixed-point path's range and each octant step of its arg a.
+    {0x1.8000000000000p+0, 0x0.0p+0, 0x0.0p+0, -0x1.fffffffffffffp+1023, 0x1.426e70d262a72p-2,
+     -0x1.e5f4ce20f11aap-1},  // 0.315-0.949i: b the most negative imaginary double, a pure phase
+    {0x0.0000000000001p-1022, 0x0.0p+0, 0x0.0p+0, 0x1.3000000000000p+1000, -0x1.44ac8c324f6cep-1,
+     0x1.8be473ac4d933p-1},  // -0.634+0.773i: a the least subnormal, log a = -1074 ln 2
+    {0x1.fffffffffffffp+1023, 0x0.0p+0, 0x0.0p+0, 0x1.5000000000000p+900, 0x1.77cf9372b2788p-1,
+     0x1.5bb8b13b5df27p-1},  // 0.734+0.679i: a the largest double, b above 2^900 (scaled on the way)
+    {0x0.0p+0, 0x1.0000000000000p+0, 0x1.921fb54442d18p+40, 0x1.0000000000000p-2, -0x1.853b1665b6a37p-3,
+     -0x1.4bbde9ef2c45ep-1},  // -0.19-0.648i: a = i, the phase Re b pi / 2 ~ 2^40.6
+    {0x0.0p+0, -0x1.0000000000000p+0, -0x1.5555555555555p+50, -0x1.8000000000000p+1, -0x1.c297f8b27794bp-9,
+     0x1.0ff512d08522cp-7},  // -0.00344+0.0083i: a = -i (arg a negated)
+    {-0x1.8000000000000p-3, -0x1.4000000000000p+2, -0x1.9bb8283406ad9p+30, 0x1.9c322bb05960bp+30, 0x1.d3c324cc32016p-1,
+     0x1.a06084eace806p-2},  // 0.914+0.407i: third quadrant, |y| > |x|: pi - (pi/2 - atan)
 };
 
 // c64 operands (floats widened exactly).
@@ -55,6 +69,13 @@ inline constexpr double kPowHugePhaseC64[][6] = {
      -0x1.afeb8efccf0b8p-1},  // 0.0519-0.844i
     {-0x1.8000000000000p+0, -0x1.99999a0000000p-4, -0x1.899a680000000p+31, 0x1.a177800000000p+28,
      -0x1.f3ea3e89588bfp-17, -0x1.f6f42c95153f6p-17},  // -1.49e-05-1.5e-05i
+    // Added with complex pow's move to the device math (mpmath at 4000 bits).
+    {0x1.8000000000000p+0, 0x0.0p+0, 0x0.0p+0, -0x1.fffffe0000000p+127, 0x1.9c04475739ec1p-3,
+     -0x1.f58823936a1eep-1},  // 0.201-0.98i: b the most negative imaginary float
+    {0x0.0p+0, 0x1.0000000000000p+0, 0x1.921fb60000000p+24, 0x1.0000000000000p-2, -0x1.59b7ff189ac58p-1,
+     0x0.0p+0},  // -0.675+1.1e-1197i: a = i, the phase an odd multiple of pi
+    {-0x1.8000000000000p-3, -0x1.4000000000000p+2, -0x1.9bb8280000000p+22, 0x1.9c322c0000000p+22, 0x1.366b34e757b30p+0,
+     0x1.a4e1b53857349p-3},  // 1.21+0.206i: third quadrant, |y| > |x|
 };
 
 }  // namespace pk::test

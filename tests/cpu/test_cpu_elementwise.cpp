@@ -3,9 +3,11 @@
 // References are computed here in double (exp) or are exact (f32 sums of small integers), never taken from a kernel.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "cpu_test_fixture.hpp"
 #include "igamma_cases.hpp"
 #include "lgamma_cases.hpp"
+#include "pow_huge_phase_cases.hpp"
 #include "primkit/primkit.h"
 
 namespace {
@@ -78,6 +81,30 @@ TEST_F(CpuElementwise, ComplexArithmeticCorrectlyRoundedAgainstMpmath) {
     else
       run(c, 0.0, PK_DTYPE_C128_DESC, kF64);
   }
+}
+
+TEST_F(CpuElementwise, PowWithHugePhaseAgainstMpmath) {
+  // pow where b log a is huge (|Im(b log a)| from 2^26 to ~1e308 radians, Re(b log a) where its products cancel)
+  // through the CPU's own MPFR and long double path, against the mpmath values the cuda-emu and OpenCL tests (the
+  // device math's path) use: the contract's 16 ulp of the larger part.
+  const auto check = [&](const auto &cases, size_t count, auto zero, pk_dtype dt, double eps) {
+    using T = decltype(zero);
+    std::vector<T> a, b, w(2 * count, T(-1));
+    for (size_t i = 0; i < count; ++i) {
+      a.insert(a.end(), {static_cast<T>(cases[i][0]), static_cast<T>(cases[i][1])});
+      b.insert(b.end(), {static_cast<T>(cases[i][2]), static_cast<T>(cases[i][3])});
+    }
+    const int64_t n = static_cast<int64_t>(count);
+    ASSERT_EQ(launch(PK_OP_POW, {tensor(a, dt, {n}), tensor(b, dt, {n})}, {tensor(w, dt, {n})}, nullptr), PK_OK)
+        << last_error().message;
+    for (size_t i = 0; i < count; ++i) {
+      const double tol = 16 * eps * std::max(std::fabs(cases[i][4]), std::fabs(cases[i][5]));
+      EXPECT_NEAR(w[2 * i], cases[i][4], tol) << "case " << i;
+      EXPECT_NEAR(w[2 * i + 1], cases[i][5], tol) << "case " << i;
+    }
+  };
+  check(pk::test::kPowHugePhaseC128, std::size(pk::test::kPowHugePhaseC128), 0.0, PK_DTYPE_C128_DESC, 0x1p-52);
+  check(pk::test::kPowHugePhaseC64, std::size(pk::test::kPowHugePhaseC64), 0.0f, PK_DTYPE_C64_DESC, 0x1p-23);
 }
 
 TEST_F(CpuElementwise, LgammaAgainstMpmath) {

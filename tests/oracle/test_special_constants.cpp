@@ -1,12 +1,13 @@
-// The SDK's fixed-point constant tables (special_constants.hpp) against MPFR: every 32-bit word of ln 2, pi / 4 and
-// 1 / (2 pi), computed here at 1400 bits (independent of the mpmath run that wrote the tables).
+// The device math's fixed-point constant tables (complex pow's exact path, sdk/devmath/cpow.h) against MPFR: every
+// 32-bit word of ln 2, pi / 4 and 1 / (2 pi), computed here at 1400 bits (independent of the mpmath run that wrote
+// the tables).
 #include <gtest/gtest.h>
 #include <mpfr.h>
 
 #include <cstdint>
 #include <functional>
 
-#include "primkit/special_constants.hpp"
+#include "devmath.hpp"
 
 namespace {
 
@@ -26,18 +27,18 @@ void expect_words(const std::uint32_t (&table)[40], const std::function<void(mpf
 }
 
 TEST(SpecialConstants, FixedPointTablesMatchMpfr) {
-  namespace sp = pk::kit::special;
+  namespace dm = pk::devmath;
   expect_words(
-      sp::kLn2Fraction, [](mpfr_t v) { mpfr_const_log2(v, MPFR_RNDN); }, "ln 2");
+      dm::pk_dm_ln2_words, [](mpfr_t v) { mpfr_const_log2(v, MPFR_RNDN); }, "ln 2");
   expect_words(
-      sp::kPiOver4Fraction,
+      dm::pk_dm_pi4_words,
       [](mpfr_t v) {
         mpfr_const_pi(v, MPFR_RNDN);
         mpfr_div_2ui(v, v, 2, MPFR_RNDN);
       },
       "pi / 4");
   expect_words(
-      sp::kInvTwoPiFraction,
+      dm::pk_dm_inv2pi_words,
       [](mpfr_t v) {
         mpfr_const_pi(v, MPFR_RNDN);
         mpfr_mul_2ui(v, v, 1, MPFR_RNDN);
