@@ -57,6 +57,13 @@ std::vector<std::string> engine_dirs() {
 }
 
 void load_engine(Engine &e) {
+  if (e.name == "nccl") {  // an engine in earlier increments; now the one place that loads NCCL is the cuda backend
+    e.status = PK_ERROR_NOT_FOUND;
+    e.reason =
+        "NCCL is no engine: it carries the cuda backend's native collectives (engine \"native\", the default "
+        "for a communicator on a cuda device)";
+    return;
+  }
   std::string file = "libprimkit_engine_" + e.name + ".so", searched;
   for (const auto &dir : engine_dirs()) {
     std::string path = dir + "/" + file;
@@ -173,19 +180,24 @@ pk_status pk_comm_get_unique_id(const char *engine, pk_comm_unique_id *out) {
                      sizeof(pk_comm_unique_id));
   }
   // Unnamed: native when a loaded backend offers native collectives (pk_comm_create's default on its devices).
+  // Where the backend's library is absent (PK_ERROR_NOT_FOUND) an unnamed token falls back to the engine, as
+  // pk_comm_create's default does.
   const char *name = named_engine(engine);
-  if (name == nullptr && native_backend_available()) name = "native";
+  const bool by_default = name == nullptr;
+  if (by_default && native_backend_available()) name = "native";
   if (is_native(name)) {
     Backend *b = nullptr;
     if (pk_status st = find_native_backend(__func__, &b)) return st;
     std::memset(out->internal, 0, sizeof out->internal);
-    if (pk_status st = b->api.comm_get_unique_id(b->context, out)) {
-      return native_error(*b, st, __func__, "comm_get_unique_id");
+    pk_status st = b->api.comm_get_unique_id(b->context, out);
+    if (st == PK_OK) {
+      out->struct_size = sizeof(pk_comm_unique_id);
+      std::memset(out->engine, 0, sizeof out->engine);
+      std::snprintf(out->engine, sizeof out->engine, "native");
+      return PK_OK;
     }
-    out->struct_size = sizeof(pk_comm_unique_id);
-    std::memset(out->engine, 0, sizeof out->engine);
-    std::snprintf(out->engine, sizeof out->engine, "native");
-    return PK_OK;
+    if (!(by_default && st == PK_ERROR_NOT_FOUND)) return native_error(*b, st, __func__, "comm_get_unique_id");
+    name = nullptr;
   }
   Engine *e = nullptr;
   if (pk_status st = get_engine(__func__, name, &e)) return st;
@@ -252,7 +264,10 @@ pk_status pk_comm_create(pk_device_t device, const pk_comm_options *options, pk_
                      ">= 1",
                      __func__, o.nranks);
   }
-  if (native && o.unique_id != nullptr) return create_native_comm(*device, o, nullptr, nullptr, out);
+  bool use_engine = false;
+  if (native && o.unique_id != nullptr)
+    return create_native_comm(*device, o, nullptr, nullptr, false, &use_engine, out);
+  const bool by_default = engine_name == nullptr;
   // The launcher's world is an engine's notion: a native communicator over it is bootstrapped through the engine
   // ($PRIMKIT_COLLECTIVES_ENGINE unless that names "native", else "mpi"), which hands rank 0's token to the others.
   if (native) engine_name = nullptr;
@@ -261,7 +276,11 @@ pk_status pk_comm_create(pk_device_t device, const pk_comm_options *options, pk_
   char err[PK_MESSAGE_CAPACITY] = {0};
   pk_engine_comm *ec = nullptr;
   pk_status st = e->api->comm_create(o.unique_id ? o.unique_id->internal : nullptr, o.nranks, o.rank, &ec, err);
-  if (st == PK_OK && native) return create_native_comm(*device, o, e, ec, out);
+  if (st == PK_OK && native) {
+    st = create_native_comm(*device, o, e, ec, by_default, &use_engine, out);
+    if (st != PK_OK || !use_engine) return st;
+    return make_comm(*device, *e, ec, o.flags, o.timeout_ms, out);
+  }
   if (st != PK_OK) return set_error(st, PK_OP_NONE, -1, 0, "%s: engine '%s': %s", __func__, e->name.c_str(), err);
   if (ec == nullptr) return PK_OK;  // not a member (nranks 0)
   return make_comm(*device, *e, ec, o.flags, o.timeout_ms, out);

@@ -79,9 +79,11 @@ struct NativeExchange {
 pk_status run_native_exchanges(std::vector<NativeExchange> &xs, const char *what);
 
 // pk_comm_create on a backend with native collectives: from o.unique_id, or (unique_id NULL) from the launcher's
-// world, whose rank 0 makes the token and broadcasts it through `bootstrap`'s world communicator `ec` (consumed).
+// world, whose rank 0 makes the token and broadcasts it through `bootstrap`'s world communicator `ec` (consumed,
+// except when *use_engine comes back true: native collectives were the default, not named, and the backend says they
+// are unavailable here, so the caller makes an engine communicator of `ec` instead).
 pk_status create_native_comm(pk::rt::Device &device, const pk_comm_options &o, Engine *bootstrap, pk_engine_comm *ec,
-                             pk_comm_t *out);
+                             bool by_default, bool *use_engine, pk_comm_t *out);
 pk_status split_native_comm(pk_comm_t comm, int32_t color, int32_t key, pk_comm_t *out);
 void destroy_native_comm(pk_comm_t comm);
 

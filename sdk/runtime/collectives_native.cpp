@@ -266,7 +266,8 @@ pk_status run_native_exchanges(std::vector<NativeExchange> &xs, const char *what
 }
 
 pk_status create_native_comm(Device &device, const pk_comm_options &o, Engine *bootstrap, pk_engine_comm *ec,
-                             pk_comm_t *out) {
+                             bool by_default, bool *use_engine, pk_comm_t *out) {
+  *use_engine = false;
   Backend &b = *device.backend;
   pk_comm_unique_id id;
   PK_STRUCT_INIT(id);
@@ -298,12 +299,19 @@ pk_status create_native_comm(Device &device, const pk_comm_options &o, Engine *b
     std::string why;
     pk_status st =
         engine_bcast(*bootstrap, ec, &msg, sizeof msg, o.timeout_ms ? o.timeout_ms : PK_COMM_DEFAULT_TIMEOUT_MS, &why);
-    bootstrap->api->comm_destroy(ec, st == PK_OK ? 1 : 0);
     if (st != PK_OK) {
+      bootstrap->api->comm_destroy(ec, 0);
       return set_error(st, PK_OP_NONE, -1, 0, "pk_comm_create: engine '%s' (bootstrapping native collectives): %s",
                        bootstrap->name.c_str(), why.c_str());
     }
     msg.reason[sizeof msg.reason - 1] = '\0';
+    // Native by default only: where the vendor's library is absent (it says PK_ERROR_NOT_FOUND on rank 0), every
+    // rank keeps the engine's communicator instead, as if no native collectives were offered.
+    if (msg.status == PK_ERROR_NOT_FOUND && by_default) {
+      *use_engine = true;
+      return PK_OK;
+    }
+    bootstrap->api->comm_destroy(ec, 1);
     if (msg.status != PK_OK) {
       return set_error(msg.status, PK_OP_NONE, -1, 0, "%s%s", msg.reason, rank == 0 ? "" : " (on rank 0)");
     }

@@ -573,7 +573,8 @@ TEST(Engines, NcclIsReportedUnavailableWithItsReasonAndUnknownEnginesAreNamed) {
   pk_status st = pk_comm_engine_available("nccl");
   // No GPU in CI: the reason names what is missing. (On a GPU machine this increment still declines, saying why.)
   EXPECT_EQ(st, PK_ERROR_NOT_FOUND);
-  EXPECT_NE(std::string(last_error().message).find("NCCL engine unavailable"), std::string::npos)
+  EXPECT_NE(std::string(last_error().message).find("NCCL is no engine: it carries the cuda backend's native"),
+            std::string::npos)
       << last_error().message;
   EXPECT_EQ(pk_comm_engine_available("gloo"), PK_ERROR_NOT_FOUND);
   EXPECT_NE(std::string(last_error().message).find("libprimkit_engine_gloo.so is in none of the plugin folders"),
@@ -706,6 +707,47 @@ TEST(NativePath, APluginFillingOnlySomeSlotsIsRefusedAtLoad) {
   pk_runtime_destroy(rt);
 }
 #endif
+
+// The cuda backend fills the native slots with NCCL (dlopen). Where NCCL or the driver is absent (this machine: no
+// GPU), asking it for a token says which, and an unnamed token falls back to the MPI engine.
+TEST(NativePath, TheCudaBackendSaysWhyNcclIsUnavailable) {
+  World &w = world();
+  if (w.native) GTEST_SKIP() << "a second backend with native collectives would make \"native\" ambiguous";
+  const std::string path = std::string(PK_PLUGIN_DIR) + "/libprimkit_backend_cuda.so";
+  if (access(path.c_str(), R_OK) != 0) GTEST_SKIP() << "no cuda plugin in this build";
+  pk_runtime_options ro;
+  PK_STRUCT_INIT(ro);
+  ro.flags = PK_RUNTIME_NO_DISCOVERY;
+  pk_runtime_t rt = nullptr;
+  ASSERT_EQ(pk_runtime_create(&ro, &rt), PK_OK);
+  pk_backend_t b = nullptr;
+  ASSERT_EQ(pk_runtime_load_plugin(rt, path.c_str(), &b), PK_OK) << last_error().message;
+  EXPECT_EQ(pk_comm_engine_available("native"), PK_OK) << "the cuda plugin fills the slots";
+  uint32_t devices = 0;
+  pk_backend_device_count(b, &devices);
+  pk_comm_unique_id id;
+  PK_STRUCT_INIT(id);
+  const pk_status st = pk_comm_get_unique_id("native", &id);
+  if (st == PK_OK) {
+    EXPECT_GT(devices, 0u) << "a token needs NCCL and a device";
+  } else {
+    EXPECT_EQ(st, PK_ERROR_NOT_FOUND);
+    const std::string msg = last_error().message;
+    EXPECT_EQ(msg.rfind("pk_comm_get_unique_id: backend 'cuda' native comm_get_unique_id failed: cuda: native "
+                        "collectives (NCCL",
+                        0),
+              0u)
+        << msg;
+    EXPECT_TRUE(msg.find("libnccl.so.2 not found") != std::string::npos ||
+                msg.find("no CUDA driver or device") != std::string::npos)
+        << msg;
+    // Unnamed, the token falls back to the MPI engine.
+    ASSERT_EQ(pk_comm_get_unique_id(nullptr, &id), PK_OK) << last_error().message;
+    EXPECT_STREQ(id.engine, "mpi");
+  }
+  pk_runtime_destroy(rt);
+  EXPECT_EQ(pk_comm_engine_available("native"), PK_ERROR_NOT_FOUND) << "gone with its runtime";
+}
 
 TEST(NativePath, ABackendWithoutTheSlotsSaysSoWhenNativeIsNamed) {
   World &w = world();

@@ -4,7 +4,8 @@
  * Communicators over ranks (processes), and collectives on PrimKit tensors ordered on PrimKit streams:
  * all-reduce (sum, prod, max, min, avg), all-gather, reduce-scatter, broadcast, reduce, all-to-all, send/recv,
  * and groups. The data moves through an existing distributed engine loaded at run time — MPI
- * (libprimkit_engine_mpi.so, Open MPI or MPICH) for every backend, NCCL for the cuda backend — never a
+ * (libprimkit_engine_mpi.so, Open MPI or MPICH) for every backend, or the backend's own collectives (the native
+ * slots of pk_backend_api: NCCL for the cuda backend) — never a
  * transport of PrimKit's own. docs/collectives.md explains the model; this header states each contract.
  *
  * Everything in primkit.h's preamble holds here too (C99, struct_size first, append-only, status codes,
@@ -105,7 +106,7 @@ enum {
 typedef struct pk_comm_options {
   uint32_t struct_size;
   uint32_t flags; /* PK_COMM_* */
-  /* The engine: "mpi", "nccl", "native" (the backend's own collectives), or NULL for $PRIMKIT_COLLECTIVES_ENGINE,
+  /* The engine: "mpi", "native" (the backend's own collectives), or NULL for $PRIMKIT_COLLECTIVES_ENGINE,
    * else "native" where the device's backend offers native collectives and "mpi" elsewhere. */
   const char *engine;
   /* NULL: the ranks are the processes the launcher started (mpirun, srun: the engine's world), and nranks and
@@ -117,7 +118,7 @@ typedef struct pk_comm_options {
   uint32_t timeout_ms; /* per-call timeout; 0 = PK_COMM_DEFAULT_TIMEOUT_MS */
 } pk_comm_options;
 
-/* Whether the engine `name` ("mpi", "nccl"; "native": a loaded backend offers native collectives) can run here:
+/* Whether the engine `name` ("mpi"; "native": a loaded backend offers native collectives) can run here:
  * PK_OK, or PK_ERROR_NOT_FOUND with the reason in pk_get_last_error (library absent, symbols missing, no device).
  * Loads the engine on first use. Threading: any thread. */
 PK_API pk_status pk_comm_engine_available(const char *name);
