@@ -12,7 +12,8 @@
 //
 // Built twice: PK_NATIVE_PARTIAL leaves group_start and group_end NULL ("cpu-native-partial"), a table the runtime
 // must refuse at load. Test hook: the extension "cpu_native_mpi_fail_kind" (void (*)(int32_t kind)) makes the next
-// collective_launch of that PK_COLLECTIVE_* kind fail with PK_ERROR_DEVICE (-1: none).
+// collective_launch of that PK_COLLECTIVE_* kind fail with PK_ERROR_DEVICE (-1: none); "cpu_native_mpi_set_unavailable"
+// (void (*)(int32_t on)) makes comm_get_unique_id answer PK_ERROR_NOT_FOUND, as a backend whose library is absent.
 #include <dlfcn.h>
 #include <mpi.h>
 #include <sched.h>
@@ -46,6 +47,7 @@ const pk_backend_api *g_real = nullptr;
 pk_status g_status = PK_ERROR_NOT_FOUND;
 char g_message[256] = {0};
 std::atomic<int32_t> g_fail_kind{-1};
+std::atomic<bool> g_unavailable{false};
 constexpr uint8_t kIdMagic[4] = {'P', 'K', 'N', 'M'};
 constexpr int kTag = 4242;
 const char *const kKinds[] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast",
@@ -215,6 +217,9 @@ pk_status post(NComm &c, const pk_collective_desc &d, Pending &p) {
 
 pk_status native_unique_id(pk_be_context *, pk_comm_unique_id *out) {
   t_has_error = false;
+  if (g_unavailable.load()) {
+    return fail(PK_ERROR_NOT_FOUND, "the vendor library is absent (cpu_native_mpi_set_unavailable)");
+  }
   std::memset(out->internal, 0, sizeof out->internal);
   std::memcpy(out->internal, kIdMagic, sizeof kIdMagic);
   std::random_device rd;
@@ -357,9 +362,13 @@ pk_status shim_get_last_error(pk_be_context *ctx, pk_error_info *out) {
 void fail_kind(int32_t kind) {
   g_fail_kind.store(kind);
 }
+void set_unavailable(int32_t on) {
+  g_unavailable.store(on != 0);
+}
 
 pk_proc shim_get_proc_address(pk_be_context *ctx, const char *name) {
   if (std::strcmp(name, "cpu_native_mpi_fail_kind") == 0) return reinterpret_cast<pk_proc>(&fail_kind);
+  if (std::strcmp(name, "cpu_native_mpi_set_unavailable") == 0) return reinterpret_cast<pk_proc>(&set_unavailable);
   return g_real->get_proc_address ? g_real->get_proc_address(ctx, name) : nullptr;
 }
 

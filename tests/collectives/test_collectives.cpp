@@ -692,6 +692,67 @@ TEST(NativePath, ABackendErrorReachesTheCallerWithTheCollectiveNamed) {
   EXPECT_EQ(after.native_calls, before.native_calls + 1) << "the failed call is not counted";
 }
 
+TEST(NativePath, UncheckedFromAUniqueIdAndTheDefaultFallsBackWhenTheLibraryIsAbsent) {
+  World &w = world();
+  if (!w.native) GTEST_SKIP() << "the backend has no native collectives";
+  // Unchecked, from a token handed out by broadcast: ranks numbered backwards, a max all-reduce by hand.
+  pk_comm_unique_id id;
+  PK_STRUCT_INIT(id);
+  if (w.rank == 0) {
+    ASSERT_EQ(pk_comm_get_unique_id("native", &id), PK_OK) << last_error().message;
+  }
+  DeviceTensor token(PK_DTYPE_U8, {static_cast<int64_t>(sizeof id)});
+  std::vector<uint8_t> bytes(sizeof id);
+  std::memcpy(bytes.data(), &id, sizeof id);
+  token.put(bytes);
+  ASSERT_EQ(pk_broadcast(w.comm, w.stream, &token.t, &token.t, 0), PK_OK) << last_error().message;
+  std::memcpy(&id, token.get().data(), sizeof id);
+  EXPECT_STREQ(id.engine, "native");
+  pk_comm_options o;
+  PK_STRUCT_INIT(o);
+  o.flags = PK_COMM_UNCHECKED;
+  o.unique_id = &id;
+  o.nranks = w.size;
+  o.rank = w.size - 1 - w.rank;
+  pk_comm_t c = nullptr;
+  ASSERT_EQ(pk_comm_create(w.device, &o, &c), PK_OK) << last_error().message;
+  DeviceTensor x(PK_DTYPE_I32, {2});
+  std::vector<uint8_t> b(8);
+  const int32_t vals[2] = {o.rank * 10, -o.rank};
+  std::memcpy(b.data(), vals, 8);
+  x.put(b);
+  ASSERT_EQ(pk_all_reduce(c, w.stream, &x.t, &x.t, PK_REDUCE_MAX), PK_OK) << last_error().message;
+  int32_t got[2];
+  std::memcpy(got, x.get().data(), 8);
+  EXPECT_EQ(got[0], (w.size - 1) * 10);
+  EXPECT_EQ(got[1], 0);
+  EXPECT_EQ(stats_of(c).native_calls, 1u);
+  pk_comm_destroy(c);
+  // Where the vendor's library is absent, a communicator native only by default is the engine's (every rank
+  // agrees: rank 0's answer is broadcast), and one that names "native" fails on every rank with the reason.
+  using SetUnavailable = void (*)(int32_t);
+  auto set_unavailable = reinterpret_cast<SetUnavailable>(
+      pk_backend_get_proc_address(pk_device_backend(w.device), "cpu_native_mpi_set_unavailable"));
+  ASSERT_NE(set_unavailable, nullptr);
+  set_unavailable(1);
+  pk_comm_options d;
+  PK_STRUCT_INIT(d);
+  d.nranks = d.rank = -1;
+  pk_comm_t fallback = nullptr;
+  EXPECT_EQ(pk_comm_create(w.device, &d, &fallback), PK_OK) << last_error().message;
+  if (fallback != nullptr) {
+    EXPECT_STREQ(pk_comm_engine(fallback), "mpi");
+    pk_comm_destroy(fallback);
+  }
+  d.engine = "native";
+  pk_comm_t named = nullptr;
+  EXPECT_EQ(pk_comm_create(w.device, &d, &named), PK_ERROR_NOT_FOUND);
+  EXPECT_NE(std::string(last_error().message).find("the vendor library is absent"), std::string::npos)
+      << last_error().message;
+  EXPECT_EQ(named, nullptr);
+  set_unavailable(0);
+}
+
 #ifdef PK_NATIVE_PARTIAL_PLUGIN
 TEST(NativePath, APluginFillingOnlySomeSlotsIsRefusedAtLoad) {
   pk_runtime_options ro;
