@@ -20,8 +20,10 @@ using namespace pk::rt;
 namespace pk::rt::coll {
 namespace {
 
-std::mutex g_native_mu;
-std::vector<Backend *> g_native;  // live backends with native collectives, in load order
+// Live backends with native collectives, in load order. Never destroyed: a runtime may still be destroyed (and
+// unregister its backends) during static destruction at exit.
+std::mutex &g_native_mu = *new std::mutex;
+std::vector<Backend *> &g_native = *new std::vector<Backend *>;
 
 struct SlotName {
   const char *name;
