@@ -1,7 +1,9 @@
 // bench_collectives.cpp — all-reduce bus bandwidth of the collectives extension against its engine called directly:
 // pk_all_reduce (checked, and PK_COMM_UNCHECKED) vs MPI_Allreduce on the same buffers (the CPU backend's memory,
 // which MPI reads in place), f32 sum, 4 KiB to 256 MiB. Run it under the launcher, e.g.
-//   mpirun -np 2 build/bin/primkit_bench_collectives [max_bytes]
+//   mpirun -np 2 build/bin/primkit_bench_collectives [max_bytes [plugin]]
+// A plugin path in place of the CPU backend measures another backend whose memory the host addresses, e.g. the test
+// backend with native collectives (the "pk" columns are then its native path: header check and collective_launch).
 // (Google Benchmark is not used: its adaptive iteration counts would differ between ranks, and every rank must make
 // the same calls.) Bus bandwidth follows nccl-tests: bytes * 2(n-1)/n / time. Every figure is the median of 5
 // batches (and, in the last columns, the fastest batch), each batch timed between barriers; "pk xMPI" is
@@ -68,7 +70,8 @@ int main(int argc, char **argv) {
   pk_backend_t cpu = nullptr;
   pk_device_t dev = nullptr;
   pk_stream_t stream = nullptr;
-  if (pk_runtime_create(&ro, &rt) != PK_OK || pk_runtime_load_plugin(rt, PK_CPU_PLUGIN, &cpu) != PK_OK ||
+  const char *plugin = argc > 2 ? argv[2] : PK_CPU_PLUGIN;
+  if (pk_runtime_create(&ro, &rt) != PK_OK || pk_runtime_load_plugin(rt, plugin, &cpu) != PK_OK ||
       pk_backend_device(cpu, 0, &dev) != PK_OK || pk_stream_create(dev, &stream) != PK_OK)
     die("cpu backend");
   pk_comm_t checked = nullptr, unchecked = nullptr;
@@ -88,7 +91,11 @@ int main(int argc, char **argv) {
   std::memset(recv, 0, max_bytes);  // first touch outside the timing
 
   if (rank == 0) {
-    std::printf("all-reduce f32 sum, %d ranks, CPU backend memory; bus bandwidth GB/s = bytes*2(n-1)/n/time\n", size);
+    pk_backend_info info;
+    PK_STRUCT_INIT(info);
+    pk_backend_get_info(cpu, &info);
+    std::printf("all-reduce f32 sum, %d ranks, backend '%s' (engine %s); bus bandwidth GB/s = bytes*2(n-1)/n/time\n",
+                size, info.name, pk_comm_engine(checked));
     std::printf("%10s %6s %10s %10s %10s %8s %8s %9s %9s %9s %9s %9s\n", "bytes", "iters", "MPI us", "pk us",
                 "unchk us", "pk xMPI", "unck xMPI", "MPI GB/s", "pk GB/s", "bestMPIus", "best pk", "best unck");
   }

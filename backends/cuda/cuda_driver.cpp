@@ -345,6 +345,9 @@ class CudaExecutor final : public Executor {
     return r == kSuccess ? PK_OK : error(PK_ERROR_DEVICE, r, call);
   }
 
+  pk_status make_current(uint32_t device) override {
+    return current(device);
+  }
   pk_status current(uint32_t device) {
     if (device >= devices_.size()) return fail(PK_ERROR_INVALID_ARGUMENT, 0, -1, "cuda: no device %u", device);
     return check(d_.cuCtxSetCurrent(devices_[device].ctx), "cuCtxSetCurrent");

@@ -125,5 +125,8 @@ std::unique_ptr<Executor> make_executor() {
 const char *backend_name() {
   return "cuda-emu";
 }
+// No native collectives: the emulator has no NCCL, and its collectives go through an engine (staged, as for a
+// discrete GPU), which is what the multi-rank tests of cuda-emu check.
+void install_native_collectives(pk_backend_api &) {}
 
 }  // namespace pk::gpu

@@ -425,12 +425,34 @@ pk_backend_api make_api() {
   a.fusion_offer = pk::kit::guarded<g_fusion_offer>;
   a.kernel_launch = pk::kit::guarded<g_kernel_launch>;
   a.kernel_destroy = pk::kit::guarded<g_kernel_destroy>;
+  pk::gpu::install_native_collectives(a);
   return a;
 }
 
 const pk_backend_api k_api = make_api();
 
 }  // namespace
+
+namespace pk::gpu {
+Executor &executor_of(pk_be_context *ctx) {
+  return *ctx->exec;
+}
+pk_be_context *context_of(pk_be_stream *stream) {
+  return stream->ctx;
+}
+uint32_t device_of(pk_be_stream *stream) {
+  return stream->device;
+}
+void *handle_of(pk_be_stream *stream) {
+  return stream->handle;
+}
+pk_status stream_check(pk_be_stream *stream) {
+  return sticky_check(stream);
+}
+pk_status stream_record(pk_be_stream *stream, pk_status status) {
+  return stream->sticky.record(status);
+}
+}  // namespace pk::gpu
 
 extern "C" PK_EXPORT pk_status pk_backend_entry(const pk_host_services *host, uint32_t *chosen_version,
                                                 const pk_backend_api **out_api, char *message,

@@ -43,10 +43,26 @@ class Executor {
   virtual pk_status load_kernel(uint32_t device, const codegen::KernelSpec &spec, void **kernel) = 0;
   // Enqueues a kernel over n work items with parameters in the codegen kernel ABI.
   virtual pk_status launch(void *stream, void *kernel, void **params, int64_t n) = 0;
+  // Makes the device current on the calling thread, for a library that takes the driver's current context (NCCL).
+  virtual pk_status make_current(uint32_t device) {
+    (void)device;
+    return PK_OK;
+  }
 };
 
-// Each plugin defines these two.
+// Each plugin defines these three.
 std::unique_ptr<Executor> make_executor();
 const char *backend_name();  // "cuda" or "cuda-emu"
+// Fills the native collective slots of the table (cuda: NCCL, nccl_collectives.cpp), or leaves them NULL.
+void install_native_collectives(pk_backend_api &api);
+
+// What the native collectives need of gpu_backend.cpp's handles.
+Executor &executor_of(pk_be_context *ctx);
+pk_be_context *context_of(pk_be_stream *stream);
+uint32_t device_of(pk_be_stream *stream);
+void *handle_of(pk_be_stream *stream);  // the executor's stream (a CUstream on cuda)
+// PK_OK, or PK_ERROR_STREAM_FAILED once work on the stream failed; and making `status` the stream's sticky error.
+pk_status stream_check(pk_be_stream *stream);
+pk_status stream_record(pk_be_stream *stream, pk_status status);
 
 }  // namespace pk::gpu

@@ -57,6 +57,13 @@ std::vector<std::string> engine_dirs() {
 }
 
 void load_engine(Engine &e) {
+  if (e.name == "nccl") {  // an engine in earlier increments; now the one place that loads NCCL is the cuda backend
+    e.status = PK_ERROR_NOT_FOUND;
+    e.reason =
+        "NCCL is no engine: it carries the cuda backend's native collectives (engine \"native\", the default "
+        "for a communicator on a cuda device)";
+    return;
+  }
   std::string file = "libprimkit_engine_" + e.name + ".so", searched;
   for (const auto &dir : engine_dirs()) {
     std::string path = dir + "/" + file;
@@ -95,10 +102,21 @@ void load_engine(Engine &e) {
              "); it is built when CMake finds the engine's library (e.g. PRIMKIT_WITH_MPI with Open MPI or MPICH)";
 }
 
+// What a call names: `name`, else $PRIMKIT_COLLECTIVES_ENGINE; nullptr when neither names anything.
+const char *named_engine(const char *name) {
+  if (name != nullptr && *name != '\0') return name;
+  const char *env = std::getenv("PRIMKIT_COLLECTIVES_ENGINE");
+  return env != nullptr && *env != '\0' ? env : nullptr;
+}
+
+bool is_native(const char *name) {
+  return name != nullptr && std::strcmp(name, "native") == 0;
+}
+
 // The engine named `name` (NULL: $PRIMKIT_COLLECTIVES_ENGINE, else "mpi"), loaded and initialized once per process.
 pk_status get_engine(const char *fn, const char *name, Engine **out) {
   if (name == nullptr) name = std::getenv("PRIMKIT_COLLECTIVES_ENGINE");
-  if (name == nullptr || *name == '\0') name = "mpi";
+  if (name == nullptr || *name == '\0' || is_native(name)) name = "mpi";  // "native" is no engine: bootstrap with mpi
   if (!valid_engine_name(name)) {
     return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0,
                      "%s: engine name '%.40s' is not 1-15 characters of [a-z0-9_]", fn, name);
@@ -148,6 +166,10 @@ extern "C" {
 pk_status pk_comm_engine_available(const char *name) {
   Engine *e = nullptr;
   if (name == nullptr) return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0, "%s: name is NULL", __func__);
+  if (is_native(name)) {
+    Backend *b = nullptr;
+    return find_native_backend(__func__, &b);
+  }
   return get_engine(__func__, name, &e);
 }
 
@@ -157,8 +179,28 @@ pk_status pk_comm_get_unique_id(const char *engine, pk_comm_unique_id *out) {
                      "%s: out is NULL or its struct_size is below %zu (PK_STRUCT_INIT it)", __func__,
                      sizeof(pk_comm_unique_id));
   }
+  // Unnamed: native when a loaded backend offers native collectives (pk_comm_create's default on its devices).
+  // Where the backend's library is absent (PK_ERROR_NOT_FOUND) an unnamed token falls back to the engine, as
+  // pk_comm_create's default does.
+  const char *name = named_engine(engine);
+  const bool by_default = name == nullptr;
+  if (by_default && native_backend_available()) name = "native";
+  if (is_native(name)) {
+    Backend *b = nullptr;
+    if (pk_status st = find_native_backend(__func__, &b)) return st;
+    std::memset(out->internal, 0, sizeof out->internal);
+    pk_status st = b->api.comm_get_unique_id(b->context, out);
+    if (st == PK_OK) {
+      out->struct_size = sizeof(pk_comm_unique_id);
+      std::memset(out->engine, 0, sizeof out->engine);
+      std::snprintf(out->engine, sizeof out->engine, "native");
+      return PK_OK;
+    }
+    if (!(by_default && st == PK_ERROR_NOT_FOUND)) return native_error(*b, st, __func__, "comm_get_unique_id");
+    name = nullptr;
+  }
   Engine *e = nullptr;
-  if (pk_status st = get_engine(__func__, engine, &e)) return st;
+  if (pk_status st = get_engine(__func__, name, &e)) return st;
   char err[PK_MESSAGE_CAPACITY] = {0};
   std::memset(out->engine, 0, sizeof out->engine);
   std::snprintf(out->engine, sizeof out->engine, "%s", e->name.c_str());
@@ -207,11 +249,38 @@ pk_status pk_comm_create(pk_device_t device, const pk_comm_options *options, pk_
                        o.nranks, o.rank);
     }
   }
+  // Native collectives when named ("native"), or by default when the device's backend offers them.
+  engine_name = named_engine(engine_name);
+  const bool native = engine_name ? is_native(engine_name) : has_native_slots(device->backend->api);
+  if (native && !has_native_slots(device->backend->api)) {
+    return set_error(PK_ERROR_NOT_FOUND, PK_OP_NONE, -1, 0,
+                     "%s: backend '%s' has no native collectives (its plugin leaves the native slots NULL); name an "
+                     "engine such as \"mpi\" instead",
+                     __func__, device->backend->info.name);
+  }
+  if (native && o.unique_id != nullptr && o.nranks < 1) {
+    return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0,
+                     "%s: native collectives have no non-members: with a \"native\" unique id nranks (%d) must be "
+                     ">= 1",
+                     __func__, o.nranks);
+  }
+  bool use_engine = false;
+  if (native && o.unique_id != nullptr)
+    return create_native_comm(*device, o, nullptr, nullptr, false, &use_engine, out);
+  const bool by_default = engine_name == nullptr;
+  // The launcher's world is an engine's notion: a native communicator over it is bootstrapped through the engine
+  // ($PRIMKIT_COLLECTIVES_ENGINE unless that names "native", else "mpi"), which hands rank 0's token to the others.
+  if (native) engine_name = nullptr;
   Engine *e = nullptr;
   if (pk_status st = get_engine(__func__, engine_name, &e)) return st;
   char err[PK_MESSAGE_CAPACITY] = {0};
   pk_engine_comm *ec = nullptr;
   pk_status st = e->api->comm_create(o.unique_id ? o.unique_id->internal : nullptr, o.nranks, o.rank, &ec, err);
+  if (st == PK_OK && native) {
+    st = create_native_comm(*device, o, e, ec, by_default, &use_engine, out);
+    if (st != PK_OK || !use_engine) return st;
+    return make_comm(*device, *e, ec, o.flags, o.timeout_ms, out);
+  }
   if (st != PK_OK) return set_error(st, PK_OP_NONE, -1, 0, "%s: engine '%s': %s", __func__, e->name.c_str(), err);
   if (ec == nullptr) return PK_OK;  // not a member (nranks 0)
   return make_comm(*device, *e, ec, o.flags, o.timeout_ms, out);
@@ -230,6 +299,7 @@ pk_status pk_comm_split(pk_comm_t comm, int32_t color, int32_t key, pk_comm_t *o
     return set_error(PK_ERROR_INVALID_ARGUMENT, PK_OP_NONE, -1, 0, "%s: color %d must be >= 0, or -1 to opt out",
                      __func__, color);
   }
+  if (comm->native()) return split_native_comm(comm, color, key, out);
   char err[PK_MESSAGE_CAPACITY] = {0};
   pk_engine_comm *ec = nullptr;
   pk_status st = comm->engine->api->comm_split(comm->ec, color, key, &ec, err);
@@ -241,6 +311,10 @@ pk_status pk_comm_split(pk_comm_t comm, int32_t color, int32_t key, pk_comm_t *o
 
 void pk_comm_destroy(pk_comm_t comm) {
   if (comm == nullptr) return;
+  if (comm->native()) {
+    destroy_native_comm(comm);
+    return;
+  }
   // A failed communicator whose transfers all finished (an abort between calls, a mismatch) is released normally.
   const bool healthy = !comm->abandoned.load();
   comm->engine->api->comm_destroy(comm->ec, healthy ? 1 : 0);
@@ -254,6 +328,11 @@ void pk_comm_destroy(pk_comm_t comm) {
 pk_status pk_comm_abort(pk_comm_t comm) {
   PK_CHECK_COMM(comm);
   comm->aborted.store(true);
+  // The backend's calls in flight end with its own abort (the runtime does not poll them as it polls an engine's).
+  if (comm->native()) {
+    Backend &b = comm->backend();
+    if (pk_status st = b.api.comm_abort(comm->bc)) return native_error(b, st, __func__, "comm_abort");
+  }
   return PK_OK;
 }
 
@@ -276,7 +355,8 @@ pk_device_t pk_comm_device(pk_comm_t comm) {
 }
 
 const char *pk_comm_engine(pk_comm_t comm) {
-  return comm ? comm->engine->name.c_str() : "";
+  if (comm == nullptr) return "";
+  return comm->engine ? comm->engine->name.c_str() : "native";
 }
 
 pk_status pk_comm_set_timeout(pk_comm_t comm, uint32_t timeout_ms) {
@@ -308,7 +388,7 @@ pk_status pk_comm_get_stats(pk_comm_t comm, pk_comm_stats *out) {
   s.direct_calls = comm->direct_calls;
   s.staged_calls = comm->staged_calls;
   s.staged_bytes = comm->staged_bytes;
-  s.native_calls = 0;
+  s.native_calls = comm->native_calls;
   s.bytes_sent = comm->bytes_sent;
   uint32_t size = out->struct_size;
   std::memcpy(out, &s, std::min<size_t>(size, sizeof s));

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "collective_engine.h"
 #include "primkit/primkit_collectives.h"
@@ -42,13 +43,63 @@ bool reduce_supported(int32_t dtype, int32_t op, const char **why);
 void reduce_rows(int32_t dtype, int32_t op, const uint8_t *rows, uint64_t row_stride, int32_t nrows, int64_t count,
                  uint8_t *out);
 
+// --- native collectives (collectives_native.cpp): a backend that fills the native slots of pk_backend_api ---
+
+// Whether the backend fills the native collective slots (plugin_loader.cpp refuses a partial set at load).
+bool has_native_slots(const pk_backend_api &api);
+// The first native slot a plugin's table leaves NULL while filling another, or nullptr when they are all or none.
+const char *partial_native_slot(const pk_backend_api &api);
+// Backends with native collectives, live in this process: pk_comm_get_unique_id("native") asks one of them.
+void native_backend_loaded(Backend *backend);
+void native_backend_gone(Backend *backend);
+// The one kind of backend with native collectives loaded in this process (pk_comm_get_unique_id("native") asks it):
+// PK_ERROR_NOT_FOUND when there is none, PK_ERROR_INVALID_ARGUMENT when two differently named ones are loaded.
+pk_status find_native_backend(const char *fn, Backend **out);
+bool native_backend_available();
+
+// Sets the thread's last error from the backend's after native slot `slot` returned `status` for `what` (a
+// collective's name, or the host function's): "<what>: backend '<name>' native <slot> failed: <its message>", or
+// for PK_ERROR_TIMEOUT with the communicator's timeout_ms, "<what>: did not finish within <ms> ms: ..." as an
+// engine's timeout reads.
+pk_status native_error(const Backend &backend, pk_status status, const char *what, const char *slot,
+                       uint32_t timeout_ms = 0);
+
+// One small exchange of host bytes over a native communicator, run on the communicator's private check stream
+// through the backend's own collectives: ALL_GATHER (recv gets every rank's `bytes`, in rank order), SEND or RECV.
+struct NativeExchange {
+  pk_comm_s *comm = nullptr;
+  int32_t kind = PK_COLLECTIVE_ALL_GATHER;
+  int32_t peer = -1;
+  const void *send = nullptr;
+  void *recv = nullptr;
+  uint64_t bytes = 0;  // per rank
+};
+// Runs the exchanges together (in one backend group when there are several) and waits for them. `what` names the
+// caller in errors. A failure leaves the communicator failed (its ranks may now disagree about what was exchanged).
+pk_status run_native_exchanges(std::vector<NativeExchange> &xs, const char *what);
+
+// pk_comm_create on a backend with native collectives: from o.unique_id, or (unique_id NULL) from the launcher's
+// world, whose rank 0 makes the token and broadcasts it through `bootstrap`'s world communicator `ec` (consumed,
+// except when *use_engine comes back true: native collectives were the default, not named, and the backend says they
+// are unavailable here, so the caller makes an engine communicator of `ec` instead).
+pk_status create_native_comm(pk::rt::Device &device, const pk_comm_options &o, Engine *bootstrap, pk_engine_comm *ec,
+                             bool by_default, bool *use_engine, pk_comm_t *out);
+pk_status split_native_comm(pk_comm_t comm, int32_t color, int32_t key, pk_comm_t *out);
+void destroy_native_comm(pk_comm_t comm);
+
 }  // namespace pk::rt::coll
 
 // The handle behind pk_comm_t.
 struct pk_comm_s {
   pk::rt::Device *device = nullptr;
-  pk::rt::coll::Engine *engine = nullptr;
+  pk::rt::coll::Engine *engine = nullptr;  // null on a native communicator
   pk_engine_comm *ec = nullptr;
+  // A native communicator (the backend fills the native slots): the backend's handle, and a private stream on
+  // the device for the small exchanges of the cross-rank checks, so that they never wait for the caller's stream.
+  pk_be_comm *bc = nullptr;
+  pk_stream_s *check_stream = nullptr;
+  void *check_mem = nullptr;  // device memory of those exchanges (mem_alloc), grown as needed
+  uint64_t check_cap = 0;
   int32_t rank = 0;
   int32_t size = 0;
   uint32_t flags = 0;
@@ -62,14 +113,19 @@ struct pk_comm_s {
   uint64_t seq = 0;  // collectives started on this rank: the ranks compare it
   // Scratch blocks reused across calls (a fresh 100 MiB block costs more in page faults than the transfer).
   std::multimap<uint64_t, std::unique_ptr<uint8_t[]>> scratch;
-  std::atomic<uint64_t> calls{0}, direct_calls{0}, staged_calls{0}, staged_bytes{0}, bytes_sent{0};
+  std::atomic<uint64_t> calls{0}, direct_calls{0}, staged_calls{0}, staged_bytes{0}, bytes_sent{0}, native_calls{0};
 
+  bool native() const { return bc != nullptr; }
+  pk::rt::Backend &backend() const { return *device->backend; }
   bool checked() const { return (flags & PK_COMM_UNCHECKED) == 0; }
   void fail(pk_status status, const std::string &why) {
     std::lock_guard<std::mutex> lock(fail_mu);
     if (failed == PK_OK) {
-      failed = status;
-      failure = why;
+      // A call that failed because of an abort (a native backend's error then says only what it saw) is recorded
+      // as the abort, the first reason.
+      const bool by_abort = aborted.load();
+      failed = by_abort ? PK_ERROR_COMM_FAILED : status;
+      failure = by_abort ? "the communicator was aborted (pk_comm_abort)" : why;
     }
   }
   pk_status state(std::string *why) {

@@ -293,7 +293,8 @@ pk_status validate(Op &op) {
     }
   }
   Device &dev = *comm.device;
-  op.staged = !dev.host_visible();
+  // A native communicator hands the device's tensors to the backend's own collectives: nothing is staged.
+  op.staged = !comm.native() && !dev.host_visible();
   if (op.staged) {
     Backend &b = *dev.backend;
     if (b.runtime->strict()) {
@@ -788,9 +789,9 @@ void finish(Op &op) {
   }
 }
 
-// Runs validated ops together: host views, then round k of every op (in op order, so that every rank starts the
-// engine's collectives in the same order), until none has rounds left. Returns the first failure, as last error.
-pk_status run_ops(const std::vector<Op *> &ops) {
+// Runs validated engine ops together: host views, then round k of every op (in op order, so that every rank starts
+// the engine's collectives in the same order), until none has rounds left. Returns the first failure, as last error.
+pk_status run_engine_ops(const std::vector<Op *> &ops) {
   std::string first_error;
   pk_status first = PK_OK;
   // Called right after each step, so that a failure without a message of its own (a backend's, forwarded) is
@@ -850,6 +851,151 @@ pk_status run_ops(const std::vector<Op *> &ops) {
   if (first != PK_OK) return set_error(first, PK_OP_NONE, -1, 0, "%s", first_error.c_str());
   clear_error();
   return PK_OK;
+}
+
+// --- native collectives: the backend's collective_launch, after the same validation and checks ---------------------
+
+pk_status fail_ops(const std::vector<Op *> &ops, pk_status st) {
+  pk_error_info e;
+  PK_STRUCT_INIT(e);
+  pk_get_last_error(&e);
+  for (Op *op : ops) {
+    if (op->status != PK_OK) continue;
+    op->status = st;
+    op->error = e.message;
+  }
+  return st;
+}
+
+// The cross-rank check of native ops (unless PK_COMM_UNCHECKED): the same headers as the engine path's, exchanged
+// through the backend's own collectives on each communicator's private check stream (collectives_native.cpp), all
+// in one backend group. A mismatch fails the op on every rank before its data moves.
+void check_native_ops(const std::vector<Op *> &ops) {
+  std::vector<NativeExchange> xs;
+  std::vector<Op *> checked, p2p;
+  for (Op *op : ops) {
+    if (!op->comm->checked()) continue;
+    fill_header(*op);
+    checked.push_back(op);
+    if (op->kind == PK_COLLECTIVE_SEND || op->kind == PK_COLLECTIVE_RECV) {
+      op->theirs.assign(1, WireHeader{});
+      p2p.push_back(op);
+      continue;
+    }
+    op->theirs.assign(static_cast<size_t>(op->comm->size), WireHeader{});
+    NativeExchange x;
+    x.comm = op->comm;
+    x.bytes = sizeof(WireHeader);
+    x.send = &op->mine;
+    x.recv = op->theirs.data();
+    xs.push_back(x);
+  }
+  // Point-to-point headers: the slots carry no tag, and messages between two ranks match in the order they are
+  // posted. So every rank sends the headers of its receives before those of its sends, and receives first for its
+  // sends (the peer's receive's header), then for its receives: a send's header always meets the matching receive.
+  for (int32_t pass = 0; pass < 4; ++pass) {
+    const bool sending = pass < 2;
+    const int32_t kind = (pass == 0 || pass == 3) ? PK_COLLECTIVE_RECV : PK_COLLECTIVE_SEND;
+    for (Op *op : p2p) {
+      if (op->kind != kind) continue;
+      NativeExchange x;
+      x.comm = op->comm;
+      x.bytes = sizeof(WireHeader);
+      x.peer = op->peer;
+      x.kind = sending ? PK_COLLECTIVE_SEND : PK_COLLECTIVE_RECV;
+      if (sending) {
+        x.send = &op->mine;
+      } else {
+        x.recv = op->theirs.data();
+      }
+      xs.push_back(x);
+    }
+  }
+  if (xs.empty()) return;
+  if (pk_status st = run_native_exchanges(xs, kind_name(checked[0]->kind))) {
+    fail_ops(checked, st);
+    return;
+  }
+  for (Op *op : checked) op->status = check_headers(*op);
+}
+
+// Enqueues the native ops of one backend on their streams (asynchronous: the backend orders them like op_launch),
+// in one backend group when there are several. Failures the backend reports later are the stream's sticky error.
+void launch_native_ops(Backend &b, const std::vector<Op *> &ops) {
+  std::vector<Op *> live;
+  for (Op *op : ops)
+    if (op->status == PK_OK) live.push_back(op);
+  if (live.empty()) return;
+  const bool grouped = live.size() > 1;
+  if (grouped) {
+    if (pk_status st = b.api.group_start(b.context)) {
+      fail_ops(live, native_error(b, st, kind_name(live[0]->kind), "group_start"));
+      return;
+    }
+  }
+  for (Op *op : live) {
+    pk_collective_desc d;
+    PK_STRUCT_INIT(d);
+    d.kind = op->kind;
+    const bool reduces = op->kind == PK_COLLECTIVE_ALL_REDUCE || op->kind == PK_COLLECTIVE_REDUCE_SCATTER ||
+                         op->kind == PK_COLLECTIVE_REDUCE;
+    const bool peered = op->kind == PK_COLLECTIVE_BROADCAST || op->kind == PK_COLLECTIVE_REDUCE ||
+                        op->kind == PK_COLLECTIVE_SEND || op->kind == PK_COLLECTIVE_RECV;
+    d.reduce_op = reduces ? op->reduce_op : -1;
+    d.peer = peered ? op->peer : -1;
+    d.send = op->has_send ? &op->send : nullptr;
+    d.recv = op->has_recv ? &op->recv : nullptr;
+    d.timeout_ms = op->comm->timeout_ms.load();
+    pk_status st = b.api.collective_launch(op->stream->stream, op->comm->bc, &d);
+    if (st != PK_OK) {
+      op->status = native_error(b, st, kind_name(op->kind), "collective_launch", op->comm->timeout_ms.load());
+      pk_error_info e;
+      PK_STRUCT_INIT(e);
+      pk_get_last_error(&e);
+      op->error = e.message;
+      // As with an engine: a call given up (timeout, abort, a peer lost) leaves the communicator failed.
+      if (st == PK_ERROR_TIMEOUT || st == PK_ERROR_COMM_FAILED) op->comm->fail(st, e.message);
+    }
+  }
+  if (grouped) {
+    if (pk_status st = b.api.group_end(b.context)) fail_ops(live, native_error(b, st, "pk_group_end", "group_end"));
+  }
+  for (Op *op : live) {
+    if (op->status != PK_OK) continue;
+    op->comm->calls++;
+    op->comm->native_calls++;
+    if (op->has_send) op->comm->bytes_sent += static_cast<uint64_t>(op->send_numel) * op->esize;
+  }
+}
+
+pk_status run_ops(const std::vector<Op *> &ops) {
+  // Native ops per backend (a group may span backends: each runs its own backend group), then the engine's.
+  std::vector<std::pair<Backend *, std::vector<Op *>>> native;
+  std::vector<Op *> engine;
+  for (Op *op : ops) {
+    if (!op->comm->native()) {
+      engine.push_back(op);
+      continue;
+    }
+    Backend *b = &op->comm->backend();
+    auto it = std::find_if(native.begin(), native.end(), [b](const auto &kv) { return kv.first == b; });
+    if (it == native.end()) {
+      native.emplace_back(b, std::vector<Op *>{});
+      it = native.end() - 1;
+    }
+    it->second.push_back(op);
+  }
+  for (auto &kv : native) {
+    check_native_ops(kv.second);
+    launch_native_ops(*kv.first, kv.second);
+  }
+  pk_status engine_st = engine.empty() ? PK_OK : run_engine_ops(engine);
+  for (Op *op : ops) {
+    if (op->comm->native() && op->status != PK_OK)
+      return set_error(op->status, PK_OP_NONE, -1, 0, "%s", op->error.c_str());
+  }
+  if (engine_st == PK_OK) clear_error();
+  return engine_st;
 }
 
 thread_local int t_group_depth = 0;

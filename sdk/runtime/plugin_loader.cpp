@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "collectives_internal.hpp"
 #include "plugin_probe.hpp"
 #include "runtime_internal.hpp"
 
@@ -120,6 +121,15 @@ pk_status load_plugin(Runtime &rt, const std::string &path, Backend **out) {
                      "required)",
                      path.c_str());
   }
+  // The native collective slots are all or none (primkit.h): a backend that fills some of them would have the
+  // runtime call a NULL slot half-way through a communicator's life.
+  if (const char *missing = coll::partial_native_slot(api)) {
+    return set_error(PK_ERROR_PLUGIN, PK_OP_NONE, -1, 0,
+                     "plugin %s fills some native collective slots but leaves %s NULL: comm_get_unique_id, "
+                     "comm_create, comm_split, comm_destroy, comm_abort, collective_launch, group_start and group_end "
+                     "are all set or all NULL",
+                     path.c_str(), missing);
+  }
   st = api.open(&k_host_services, &backend->context);
   if (st != PK_OK || backend->context == nullptr) {
     backend->context = nullptr;
@@ -184,6 +194,7 @@ pk_status load_plugin(Runtime &rt, const std::string &path, Backend **out) {
     }
     backend->devices.push_back(std::move(dev));
   }
+  if (coll::has_native_slots(api)) coll::native_backend_loaded(backend.get());
   *out = backend.get();
   rt.backends.push_back(std::move(backend));
   return PK_OK;
@@ -262,6 +273,7 @@ void discover_plugins(Runtime &rt, const char *extra_path) {
 }  // namespace pk::rt
 
 pk_backend_s::~pk_backend_s() {
+  pk::rt::coll::native_backend_gone(this);
   devices.clear();
   if (context != nullptr && api.close != nullptr) api.close(context);
   if (library != nullptr) dlclose(library);

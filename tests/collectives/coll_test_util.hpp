@@ -26,6 +26,7 @@ struct World {
   int rank = 0;
   int size = 1;
   bool host_visible = false;
+  bool native = false;  // the backend fills the native collective slots: every call must go through them
   std::string backend;
 };
 World &world();

@@ -416,10 +416,11 @@ typedef struct pk_backend_api {
   /* --- native collectives (ABI 1.2; primkit_collectives.h) ---
    * All NULL, or all set: a backend whose chips talk to each other directly (an NCCL-like library) fills them;
    * NULL means the runtime carries collectives through an engine (MPI), staging through host memory when the
-   * device memory is not host-addressable. Contracts are those of the host functions of the same names; the
-   * runtime validates every argument (and, unless PK_COMM_UNCHECKED, that the ranks agree) first. This release's
-   * runtime does not call them yet (every communicator uses an engine); the slots are frozen so that a backend can
-   * fill them now. */
+   * device memory is not host-addressable; a plugin filling some but not all is refused at load (PK_ERROR_PLUGIN).
+   * Contracts are those of the host functions of the same names; the runtime validates every argument (and, unless
+   * PK_COMM_UNCHECKED, that the ranks agree: their call headers travel as ALL_GATHER, or SEND and RECV in a group,
+   * of u8 tensors through these same slots, on a stream of the runtime's) first. A communicator on such a backend
+   * uses these slots by default (engine "native"; docs/collectives.md). The backend enforces desc->timeout_ms. */
   /* Writes a fresh bootstrap token (the runtime sets engine = "native"; the backend fills internal). */
   pk_status (*comm_get_unique_id)(pk_be_context *ctx, struct pk_comm_unique_id *out);
   /* Joins the communicator `id` as `rank` of `nranks` on `device`. Collective over the ranks. */

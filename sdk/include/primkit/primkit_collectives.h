@@ -4,7 +4,8 @@
  * Communicators over ranks (processes), and collectives on PrimKit tensors ordered on PrimKit streams:
  * all-reduce (sum, prod, max, min, avg), all-gather, reduce-scatter, broadcast, reduce, all-to-all, send/recv,
  * and groups. The data moves through an existing distributed engine loaded at run time — MPI
- * (libprimkit_engine_mpi.so, Open MPI or MPICH) for every backend, NCCL for the cuda backend — never a
+ * (libprimkit_engine_mpi.so, Open MPI or MPICH) for every backend, or the backend's own collectives (the native
+ * slots of pk_backend_api: NCCL for the cuda backend) — never a
  * transport of PrimKit's own. docs/collectives.md explains the model; this header states each contract.
  *
  * Everything in primkit.h's preamble holds here too (C99, struct_size first, append-only, status codes,
@@ -16,7 +17,8 @@
  *     PK_COMM_UNCHECKED.
  *   - Ordering: a collective on `stream` runs after the work enqueued on `stream` before it and before the work
  *     enqueued after it. With an engine (not the backend's own collectives) the call returns when the collective
- *     has finished on this rank: the host waits.
+ *     has finished on this rank: the host waits. With native collectives it returns once the collective is
+ *     enqueued on the stream (after the cross-rank check, unless PK_COMM_UNCHECKED).
  *   - Failure: a call that does not finish within the communicator's timeout returns PK_ERROR_TIMEOUT (a rank
  *     died, hangs, or does not make the call); pk_comm_abort makes calls in flight and later return
  *     PK_ERROR_COMM_FAILED. Either leaves the communicator failed: every later call returns
@@ -104,7 +106,8 @@ enum {
 typedef struct pk_comm_options {
   uint32_t struct_size;
   uint32_t flags; /* PK_COMM_* */
-  /* The engine: "mpi", "nccl", or NULL for $PRIMKIT_COLLECTIVES_ENGINE, else "mpi". */
+  /* The engine: "mpi", "native" (the backend's own collectives), or NULL for $PRIMKIT_COLLECTIVES_ENGINE,
+   * else "native" where the device's backend offers native collectives and "mpi" elsewhere. */
   const char *engine;
   /* NULL: the ranks are the processes the launcher started (mpirun, srun: the engine's world), and nranks and
    * rank must be -1 or agree with it. Otherwise the token every rank received from pk_comm_get_unique_id, with
@@ -115,12 +118,13 @@ typedef struct pk_comm_options {
   uint32_t timeout_ms; /* per-call timeout; 0 = PK_COMM_DEFAULT_TIMEOUT_MS */
 } pk_comm_options;
 
-/* Whether the engine `name` ("mpi", "nccl") can run in this process: PK_OK, or PK_ERROR_NOT_FOUND with the
- * reason in pk_get_last_error (library absent, symbols missing, no device). Loads the engine on first use.
- * Threading: any thread. */
+/* Whether the engine `name` ("mpi"; "native": a loaded backend offers native collectives) can run here:
+ * PK_OK, or PK_ERROR_NOT_FOUND with the reason in pk_get_last_error (library absent, symbols missing, no device).
+ * Loads the engine on first use. Threading: any thread. */
 PK_API pk_status pk_comm_engine_available(const char *name);
 
-/* Makes a fresh bootstrap token of engine `engine` (NULL: as pk_comm_options.engine). Call it on one rank.
+/* Makes a fresh bootstrap token of engine `engine` (NULL: $PRIMKIT_COLLECTIVES_ENGINE, else "native" while a
+ * loaded backend offers native collectives, else "mpi"). Call it on one rank.
  * With the MPI engine, every process of the launcher's world takes part in each pk_comm_create made from a
  * token (MPI_Comm_split underneath); ranks that do not join pass nranks = 0 and get *out = NULL. */
 PK_API pk_status pk_comm_get_unique_id(const char *engine, pk_comm_unique_id *out);
@@ -150,7 +154,7 @@ PK_API pk_status pk_comm_abort(pk_comm_t comm);
 PK_API pk_status pk_comm_rank(pk_comm_t comm, int32_t *out);
 PK_API pk_status pk_comm_size(pk_comm_t comm, int32_t *out);
 PK_API pk_device_t pk_comm_device(pk_comm_t comm);
-/* The engine's name ("mpi", ...). Static for the life of the process. */
+/* The engine's name ("mpi", ..., or "native"). Static for the life of the process. */
 PK_API const char *pk_comm_engine(pk_comm_t comm);
 /* Sets the timeout of every later call (ms, > 0). */
 PK_API pk_status pk_comm_set_timeout(pk_comm_t comm, uint32_t timeout_ms);
