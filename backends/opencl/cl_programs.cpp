@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace pk::ocl {
@@ -129,13 +130,23 @@ std::string find_cache_dir() {
   return make_dirs(dir) ? dir : "";
 }
 
+// Where the entry locks live: one folder per user, whatever PRIMKIT_CACHE_DIR says, because the race they prevent
+// is in PoCL's kernel cache, which is per user (below). With the lock beside the entry, two processes with different
+// cache folders (two test binaries of one CTest run, two checkouts) built the same program at once and one stored a
+// binary PoCL later aborts on (seen as SIGABRT in the OpenCL conformance of c64 ops). Empty: no such folder.
+std::string lock_dir() {
+  const char *run = std::getenv("XDG_RUNTIME_DIR");
+  const std::string dir = std::string(run && *run ? run : "/tmp") + "/primkit-opencl-locks-" + std::to_string(getuid());
+  return make_dirs(dir) ? dir : "";
+}
+
 // Entry layout: magic, binary length, FNV hash of the binary, the binary. Version 2: entries written before the
 // entry lock below may hold a binary PoCL aborts on; they are ignored (and rewritten).
 constexpr char kMagic[8] = {'P', 'K', 'C', 'L', 'B', 'I', 'N', '2'};
 
-// An exclusive advisory lock on "<entry>.lock", held while one process builds a program and reads its binary back,
-// or loads the entry. PoCL keeps its own kernel cache shared by every process of the user, in a folder named
-// after the program; the binary it hands back is a snapshot of that folder. A second process building the same
+// An exclusive advisory lock on "<entry name>.lock" (in lock_dir()), held while one process builds a program and reads
+// its binary back, or loads the entry. PoCL keeps its own kernel cache shared by every process of the user, in a folder
+// named after the program; the binary it hands back is a snapshot of that folder. A second process building the same
 // program at the same moment snapshots a kernel file another is still writing (empty), the entry stores a binary
 // that passes our hash, and every later load aborts inside PoCL (pocl_binary.c: "len > 0"). Found with two test
 // runs side by side. Only processes building the same program wait on each other. No lock (no cache) when the
@@ -228,7 +239,8 @@ Program build_program(cl_context context, cl_device_id device, const std::string
                   static_cast<unsigned long long>(fnv1a(key.data(), key.size(), 0xcbf29ce484222325ull)),
                   static_cast<unsigned long long>(fnv1a(key.data(), key.size(), 0x84222325cbf29ce4ull)));
     path = dir + name;
-    lock = std::make_unique<EntryLock>(path);
+    static const std::string locks = lock_dir();
+    lock = std::make_unique<EntryLock>(locks.empty() ? path : locks + name);
     if (!lock->held()) path.clear();  // no lock, no cache: build from source and store nothing
   }
   if (!path.empty()) {
