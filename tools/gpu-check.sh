@@ -7,9 +7,10 @@
 #   2. every generated kernel on the GPU against the code generator tests' references: the single-op sweep in
 #      parallel shards, then the hand-checked suites (the cuda-emu tests re-run with the cuda plugin),
 #   3. primkit conformance --backend cuda --profile quick (one child process per CPU),
-#   4. primkit_bench_cuda (ratios against the GPU's own copy bandwidth and the raw driver launch), then the same
+#   4. the native collectives on NCCL, one rank (primkit conformance --collectives, engine "native"),
+#   5. primkit_bench_cuda (ratios against the GPU's own copy bandwidth and the raw driver launch), then the same
 #      operations through PyTorch for the peer figures when python3 has torch,
-#   5. (build mode only) the full code generator tests, PTX through ptxas included.
+#   6. (build mode only) the full code generator tests, PTX through ptxas included.
 # Exit status: non-zero if any step failed. Logs go to $PRIMKIT_GPU_LOGS (default: <build or bundle>/gpu-check).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -103,6 +104,14 @@ run cuda-kernels-hand-checked 240 "${pk_env[@]}" PRIMKIT_CODEGEN_TEST_BACKEND="$
 if "${pk_env[@]}" "$bin/primkit" --help 2>&1 | grep -q conformance; then
   run conformance-cuda 300 "${pk_env[@]}" "$bin/primkit" conformance --backend "$plugin" --profile quick \
     --jobs "$jobs" --report "$logs/conformance"
+fi
+
+# The cuda backend's native collectives on NCCL, one rank on this GPU (NCCL allows one rank per device; the
+# multi-rank rows need a second GPU): the conformance stage with the native engine asked for by name, so a missing
+# NCCL or driver is a failure with its reason, not a quiet fallback to MPI.
+if "${pk_env[@]}" "$bin/primkit" conformance --help 2>&1 | grep -q collectives; then
+  run collectives-nccl 60 "${pk_env[@]}" PRIMKIT_COLLECTIVES_ENGINE=native "$bin/primkit" conformance --backend "$plugin" \
+    --collectives --jobs 1 --report "$logs/collectives"
 fi
 
 if [ -x "$bin/primkit_bench_cuda" ]; then
