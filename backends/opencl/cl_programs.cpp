@@ -141,8 +141,9 @@ std::string lock_dir() {
 }
 
 // Entry layout: magic, binary length, FNV hash of the binary, the binary. Version 2: entries written before the
-// entry lock below may hold a binary PoCL aborts on; they are ignored (and rewritten).
-constexpr char kMagic[8] = {'P', 'K', 'C', 'L', 'B', 'I', 'N', '2'};
+// entry lock below may hold a binary PoCL aborts on; they are ignored (and rewritten). Version 3: the same for
+// entries written while the lock was per cache folder (see lock_dir()).
+constexpr char kMagic[8] = {'P', 'K', 'C', 'L', 'B', 'I', 'N', '3'};
 
 // An exclusive advisory lock on "<entry name>.lock" (in lock_dir()), held while one process builds a program and reads
 // its binary back, or loads the entry. PoCL keeps its own kernel cache shared by every process of the user, in a folder
