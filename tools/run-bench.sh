@@ -25,3 +25,6 @@ done
 # The PyTorch bridge against eager PyTorch and Inductor (PyPI torch, same process and threads).
 echo "== bench/torch_bridge.py"
 PYTHONPATH="$build/python" "${PRIMKIT_PYTHON:-python3}" "$root/bench/torch_bridge.py" | tee "$out/torch_bridge.txt"
+# Single kernels against PyPI torch, each writing into a caller's buffer (eager .out and Inductor).
+echo "== bench/torch_kernels.py"
+PYTHONPATH="$build/python" "${PRIMKIT_PYTHON:-python3}" "$root/bench/torch_kernels.py" | tee "$out/torch_kernels.txt"
