@@ -357,32 +357,36 @@ PK_DM_FN double pk_dm_box(double v) {
 PK_DM_FN double pk_dm_unnan(double v) {
   return pk_dm_isnan(v) ? pk_dm_copysign(0.0, v) : v;
 }
-/* (a + bi)(c + di) with Annex G's recovery of infinities (G.5.1's _Cmultd) where both parts come out NaN. Its
-   recovery of products that overflow is left out: exact arithmetic (and the oracle) has no such overflow, and
-   finite operands take the correctly rounded paths. */
+/* Annex G's recovery of infinities (G.5.1's _Cmultd) for a product (a + bi)(c + di) whose two parts both came out
+   NaN: where an operand is infinite, *x and *y become the complex infinity the limit gives. Shared by pk_dm_cmul_g
+   and complex pow's scaled product (cpow.h). */
+PK_DM_FN void pk_dm_cmul_recover(double a, double b, double c, double d, double *x, double *y) {
+  int re = 0;
+  if (pk_dm_isinf(a) || pk_dm_isinf(b)) {
+    a = pk_dm_box(a);
+    b = pk_dm_box(b);
+    c = pk_dm_unnan(c);
+    d = pk_dm_unnan(d);
+    re = 1;
+  }
+  if (pk_dm_isinf(c) || pk_dm_isinf(d)) {
+    c = pk_dm_box(c);
+    d = pk_dm_box(d);
+    a = pk_dm_unnan(a);
+    b = pk_dm_unnan(b);
+    re = 1;
+  }
+  if (re) {
+    *x = PK_DM_INF * (a * c - b * d);
+    *y = PK_DM_INF * (a * d + b * c);
+  }
+}
+/* (a + bi)(c + di) with Annex G's recovery of infinities where both parts come out NaN. Its recovery of products
+   that overflow is left out: exact arithmetic (and the oracle) has no such overflow, and finite operands take the
+   correctly rounded paths. */
 PK_DM_FN void pk_dm_cmul_g(double a, double b, double c, double d, double *out) {
   double x = a * c - b * d, y = a * d + b * c;
-  if (pk_dm_isnan(x) && pk_dm_isnan(y)) {
-    int re = 0;
-    if (pk_dm_isinf(a) || pk_dm_isinf(b)) {
-      a = pk_dm_box(a);
-      b = pk_dm_box(b);
-      c = pk_dm_unnan(c);
-      d = pk_dm_unnan(d);
-      re = 1;
-    }
-    if (pk_dm_isinf(c) || pk_dm_isinf(d)) {
-      c = pk_dm_box(c);
-      d = pk_dm_box(d);
-      a = pk_dm_unnan(a);
-      b = pk_dm_unnan(b);
-      re = 1;
-    }
-    if (re) {
-      x = PK_DM_INF * (a * c - b * d);
-      y = PK_DM_INF * (a * d + b * c);
-    }
-  }
+  if (pk_dm_isnan(x) && pk_dm_isnan(y)) pk_dm_cmul_recover(a, b, c, d, &x, &y);
   pk_dm_cset(out, x, y);
 }
 /* (a + bi) / (c + di) by Smith's method with Annex G's recovery of infinities and zeros (libgcc's __divdc3: the

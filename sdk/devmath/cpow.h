@@ -142,27 +142,7 @@ PK_DM_FN void pk_dm_cpow_plain(double ar, double ai, double br, double bi, int k
   double p = br, q = bi, c = l[0], d = l[1];
   double x = pk_dm_mul_down(p, c, kb) - pk_dm_mul_down(q, d, kb),
          y = pk_dm_mul_down(p, d, kb) + pk_dm_mul_down(q, c, kb);
-  if (pk_dm_isnan(x) && pk_dm_isnan(y)) { /* pk_dm_cmul_g's recovery of infinities */
-    int re = 0;
-    if (pk_dm_isinf(p) || pk_dm_isinf(q)) {
-      p = pk_dm_box(p);
-      q = pk_dm_box(q);
-      c = pk_dm_unnan(c);
-      d = pk_dm_unnan(d);
-      re = 1;
-    }
-    if (pk_dm_isinf(c) || pk_dm_isinf(d)) {
-      c = pk_dm_box(c);
-      d = pk_dm_box(d);
-      p = pk_dm_unnan(p);
-      q = pk_dm_unnan(q);
-      re = 1;
-    }
-    if (re) {
-      x = PK_DM_INF * (p * c - q * d);
-      y = PK_DM_INF * (p * d + q * c);
-    }
-  }
+  if (pk_dm_isnan(x) && pk_dm_isnan(y)) pk_dm_cmul_recover(p, q, c, d, &x, &y);
   pk_dm_cexp(pk_dm_scale_back(x, kb), pk_dm_scale_back(y, kb), out);
 }
 /* c128 a^b (a = 0 and b = 0 handled by the caller). Non-finite operands and a = 0: pk_dm_cpow_plain, then cexp's
