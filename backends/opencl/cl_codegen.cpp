@@ -882,8 +882,10 @@ std::string gen_elementwise(const EwGraph &g, const DeviceCaps &caps, bool *vect
         in_dt[i] = g.dtypes[n.inputs[i]];
         a[i] = "v" + std::to_string(n.inputs[i]);
       }
-      const int32_t t = type_var_dtype(n.op_id, in_dt, n.num_inputs);
       const int32_t out_dt = g.dtypes[n.output];
+      // A fill (a scalar constant the planner took into the run) has no input to take its type from: its output's.
+      const int32_t t =
+          n.op_id == PK_OP_FILL && n.num_inputs == 0 ? out_dt : type_var_dtype(n.op_id, in_dt, n.num_inputs);
       // Operators yield the compute type of their type variable (or uchar for predicates); the variable holds the
       // output's compute type, so the assignment converts where they differ (only between equal-valued types).
       s += "    const " + ctype(out_dt) + " v" + std::to_string(n.output) + " = " +

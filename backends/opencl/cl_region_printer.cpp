@@ -395,12 +395,8 @@ bool region_printable(const Region &r, const DeviceCaps &caps, std::string *why)
   if (r.num_args() > kMaxRegionArgs) return no(why, "more arguments than a fused kernel takes");
   for (int32_t dt : r.dtypes)
     if (!dtype_supported(dt, caps, why)) return false;
-  for (const Node &n : r.nodes) {
+  for (const Node &n : r.nodes)
     if (!node_printable(n, r.dtypes, caps, why)) return false;
-    // gen_elementwise takes a node's type from its inputs: a fill without one (full) only in reducing regions.
-    if (n.op_id == PK_OP_FILL && n.inputs.empty() && !r.reduces())
-      return no(why, "fill without input: not printed in elementwise regions");
-  }
   return true;
 }
 
