@@ -277,15 +277,17 @@ constexpr dnnl::memory::data_type dnnl_type() {
   return std::is_same_v<E, float> ? dnnl::memory::data_type::f32 : dnnl::memory::data_type::bf16;
 }
 
-// c = a x bm on oneDNN, operands of element type In (f32 or bf16) and the result of type Out (f32 or bf16); false
-// when oneDNN has no such primitive here or fails (c may then hold anything).
+// c = a x bm on oneDNN's matmul primitive, bf16 operands (the AMX / AVX-512 BF16 kernels; f32 products take sgemm,
+// bmm_fast) and the result of type Out (f32 or bf16); false when oneDNN has no such primitive here or fails (c may
+// then hold anything).
 template <class In, class Out>
 bool bmm_onednn(const In *a, const In *bm, Out *c, int64_t B, int64_t M, int64_t K, int64_t N) {
   try {
     using dnnl::memory;
     using tag = memory::format_tag;
     dnnl::engine &eng = dnnl_engine();
-    const bool relayout = !std::is_same_v<In, float> && M >= kRelayoutRows && N > 1 && K > 1;
+    static_assert(std::is_same_v<In, kit::bfloat16>);
+    const bool relayout = M >= kRelayoutRows && N > 1 && K > 1;
     const memory::desc amd({B, M, K}, dnnl_type<In>(), tag::abc);
     const memory::desc bmd({B, K, N}, dnnl_type<In>(), tag::abc);
     const memory::desc cmd({B, M, N}, dnnl_type<Out>(), tag::abc);

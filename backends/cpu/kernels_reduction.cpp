@@ -182,6 +182,14 @@ inline bool nonzero(const T &v) {
 
 // --- sum, prod --------------------------------------------------------------------------------------------------
 
+// One real reduction's compensated sum (KSum's rules), from the reduced axes at input offset `ib`.
+template <class T>
+double compensated_sum(const Plan &p, const View &in, int64_t ib) {
+  KSum acc;
+  for_inner(p, ib, [&](int64_t o) { acc.add(to_f64(*in.at<T>(o))); });
+  return acc.value();
+}
+
 template <class T, bool Prod>
 void sum_prod(const Plan &p, const View &in, const View &out) {
   for_outer(p, p.inner, [&](int64_t ib, int64_t ob, int64_t) {
@@ -217,9 +225,7 @@ void sum_prod(const Plan &p, const View &in, const View &out) {
         for_inner(p, ib, [&](int64_t o) { acc *= to_f64(*in.at<T>(o)); });
         *dst = kit::store_as<T>(static_cast<double>(acc));
       } else {
-        KSum acc;
-        for_inner(p, ib, [&](int64_t o) { acc.add(to_f64(*in.at<T>(o))); });
-        *dst = kit::store_as<T>(acc.value());
+        *dst = kit::store_as<T>(compensated_sum<T>(p, in, ib));
       }
     }
   });
@@ -300,11 +306,7 @@ bool sum_f32_lines(const Plan &p, const View &in, const View &out, uint32_t mask
   const float *a = in.at<float>(0);
   float *o = out.at<float>(0);
   static const auto block_sum = have_isa(Isa::avx2) ? sum_f32_avx2 : sum_f32_plain;
-  auto exact = [&](int64_t ib, int64_t ob) {  // the general path's rules for one output element
-    KSum acc;
-    for_inner(p, ib, [&](int64_t off) { acc.add(*in.at<float>(off)); });
-    o[ob] = static_cast<float>(acc.value());
-  };
+  auto exact = [&](int64_t ib, int64_t ob) { o[ob] = static_cast<float>(compensated_sum<float>(p, in, ib)); };
   if (mask == trailing) {
     const int64_t rows = p.outer, cols = p.inner;
     parallel_for(0, rows, std::max<int64_t>(1, 32768 / cols), [&](int64_t lo, int64_t hi) {

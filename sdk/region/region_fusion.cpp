@@ -1,6 +1,7 @@
 // region_fusion.cpp — fusion: the region of a run of offered nodes the generator compiles (region_from_subgraph),
 // or of a whole offered subgraph as one row program (row_region_from_subgraph). No LLVM here.
 #include <algorithm>
+#include <cstdint>
 #include <map>
 
 #include "primkit/op_info.hpp"
@@ -59,8 +60,9 @@ bool region_from_subgraph(const pk_subgraph &g, uint8_t *claimed, Region &out, i
   // scalar, e.g. 0.5 * x), and those broadcasts, join the run whose element shape they broadcast to. In the region
   // the full is a fill node and each broadcast an alias of it, so the kernel splats an immediate instead of
   // reading a materialized tensor of copies (a 12 MiB buffer per scalar for a [1024, 3072] GELU). `konst[i]`:
-  // node i is such a full (1) or broadcast (2).
+  // node i is such a full (1) or broadcast (2); `source[i]`: a broadcast's full.
   std::vector<uint8_t> konst(nn, 0);
+  std::vector<uint32_t> source(nn, 0);
   std::vector<std::vector<uint32_t>> readers(g.num_values);
   for (uint32_t i = 0; i < nn; ++i)
     for (uint32_t k = 0; k < g.nodes[i].num_inputs; ++k)
@@ -83,19 +85,18 @@ bool region_from_subgraph(const pk_subgraph &g, uint8_t *claimed, Region &out, i
     n.fill_value = static_cast<const pk_attrs_full *>(gn.attrs)->value;
     if (!check_node(n, dtypes).empty()) continue;
     konst[i] = 1;
-    for (uint32_t j : rd) konst[j] = 2;
+    for (uint32_t j : rd) {
+      konst[j] = 2;
+      source[j] = i;
+    }
   }
   auto real = [&](uint32_t i) { return konst[i] == 0; };
-  // Whether constant node i may join a run over element shape `elem`: a full always (its broadcasts are checked),
-  // a broadcast when it produces that shape from a full inside [begin, i).
-  auto joins = [&](uint32_t i, uint32_t begin, const pk_graph_value *elem) {
+  constexpr uint32_t kNoShape = UINT32_MAX;  // a run's element shape: the value it was first seen on
+  // Whether constant node i may join a run from `begin` over the shape of value `elem`: a full always (its
+  // broadcasts are checked), a broadcast when it produces that shape from a full inside the run.
+  auto joins = [&](uint32_t i, uint32_t begin, uint32_t elem) {
     if (konst[i] == 1) return true;
-    const pk_graph_node &gn = g.nodes[i];
-    const pk_graph_value &y = g.values[gn.outputs[0]];
-    if (elem != nullptr && !(y.ndim == elem->ndim && std::equal(y.shape, y.shape + y.ndim, elem->shape))) return false;
-    for (uint32_t j = begin; j < i; ++j)
-      if (konst[j] == 1 && g.nodes[j].outputs[0] == gn.inputs[0]) return true;
-    return false;
+    return (elem == kNoShape || same_shape(g.nodes[i].outputs[0], elem)) && source[i] >= begin;
   };
   // The longest run of compilable nodes over one element shape (counting real nodes only); a reduction closes its
   // run. An offered window mixes shapes (batch_norm computes per-channel [C] values and broadcasts them over
@@ -103,19 +104,17 @@ bool region_from_subgraph(const pk_subgraph &g, uint8_t *claimed, Region &out, i
   uint32_t best_begin = 0, best_len = 0, best_end = 0;
   for (uint32_t b = 0; b < nn; ++b) {
     if (!real(b) && konst[b] != 1) continue;  // a run starts at a real node or a full
-    const pk_graph_value *elem = nullptr;
-    uint32_t e = b, len = 0;
+    uint32_t elem = kNoShape, e = b, len = 0;
     while (e < nn) {
       if (!real(e)) {
         if (!joins(e, b, elem)) break;
-        if (konst[e] == 2 && elem == nullptr) elem = &g.values[g.nodes[e].outputs[0]];
+        if (konst[e] == 2 && elem == kNoShape) elem = g.nodes[e].outputs[0];
         ++e;
         continue;
       }
       if (!ok[e]) break;
-      const pk_graph_value &x = g.values[nodes[e].inputs[0]];
-      if (elem != nullptr && !(x.ndim == elem->ndim && std::equal(x.shape, x.shape + x.ndim, elem->shape))) break;
-      if (elem == nullptr) elem = &x;
+      if (elem != kNoShape && !same_shape(nodes[e].inputs[0], elem)) break;
+      if (elem == kNoShape) elem = nodes[e].inputs[0];
       ++e;
       ++len;
       if (is_reduction_op(nodes[e - 1].op_id)) break;
@@ -140,12 +139,7 @@ bool region_from_subgraph(const pk_subgraph &g, uint8_t *claimed, Region &out, i
       for (uint32_t j : readers[g.nodes[i].outputs[0]])
         if (!in_run[j]) in_run[i] = 0;
   for (uint32_t i = best_begin; i < best_end; ++i)
-    if (konst[i] == 2) {
-      bool full_in = false;
-      for (uint32_t j = best_begin; j < best_end; ++j)
-        full_in = full_in || (konst[j] == 1 && in_run[j] && g.nodes[j].outputs[0] == g.nodes[i].inputs[0]);
-      if (!full_in) in_run[i] = 0;
-    }
+    if (konst[i] == 2) in_run[i] = in_run[source[i]];  // its full lies in the run (joins); kept or not with it
   // Arguments in pk_fusion_claim order: read-but-not-produced values, then produced values used outside.
   std::vector<bool> produced(g.num_values, false), read_in(g.num_values, false), read_out(g.num_values, false);
   for (uint32_t i = 0; i < nn; ++i) {

@@ -273,7 +273,6 @@ def _direct_call(fused: torch.fx.GraphModule, modules: Dict[int, "PrimKitModule"
         r = forward(*args)
         return kind_type(r if k == "r" else r[i] if k == "i" else args[i] for k, i in plan)
 
-    run.primkit_module = fused  # what the GraphModule would have been, for inspection
     return run
 
 
