@@ -265,9 +265,8 @@ void bmm_loops(const A *a, const A *bm, A *c, int64_t B, int64_t M, int64_t K, i
 // AVX-512 + AMX Xeon, 1 thread, 1024^3: 3.43 ms plain, 2.87 ms blocked including the reorder). Where the product
 // has enough rows to pay for one pass over that operand (M >= kRelayoutRows), it is first reordered into scratch
 // in the layout the primitive asks for. A reorder is a copy, so the product's values are unchanged.
-constexpr int64_t kRelayoutRows = 256;
-
 #ifdef PRIMKIT_CPU_HAVE_ONEDNN
+constexpr int64_t kRelayoutRows = 256;
 // dnnl_engine() (onednn_matmul.hpp) is the one engine. oneDNN caches the primitives it creates (its primitive
 // cache), so building one per launch is cheap after the first.
 
@@ -784,6 +783,11 @@ void conv_loops(const ConvGeom &g, const A *x, const A *w, A *y) {
 // when oneDNN declines or fails.
 template <class In, class Out>
 bool conv_onednn(const ConvGeom &g, const In *x, const In *w, Out *y) {
+  // oneDNN's kernels index in 32 bits in places; a geometry beyond that (a stride or padding of 2^40 that leaves
+  // a small output, which validation allows) runs the loops, whose index sums stay below 2^63.
+  for (int32_t q = 0; q < 3; ++q) {
+    if (g.stride[q] > INT32_MAX || g.lo[q] > INT32_MAX || g.hi[q] > INT32_MAX || g.dil[q] > INT32_MAX) return false;
+  }
   try {
     using dnnl::memory;
     using tag = memory::format_tag;

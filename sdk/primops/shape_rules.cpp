@@ -11,6 +11,8 @@ namespace pk::meta {
 
 namespace {
 
+__extension__ typedef __int128 i128;  // exact sums and products of attributes below 2^62
+
 struct ShapeText {
   char text[160];
 };
@@ -45,6 +47,25 @@ bool same_shape(const TensorType &a, const TensorType &b) {
   for (int32_t d = 0; d < a.ndim; ++d)
     if (a.shape[d] != b.shape[d]) return false;
   return true;
+}
+
+// Offset-like attributes (paddings, strides, dilations, starts) are bounded like extents: |v| < 2^62. No tensor
+// needs more, and the bound keeps every sum of an extent and such an attribute, in shape rules and in kernels,
+// inside int64 (fuzz_attrs: convolution's padding_low = 0x72ffffff00000001 overflowed the padded extent).
+bool offset_in_range(const OpInfo &op, const char *attr, int32_t axis, int64_t v, Diag &d) {
+  if (v > -kMaxExtent && v < kMaxExtent) return true;
+  if (axis < 0) {
+    return d.fail(PK_ERROR_INVALID_ARGUMENT, -1, "%s: attribute %s = %" PRId64 " is 2^62 or more in magnitude", op.name,
+                  attr, v);
+  }
+  return d.fail(PK_ERROR_INVALID_ARGUMENT, -1, "%s: attribute %s[%d] = %" PRId64 " is 2^62 or more in magnitude",
+                op.name, attr, axis, v);
+}
+
+// Elements start, start + stride, ... below limit (0 <= start <= limit, stride >= 1), without forming
+// limit - start + stride - 1, which overflows for a huge stride.
+int64_t strided_count(int64_t start, int64_t limit, int64_t stride) {
+  return limit > start ? (limit - start - 1) / stride + 1 : 0;
 }
 
 bool need_rank(const OpInfo &op, const TensorType &t, int32_t arg, int32_t lo, int32_t hi, Diag &d) {
@@ -294,7 +315,7 @@ bool shape_slice(const OpInfo &op, const TensorType *in, uint32_t, const void *a
                     "%s: axis %d: start %" PRId64 " and limit %" PRId64 " need start <= limit <= extent %" PRId64,
                     op.name, k, s, l, x.shape[k]);
     }
-    out[0].shape[k] = (l - s + st - 1) / st;
+    out[0].shape[k] = strided_count(s, l, st);
   }
   out[0].ndim = x.ndim;
   return true;
@@ -310,7 +331,7 @@ bool shape_slice_in_dim(const OpInfo &op, const TensorType *in, uint32_t, const 
                   op.name, a.start, a.limit, x.shape[a.dim], a.dim);
   }
   copy_shape(out[0], x);
-  out[0].shape[a.dim] = (a.limit - a.start + a.stride - 1) / a.stride;
+  out[0].shape[a.dim] = strided_count(a.start, a.limit, a.stride);
   return true;
 }
 
@@ -406,14 +427,25 @@ bool shape_pad(const OpInfo &op, const TensorType *in, uint32_t, const void *att
   }
   for (int32_t k = 0; k < x.ndim; ++k) {
     int64_t interior = a.num_interior ? a.interior[k] : 0;
+    if (!offset_in_range(op, "low", k, a.low[k], d) || !offset_in_range(op, "high", k, a.high[k], d) ||
+        !offset_in_range(op, "interior", k, interior, d)) {
+      return false;
+    }
     int64_t n = x.shape[k];
-    int64_t e = a.low[k] + a.high[k] + n + (n > 0 ? (n - 1) * interior : 0);
+    // Each term is below 2^62 in magnitude and (n - 1) * interior below 2^124: exact in 128 bits.
+    i128 e = static_cast<i128>(a.low[k]) + a.high[k] + n + (n > 0 ? static_cast<i128>(n - 1) * interior : 0);
     if (e < 0) {
       return d.fail(PK_ERROR_INVALID_ARGUMENT, -1,
                     "%s: axis %d: low %" PRId64 " and high %" PRId64 " crop more than the padded extent", op.name, k,
                     a.low[k], a.high[k]);
     }
-    out[0].shape[k] = e;
+    if (e >= kMaxExtent) {
+      return d.fail(PK_ERROR_INVALID_ARGUMENT, -1,
+                    "%s: axis %d: low %" PRId64 ", high %" PRId64 " and interior %" PRId64 " pad extent %" PRId64
+                    " to 2^62 or more",
+                    op.name, k, a.low[k], a.high[k], interior, n);
+    }
+    out[0].shape[k] = static_cast<int64_t>(e);
   }
   out[0].ndim = x.ndim;
   return true;
@@ -435,7 +467,8 @@ bool shape_slice_scatter(const OpInfo &op, const TensorType *in, uint32_t, const
     }
   }
   int64_t n = src.shape[a.dim];
-  if (n > 0 && a.start + (n - 1) * a.stride >= x.shape[a.dim]) {
+  // start + (n - 1) * stride in 128 bits: both attributes may be anything up to 2^63 - 1.
+  if (n > 0 && static_cast<i128>(a.start) + static_cast<i128>(n - 1) * a.stride >= x.shape[a.dim]) {
     return d.fail(PK_ERROR_INVALID_ARGUMENT, 1,
                   "%s: input 1 (src): %" PRId64 " slices from %" PRId64 " by %" PRId64 " overrun axis %" PRId64
                   " (extent %" PRId64 ")",
@@ -616,15 +649,26 @@ bool shape_convolution(const OpInfo &op, const TensorType *in, uint32_t, const v
   for (int32_t s = 0; s < ns; ++s) {
     int64_t stride = a.num_stride ? a.stride[s] : 1, dil = a.num_dilation ? a.dilation[s] : 1;
     int64_t lo = a.num_padding_low ? a.padding_low[s] : 0, hi = a.num_padding_high ? a.padding_high[s] : 0;
-    int64_t span = dil * (w.shape[2 + s] - 1) + 1;
-    int64_t padded = x.shape[2 + s] + lo + hi;
+    if (!offset_in_range(op, "stride", s, stride, d) || !offset_in_range(op, "dilation", s, dil, d) ||
+        !offset_in_range(op, "padding_low", s, lo, d) || !offset_in_range(op, "padding_high", s, hi, d)) {
+      return false;
+    }
+    // The padded input is a tensor a kernel walks: its extent is bounded like one. Sums and the dilated kernel's
+    // span are formed in 128 bits (each term is below 2^62, three of them are not below 2^63).
+    const i128 padded = static_cast<i128>(x.shape[2 + s]) + lo + hi;
+    if (padded >= kMaxExtent) {
+      return d.fail(PK_ERROR_INVALID_ARGUMENT, -1,
+                    "%s: spatial axis %d: padding_low %" PRId64 " and padding_high %" PRId64 " pad extent %" PRId64
+                    " to 2^62 or more",
+                    op.name, s, lo, hi, x.shape[2 + s]);
+    }
+    const i128 span = static_cast<i128>(dil) * (w.shape[2 + s] - 1) + 1;
     if (padded < span) {
       return d.fail(PK_ERROR_INVALID_ARGUMENT, 1,
-                    "%s: spatial axis %d: the dilated kernel (%" PRId64 ") is larger than the padded input (%" PRId64
-                    ")",
-                    op.name, s, span, padded);
+                    "%s: spatial axis %d: the dilated kernel (%.17g) is larger than the padded input (%" PRId64 ")",
+                    op.name, s, static_cast<double>(span), static_cast<int64_t>(padded));
     }
-    out[0].shape[2 + s] = (padded - span) / stride + 1;
+    out[0].shape[2 + s] = static_cast<int64_t>((padded - span) / stride + 1);
   }
   return true;
 }

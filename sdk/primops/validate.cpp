@@ -116,10 +116,6 @@ long long sat_ll(i128 v) {
 
 // --- descriptors ----------------------------------------------------------------------------------------------
 
-// The bound on every extent. Far above any real tensor, and low enough that an extent plus a padding or times a
-// small factor (what shape rules and kernels compute) cannot overflow int64.
-constexpr int64_t kMaxExtent = int64_t{1} << 62;
-
 // Bounds a shape whose extents are >= 0 (see check_shape_size in op_info.hpp). The product skips the zeros: an
 // empty tensor has no element, but its row-major strides and a backend's loop bounds are still products of its
 // other extents ([0, 2, 2^62] would give axis 0 a stride of 2^63).

@@ -224,6 +224,10 @@ const char *enum_name(int32_t enum_id);
 // None of these allocate; all are thread-safe. On failure they fill `diag` (status, argument index, message
 // "op: argument (name): reason") and return false.
 
+// The bound on every extent (check_shape_size) and on every offset-like attribute (paddings, strides, dilations,
+// starts): far above any real tensor, and low enough that an extent plus such an attribute, the sums shape rules
+// and kernels compute, cannot overflow int64.
+constexpr int64_t kMaxExtent = int64_t{1} << 62;
 constexpr size_t kMaxAttrsSize = 1024;  // every attribute struct fits (a static_assert in op_table.cpp checks)
 // Most tensors one launch may pass (a variadic input repeats); validate_launch rejects more. Callers may size
 // stack arrays of TensorType by these.
