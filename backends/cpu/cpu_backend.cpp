@@ -4,7 +4,7 @@
 // Work runs synchronously inside the enqueueing call (a stream is the calling thread), so a stream has
 // finished everything once a call returns; the sticky-error machinery is still kept, because a failed launch
 // must fail every later call on that stream as the ABI promises. Intra-op parallelism uses the backend's own
-// worker pool (parallel_for).
+// threads (parallel_for): oneDNN's OpenMP team where oneDNN runs on OpenMP (openmp_team.cpp), else a worker pool.
 #include <unistd.h>
 #include <algorithm>
 #include <atomic>
@@ -94,6 +94,19 @@ const KernelRegistry &kernels() {
 
 // --- worker pool ----------------------------------------------------------------------------------------------
 
+// The threads the backend runs: PRIMKIT_CPU_THREADS (1..256), else every core. Read once.
+size_t configured_threads() {
+  static const size_t n = [] {
+    unsigned v = std::max(1u, std::thread::hardware_concurrency());
+    if (const char *env = std::getenv("PRIMKIT_CPU_THREADS")) {
+      long want = std::strtol(env, nullptr, 10);
+      if (want >= 1) v = static_cast<unsigned>(std::min<long>(want, 256));
+    }
+    return static_cast<size_t>(v);
+  }();
+  return n;
+}
+
 // A fixed pool created on first use. A job is a range split into chunks; each thread owns a slice of them and
 // claims its own first, then the others' left-overs, from atomic counters, so a worker that wakes late simply finds
 // fewer chunks left (the caller never waits for a chunk nobody has started). Workers spin briefly after a job before
@@ -102,11 +115,7 @@ const KernelRegistry &kernels() {
 class Pool {
  public:
   Pool() {
-    unsigned n = std::max(1u, std::thread::hardware_concurrency());
-    if (const char *env = std::getenv("PRIMKIT_CPU_THREADS")) {
-      long v = std::strtol(env, nullptr, 10);
-      if (v >= 1) n = static_cast<unsigned>(std::min<long>(v, 256));
-    }
+    const size_t n = configured_threads();
     cursors_ = std::vector<Cursor>(n);
     for (unsigned i = 1; i < n; ++i) workers_.emplace_back([this, i] { work(i); });
   }
@@ -256,12 +265,12 @@ Isa cpu_isa() {
 }
 
 bool runs_serially(int64_t n, int64_t grain) {
-  return n <= std::max<int64_t>(grain, 1) || Pool::in_worker || g_max_threads.load(std::memory_order_relaxed) == 1 ||
-         pool().size() == 1;
+  return n <= std::max<int64_t>(grain, 1) || Pool::in_worker || in_team_thread() ||
+         g_max_threads.load(std::memory_order_relaxed) == 1 || configured_threads() == 1;
 }
 
 int64_t cpu_threads() {
-  const int64_t have = static_cast<int64_t>(pool().size());
+  const int64_t have = static_cast<int64_t>(configured_threads());
   const int cap = g_max_threads.load(std::memory_order_relaxed);
   return cap > 0 ? std::min<int64_t>(cap, have) : have;
 }
@@ -270,6 +279,10 @@ void parallel_run(int64_t begin, int64_t end, int64_t grain, RangeFn f) {
   if (end <= begin) return;
   if (runs_serially(end - begin, grain)) {
     f(begin, end);
+    return;
+  }
+  if (team_available()) {
+    team_run(begin, end, std::max<int64_t>(grain, 1), static_cast<int>(cpu_threads()), f);
     return;
   }
   pool().run(begin, end, std::max<int64_t>(grain, 1), f);
@@ -361,7 +374,7 @@ pk_status cpu_device_get_props(pk_be_context *, uint32_t index, pk_device_props 
   p.device_id = 0;
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   p.memory_bytes = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
-  p.compute_units = static_cast<uint32_t>(pk::cpu::pool().size());
+  p.compute_units = static_cast<uint32_t>(pk::cpu::configured_threads());
   p.features =
       PK_DEVICE_FEATURE_UNIFIED_MEMORY | (pk::cpu::fusion_available() ? uint32_t{PK_DEVICE_FEATURE_FUSION} : 0u);
   p.float_policy = 0;  // IEEE, subnormals kept

@@ -83,14 +83,19 @@ inline bool have_isa(Isa isa) {
   return static_cast<int>(cpu_isa()) >= static_cast<int>(isa);
 }
 
-// The threads an op may use, the calling thread included: the worker pool's size (PRIMKIT_CPU_THREADS, else every
-// core), capped by pk_cpu_set_max_threads.
+// The threads an op may use, the calling thread included: PRIMKIT_CPU_THREADS, else every core, capped by
+// pk_cpu_set_max_threads.
 int64_t cpu_threads();
 // True when a range of n iterations with this grain runs on the calling thread alone.
 bool runs_serially(int64_t n, int64_t grain);
-// Splits [begin, end) into chunks of at least `grain` over the worker pool (the calling thread takes part).
-// Implemented in cpu_backend.cpp.
+// Splits [begin, end) into chunks of at least `grain` over the backend's threads (the calling thread takes part):
+// oneDNN's OpenMP team where oneDNN runs on OpenMP, else the worker pool. Implemented in cpu_backend.cpp.
 void parallel_run(int64_t begin, int64_t end, int64_t grain, RangeFn f);
+// The OpenMP team (openmp_team.cpp): whether parallel_run uses it, whether the calling thread is one of its
+// threads inside a job, and a job on `threads` threads of the calling thread's team.
+bool team_available();
+bool in_team_thread();
+void team_run(int64_t begin, int64_t end, int64_t grain, int threads, const RangeFn &f);
 
 // Runs f(lo, hi) over [begin, end) split into chunks of at least `grain` iterations on the backend's worker
 // threads (the calling thread takes part); returns when all chunks are done. Serial, with no overhead, when the

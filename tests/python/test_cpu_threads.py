@@ -36,3 +36,44 @@ def test_cpu_threads_1_bounds_onednn_too():
     out = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "0", "threads started by matmul/linear under PRIMKIT_CPU_THREADS=1: " + out.stdout
+
+
+ONE_SET = r"""
+import os, sys, numpy as np, primkit, primkit.ops as P
+def threads():
+    return len(os.listdir('/proc/self/task'))
+small = np.ones(8, np.float32)
+P.add(small, small)  # the runtime's own threads start with the first op; 8 elements run on the calling thread
+before = threads()
+a = (np.arange(2048 * 2048, dtype=np.float32).reshape(2048, 2048) % 7 - 3) / 4
+for _ in range(2):  # an elementwise op on the backend's threads, then oneDNN's matmul, then elementwise again
+    s = np.asarray(P.add(a, a))
+    y = np.asarray(P.matmul(a[:256], a[:, :256]))
+a64 = a.astype(np.float64)
+assert np.array_equal(s, 2 * a), "add differs"
+assert np.array_equal(y, (a64[:256] @ a64[:, :256]).astype(np.float32)), "matmul differs from the exact product"
+print(threads() - before)
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads through /proc")
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: nothing to share")
+def test_elementwise_ops_and_onednn_share_one_set_of_threads():
+    """Where oneDNN runs on OpenMP, parallel_for runs on the same OpenMP team: 2 threads mean one thread started,
+    not a pool worker beside an OpenMP worker spinning against each other on the same cores. Without oneDNN (or
+    with PRIMKIT_CPU_THREADING=pool) the pool's one worker is the only one too, unless oneDNN starts its own."""
+    import primkit
+
+    if "cpu" not in [b["name"] for b in primkit.backends()]:
+        pytest.skip("no cpu backend")
+    env = dict(os.environ, PRIMKIT_CPU_THREADS="2")
+    env.pop("OMP_NUM_THREADS", None)
+    env.pop("PRIMKIT_CPU_THREADING", None)
+    out = subprocess.run([sys.executable, "-c", ONE_SET], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "1", "threads started for 2-thread ops: " + out.stdout
+    # The pool beside oneDNN: two sets (the measure the shared team removes), still correct.
+    env["PRIMKIT_CPU_THREADING"] = "pool"
+    out = subprocess.run([sys.executable, "-c", ONE_SET], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() in ("1", "2"), "threads started for 2-thread ops with the pool: " + out.stdout
