@@ -246,6 +246,26 @@ TEST(OpTable, EveryExampleInfersTheHandDerivedShape) {
   for (const auto &e : expected) EXPECT_TRUE(seen.count(e.first)) << e.first << " lost its example";
 }
 
+// The op's example text parsed, its attributes checked and its outputs inferred into `out`; false with `d` filled
+// where any step refuses (a parse failure is a test error, reported through ADD_FAILURE).
+static bool infer_example(const char *name, const char *example, std::vector<TensorType> &out, Diag &d) {
+  const OpInfo *op = find_op(name);
+  if (op == nullptr) {
+    ADD_FAILURE() << name << " is not in the table";
+    return false;
+  }
+  std::vector<TensorType> in;
+  alignas(16) unsigned char attrs[kMaxAttrsSize];
+  if (!parse_example(*op, example, in, attrs, d)) {
+    ADD_FAILURE() << example << ": " << d.message;
+    return false;
+  }
+  out.assign(op->num_outputs, TensorType{});
+  const void *ap = op->attrs_size ? attrs : nullptr;
+  return check_attrs(*op, ap, in.data(), static_cast<uint32_t>(in.size()), d) &&
+         infer_outputs(*op, in.data(), static_cast<uint32_t>(in.size()), ap, out.data(), d);
+}
+
 // Strides, dilations and paddings anywhere up to 2^62 are valid where the output is: the shape rules form their
 // sums in 128 bits, so a stride of 2^62 - 1 gives one element, not an overflowed extent.
 TEST(OpTable, HugeStridesAndPaddingsGiveExactExtents) {
@@ -265,16 +285,9 @@ TEST(OpTable, HugeStridesAndPaddingsGiveExactExtents) {
       {"pad", "a: f32[3]; low=[-4611686018427387903]; high=[4611686018427387903]", {3}},
   };
   for (const Case &c : cases) {
-    const OpInfo *op = find_op(c.op);
-    ASSERT_NE(op, nullptr);
-    std::vector<TensorType> in;
-    alignas(16) unsigned char attrs[kMaxAttrsSize];
+    std::vector<TensorType> out;
     Diag d;
-    ASSERT_TRUE(parse_example(*op, c.example, in, attrs, d)) << d.message;
-    std::vector<TensorType> out(op->num_outputs);
-    ASSERT_TRUE(check_attrs(*op, attrs, in.data(), static_cast<uint32_t>(in.size()), d) &&
-                infer_outputs(*op, in.data(), static_cast<uint32_t>(in.size()), attrs, out.data(), d))
-        << c.op << ": " << d.message;
+    ASSERT_TRUE(infer_example(c.op, c.example, out, d)) << c.op << ": " << d.message;
     EXPECT_EQ(std::vector<int64_t>(out[0].shape, out[0].shape + out[0].ndim), c.shape) << c.example;
   }
 }
@@ -314,17 +327,9 @@ TEST(OpTable, BadShapesNameTheOpArgumentAndReason) {
       {"group_norm", "x: f32[2,5,3]; weight: f32[5]; bias: f32[5]; num_groups=2", {"group_norm", "reshape"}},
   };
   for (const Case &c : cases) {
-    const OpInfo *op = find_op(c.op);
-    ASSERT_NE(op, nullptr);
-    std::vector<TensorType> in;
-    alignas(16) unsigned char attrs[kMaxAttrsSize];
+    std::vector<TensorType> out;
     Diag d;
-    ASSERT_TRUE(parse_example(*op, c.example, in, attrs, d)) << d.message;
-    std::vector<TensorType> out(op->num_outputs);
-    const void *ap = op->attrs_size ? attrs : nullptr;
-    bool ok = check_attrs(*op, ap, in.data(), static_cast<uint32_t>(in.size()), d) &&
-              infer_outputs(*op, in.data(), static_cast<uint32_t>(in.size()), ap, out.data(), d);
-    EXPECT_FALSE(ok) << c.op;
+    EXPECT_FALSE(infer_example(c.op, c.example, out, d)) << c.op;
     EXPECT_EQ(d.status, PK_ERROR_INVALID_ARGUMENT) << c.op << ": " << d.message;
     for (const char *w : c.words) EXPECT_NE(std::string(d.message).find(w), std::string::npos) << d.message;
   }
