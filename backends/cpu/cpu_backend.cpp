@@ -5,6 +5,7 @@
 // finished everything once a call returns; the sticky-error machinery is still kept, because a failed launch
 // must fail every later call on that stream as the ABI promises. Intra-op parallelism uses the backend's own
 // threads (parallel_for): oneDNN's OpenMP team where oneDNN runs on OpenMP (openmp_team.cpp), else a worker pool.
+#include <pthread.h>
 #include <unistd.h>
 #include <algorithm>
 #include <atomic>
@@ -94,9 +95,20 @@ const KernelRegistry &kernels() {
 
 // --- worker pool ----------------------------------------------------------------------------------------------
 
-// The threads the backend runs: PRIMKIT_CPU_THREADS (1..256), else every core. Read once.
+// Set in a child process forked after the backend ran parallel work. Neither set of threads survives fork (the
+// child has only the forking thread): libgomp waits forever for its team's threads in the child's first region,
+// and the pool's workers are gone. A forked child (Python's multiprocessing, a data loader's workers) therefore
+// runs every op on its one thread, oneDNN included, as PyTorch does.
+std::atomic<bool> g_forked_child{false};
+void mark_forked_child() {
+  g_forked_child.store(true, std::memory_order_relaxed);
+}
+
+// The threads the backend runs: PRIMKIT_CPU_THREADS (1..256), else every core. Read once, before any thread starts
+// (every parallel path asks), which is also when the fork handler is installed.
 size_t configured_threads() {
   static const size_t n = [] {
+    pthread_atfork(nullptr, nullptr, mark_forked_child);
     unsigned v = std::max(1u, std::thread::hardware_concurrency());
     if (const char *env = std::getenv("PRIMKIT_CPU_THREADS")) {
       long want = std::strtol(env, nullptr, 10);
@@ -236,9 +248,19 @@ class Pool {
 };
 thread_local bool Pool::in_worker = false;
 
+// The pool lives until the plugin is unloaded, where its destructor stops and joins the workers. Not in a forked
+// child: its copies of the workers are no threads, and its copy of the condition variable still counts their waits,
+// so glibc's broadcast and destroy would wait forever for them; the child leaves the pool as it is.
+struct PoolOwner {
+  Pool *pool = new Pool;
+  ~PoolOwner() {
+    if (!g_forked_child.load(std::memory_order_relaxed)) delete pool;
+  }
+};
+
 Pool &pool() {
-  static Pool p;
-  return p;
+  static PoolOwner owner;
+  return *owner.pool;
 }
 }  // namespace
 
@@ -266,11 +288,13 @@ Isa cpu_isa() {
 
 bool runs_serially(int64_t n, int64_t grain) {
   return n <= std::max<int64_t>(grain, 1) || Pool::in_worker || in_team_thread() ||
-         g_max_threads.load(std::memory_order_relaxed) == 1 || configured_threads() == 1;
+         g_max_threads.load(std::memory_order_relaxed) == 1 || configured_threads() == 1 ||
+         g_forked_child.load(std::memory_order_relaxed);
 }
 
 int64_t cpu_threads() {
   const int64_t have = static_cast<int64_t>(configured_threads());
+  if (g_forked_child.load(std::memory_order_relaxed)) return 1;
   const int cap = g_max_threads.load(std::memory_order_relaxed);
   return cap > 0 ? std::min<int64_t>(cap, have) : have;
 }

@@ -77,3 +77,47 @@ def test_elementwise_ops_and_onednn_share_one_set_of_threads():
     out = subprocess.run([sys.executable, "-c", ONE_SET], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() in ("1", "2"), "threads started for 2-thread ops with the pool: " + out.stdout
+
+
+FORKED = r"""
+import os, sys, numpy as np, primkit, primkit.ops as P
+a = (np.arange(2048 * 2048, dtype=np.float32).reshape(2048, 2048) % 7 - 3) / 4
+a64 = a.astype(np.float64)
+want_mm = (a64[:256] @ a64[:, :256]).astype(np.float32)
+# The parent runs parallel work first: the threads (OpenMP's team, or the pool's workers) exist before the fork.
+assert np.array_equal(np.asarray(P.add(a, a)), 2 * a)
+assert np.array_equal(np.asarray(P.matmul(a[:256], a[:, :256])), want_mm)
+pid = os.fork()
+if pid == 0:
+    ok = np.array_equal(np.asarray(P.add(a, a)), 2 * a)
+    ok = ok and np.array_equal(np.asarray(P.matmul(a[:256], a[:, :256])), want_mm)
+    sys.exit(0 if ok else 3)  # a normal exit: static destructors (the pool's) run in the child
+_, status = os.waitpid(pid, 0)
+assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, "forked child: status %d" % status
+assert np.array_equal(np.asarray(P.add(a, a)), 2 * a), "the parent after the fork"
+print("ok")
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: no threads to lose in the fork")
+@pytest.mark.parametrize("threading", ["default", "pool"])
+def test_a_forked_child_runs_ops_after_the_parent_ran_parallel_work(threading):
+    """Neither OpenMP's team nor the pool's workers survive fork; a child of a process that ran parallel ops
+    (multiprocessing's default start on Linux, data-loader workers) used to hang in its first parallel op or
+    matmul (libgomp waits for threads the child does not have). It now runs on its one thread and exits cleanly."""
+    import primkit
+
+    if "cpu" not in [b["name"] for b in primkit.backends()]:
+        pytest.skip("no cpu backend")
+    env = dict(os.environ, PRIMKIT_CPU_THREADS="2")
+    env.pop("OMP_NUM_THREADS", None)
+    env.pop("PRIMKIT_CPU_THREADING", None)
+    if threading == "pool":
+        env["PRIMKIT_CPU_THREADING"] = "pool"
+    try:
+        out = subprocess.run([sys.executable, "-c", FORKED], env=env, capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the forked child (or the parent waiting for it) hung")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
