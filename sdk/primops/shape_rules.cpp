@@ -843,4 +843,46 @@ bool shape_fft_c2r(const OpInfo &op, const TensorType *in, uint32_t, const void 
   return true;
 }
 
+// --- canonical attributes ---------------------------------------------------------------------------------------
+
+void canonicalize_attrs(const OpInfo &op, const TensorType *in, uint32_t num_inputs, void *attrs) {
+  if (attrs == nullptr || num_inputs == 0) return;
+  switch (op.id) {
+    case PK_OP_SLICE: {
+      auto &a = *static_cast<pk_attrs_slice *>(attrs);
+      for (int32_t k = 0; k < a.num_strides && k < in[0].ndim; ++k) {
+        const int64_t n = strided_count(a.start_indices[k], a.limit_indices[k], a.strides[k]);
+        if (n <= 1) {
+          a.limit_indices[k] = a.start_indices[k] + n;  // the same n elements with step 1
+          a.strides[k] = 1;
+        }
+      }
+      break;
+    }
+    case PK_OP_SLICE_IN_DIM: {
+      auto &a = *static_cast<pk_attrs_slice_in_dim *>(attrs);
+      const int64_t n = strided_count(a.start, a.limit, a.stride);
+      if (n <= 1) {
+        a.limit = a.start + n;
+        a.stride = 1;
+      }
+      break;
+    }
+    case PK_OP_SLICE_SCATTER: {
+      auto &a = *static_cast<pk_attrs_slice_scatter *>(attrs);
+      if (num_inputs > 1 && a.dim >= 0 && a.dim < in[1].ndim && in[1].shape[a.dim] <= 1) a.stride = 1;
+      break;
+    }
+    case PK_OP_PAD: {
+      auto &a = *static_cast<pk_attrs_pad *>(attrs);
+      for (int32_t k = 0; k < a.num_interior && k < in[0].ndim; ++k) {
+        if (in[0].shape[k] <= 1) a.interior[k] = 0;
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
 }  // namespace pk::meta

@@ -983,6 +983,7 @@ bool validate_launch(const OpInfo &op, const pk_tensor *inputs, uint32_t num_inp
   TensorType inferred[kMaxLaunchOutputs];
   if (!check_attrs(op, norm, types, num_inputs, diag)) return false;
   if (!infer_outputs(op, types, num_inputs, norm, inferred, diag)) return false;
+  if (op.num_attrs) canonicalize_attrs(op, types, num_inputs, attrs_out);
   for (uint32_t k = 0; k < num_outputs; ++k) {
     const TensorType &want = inferred[k], &got = types[num_inputs + k];
     int32_t arg = static_cast<int32_t>(num_inputs + k);
@@ -1007,7 +1008,18 @@ bool validate_query_tensor(const OpInfo &op, const pk_tensor &t, bool output, ui
   // Everything it does say is held to the launch's rule.
   const Who who{&op, output, idx, nullptr};
   if (t.struct_size >= sizeof(pk_tensor) && (t.ndim == 0 || t.shape != nullptr)) {
-    return check_descriptor(t, out, who, arg, diag);
+    if (!check_descriptor(t, out, who, arg, diag)) return false;
+    // The view a launch could make of it: its bytes [lo, hi) from data must fit a storage (lo >= 0, hi < 2^63), as
+    // a launch checks against storage_bytes. fuzz_query: a stride of 2^63 / 1.05 reached the code generator, which
+    // multiplied it by a slice's step.
+    i128 lo, hi;
+    extent128(t, dtype_size(out.dtype), lo, hi);
+    if (lo != hi && (lo < 0 || hi > static_cast<i128>(INT64_MAX))) {
+      return diag.fail(PK_ERROR_INVALID_ARGUMENT, arg,
+                       "%s: %s: %s reach bytes [%lld, %lld), outside any storage (0 to 2^63 - 1)", op.name,
+                       who.text().text, t.strides ? "strides" : "elements", sat_ll(lo), sat_ll(hi));
+    }
+    return true;
   }
   pk_tensor full;
   std::memset(&full, 0, sizeof full);

@@ -406,9 +406,25 @@ bool plan_conv(const pk_tensor *in, const pk_tensor &o, const void *attrs, std::
   int64_t window = Cg;
   for (int32_t i = 0; i < nsp; ++i) window *= in[1].shape[i + 2];
   if (window == 0) return fill_launch(dt[2], 0.0, shape_of(o), 2, 0, strides_of(o), out, why);
+  const Strides xs = strides_of(in[0]), ws = strides_of(in[1]), os = strides_of(o);
+  // The kernel walks the input by stride x element stride, dilation x element stride and from -padding x element
+  // stride: validation bounds each attribute below 2^62 but not these products (a stride of 2^61 over a padding
+  // of 2^61 leaves two outputs), which must fit int64. Where one does not, the code generator declines.
+  int64_t start_offset = 0;
+  for (int32_t i = 0; i < nsp; ++i) {
+    const size_t d = static_cast<size_t>(i + 2);
+    int64_t product = 0;
+    bool over = __builtin_mul_overflow(a.num_stride ? a.stride[i] : 1, xs[d], &product) ||
+                __builtin_mul_overflow(a.num_dilation ? a.dilation[i] : 1, xs[d], &product) ||
+                __builtin_mul_overflow(a.num_padding_low ? a.padding_low[i] : 0, xs[d], &product) ||
+                __builtin_sub_overflow(start_offset, product, &start_offset);
+    if (over) {
+      why = "convolution: stride, dilation or padding times the input's element stride overflows 64 bits";
+      return false;
+    }
+  }
   l.region.nodes[0].round_mode = nsp;
   l.region.num_extra = 4 * static_cast<uint32_t>(nsp);
-  const Strides xs = strides_of(in[0]), ws = strides_of(in[1]), os = strides_of(o);
   const int64_t Og = O / groups;
   l.shape = {N, groups, Og};
   Strides sx = {xs[0], Cg * xs[1], 0}, sw = {0, Og * ws[0], ws[0]}, so = {os[0], Og * os[1], os[1]};

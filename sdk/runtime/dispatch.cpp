@@ -418,6 +418,7 @@ pk_status pk_device_query_op(pk_device_t device, const pk_op_query *query, pk_op
     // the rank, ...): backends plan from them. fuzz_query: cuda-emu's reduction plan indexed past the rank.
     if (exact && !pk::meta::check_attrs(*op, attrs, types, query->num_inputs, diag))
       return set_error_from_diag(diag, op->id);
+    if (exact) pk::meta::canonicalize_attrs(*op, types, query->num_inputs, normalized);
   }
   if (exact && shaped && !exact_query_is_possible(*op, *query, types, attrs, *out)) return PK_OK;
   pk_op_query q;

@@ -162,6 +162,7 @@ pk_status pk_graph_add_node(pk_graph_t g, uint32_t op_id, const uint32_t *inputs
       !pk::meta::infer_outputs(*op, types.data(), num_inputs, normalized, outs, diag)) {
     return set_error_from_diag(diag, op_id);
   }
+  pk::meta::canonicalize_attrs(*op, types.data(), num_inputs, normalized);
   if (op->num_attrs) node.attrs.assign(normalized, normalized + op->attrs_size);
   node.inputs.assign(inputs, inputs + num_inputs);
   for (uint32_t k = 0; k < num_outputs; ++k) {

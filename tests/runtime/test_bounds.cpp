@@ -267,4 +267,125 @@ TEST_F(BoundsTest, TensorDataIsAlignedToItsElementsAndNullOnlyWhenEmpty) {
   }
 }
 
+// fuzz_query (long run): a slice step valid by the table (any value >= 1; an axis with one element never takes
+// it) was multiplied by the element stride in every backend's and the planner's view arithmetic, a signed
+// overflow at 2^63 - 1. Validation now hands backends canonical attributes (canonicalize_attrs): such a step is
+// 1, and pad's interior of an axis with one element is 0. The results are those of the table's definition.
+TEST_F(BoundsTest, HugeStepsOfOneElementSlicesAndPadsGiveTheDefinedValues) {
+  constexpr int64_t kHuge = INT64_MAX;
+  float x[18];
+  for (int i = 0; i < 18; ++i) x[i] = static_cast<float>(i);  // [3, 6] row-major: x[r][c] = 6 r + c
+  // Named shapes: host_bytes keeps a pointer to the vector's data.
+  const std::vector<int64_t> s36{3, 6}, s31{3, 1}, s13{1, 3}, s16{1, 6}, s18{1, 8};
+  pk_tensor tx = host_bytes(x, sizeof x, s36);
+  {  // slice_in_dim [1:3:huge, :] -> row 1 (axis 0's element stride is 6: 6 x step overflowed)
+    pk_attrs_slice_in_dim a = PK_ATTRS_SLICE_IN_DIM_INIT;
+    a.start = 1, a.limit = 3, a.stride = kHuge, a.dim = 0;
+    float o[6] = {-1, -1, -1, -1, -1, -1};
+    pk_tensor to = host_bytes(o, sizeof o, s16);
+    ASSERT_EQ(pk_launch(cpu_stream, PK_OP_SLICE_IN_DIM, &tx, 1, &to, 1, &a), PK_OK) << last_error().message;
+    for (int c = 0; c < 6; ++c) EXPECT_EQ(o[c], x[6 + c]) << c;
+  }
+  {  // slice [1:3:huge, 0:6:2] -> row 1, columns 0, 2, 4
+    pk_attrs_slice a = PK_ATTRS_SLICE_INIT;
+    a.num_start_indices = a.num_limit_indices = a.num_strides = 2;
+    a.start_indices[0] = 1, a.limit_indices[0] = 3, a.strides[0] = kHuge;
+    a.start_indices[1] = 0, a.limit_indices[1] = 6, a.strides[1] = 2;
+    float o[3] = {-1, -1, -1};
+    pk_tensor to = host_bytes(o, sizeof o, s13);
+    ASSERT_EQ(pk_launch(cpu_stream, PK_OP_SLICE, &tx, 1, &to, 1, &a), PK_OK) << last_error().message;
+    EXPECT_EQ(o[0], 6.0f);
+    EXPECT_EQ(o[1], 8.0f);
+    EXPECT_EQ(o[2], 10.0f);
+  }
+  {  // slice_scatter: one column of src at column 4, step huge
+    float src[3] = {100, 200, 300}, o[18];
+    pk_tensor in[2] = {tx, host_bytes(src, sizeof src, s31)};
+    pk_tensor to = host_bytes(o, sizeof o, s36);
+    pk_attrs_slice_scatter a = PK_ATTRS_SLICE_SCATTER_INIT;
+    a.dim = 1, a.start = 4, a.stride = kHuge;
+    ASSERT_EQ(pk_launch(cpu_stream, PK_OP_SLICE_SCATTER, in, 2, &to, 1, &a), PK_OK) << last_error().message;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 6; ++c) EXPECT_EQ(o[6 * r + c], c == 4 ? src[r] : x[6 * r + c]) << r << ", " << c;
+  }
+  {  // pad with an interior of 2^62 - 1 on an axis of one element: nothing between elements, nothing added
+    float one[6] = {1, 2, 3, 4, 5, 6}, o[8];
+    pk_tensor ti = host_bytes(one, sizeof one, s16), to = host_bytes(o, sizeof o, s18);
+    pk_attrs_pad a = PK_ATTRS_PAD_INIT;
+    a.value = -1;
+    a.num_low = a.num_high = a.num_interior = 2;
+    a.low[0] = 0, a.high[0] = 0, a.interior[0] = k2_62 - 1;
+    a.low[1] = 1, a.high[1] = 1, a.interior[1] = 0;
+    ASSERT_EQ(pk_launch(cpu_stream, PK_OP_PAD, &ti, 1, &to, 1, &a), PK_OK) << last_error().message;
+    const float want[8] = {-1, 1, 2, 3, 4, 5, 6, -1};
+    for (int i = 0; i < 8; ++i) EXPECT_EQ(o[i], want[i]) << i;
+  }
+  {  // the same slice through a graph (its nodes keep canonical attributes, which the executor's views read)
+    pk_attrs_slice_in_dim a = PK_ATTRS_SLICE_IN_DIM_INIT;
+    a.start = 2, a.limit = 3, a.stride = kHuge, a.dim = 0;
+    pk_graph_t g = nullptr;
+    ASSERT_EQ(pk_graph_create(&g), PK_OK);
+    uint32_t vin = 0, vout = 0;
+    ASSERT_EQ(pk_graph_add_input(g, f32(), 2, s36.data(), &vin), PK_OK) << last_error().message;
+    ASSERT_EQ(pk_graph_add_node(g, PK_OP_SLICE_IN_DIM, &vin, 1, &a, &vout, 1), PK_OK) << last_error().message;
+    ASSERT_EQ(pk_graph_mark_output(g, vout), PK_OK);
+    pk_executable_t exe = nullptr;
+    ASSERT_EQ(pk_graph_compile(g, cpu_dev, nullptr, &exe), PK_OK) << last_error().message;
+    float o[6] = {-1, -1, -1, -1, -1, -1};
+    pk_tensor to = host_bytes(o, sizeof o, s16);
+    EXPECT_EQ(pk_executable_run(exe, cpu_stream, &tx, 1, &to, 1), PK_OK) << last_error().message;
+    EXPECT_EQ(pk_stream_synchronize(cpu_stream), PK_OK);
+    for (int c = 0; c < 6; ++c) EXPECT_EQ(o[c], x[12 + c]) << c;
+    pk_executable_destroy(exe);
+    pk_graph_destroy(g);
+  }
+  {  // an exact capability query with that step reaches every backend canonical (cuda-emu planned from it)
+    pk_attrs_slice_in_dim a = PK_ATTRS_SLICE_IN_DIM_INIT;
+    a.start = 1, a.limit = 3, a.stride = kHuge, a.dim = 0;
+    pk_tensor to = host_bytes(nullptr, 0, s16);
+    pk_op_query q;
+    PK_STRUCT_INIT(q);
+    q.op_id = PK_OP_SLICE_IN_DIM;
+    q.num_inputs = 1;
+    q.inputs = &tx;
+    q.num_outputs = 1;
+    q.outputs = &to;
+    q.attrs = &a;
+    pk_op_support sup;
+    PK_STRUCT_INIT(sup);
+    EXPECT_EQ(pk_device_query_op(cpu_dev, &q, &sup), PK_OK) << last_error().message;
+    EXPECT_EQ(sup.supported, 1) << sup.reason;
+  }
+}
+
+// fuzz_query (long run): an exact query's tensors have no storage, and their strides were not bounded at all: an
+// element stride of ~2^63 reached cuda-emu's planner, which multiplied it by a slice's step and a convolution's
+// stride. A query's view must fit a storage as a launch's must (bytes [lo, hi) within 0 .. 2^63 - 1).
+TEST_F(BoundsTest, QueriedViewsMustFitAStorage) {
+  const std::vector<int64_t> shape{3, 6};
+  const int64_t huge_strides[2] = {int64_t{1} << 61, 1}, negative_strides[2] = {-6, 1};
+  pk_tensor x = host_bytes(nullptr, 0, shape), y = host_bytes(nullptr, 0, shape);
+  pk_tensor in[2] = {x, x};
+  pk_op_query q;
+  PK_STRUCT_INIT(q);
+  q.op_id = PK_OP_ADD;
+  q.num_inputs = 2;
+  q.inputs = in;
+  q.num_outputs = 1;
+  q.outputs = &y;
+  pk_op_support sup;
+  PK_STRUCT_INIT(sup);
+  ASSERT_EQ(pk_device_query_op(cpu_dev, &q, &sup), PK_OK) << last_error().message;
+  EXPECT_EQ(sup.supported, 1) << sup.reason;
+  in[1].strides = huge_strides;  // axis 0 reaches 2 x 2^61 x 4 bytes = 2^64
+  expect_error(pk_device_query_op(cpu_dev, &q, &sup), PK_ERROR_INVALID_ARGUMENT, 1,
+               {"add", "input 1", "outside any storage"});
+  in[1].strides = negative_strides;  // before data, with byte_offset 0
+  expect_error(pk_device_query_op(cpu_dev, &q, &sup), PK_ERROR_INVALID_ARGUMENT, 1,
+               {"add", "input 1", "outside any storage"});
+  in[1].byte_offset = 2 * 6 * sizeof(float);  // the same view from the last row: a launch could make it
+  ASSERT_EQ(pk_device_query_op(cpu_dev, &q, &sup), PK_OK) << last_error().message;
+  EXPECT_EQ(sup.supported, 1) << sup.reason;
+}
+
 }  // namespace

@@ -255,6 +255,14 @@ bool check_attrs(const OpInfo &op, const void *attrs, const TensorType *inputs, 
 // and shape. `attrs` must be normalized. outputs has op.num_outputs entries.
 bool infer_outputs(const OpInfo &op, const TensorType *inputs, uint32_t num_inputs, const void *attrs,
                    TensorType *outputs, Diag &diag);
+// Rewrites attribute values that cannot change the op's result into canonical ones, so that no backend's index
+// arithmetic meets them: the step of a slice axis with at most one element becomes 1, its limit start + that count
+// (slice, slice_in_dim, slice_scatter; a step up to 2^63 - 1 is valid there and stride x step overflowed every
+// backend), and pad's
+// interior of an axis with at most one element becomes 0. `attrs` must be normalized and checked, and the inputs
+// accepted by infer_outputs. Every path that hands attributes to a backend (launch, graph node, exact query) calls
+// it.
+void canonicalize_attrs(const OpInfo &op, const TensorType *inputs, uint32_t num_inputs, void *attrs);
 // The bytes [lo, hi) relative to `data` a validated view reaches (0, 0 when it is empty).
 struct ViewSpan {
   uint64_t lo, hi;
