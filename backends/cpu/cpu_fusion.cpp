@@ -1,6 +1,6 @@
 // cpu_fusion.cpp — the CPU backend's fused kernels: elementwise chains (optionally closed by a reduction over the
 // last axis) offered by the runtime's graph compiler are compiled by the LLVM code generator through ORC LLJIT
-// into one vectorized loop, run in chunks on the backend's worker pool. A whole offered subgraph that is a row
+// into one vectorized loop, run in chunks on the backend's threads. A whole offered subgraph that is a row
 // program — softmax, log_softmax, layer_norm or rms_norm decomposed over their trailing axes: reductions whose
 // results are broadcast back over the row, per-column weights — becomes one kernel that makes its passes over
 // each row while the row is in cache, instead of one pass over memory per primitive.
