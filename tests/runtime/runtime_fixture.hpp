@@ -154,4 +154,18 @@ inline int64_t ulp_distance(float a, float b) {
   return std::llabs(static_cast<int64_t>(ia) - ib);
 }
 
+// A capability query of `op` over the given tensors and attributes (see pk_device_query_op).
+inline pk_op_query op_query(uint32_t op, const pk_tensor *inputs, uint32_t num_inputs, const pk_tensor *outputs,
+                            uint32_t num_outputs, const void *attrs = nullptr) {
+  pk_op_query q;
+  PK_STRUCT_INIT(q);
+  q.op_id = op;
+  q.num_inputs = num_inputs;
+  q.inputs = inputs;
+  q.num_outputs = num_outputs;
+  q.outputs = outputs;
+  q.attrs = attrs;
+  return q;
+}
+
 }  // namespace pk::test
