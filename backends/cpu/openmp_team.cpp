@@ -3,7 +3,7 @@
 // oneDNN (the PyPI build this backend links) runs its primitives and sgemm on GNU OpenMP. With the backend's own
 // worker pool beside it, a process had two sets of threads per core: after a matmul, oneDNN's team spins waiting
 // for its next region while the pool runs the next elementwise kernel on the same cores, and the other way round.
-// On 2 cores (AVX-512 Xeon) a GPT-2 block took 72 ms that way and 66 ms with oneDNN's threads told not to spin
+// On 2 cores (AVX-512 Xeon) a transformer block took 72 ms that way and 66 ms with oneDNN's threads told not to spin
 // (OMP_WAIT_POLICY=PASSIVE, which the backend cannot set for a process it is loaded into). Here the backend's
 // parallel_for runs on the same OpenMP team instead: the team of the calling thread, which libgomp keeps between
 // regions and oneDNN uses too.
