@@ -230,7 +230,14 @@ bool shape_cat(const OpInfo &op, const TensorType *in, uint32_t n, const void *a
                       text_of(t).text, text_of(first).text, a.dim);
       }
     }
+    // Each extent is below 2^62, so the sum so far plus one more cannot overflow before this check stops it
+    // (fuzz_query: 64 inputs of ~2^61 along the axis overflowed the total).
     total += t.shape[a.dim];
+    if (total >= kMaxExtent) {
+      return d.fail(PK_ERROR_INVALID_ARGUMENT, static_cast<int32_t>(i),
+                    "%s: input %u (tensors): the concatenated extent along axis %" PRId64 " reaches 2^62 or more",
+                    op.name, i, a.dim);
+    }
   }
   copy_shape(out[0], first);
   out[0].shape[a.dim] = total;

@@ -304,6 +304,11 @@ TEST(OpTable, BadShapesNameTheOpArgumentAndReason) {
       {"matmul", "a: f32[4,3]; b: f32[2,5]", {"matmul", "input 1 (b)", "K"}},
       {"broadcast_in_dim", "a: f32[3]; shape=[2,4]; broadcast_dimensions=[1]", {"broadcast_in_dim", "extent 3"}},
       {"cat", "tensors: f32[2,3], f32[3,1]; dim=1", {"cat", "input 1"}},
+      // fuzz_query: extents each below 2^62 summed past 2^63 (UBSan)
+      {"cat",
+       "tensors: f32[2305843009213693952,0], f32[2305843009213693952,0], f32[2305843009213693952,0], "
+       "f32[2305843009213693952,0], f32[2305843009213693952,0]; dim=0",
+       {"cat", "input 1", "2^62"}},
       {"convolution", "input: f32[1,3,6,6]; weight: f32[6,2,3,3]; groups=2", {"convolution", "groups"}},
       {"pad", "a: f32[2]; low=[-3]; high=[0]", {"pad", "crop"}},
       // fuzz_attrs: a padding near 2^63 overflowed the padded extent (UBSan); offsets are bounded like extents
