@@ -172,16 +172,21 @@ def bench_dlpack(rounds):
     return res
 
 
+def same_threads_for_both():
+    """PRIMKIT_CPU_THREADS (else every core) for torch too, and the line that records the machine and the count."""
+    threads = int(os.environ.get("PRIMKIT_CPU_THREADS", os.cpu_count()))
+    torch.set_num_threads(threads)
+    print("cpu: %s, %d threads (torch and PrimKit), torch %s" % (primkit.device("cpu").props()["name"], threads,
+                                                                  torch.__version__))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--quick", action="store_true", help="smaller shapes, fewer rounds (a smoke run)")
     ap.add_argument("--only", default="block,gpt2,gqa,sdpa,overhead,dlpack")
     a = ap.parse_args()
-    threads = int(os.environ.get("PRIMKIT_CPU_THREADS", os.cpu_count()))
-    torch.set_num_threads(threads)
-    print("cpu: %s, %d threads (torch and PrimKit), torch %s" % (primkit.device("cpu").props()["name"], threads,
-                                                                  torch.__version__))
+    same_threads_for_both()
     only = a.only.split(",")
     torch.manual_seed(0)
     if "block" in only:

@@ -27,7 +27,7 @@ import primkit.torch  # noqa: F401
 from primkit import _primkit
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_bridge import paired, report  # noqa: E402
+from torch_bridge import paired, report, same_threads_for_both  # noqa: E402
 
 
 def direct(name, inputs, outputs, **attrs):
@@ -129,10 +129,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--only", default="matmul,linear,gelu,table")
     a = ap.parse_args()
-    threads = int(os.environ.get("PRIMKIT_CPU_THREADS", os.cpu_count()))
-    torch.set_num_threads(threads)
-    print("cpu: %s, %d threads (torch and PrimKit), torch %s" % (primkit.device("cpu").props()["name"], threads,
-                                                                  torch.__version__))
+    same_threads_for_both()
     only = a.only.split(",")
     torch.manual_seed(0)
     with torch.no_grad():
