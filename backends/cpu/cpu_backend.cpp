@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "chunked_range.hpp"
 #include "cpu_fusion.hpp"
 #include "cpu_kernels.hpp"
 
@@ -128,7 +129,7 @@ class Pool {
  public:
   Pool() {
     const size_t n = configured_threads();
-    cursors_ = std::vector<Cursor>(n);
+    cursors_ = std::vector<ChunkSlice>(n);
     for (unsigned i = 1; i < n; ++i) workers_.emplace_back([this, i] { work(i); });
   }
   ~Pool() {
@@ -143,23 +144,12 @@ class Pool {
 
   void run(int64_t begin, int64_t end, int64_t grain, const RangeFn &f) {
     std::lock_guard<std::mutex> one_job(job_mutex_);  // one parallel job at a time; others queue here
-    const int64_t n = end - begin;
-    // Chunks of at least a quarter grain, up to 8 per thread: enough for the caller to absorb a late worker.
-    const int64_t min_chunk = std::max<int64_t>(1, grain / 4);
-    const int64_t chunks = std::min<int64_t>(static_cast<int64_t>(size()) * 8, (n + min_chunk - 1) / min_chunk);
     bool wake;
     {
       std::lock_guard<std::mutex> g(m_);
       f_ = &f;
-      begin_ = begin;
-      end_ = end;
-      step_ = (n + chunks - 1) / chunks;
-      const int64_t threads = static_cast<int64_t>(size());
-      for (int64_t t = 0; t < threads; ++t) {
-        cursors_[t].next.store(chunks * t / threads, std::memory_order_relaxed);
-        cursors_[t].end = chunks * (t + 1) / threads;
-      }
-      remaining_.store(chunks);
+      range_.plan(begin, end, grain, cursors_.data(), static_cast<int64_t>(size()));
+      remaining_.store(range_.chunks);
       generation_.fetch_add(1);
       wake = sleepers_ > 0;
     }
@@ -186,23 +176,18 @@ class Pool {
 #endif
   }
 
-  // Thread `self` first takes the chunks it owns (the same slice of the range in every job, so that a loop of ops
-  // over the same tensors finds each slice in the cache of the core that last touched it instead of moving lines
-  // between cores), then helps with the others' left-overs.
+  // Thread `self` takes its own chunks, then the others' left-overs (ChunkedRange::take); the last chunk done
+  // wakes a caller that went to sleep waiting.
   void take_chunks(size_t self) {
     in_worker = true;
-    const size_t threads = size();
-    for (size_t k = 0; k < threads; ++k) {
-      Cursor &cur = cursors_[(self + k) % threads];
-      for (int64_t c = cur.next.fetch_add(1); c < cur.end; c = cur.next.fetch_add(1)) {
-        const int64_t lo = begin_ + c * step_;
-        if (lo < end_) (*f_)(lo, std::min(end_, lo + step_));
-        if (remaining_.fetch_sub(1) == 1) {
-          std::lock_guard<std::mutex> g(m_);
-          if (caller_waiting_) done_cv_.notify_all();
-        }
-      }
-    }
+    range_.take(cursors_.data(), static_cast<int64_t>(size()), static_cast<int64_t>(self),
+                [this](int64_t lo, int64_t hi) {
+                  if (lo < hi) (*f_)(lo, hi);
+                  if (remaining_.fetch_sub(1) == 1) {
+                    std::lock_guard<std::mutex> g(m_);
+                    if (caller_waiting_) done_cv_.notify_all();
+                  }
+                });
     in_worker = false;
   }
   void work(size_t self) {
@@ -227,19 +212,13 @@ class Pool {
     }
   }
 
-  // A thread's slice of the current job's chunks: [next, end) left to claim (next moves past end when done).
-  struct alignas(64) Cursor {
-    std::atomic<int64_t> next{0};
-    int64_t end = 0;
-  };
-
-  std::vector<Cursor> cursors_;  // one per thread (the caller is 0); sized once, before the workers start
+  std::vector<ChunkSlice> cursors_;  // one per thread (the caller is 0); sized once, before the workers start
   std::vector<std::thread> workers_;
   std::mutex job_mutex_, m_;
   std::condition_variable cv_, done_cv_;
   // Job description: written under m_ before generation_ moves, read by workers that joined under m_.
   const RangeFn *f_ = nullptr;
-  int64_t begin_ = 0, end_ = 0, step_ = 1;
+  ChunkedRange range_;
   std::atomic<int64_t> remaining_{0};
   std::atomic<uint64_t> generation_{0};
   std::atomic<bool> stop_{false};

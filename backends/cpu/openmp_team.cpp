@@ -12,11 +12,10 @@
 // ABI, symbol version GOMP_4.0): the clang builds (the sanitizer runs) link GNU OpenMP by file and cannot use the
 // pragma without LLVM's own OpenMP runtime, a second one. Without oneDNN on OpenMP, team_run is absent and the pool
 // runs everything (cpu_backend.cpp).
+#include "chunked_range.hpp"
 #include "cpu_kernels.hpp"
 #include "onednn_matmul.hpp"
 
-#include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -36,36 +35,23 @@ namespace pk::cpu {
 #if PRIMKIT_CPU_OPENMP_TEAM
 namespace {
 
-// A thread's slice of a job's chunks: [next, end) left to claim.
-struct alignas(64) Slice {
-  std::atomic<int64_t> next{0};
-  int64_t end = 0;
-};
-
 struct TeamJob {
   const RangeFn *f = nullptr;
-  int64_t begin = 0, end = 0, step = 1;
+  ChunkedRange range;
   int threads = 1;
-  Slice *slices = nullptr;
+  ChunkSlice *slices = nullptr;
 };
 
 thread_local bool t_in_team = false;
 
-// Each team thread takes the chunks of its own slice first (the same part of the range in every job, so that a
-// chain of ops over one tensor finds each part in the cache of the core that touched it last), then the left-overs
-// of the others'. The region's closing barrier publishes every chunk's writes to the caller.
+// Each team thread takes its own chunks, then the others' left-overs (ChunkedRange::take). The region's closing
+// barrier publishes every chunk's writes to the caller.
 void team_body(void *data) {
   const TeamJob &job = *static_cast<const TeamJob *>(data);
-  const int self = omp_get_thread_num();
   t_in_team = true;
-  for (int k = 0; k < job.threads; ++k) {
-    Slice &s = job.slices[(self + k) % job.threads];
-    for (int64_t c = s.next.fetch_add(1, std::memory_order_relaxed); c < s.end;
-         c = s.next.fetch_add(1, std::memory_order_relaxed)) {
-      const int64_t lo = job.begin + c * job.step;
-      if (lo < job.end) (*job.f)(lo, std::min(job.end, lo + job.step));
-    }
-  }
+  job.range.take(job.slices, job.threads, omp_get_thread_num(), [&](int64_t lo, int64_t hi) {
+    if (lo < hi) (*job.f)(lo, hi);
+  });
   t_in_team = false;
 }
 
@@ -89,28 +75,17 @@ bool in_team_thread() {
 }
 
 void team_run(int64_t begin, int64_t end, int64_t grain, int threads, const RangeFn &f) {
-  const int64_t n = end - begin;
-  // As the pool: chunks of at least a quarter grain, up to 8 per thread, so that a thread that starts late costs
-  // the others little.
-  const int64_t min_chunk = std::max<int64_t>(1, grain / 4);
-  const int64_t chunks = std::min<int64_t>(int64_t{threads} * 8, (n + min_chunk - 1) / min_chunk);
-  thread_local std::unique_ptr<Slice[]> slices;
+  thread_local std::unique_ptr<ChunkSlice[]> slices;
   thread_local int capacity = 0;
   if (capacity < threads) {
-    slices.reset(new Slice[static_cast<size_t>(threads)]);
+    slices.reset(new ChunkSlice[static_cast<size_t>(threads)]);
     capacity = threads;
   }
   TeamJob job;
   job.f = &f;
-  job.begin = begin;
-  job.end = end;
-  job.step = (n + chunks - 1) / chunks;
+  job.range.plan(begin, end, grain, slices.get(), threads);
   job.threads = threads;
   job.slices = slices.get();
-  for (int t = 0; t < threads; ++t) {
-    slices[t].next.store(chunks * t / threads, std::memory_order_relaxed);
-    slices[t].end = chunks * (t + 1) / threads;
-  }
   GOMP_parallel(team_body, &job, static_cast<unsigned>(threads), 0);
 }
 
